@@ -1,0 +1,89 @@
+import { randomBytes } from "node:crypto";
+import type { Caller } from "./define.js";
+import type { KitServer } from "./server.js";
+import { type HttpHandle, serveHttp, serveStdio, staticTokenVerifier, type TokenVerifier } from "./transports.js";
+
+export interface HttpAddress {
+  host: string;
+  port: number;
+}
+
+/** Parses `--http` values: `8080`, `127.0.0.1:8080`, `[::1]:8080`. */
+export function parseHttpAddress(value: string): HttpAddress {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(value) ?? /^()()(\d+)$/.exec(value);
+  const port = m ? Number(m[3]) : Number.NaN;
+  if (!m || !Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`--http takes [host:]port, such as 8080 or 127.0.0.1:8080; got "${value}"`);
+  }
+  return { host: m[1] || m[2] || "127.0.0.1", port };
+}
+
+export interface CommonFlags {
+  http?: HttpAddress;
+  /** The bearer token for --http (also from MCP_HTTP_TOKEN); generated when absent. */
+  token?: string;
+  help: boolean;
+  version: boolean;
+  /** Everything the kit did not recognise, in order, for the server's own flags. */
+  rest: string[];
+}
+
+/** Takes the flags every kit server shares out of argv and leaves the rest to the server. */
+export function parseCommonFlags(argv: readonly string[]): CommonFlags {
+  const flags: CommonFlags = { help: false, version: false, rest: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const [name, inline] = arg.startsWith("--") && arg.includes("=") ? arg.split(/=(.*)/s, 2) : [arg, undefined];
+    const value = () => {
+      if (inline !== undefined) return inline;
+      const next = argv[++i];
+      if (next === undefined) throw new Error(`${name} needs a value`);
+      return next;
+    };
+    if (name === "--http") flags.http = parseHttpAddress(value());
+    else if (name === "--token") flags.token = value();
+    else if (name === "--help" || name === "-h") flags.help = true;
+    else if (name === "--version" || name === "-v") flags.version = true;
+    else flags.rest.push(arg);
+  }
+  return flags;
+}
+
+export const COMMON_FLAGS_HELP = `  --http [HOST:]PORT  serve Streamable HTTP on HOST (default 127.0.0.1) instead of stdio
+  --token TOKEN       the bearer token HTTP clients must send (default: $MCP_HTTP_TOKEN, else generated)
+  --help, --version`;
+
+export interface RunOptions {
+  flags: CommonFlags;
+  /** Who a stdio client is, and the scopes a static HTTP token grants. */
+  caller: Caller;
+  /** Replaces the static-token verifier, e.g. with OAuth. */
+  verifier?: TokenVerifier;
+  log?: (line: string) => void;
+}
+
+/** Serves the kit server on stdio, or on HTTP when --http was given. Logs only to stderr. */
+export async function runServer(
+  // biome-ignore lint/suspicious/noExplicitAny: any context and state types
+  kit: KitServer<any, any>,
+  options: RunOptions,
+): Promise<HttpHandle | undefined> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const { flags } = options;
+  if (!flags.http) {
+    await serveStdio(kit, options.caller);
+    return undefined;
+  }
+  let verifier = options.verifier;
+  if (!verifier) {
+    const token = flags.token ?? process.env["MCP_HTTP_TOKEN"] ?? randomBytes(24).toString("base64url");
+    if (!flags.token && !process.env["MCP_HTTP_TOKEN"]) log(`Bearer token for this run: ${token}`);
+    verifier = staticTokenVerifier(token, options.caller.scopes, options.caller.clientId);
+  }
+  const handle = await serveHttp(kit, { host: flags.http.host, port: flags.http.port, verifier });
+  log(`${kit.name} ${kit.version} listening on ${handle.url}`);
+  const stop = () => void handle.close().then(() => process.exit(0));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  return handle;
+}

@@ -1,0 +1,73 @@
+import type { z } from "zod";
+
+/** The four MCP hints. The kit always emits all four, since clients read a missing hint as its default. */
+export interface Annotations {
+  readOnly: boolean;
+  destructive: boolean;
+  idempotent: boolean;
+  openWorld: boolean;
+}
+
+export type Shape = z.ZodRawShape;
+
+/** Who is calling: granted scopes and whatever the transport knows of the caller. */
+export interface Caller {
+  scopes: readonly string[];
+  /** A stable id of the authenticated client or user, when the transport has one. */
+  clientId?: string;
+  /** Transport-specific facts (an HTTP token's extra claims, stdio flags). */
+  extra?: Readonly<Record<string, unknown>>;
+}
+
+export interface CallInfo<Ctx> {
+  /** The server's per-call context (a domain facade, the viewer), built by the server's `context`. */
+  ctx: Ctx;
+  caller: Caller;
+  signal: AbortSignal;
+}
+
+/**
+ * One tool, declared once. `State` is the server's gate state (what `visibleWhen` and
+ * `liveAnnotations` read); servers without gating use the default `undefined`.
+ */
+export interface ToolDefinition<
+  I extends Shape = Shape,
+  O extends Shape = Shape,
+  Ctx = unknown,
+  State = unknown,
+> {
+  name: string;
+  title: string;
+  group: string;
+  description: string;
+  /** The scope a caller needs, or null for a tool any caller may use. */
+  scope: string | null;
+  input: I;
+  output: O;
+  annotations: Annotations;
+  /** One line describing a result, for the text block and logs. */
+  summary: (result: z.output<z.ZodObject<O>>, input: z.output<z.ZodObject<I>>) => string;
+  handler: (
+    input: z.output<z.ZodObject<I>>,
+    call: CallInfo<Ctx>,
+  ) => z.output<z.ZodObject<O>> | Promise<z.output<z.ZodObject<O>>>;
+  /** Listed (and callable) only while this holds for the current gate state. */
+  visibleWhen?: (state: State) => boolean;
+  /** Annotations that depend on the gate state; merged over `annotations`. */
+  liveAnnotations?: (state: State) => Partial<Annotations>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a heterogeneous list of tools needs erased shapes
+export type AnyTool<Ctx = any, State = any> = ToolDefinition<any, any, Ctx, State>;
+
+/**
+ * Returns a `defineTool` bound to a server's context and state types, so every declaration
+ * type-checks its handler against the same context without repeating generics.
+ */
+export function toolFactory<Ctx, State = undefined>() {
+  return function defineTool<I extends Shape, O extends Shape>(
+    def: ToolDefinition<I, O, Ctx, State>,
+  ): ToolDefinition<I, O, Ctx, State> {
+    return def;
+  };
+}

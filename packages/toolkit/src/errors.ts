@@ -1,0 +1,57 @@
+/**
+ * Error reasons: each server declares its list once; the kit adds the reasons it raises itself.
+ * A reason carries its default hint and the exit code a CLI over the same domain uses.
+ */
+
+export interface ReasonSpec {
+  /** What the agent (or person) can do about it, when the thrower gives no better hint. */
+  hint: string;
+  /** Exit code for a CLI that reports this reason. */
+  exitCode: number;
+}
+
+/** The reasons the kit itself raises; every server has them. */
+export const KIT_REASONS = {
+  INVALID_ARGUMENT: { hint: "Fix the named argument and call again.", exitCode: 2 },
+  INSUFFICIENT_SCOPE: {
+    hint: "This connection was not granted the scope the tool needs; ask the user to grant it.",
+    exitCode: 77,
+  },
+  INTERNAL: { hint: "An unexpected error; the server logged the details. Retrying may not help.", exitCode: 70 },
+} as const satisfies Record<string, ReasonSpec>;
+
+export type KitReason = keyof typeof KIT_REASONS;
+
+export type Reasons<R extends string = string> = Readonly<Record<R | KitReason, ReasonSpec>>;
+
+/** Declares a server's reasons; the kit's own are merged in (a server may override their hints). */
+export function defineReasons<R extends string>(own: Record<R, ReasonSpec>): Reasons<R> {
+  for (const name of Object.keys(own)) {
+    if (!/^[A-Z][A-Z0-9_]*$/.test(name)) throw new Error(`Error reason "${name}" must be UPPER_SNAKE_CASE`);
+  }
+  return Object.freeze({ ...KIT_REASONS, ...own }) as Reasons<R>;
+}
+
+/**
+ * The one error a handler or domain module throws to give the caller a clear, expected failure.
+ * Anything else thrown is reported as INTERNAL without its details.
+ */
+export class ToolError<R extends string = string> extends Error {
+  readonly reason: R;
+  readonly hint: string | undefined;
+  constructor(reason: R, message: string, hint?: string) {
+    super(message);
+    this.name = "ToolError";
+    this.reason = reason;
+    this.hint = hint;
+  }
+}
+
+export function isToolError(err: unknown): err is ToolError {
+  return err instanceof ToolError || (err instanceof Error && err.name === "ToolError" && "reason" in err);
+}
+
+/** The structured shape of every failed call. */
+export interface ErrorBody {
+  error: { reason: string; message: string; hint: string };
+}

@@ -1,0 +1,16 @@
+export type { Annotations, AnyTool, Caller, CallInfo, Shape, ToolDefinition } from "./define.js";
+export { toolFactory } from "./define.js";
+export { defineReasons, type ErrorBody, isToolError, KIT_REASONS, type ReasonSpec, type Reasons, ToolError } from "./errors.js";
+export { errorBody, errorResult, successResult, type TextMode } from "./result.js";
+export { ERROR_SCHEMA, JSON_SCHEMA_DIALECT, type JsonSchema, parseInput, TOOL_NAME_PATTERN } from "./schema.js";
+export { createServer, GROUP_META_KEY, type GateOptions, KitServer, type ServerDefinition } from "./server.js";
+export { isUntrustedSchema, UNTRUSTED_TITLE, Untrusted, type UntrustedText, untrusted, untrustedField } from "./untrusted.js";
+export {
+  type HttpHandle,
+  type HttpOptions,
+  serveHttp,
+  serveStdio,
+  staticTokenVerifier,
+  type TokenVerifier,
+} from "./transports.js";
+export { COMMON_FLAGS_HELP, type CommonFlags, parseCommonFlags, parseHttpAddress, runServer } from "./cli.js";

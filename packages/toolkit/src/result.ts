@@ -1,0 +1,39 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type ErrorBody, isToolError, KIT_REASONS, type Reasons } from "./errors.js";
+
+/** How the text block of a successful result reads. */
+export type TextMode =
+  /** A one-line summary, a blank line, then the result as JSON. */
+  | "summary+json"
+  /** The result as JSON text only: the same data as the structured content. */
+  | "json";
+
+export function successResult(structured: Record<string, unknown>, summary: string, mode: TextMode): CallToolResult {
+  const json = JSON.stringify(structured);
+  const text = mode === "json" ? json : `${summary}\n\n${json}`;
+  return { content: [{ type: "text", text }], structuredContent: structured };
+}
+
+export function errorBody(reason: string, message: string, hint: string): ErrorBody {
+  return { error: { reason, message, hint } };
+}
+
+export function errorResult(body: ErrorBody): CallToolResult {
+  const { message, hint } = body.error;
+  const text = `${message}${hint ? `\nHint: ${hint}` : ""}\n\n${JSON.stringify(body)}`;
+  return { isError: true, content: [{ type: "text", text }], structuredContent: body as unknown as Record<string, unknown> };
+}
+
+/**
+ * Turns anything thrown into the error shape. A ToolError keeps its reason and message; a reason the
+ * server never declared, or any other exception, becomes INTERNAL and its details go to the log only.
+ */
+export function toErrorBody(err: unknown, reasons: Reasons, log: (line: string) => void, tool: string): ErrorBody {
+  if (isToolError(err) && Object.hasOwn(reasons, err.reason)) {
+    const spec = (reasons as Record<string, { hint: string } | undefined>)[err.reason];
+    return errorBody(err.reason, err.message, err.hint ?? spec?.hint ?? "");
+  }
+  const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  log(`tool ${tool} failed: ${detail}`);
+  return errorBody("INTERNAL", "Internal error", reasons.INTERNAL?.hint ?? KIT_REASONS.INTERNAL.hint);
+}

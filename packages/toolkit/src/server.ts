@@ -1,0 +1,235 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { Ajv, type ValidateFunction } from "ajv";
+import type { z } from "zod";
+import type { Annotations, AnyTool, Caller } from "./define.js";
+import { type Reasons, ToolError } from "./errors.js";
+import { errorResult, successResult, type TextMode, toErrorBody } from "./result.js";
+import { type CompiledSchemas, compileSchemas, parseInput } from "./schema.js";
+
+/** The `_meta` key under which each tool's group travels in tools/list. */
+export const GROUP_META_KEY = "io.mcpforge/group";
+
+export interface GateOptions<State> {
+  /** Reads the state that decides which tools are listed and their live annotations. */
+  load: () => Promise<State>;
+  /** A tools/list re-checks the state once the last check is this old. */
+  maxAgeMs: number;
+  /** The state before the first load. */
+  initial: State;
+}
+
+export interface ServerDefinition<Ctx, State = undefined> {
+  name: string;
+  version: string;
+  instructions?: string;
+  tools: readonly AnyTool<Ctx, State>[];
+  reasons: Reasons;
+  /** Default "summary+json". */
+  textMode?: TextMode;
+  /** Check each result against its output schema (an invalid one becomes INTERNAL). Default true. */
+  validateOutput?: boolean;
+  /** Builds the per-call context from who is calling. */
+  context: (caller: Caller) => Ctx | Promise<Ctx>;
+  gate?: GateOptions<State>;
+  /** Injectable clock (ms) for the gate's age check. */
+  now?: () => number;
+  /** Where diagnostics go; default stderr (stdout belongs to the stdio transport). */
+  log?: (line: string) => void;
+}
+
+interface CompiledTool<Ctx, State> {
+  def: AnyTool<Ctx, State>;
+  schemas: CompiledSchemas;
+  validateResult: ValidateFunction;
+}
+
+const stderrLog = (line: string) => process.stderr.write(`${line}\n`);
+
+/**
+ * A server built from tool declarations. One instance serves any number of connections (stdio, HTTP
+ * sessions, in-memory test pairs); each connection gets its own SDK `Server` speaking through it.
+ */
+export class KitServer<Ctx, State = undefined> {
+  readonly name: string;
+  readonly version: string;
+  private readonly tools: Map<string, CompiledTool<Ctx, State>>;
+  private readonly def: ServerDefinition<Ctx, State>;
+  private readonly textMode: TextMode;
+  private readonly validateOutput: boolean;
+  private readonly log: (line: string) => void;
+  private readonly now: () => number;
+  private readonly sessions = new Set<Server>();
+  private state: State;
+  private lastCheck = Number.NEGATIVE_INFINITY;
+  private refreshing: Promise<boolean> | undefined;
+  private snapshot: string;
+
+  constructor(def: ServerDefinition<Ctx, State>) {
+    this.def = def;
+    this.name = def.name;
+    this.version = def.version;
+    this.textMode = def.textMode ?? "summary+json";
+    this.validateOutput = def.validateOutput ?? true;
+    this.log = def.log ?? stderrLog;
+    this.now = def.now ?? Date.now;
+    this.state = def.gate ? def.gate.initial : (undefined as State);
+    this.tools = compileAll(def.tools);
+    this.snapshot = this.snapshotOf(this.listTools());
+  }
+
+  /** The tools visible in the current state, sorted by name, exactly as tools/list sends them. */
+  listTools(): Tool[] {
+    const out: Tool[] = [];
+    for (const tool of this.tools.values()) {
+      if (!this.isVisible(tool.def)) continue;
+      out.push(this.describe(tool));
+    }
+    return out;
+  }
+
+  /** Re-reads the gate state now; notifies every connection when the list or an annotation changed. */
+  refresh(): Promise<boolean> {
+    if (!this.def.gate) return Promise.resolve(false);
+    this.refreshing ??= this.doRefresh().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async doRefresh(): Promise<boolean> {
+    const gate = this.def.gate!;
+    try {
+      this.state = await gate.load();
+    } catch (err) {
+      this.log(`gate check failed, keeping the previous state: ${(err as Error).message}`);
+    }
+    this.lastCheck = this.now();
+    const next = this.snapshotOf(this.listTools());
+    if (next === this.snapshot) return false;
+    this.snapshot = next;
+    await Promise.all([...this.sessions].map((s) => s.sendToolListChanged().catch(() => undefined)));
+    return true;
+  }
+
+  private async refreshIfStale(): Promise<void> {
+    if (this.def.gate && this.now() - this.lastCheck >= this.def.gate.maxAgeMs) await this.refresh();
+  }
+
+  /** Runs one call as a connection would, returning the result the client receives. */
+  async callTool(name: string, args: unknown, caller: Caller, signal?: AbortSignal): Promise<CallToolResult> {
+    const tool = this.tools.get(name);
+    if (!tool || !this.isVisible(tool.def)) {
+      throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
+    }
+    const def = tool.def;
+    try {
+      if (def.scope !== null && !caller.scopes.includes(def.scope)) {
+        throw new ToolError(
+          "INSUFFICIENT_SCOPE",
+          `The tool ${name} needs the scope ${def.scope}, which this connection was not granted`,
+        );
+      }
+      const input = parseInput(tool.schemas.inputZod, args);
+      const ctx = await this.def.context(caller);
+      const result = (await def.handler(input, {
+        ctx,
+        caller,
+        signal: signal ?? new AbortController().signal,
+      })) as Record<string, unknown>;
+      if (this.validateOutput && !tool.validateResult(result)) {
+        throw new Error(`result does not match the output schema: ${JSON.stringify(tool.validateResult.errors)}`);
+      }
+      return successResult(result, def.summary(result as z.output<z.ZodObject>, input), this.textMode);
+    } catch (err) {
+      return errorResult(toErrorBody(err, this.def.reasons, this.log, name));
+    }
+  }
+
+  /** Serves one connection. `caller` is used when the transport carries no auth of its own (stdio). */
+  async connect(transport: Transport, caller: Caller): Promise<Server> {
+    const server = new Server(
+      { name: this.name, version: this.version },
+      {
+        capabilities: { tools: { listChanged: true } },
+        ...(this.def.instructions ? { instructions: this.def.instructions } : {}),
+      },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => {
+      await this.refreshIfStale();
+      return { tools: this.listTools() };
+    });
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const auth = extra.authInfo;
+      const who: Caller = auth
+        ? { scopes: auth.scopes, clientId: auth.clientId, ...(auth.extra ? { extra: auth.extra } : {}) }
+        : caller;
+      return this.callTool(request.params.name, request.params.arguments, who, extra.signal);
+    });
+    this.sessions.add(server);
+    server.onclose = () => this.sessions.delete(server);
+    await server.connect(transport);
+    if (this.def.gate && this.lastCheck === Number.NEGATIVE_INFINITY) await this.refresh();
+    return server;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.sessions].map((s) => s.close()));
+  }
+
+  private isVisible(def: AnyTool<Ctx, State>): boolean {
+    return def.visibleWhen ? def.visibleWhen(this.state) : true;
+  }
+
+  private annotationsOf(def: AnyTool<Ctx, State>): Annotations {
+    return { ...def.annotations, ...(def.liveAnnotations ? def.liveAnnotations(this.state) : {}) };
+  }
+
+  private describe(tool: CompiledTool<Ctx, State>): Tool {
+    const { def, schemas } = tool;
+    const a = this.annotationsOf(def);
+    return {
+      name: def.name,
+      title: def.title,
+      description: def.description,
+      inputSchema: schemas.inputSchema as Tool["inputSchema"],
+      outputSchema: schemas.outputSchema as Tool["outputSchema"],
+      annotations: {
+        title: def.title,
+        readOnlyHint: a.readOnly,
+        destructiveHint: a.destructive,
+        idempotentHint: a.idempotent,
+        openWorldHint: a.openWorld,
+      },
+      _meta: { [GROUP_META_KEY]: def.group, ...(def.scope ? { "io.mcpforge/scope": def.scope } : {}) },
+    };
+  }
+
+  private snapshotOf(tools: Tool[]): string {
+    return JSON.stringify(tools.map((t) => [t.name, t.annotations]));
+  }
+}
+
+function compileAll<Ctx, State>(tools: readonly AnyTool<Ctx, State>[]): Map<string, CompiledTool<Ctx, State>> {
+  const ajv = new Ajv({ strict: false, allErrors: false });
+  const byName = new Map<string, CompiledTool<Ctx, State>>();
+  for (const def of [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    if (byName.has(def.name)) throw new Error(`Tool "${def.name}" is declared twice`);
+    const schemas = compileSchemas(def);
+    byName.set(def.name, { def, schemas, validateResult: ajv.compile(schemas.resultSchema) });
+  }
+  return byName;
+}
+
+/** Builds a server from declarations; throws at start-up, naming the tool, when a declaration is wrong. */
+export function createServer<Ctx, State = undefined>(def: ServerDefinition<Ctx, State>): KitServer<Ctx, State> {
+  return new KitServer(def);
+}
