@@ -69,6 +69,9 @@ export function compileSchemas(tool: AnyTool): CompiledSchemas {
   const inputZod = z.strictObject(tool.input);
   const outputZod = z.object(tool.output);
   const inputSchema = toJson(inputZod, "input", `${where} input`);
+  // The output view of the input refuses transforms and pipes, which would make the advertised
+  // schema differ from what the handler receives.
+  toJson(inputZod, "output", `${where} input`);
   const props = (inputSchema["properties"] ?? {}) as Record<string, JsonSchema>;
   for (const [key, prop] of Object.entries(props)) {
     if (typeof prop["description"] !== "string" || prop["description"].trim() === "") {
@@ -123,7 +126,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 
 /** Parses arguments strictly; a bad argument becomes INVALID_ARGUMENT naming the field and the rule. */
 export function parseInput(schema: z.ZodObject, args: unknown): Record<string, unknown> {
-  const result = schema.safeParse(args ?? {});
+  const result = schema.safeParse(args ?? {}, { reportInput: true });
   if (result.success) return result.data as Record<string, unknown>;
   const problems = result.error.issues.map(describeIssue);
   throw new ToolError("INVALID_ARGUMENT", `Invalid arguments: ${problems.join("; ")}`);
