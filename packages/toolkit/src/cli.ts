@@ -1,7 +1,13 @@
 import { randomBytes } from "node:crypto";
 import type { Caller } from "./define.js";
 import type { KitServer } from "./server.js";
-import { type HttpHandle, serveHttp, serveStdio, staticTokenVerifier, type TokenVerifier } from "./transports.js";
+import {
+  type HttpHandle,
+  serveHttp,
+  serveStdio,
+  staticTokenVerifier,
+  type TokenVerifier,
+} from "./transports.js";
 
 export interface HttpAddress {
   host: string;
@@ -33,7 +39,8 @@ export function parseCommonFlags(argv: readonly string[]): CommonFlags {
   const flags: CommonFlags = { help: false, version: false, rest: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    const [name, inline] = arg.startsWith("--") && arg.includes("=") ? arg.split(/=(.*)/s, 2) : [arg, undefined];
+    const [name, inline] =
+      arg.startsWith("--") && arg.includes("=") ? arg.split(/=(.*)/s, 2) : [arg, undefined];
     const value = () => {
       if (inline !== undefined) return inline;
       const next = argv[++i];

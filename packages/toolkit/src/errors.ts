@@ -17,7 +17,10 @@ export const KIT_REASONS = {
     hint: "This connection was not granted the scope the tool needs; ask the user to grant it.",
     exitCode: 77,
   },
-  INTERNAL: { hint: "An unexpected error; the server logged the details. Retrying may not help.", exitCode: 70 },
+  INTERNAL: {
+    hint: "An unexpected error; the server logged the details. Retrying may not help.",
+    exitCode: 70,
+  },
 } as const satisfies Record<string, ReasonSpec>;
 
 export type KitReason = keyof typeof KIT_REASONS;

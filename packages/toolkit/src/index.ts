@@ -1,10 +1,37 @@
 export type { Annotations, AnyTool, Caller, CallInfo, Shape, ToolDefinition } from "./define.js";
 export { toolFactory } from "./define.js";
-export { defineReasons, type ErrorBody, isToolError, KIT_REASONS, type ReasonSpec, type Reasons, ToolError } from "./errors.js";
+export {
+  defineReasons,
+  type ErrorBody,
+  isToolError,
+  KIT_REASONS,
+  type ReasonSpec,
+  type Reasons,
+  ToolError,
+} from "./errors.js";
 export { errorBody, errorResult, successResult, type TextMode } from "./result.js";
-export { ERROR_SCHEMA, JSON_SCHEMA_DIALECT, type JsonSchema, parseInput, TOOL_NAME_PATTERN } from "./schema.js";
-export { createServer, GROUP_META_KEY, type GateOptions, KitServer, type ServerDefinition } from "./server.js";
-export { isUntrustedSchema, UNTRUSTED_TITLE, Untrusted, type UntrustedText, untrusted, untrustedField } from "./untrusted.js";
+export {
+  ERROR_SCHEMA,
+  JSON_SCHEMA_DIALECT,
+  type JsonSchema,
+  parseInput,
+  TOOL_NAME_PATTERN,
+} from "./schema.js";
+export {
+  createServer,
+  GROUP_META_KEY,
+  type GateOptions,
+  KitServer,
+  type ServerDefinition,
+} from "./server.js";
+export {
+  isUntrustedSchema,
+  UNTRUSTED_TITLE,
+  Untrusted,
+  type UntrustedText,
+  untrusted,
+  untrustedField,
+} from "./untrusted.js";
 export {
   type HttpHandle,
   type HttpOptions,

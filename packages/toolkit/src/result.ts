@@ -8,7 +8,11 @@ export type TextMode =
   /** The result as JSON text only: the same data as the structured content. */
   | "json";
 
-export function successResult(structured: Record<string, unknown>, summary: string, mode: TextMode): CallToolResult {
+export function successResult(
+  structured: Record<string, unknown>,
+  summary: string,
+  mode: TextMode,
+): CallToolResult {
   const json = JSON.stringify(structured);
   const text = mode === "json" ? json : `${summary}\n\n${json}`;
   return { content: [{ type: "text", text }], structuredContent: structured };
@@ -21,14 +25,23 @@ export function errorBody(reason: string, message: string, hint: string): ErrorB
 export function errorResult(body: ErrorBody): CallToolResult {
   const { message, hint } = body.error;
   const text = `${message}${hint ? `\nHint: ${hint}` : ""}\n\n${JSON.stringify(body)}`;
-  return { isError: true, content: [{ type: "text", text }], structuredContent: body as unknown as Record<string, unknown> };
+  return {
+    isError: true,
+    content: [{ type: "text", text }],
+    structuredContent: body as unknown as Record<string, unknown>,
+  };
 }
 
 /**
  * Turns anything thrown into the error shape. A ToolError keeps its reason and message; a reason the
  * server never declared, or any other exception, becomes INTERNAL and its details go to the log only.
  */
-export function toErrorBody(err: unknown, reasons: Reasons, log: (line: string) => void, tool: string): ErrorBody {
+export function toErrorBody(
+  err: unknown,
+  reasons: Reasons,
+  log: (line: string) => void,
+  tool: string,
+): ErrorBody {
   if (isToolError(err) && Object.hasOwn(reasons, err.reason)) {
     const spec = (reasons as Record<string, { hint: string } | undefined>)[err.reason];
     return errorBody(err.reason, err.message, err.hint ?? spec?.hint ?? "");

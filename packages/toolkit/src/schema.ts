@@ -40,7 +40,11 @@ export interface CompiledSchemas {
 
 function toJson(schema: z.ZodType, io: "input" | "output", where: string): JsonSchema {
   try {
-    const json = z.toJSONSchema(schema, { target: "draft-2020-12", io, unrepresentable: "throw" }) as JsonSchema;
+    const json = z.toJSONSchema(schema, {
+      target: "draft-2020-12",
+      io,
+      unrepresentable: "throw",
+    }) as JsonSchema;
     delete json["$schema"];
     return json;
   } catch (err) {
@@ -52,14 +56,17 @@ function toJson(schema: z.ZodType, io: "input" | "output", where: string): JsonS
 export function compileSchemas(tool: AnyTool): CompiledSchemas {
   const where = `Tool "${tool.name}"`;
   if (!TOOL_NAME_PATTERN.test(tool.name)) {
-    throw new Error(`${where}: a name must match ${TOOL_NAME_PATTERN} (lowercase letters, digits, underscores)`);
+    throw new Error(
+      `${where}: a name must match ${TOOL_NAME_PATTERN} (lowercase letters, digits, underscores)`,
+    );
   }
   for (const [field, value] of [
     ["description", tool.description],
     ["title", tool.title],
     ["group", tool.group],
   ] as const) {
-    if (typeof value !== "string" || value.trim() === "") throw new Error(`${where}: ${field} must not be empty`);
+    if (typeof value !== "string" || value.trim() === "")
+      throw new Error(`${where}: ${field} must not be empty`);
   }
   for (const key of ["readOnly", "destructive", "idempotent", "openWorld"] as const) {
     if (typeof tool.annotations?.[key] !== "boolean") {

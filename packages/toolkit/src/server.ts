@@ -146,7 +146,9 @@ export class KitServer<Ctx, State = undefined> {
         signal: signal ?? new AbortController().signal,
       })) as Record<string, unknown>;
       if (this.validateOutput && !tool.validateResult(result)) {
-        throw new Error(`result does not match the output schema: ${JSON.stringify(tool.validateResult.errors)}`);
+        throw new Error(
+          `result does not match the output schema: ${JSON.stringify(tool.validateResult.errors)}`,
+        );
       }
       return successResult(result, def.summary(result as z.output<z.ZodObject>, input), this.textMode);
     } catch (err) {
@@ -218,7 +220,9 @@ export class KitServer<Ctx, State = undefined> {
   }
 }
 
-function compileAll<Ctx, State>(tools: readonly AnyTool<Ctx, State>[]): Map<string, CompiledTool<Ctx, State>> {
+function compileAll<Ctx, State>(
+  tools: readonly AnyTool<Ctx, State>[],
+): Map<string, CompiledTool<Ctx, State>> {
   const ajv = new Ajv({ strict: false, allErrors: false });
   const byName = new Map<string, CompiledTool<Ctx, State>>();
   for (const def of [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
@@ -230,6 +234,8 @@ function compileAll<Ctx, State>(tools: readonly AnyTool<Ctx, State>[]): Map<stri
 }
 
 /** Builds a server from declarations; throws at start-up, naming the tool, when a declaration is wrong. */
-export function createServer<Ctx, State = undefined>(def: ServerDefinition<Ctx, State>): KitServer<Ctx, State> {
+export function createServer<Ctx, State = undefined>(
+  def: ServerDefinition<Ctx, State>,
+): KitServer<Ctx, State> {
   return new KitServer(def);
 }

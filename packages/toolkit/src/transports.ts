@@ -44,7 +44,9 @@ export async function serveHttp(kit: AnyKit, options: HttpOptions): Promise<Http
   const path = options.path ?? "/mcp";
   const app = createMcpExpressApp({
     host,
-    ...(options.allowedHosts ? { allowedHosts: [...options.allowedHosts, host, "localhost", "127.0.0.1"] } : {}),
+    ...(options.allowedHosts
+      ? { allowedHosts: [...options.allowedHosts, host, "localhost", "127.0.0.1"] }
+      : {}),
   });
   const auth = requireBearerAuth({
     verifier: options.verifier,
@@ -97,7 +99,11 @@ export async function serveHttp(kit: AnyKit, options: HttpOptions): Promise<Http
 }
 
 /** A verifier that accepts one static token and grants it fixed scopes (for local single-user HTTP). */
-export function staticTokenVerifier(token: string, scopes: readonly string[], clientId = "local"): TokenVerifier {
+export function staticTokenVerifier(
+  token: string,
+  scopes: readonly string[],
+  clientId = "local",
+): TokenVerifier {
   return {
     async verifyAccessToken(presented) {
       if (presented !== token) {

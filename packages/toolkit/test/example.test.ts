@@ -22,7 +22,10 @@ describe("the example server", () => {
   });
 
   it("survives the fuzzer with well-formed answers only", async () => {
-    const { client, close } = await connectInMemory(createExampleServer({ loadState: async () => ({ allowPurge: true }) }), caller);
+    const { client, close } = await connectInMemory(
+      createExampleServer({ loadState: async () => ({ allowPurge: true }) }),
+      caller,
+    );
     const report = await fuzzTools(client, { reasons: Object.keys(exampleReasons), skipTools: ["fail"] });
     assertFuzzClean(report);
     expect(report.calls).toBeGreaterThan(200);
@@ -34,7 +37,10 @@ describe("the example server", () => {
   it("over stdio: every error result passes the SDK client's validation and list_changed arrives when the gate flips", async () => {
     const gateFile = join(dir, "gate.json");
     writeFileSync(gateFile, JSON.stringify({ allowPurge: false }));
-    const conn = await connectStdio({ command: process.execPath, args: [cli, "--gate-file", gateFile, "--gate-max-age-ms", "0"] });
+    const conn = await connectStdio({
+      command: process.execPath,
+      args: [cli, "--gate-file", gateFile, "--gate-max-age-ms", "0"],
+    });
     const changed = new Promise<void>((resolve) =>
       conn.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => resolve()),
     );
@@ -58,10 +64,27 @@ describe("the example server", () => {
 
   it("is usable from the MCP Inspector CLI, a third-party client", async () => {
     const server = { command: process.execPath, args: [cli] };
-    const listed = (await runInspector(server, ["--method", "tools/list"])).json as { tools: { name: string }[] };
-    expect(listed.tools.map((t) => t.name)).toEqual(["add_note", "archive_all", "fail", "get_note", "list_notes", "read_message"]);
-    const called = (await runInspector(server, ["--method", "tools/call", "--tool-name", "read_message", "--tool-arg", "id=2"]))
-      .json as { structuredContent: unknown };
+    const listed = (await runInspector(server, ["--method", "tools/list"])).json as {
+      tools: { name: string }[];
+    };
+    expect(listed.tools.map((t) => t.name)).toEqual([
+      "add_note",
+      "archive_all",
+      "fail",
+      "get_note",
+      "list_notes",
+      "read_message",
+    ]);
+    const called = (
+      await runInspector(server, [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "read_message",
+        "--tool-arg",
+        "id=2",
+      ])
+    ).json as { structuredContent: unknown };
     expect(called.structuredContent).toEqual({
       id: 2,
       from: { untrusted: "mallory@example.net" },

@@ -78,8 +78,12 @@ describe("gating and live annotations", () => {
 
   it("answers a call to an unlisted tool exactly as a call to an unknown tool", async () => {
     const { client } = await setup();
-    const unlisted = await client.callTool({ name: "purge", arguments: {} }).catch((e: Error) => e.message);
-    const unknown = await client.callTool({ name: "no_such_tool", arguments: {} }).catch((e: Error) => e.message);
+    const unlisted = await client
+      .callTool({ name: "purge", arguments: {} })
+      .then(String, (e: Error) => e.message);
+    const unknown = await client
+      .callTool({ name: "no_such_tool", arguments: {} })
+      .then(String, (e: Error) => e.message);
     expect(unlisted).toBe(unknown.replace("no_such_tool", "purge"));
     expect(unknown).toContain("Tool no_such_tool not found");
   });

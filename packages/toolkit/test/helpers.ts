@@ -40,8 +40,8 @@ export function serverOf(
 
 export const anyScopes = { scopes: ["example:read", "example:write"] };
 
-export function textOf(result: { content?: unknown }): string {
-  const content = result.content as { type: string; text: string }[];
+export function textOf(result: unknown): string {
+  const content = (result as { content: unknown }).content as { type: string; text: string }[];
   return content.map((c) => c.text).join("\n");
 }
 

@@ -28,7 +28,11 @@ const initialize = {
 function post(headers: Record<string, string>, body: unknown = initialize) {
   return fetch(http.url, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...headers,
+    },
     body: JSON.stringify(body),
   });
 }
@@ -51,7 +55,11 @@ describe("Streamable HTTP", () => {
     });
     const res = await fetch(strict.url, {
       method: "POST",
-      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
       body: JSON.stringify(initialize),
     });
     expect(res.status).toBe(403);
@@ -90,14 +98,18 @@ describe("Streamable HTTP", () => {
   it("serves an SDK client, with the token's scopes deciding each call", async () => {
     const client = new Client({ name: "t", version: "0" });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(http.url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }),
+      new StreamableHTTPClientTransport(new URL(http.url), {
+        requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+      }),
     );
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toContain("list_notes");
     const read = await client.callTool({ name: "list_notes", arguments: {} });
     expect(read.structuredContent).toEqual({ notes: [], total: 0 });
     const write = await client.callTool({ name: "add_note", arguments: { text: "x" } });
-    expect((write.structuredContent as { error: { reason: string } }).error.reason).toBe("INSUFFICIENT_SCOPE");
+    expect((write.structuredContent as { error: { reason: string } }).error.reason).toBe(
+      "INSUFFICIENT_SCOPE",
+    );
     await client.close();
   });
 });
@@ -117,6 +129,12 @@ describe("common flags", () => {
 
   it("leaves the server's own flags in order", () => {
     const flags = parseCommonFlags(["--db", "x.db", "--http=8080", "--token", "t", "--user", "ann"]);
-    expect(flags).toEqual({ help: false, version: false, http: { host: "127.0.0.1", port: 8080 }, token: "t", rest: ["--db", "x.db", "--user", "ann"] });
+    expect(flags).toEqual({
+      help: false,
+      version: false,
+      http: { host: "127.0.0.1", port: 8080 },
+      token: "t",
+      rest: ["--db", "x.db", "--user", "ann"],
+    });
   });
 });

@@ -22,13 +22,17 @@ describe("the golden check", () => {
     delete process.env["UPDATE_GOLDEN"];
     await expectToolsListGolden(client, path);
     writeFileSync(path, readFileSync(path, "utf8").replace('"maxLength": 10', '"maxLength": 11'));
-    await expect(expectToolsListGolden(client, path)).rejects.toThrow(/- \d+: +"maxLength": 11,\n\+ \d+: +"maxLength": 10,/);
+    await expect(expectToolsListGolden(client, path)).rejects.toThrow(
+      /- \d+: +"maxLength": 11,\n\+ \d+: +"maxLength": 10,/,
+    );
     await close();
   });
 
   it("fails when the golden file is missing", async () => {
     const { client, close } = await connectInMemory(serverOf([echo]).kit, { scopes: [] });
-    await expect(expectToolsListGolden(client, join(dir, "absent.golden"))).rejects.toThrow(/UPDATE_GOLDEN=1/);
+    await expect(expectToolsListGolden(client, join(dir, "absent.golden"))).rejects.toThrow(
+      /UPDATE_GOLDEN=1/,
+    );
     await close();
   });
 

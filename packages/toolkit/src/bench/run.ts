@@ -97,7 +97,7 @@ function pct(values: number[], p: number): number {
 }
 
 function fortyTools() {
-  const tool = toolFactory<undefined>();
+  const tool = toolFactory<undefined, { on: boolean }>();
   return Array.from({ length: 40 }, (_, i) =>
     tool({
       name: `tool_${String(i).padStart(2, "0")}`,
@@ -105,7 +105,14 @@ function fortyTools() {
       group: `Group ${i % 5}`,
       description: "A tool with a typical schema.",
       scope: i % 2 ? "x:read" : null,
-      input: { ...input, cursor: z.string().optional().describe("A cursor"), flags: z.array(z.enum(["a", "b"])).optional().describe("Flags") },
+      input: {
+        ...input,
+        cursor: z.string().optional().describe("A cursor"),
+        flags: z
+          .array(z.enum(["a", "b"]))
+          .optional()
+          .describe("Flags"),
+      },
       output,
       annotations: { readOnly: i % 3 === 0, destructive: false, idempotent: true, openWorld: i % 2 === 0 },
       liveAnnotations: (s: { on: boolean }) => ({ destructive: s.on && i === 7 }),
@@ -137,12 +144,14 @@ async function main() {
   const kitMs = pct(kitP50, 50);
   const sdkMs = pct(sdkP50, 50);
   const ratio = kitMs / sdkMs;
-  console.log(`tools/call round trip over InMemoryTransport (${ROUNDS} rounds x ${CALLS} calls, median of round p50s)`);
+  console.log(
+    `tools/call round trip over InMemoryTransport (${ROUNDS} rounds x ${CALLS} calls, median of round p50s)`,
+  );
   console.log(`  kit:            ${(kitMs * 1000).toFixed(1)} µs`);
   console.log(`  SDK McpServer:  ${(sdkMs * 1000).toFixed(1)} µs`);
   console.log(`  ratio kit/SDK:  ${ratio.toFixed(3)} (target <= 1.10) ${ratio <= 1.1 ? "OK" : "OVER"}`);
 
-  const server = createServer({
+  const server = createServer<undefined, { on: boolean }>({
     name: "bench",
     version: "0",
     reasons: defineReasons({}),
@@ -158,7 +167,9 @@ async function main() {
   }
   const p50 = pct(listTimes, 50);
   console.log(`tools/list of 40 tools, server side (2000 runs)`);
-  console.log(`  p50 ${(p50 * 1000).toFixed(1)} µs, p95 ${(pct(listTimes, 95) * 1000).toFixed(1)} µs (target < 1 ms) ${p50 < 1 ? "OK" : "OVER"}`);
+  console.log(
+    `  p50 ${(p50 * 1000).toFixed(1)} µs, p95 ${(pct(listTimes, 95) * 1000).toFixed(1)} µs (target < 1 ms) ${p50 < 1 ? "OK" : "OVER"}`,
+  );
   await kit.close();
   await sdk.close();
 }

@@ -118,7 +118,9 @@ export const exampleTools = [
     group: "Diagnostics",
     description: "Throws an unexpected error, to show that the caller gets INTERNAL and no details.",
     scope: null,
-    input: { secret: z.string().max(100).default("hunter2").describe("A value that must never reach the client") },
+    input: {
+      secret: z.string().max(100).default("hunter2").describe("A value that must never reach the client"),
+    },
     output: { ok: z.boolean() },
     annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
     summary: () => "never",

@@ -81,7 +81,12 @@ export function runInspector(
     execFile(
       process.execPath,
       args,
-      { env: { ...process.env, ...(server.env ?? {}) }, cwd: dirname(inspectorCliPath()), timeout: timeoutMs, maxBuffer: 64 << 20 },
+      {
+        env: { ...process.env, ...(server.env ?? {}) },
+        cwd: dirname(inspectorCliPath()),
+        timeout: timeoutMs,
+        maxBuffer: 64 << 20,
+      },
       (err, stdout, stderr) => {
         if (err) return reject(new Error(`inspector failed: ${err.message}\n${stderr}`));
         try {

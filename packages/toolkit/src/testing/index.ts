@@ -1,3 +1,17 @@
-export { type Connected, connectInMemory, connectStdio, inspectorCliPath, runInspector, type StdioSpawn } from "./clients.js";
+export {
+  type Connected,
+  connectInMemory,
+  connectStdio,
+  inspectorCliPath,
+  runInspector,
+  type StdioSpawn,
+} from "./clients.js";
 export { expectToolsListGolden, lineDiff, renderToolsList } from "./golden.js";
-export { assertFuzzClean, casesFor, type FuzzFailure, type FuzzOptions, type FuzzReport, fuzzTools } from "./fuzz.js";
+export {
+  assertFuzzClean,
+  casesFor,
+  type FuzzFailure,
+  type FuzzOptions,
+  type FuzzReport,
+  fuzzTools,
+} from "./fuzz.js";
