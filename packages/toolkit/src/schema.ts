@@ -38,6 +38,19 @@ export interface CompiledSchemas {
   outputSchema: JsonSchema;
 }
 
+/** zod states the safe-integer range on every `.int()`; it says nothing a reader needs, so it goes. */
+function dropSafeIntegerBounds(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) dropSafeIntegerBounds(item);
+    return;
+  }
+  if (typeof node !== "object" || node === null) return;
+  const n = node as Record<string, unknown>;
+  if (n["minimum"] === Number.MIN_SAFE_INTEGER) delete n["minimum"];
+  if (n["maximum"] === Number.MAX_SAFE_INTEGER) delete n["maximum"];
+  for (const value of Object.values(n)) dropSafeIntegerBounds(value);
+}
+
 function toJson(schema: z.ZodType, io: "input" | "output", where: string): JsonSchema {
   try {
     const json = z.toJSONSchema(schema, {
@@ -46,6 +59,7 @@ function toJson(schema: z.ZodType, io: "input" | "output", where: string): JsonS
       unrepresentable: "throw",
     }) as JsonSchema;
     delete json["$schema"];
+    dropSafeIntegerBounds(json);
     return json;
   } catch (err) {
     throw new Error(`${where} cannot be converted to JSON Schema: ${(err as Error).message}`);
