@@ -20,6 +20,7 @@ export {
 export {
   createServer,
   GROUP_META_KEY,
+  SCOPE_META_KEY,
   type GateOptions,
   KitServer,
   type ServerDefinition,

@@ -17,6 +17,8 @@ import { type CompiledSchemas, compileSchemas, parseInput } from "./schema.js";
 
 /** The `_meta` key under which each tool's group travels in tools/list. */
 export const GROUP_META_KEY = "io.mcpforge/group";
+/** The `_meta` key under which each tool's required scope travels (absent when it needs none). */
+export const SCOPE_META_KEY = "io.mcpforge/scope";
 
 export interface GateOptions<State> {
   /** Reads the state that decides which tools are listed and their live annotations. */
@@ -211,7 +213,7 @@ export class KitServer<Ctx, State = undefined> {
         idempotentHint: a.idempotent,
         openWorldHint: a.openWorld,
       },
-      _meta: { [GROUP_META_KEY]: def.group, ...(def.scope ? { "io.mcpforge/scope": def.scope } : {}) },
+      _meta: { [GROUP_META_KEY]: def.group, ...(def.scope ? { [SCOPE_META_KEY]: def.scope } : {}) },
     };
   }
 
