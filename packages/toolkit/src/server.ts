@@ -9,6 +9,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { Ajv, type ValidateFunction } from "ajv";
+import addFormats from "ajv-formats";
 import type { z } from "zod";
 import type { Annotations, AnyTool, Caller } from "./define.js";
 import { type Reasons, ToolError } from "./errors.js";
@@ -225,7 +226,10 @@ export class KitServer<Ctx, State = undefined> {
 function compileAll<Ctx, State>(
   tools: readonly AnyTool<Ctx, State>[],
 ): Map<string, CompiledTool<Ctx, State>> {
+  // The same validator set-up as the SDK client's, formats included, so a result the kit lets
+  // through is one every SDK client accepts.
   const ajv = new Ajv({ strict: false, allErrors: false });
+  addFormats.default(ajv);
   const byName = new Map<string, CompiledTool<Ctx, State>>();
   for (const def of [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     if (byName.has(def.name)) throw new Error(`Tool "${def.name}" is declared twice`);

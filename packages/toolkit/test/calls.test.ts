@@ -164,6 +164,27 @@ describe("results", () => {
     expect(logs.join("\n")).toContain("does not match the output schema");
   });
 
+  it("checks date-time results against the output schema, as SDK clients do", async () => {
+    const stamp = tool({
+      name: "stamp",
+      title: "Stamp",
+      group: "Test",
+      description: "Returns a time.",
+      scope: null,
+      input: { at: z.string().max(40).describe("What to return as the time") },
+      output: { at: z.iso.datetime({ offset: true }) },
+      annotations,
+      summary: (r) => r.at,
+      handler: ({ at }) => ({ at }),
+    });
+    const { client, logs } = await connect([stamp]);
+    const good = await client.callTool({ name: "stamp", arguments: { at: "2026-07-14T09:12:00+00:00" } });
+    expect(good.structuredContent).toEqual({ at: "2026-07-14T09:12:00+00:00" });
+    const bad = await client.callTool({ name: "stamp", arguments: { at: "yesterday" } });
+    expect((bad.structuredContent as { error: { reason: string } }).error.reason).toBe("INTERNAL");
+    expect(logs.join("\n")).toContain(`"instancePath":"/at"`);
+  });
+
   it("untrusted text travels wrapped and is marked in the output schema", async () => {
     const mail = tool({
       name: "mail",

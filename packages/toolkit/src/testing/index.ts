@@ -15,3 +15,4 @@ export {
   type FuzzReport,
   fuzzTools,
 } from "./fuzz.js";
+export { type PackedInstall, type PackOptions, packAndInstall } from "./pack.js";

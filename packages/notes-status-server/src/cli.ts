@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+import { join } from "node:path";
+import { COMMON_FLAGS_HELP, parseCommonFlags, runServer } from "@mcpforge/toolkit";
+import { OutboxPublisher } from "./domain/publishers/outbox.js";
+import type { Publisher } from "./domain/publishers/types.js";
+import { WebhookPublisher } from "./domain/publishers/webhook.js";
+import { createNotesApp, SERVER_NAME, SERVER_VERSION } from "./server.js";
+import { defaultDataDir, defaultDbPath } from "./store/db.js";
+
+const HELP = `${SERVER_NAME}: an MCP server for a writer's queue of short notes
+
+Usage:
+  ${SERVER_NAME} [options]               serve MCP on stdio (or --http), publishing due notes every minute
+  ${SERVER_NAME} publish-due [options]   publish what is due now (and recycle evergreen notes), then exit;
+                                         for cron. Prints a JSON report; exit code 1 when something failed.
+
+Options:
+  --db PATH              the SQLite database (default $NOTES_STATUS_DB, else ${defaultDbPath()});
+                         ":memory:" keeps everything in memory for this run
+  --outbox PATH          the outbox publisher's JSON-lines file (default $NOTES_STATUS_OUTBOX,
+                         else ${join(defaultDataDir(), "outbox.jsonl")})
+  --webhook-url URL      publish by POSTing JSON here instead (default $NOTES_STATUS_WEBHOOK_URL)
+  --webhook-secret KEY   HMAC-SHA256 key for X-Signature-256 (default $NOTES_STATUS_WEBHOOK_SECRET; required
+                         with a webhook)
+  --tick-seconds N       how often the server publishes due notes (default 60)
+  --no-scheduler         serve without publishing anything (leave it to cron)
+${COMMON_FLAGS_HELP}
+`;
+
+interface Options {
+  command: "serve" | "publish-due";
+  db: string;
+  outbox: string;
+  webhookUrl: string | undefined;
+  webhookSecret: string | undefined;
+  tickSeconds: number;
+  scheduler: boolean;
+}
+
+function parseOwn(rest: readonly string[], env: NodeJS.ProcessEnv): Options {
+  const o: Options = {
+    command: "serve",
+    db: env["NOTES_STATUS_DB"] || defaultDbPath(env),
+    outbox: env["NOTES_STATUS_OUTBOX"] || join(defaultDataDir(env), "outbox.jsonl"),
+    webhookUrl: env["NOTES_STATUS_WEBHOOK_URL"] || undefined,
+    webhookSecret: env["NOTES_STATUS_WEBHOOK_SECRET"] || undefined,
+    tickSeconds: 60,
+    scheduler: true,
+  };
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    const [name, inline] =
+      arg.startsWith("--") && arg.includes("=") ? arg.split(/=(.*)/s, 2) : [arg, undefined];
+    const value = () => inline ?? rest[++i] ?? fail(`${name} needs a value`);
+    if (name === "publish-due" && i === 0) o.command = "publish-due";
+    else if (name === "--db") o.db = value();
+    else if (name === "--outbox") o.outbox = value();
+    else if (name === "--webhook-url") o.webhookUrl = value();
+    else if (name === "--webhook-secret") o.webhookSecret = value();
+    else if (name === "--no-scheduler") o.scheduler = false;
+    else if (name === "--tick-seconds") {
+      o.tickSeconds = Number(value());
+      if (!Number.isFinite(o.tickSeconds) || o.tickSeconds < 1)
+        fail("--tick-seconds takes a number of seconds, 1 or more");
+    } else fail(`unknown argument ${arg}; see --help`);
+  }
+  return o;
+}
+
+function publisherOf(o: Options): Publisher {
+  if (!o.webhookUrl) return new OutboxPublisher(o.outbox);
+  if (!o.webhookSecret) fail("a webhook needs --webhook-secret (or NOTES_STATUS_WEBHOOK_SECRET)");
+  return new WebhookPublisher({ url: o.webhookUrl, secret: o.webhookSecret });
+}
+
+function fail(message: string): never {
+  process.stderr.write(`${SERVER_NAME}: ${message}\n`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  const flags = parseCommonFlags(process.argv.slice(2));
+  if (flags.help) return void process.stdout.write(HELP);
+  if (flags.version) return void process.stdout.write(`${SERVER_VERSION}\n`);
+  const o = parseOwn(flags.rest, process.env);
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const app = createNotesApp({ db: o.db, publisher: publisherOf(o), log });
+  if (o.command === "publish-due") {
+    const report = await app.scheduler.tick();
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+    await app.close();
+    process.exitCode = report.failed.length > 0 ? 1 : 0;
+    return;
+  }
+  if (o.scheduler) app.scheduler.start(o.tickSeconds * 1000);
+  await runServer(app.kit, { flags, caller: { scopes: [], clientId: "local" }, log });
+}
+
+main().catch((err: unknown) => fail((err as Error).message));

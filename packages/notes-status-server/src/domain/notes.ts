@@ -1,0 +1,277 @@
+import { randomUUID } from "node:crypto";
+import { NotesError, notFound } from "./errors.js";
+import { findFreeSlots } from "./queue.js";
+import { assertTransition, type NoteStatus } from "./status.js";
+import { type Clock, iso } from "./time.js";
+import type { ListFilter, Note, NoteDetail, NotesRepository, Page } from "./types.js";
+
+export { toListNote } from "./shape.js";
+
+export const MAX_CONTENT_LENGTH = 10_000;
+export const MAX_TAGS = 20;
+export const MAX_TAG_LENGTH = 50;
+export const MAX_RESTACK_HOURS = 720;
+
+export type CreatableStatus = "draft" | "ready" | "evergreen";
+
+export interface CreateNoteInput {
+  content: string;
+  tags?: readonly string[];
+  status?: CreatableStatus;
+  autoRestackAfterHours?: number | null;
+}
+
+export interface UpdateNoteInput {
+  content?: string;
+  tags?: readonly string[];
+  status?: CreatableStatus;
+  autoRestackAfterHours?: number | null;
+}
+
+export interface ScheduleItem {
+  id: string;
+  /** An ISO 8601 time; absent means the next free slot of the weekly plan. */
+  scheduledAt?: string;
+  /** Absent keeps the note's own setting; null turns restacking off. */
+  autoRestackAfterHours?: number | null;
+}
+
+/** Tags are trimmed, NFC-normalised, lower-cased and deduplicated, so "Tech " and "tech" are one tag. */
+export function normaliseTag(tag: string): string {
+  return tag.normalize("NFC").trim().toLowerCase();
+}
+
+export function normaliseTags(tags: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const raw of tags) {
+    const tag = normaliseTag(raw);
+    if (tag === "") throw new NotesError("INVALID_ARGUMENT", "A tag must not be empty or only spaces");
+    if (tag.length > MAX_TAG_LENGTH) {
+      throw new NotesError(
+        "INVALID_ARGUMENT",
+        `A tag must be at most ${MAX_TAG_LENGTH} characters: "${tag}"`,
+      );
+    }
+    if (!out.includes(tag)) out.push(tag);
+  }
+  if (out.length > MAX_TAGS)
+    throw new NotesError("INVALID_ARGUMENT", `A note takes at most ${MAX_TAGS} tags`);
+  return out;
+}
+
+function checkContent(content: string): void {
+  if (content.trim() === "")
+    throw new NotesError("INVALID_ARGUMENT", "content must not be empty or only spaces");
+  if (content.length > MAX_CONTENT_LENGTH) {
+    throw new NotesError("INVALID_ARGUMENT", `content must be at most ${MAX_CONTENT_LENGTH} characters`);
+  }
+}
+
+function checkRestack(hours: number | null | undefined): void {
+  if (hours === null || hours === undefined) return;
+  if (!Number.isFinite(hours) || hours < 1 || hours > MAX_RESTACK_HOURS) {
+    throw new NotesError(
+      "INVALID_ARGUMENT",
+      `autoRestackAfterHours must be from 1 to ${MAX_RESTACK_HOURS}, or null`,
+    );
+  }
+}
+
+/** Parses an ISO 8601 time with a zone into epoch ms. */
+export function parseTime(value: string, field: string): number {
+  const ms = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/i.test(value)
+    ? Date.parse(value)
+    : Number.NaN;
+  if (Number.isNaN(ms)) {
+    throw new NotesError(
+      "INVALID_ARGUMENT",
+      `${field} must be an ISO 8601 time with a zone, such as 2030-01-01T09:00:00Z`,
+    );
+  }
+  return ms;
+}
+
+/** Notes: create, read, change, delete, schedule. Every status change goes through the table in status.ts. */
+export class NotesService {
+  constructor(
+    private readonly repo: NotesRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  private now(): number {
+    return this.clock().getTime();
+  }
+
+  create(input: CreateNoteInput): NoteDetail {
+    checkContent(input.content);
+    checkRestack(input.autoRestackAfterHours);
+    const status = input.status ?? "draft";
+    if (!["draft", "ready", "evergreen"].includes(status)) {
+      throw new NotesError(
+        "INVALID_TRANSITION",
+        `A new note can be draft, ready or evergreen, not ${status}; create it, then use schedule_notes`,
+      );
+    }
+    const at = iso(this.now());
+    const note: NoteDetail = {
+      id: randomUUID(),
+      content: input.content,
+      tags: normaliseTags(input.tags ?? []),
+      status,
+      scheduledAt: null,
+      autoRestackAfterHours: input.autoRestackAfterHours ?? null,
+      createdAt: at,
+      updatedAt: at,
+      publishedAt: null,
+      restackDueAt: null,
+      restackedAt: null,
+      sourceNoteId: null,
+      lastRecycledAt: null,
+      attempts: 0,
+      lastError: null,
+      lastAttemptAt: null,
+    };
+    this.repo.insert(note);
+    return note;
+  }
+
+  get(id: string): NoteDetail {
+    const note = this.repo.get(id);
+    if (!note) throw notFound(id);
+    return note;
+  }
+
+  list(filter: ListFilter, limit: number, skip: number): Page<Note> {
+    const tag = filter.tag === undefined ? undefined : normaliseTag(filter.tag);
+    return this.repo.list(
+      { ...(filter.status ? { status: filter.status } : {}), ...(tag !== undefined ? { tag } : {}) },
+      limit,
+      skip,
+    );
+  }
+
+  update(id: string, patch: UpdateNoteInput): NoteDetail {
+    if (
+      patch.content === undefined &&
+      patch.tags === undefined &&
+      patch.status === undefined &&
+      patch.autoRestackAfterHours === undefined
+    ) {
+      throw new NotesError(
+        "INVALID_ARGUMENT",
+        "Give at least one of content, tags, status or autoRestackAfterHours",
+      );
+    }
+    if (patch.content !== undefined) checkContent(patch.content);
+    checkRestack(patch.autoRestackAfterHours);
+    const tags = patch.tags === undefined ? undefined : normaliseTags(patch.tags);
+    return this.repo.transaction(() => {
+      const note = this.get(id);
+      if (note.status === "published") {
+        if (patch.content !== undefined && patch.content !== note.content) {
+          throw new NotesError("NOT_EDITABLE", `Note ${id} is published; its content cannot change`);
+        }
+        if (
+          patch.autoRestackAfterHours !== undefined &&
+          patch.autoRestackAfterHours !== note.autoRestackAfterHours
+        ) {
+          throw new NotesError(
+            "NOT_EDITABLE",
+            `Note ${id} is published; its autoRestackAfterHours cannot change`,
+          );
+        }
+      }
+      const next: NoteDetail = { ...note };
+      if (patch.status !== undefined && patch.status !== note.status) {
+        assertTransition(id, note.status, patch.status, "update_note");
+        next.status = patch.status;
+        // Evergreen notes are sources, never on the queue themselves.
+        if (patch.status === "evergreen") next.scheduledAt = null;
+      }
+      if (patch.content !== undefined) next.content = patch.content;
+      if (tags !== undefined) next.tags = tags;
+      if (patch.autoRestackAfterHours !== undefined) next.autoRestackAfterHours = patch.autoRestackAfterHours;
+      next.updatedAt = iso(this.now());
+      this.repo.update(next);
+      return next;
+    });
+  }
+
+  delete(id: string): NoteDetail {
+    return this.repo.transaction(() => {
+      const note = this.get(id);
+      this.repo.delete(id);
+      return note;
+    });
+  }
+
+  /**
+   * Schedules notes, all or none: each at its explicit time (which must be in the future) or, without
+   * one, in the next free slot of the weekly plan, in the order given.
+   */
+  schedule(items: readonly ScheduleItem[]): NoteDetail[] {
+    const ids = new Set<string>();
+    for (const item of items) {
+      if (ids.has(item.id)) throw new NotesError("INVALID_ARGUMENT", `Note ${item.id} is listed twice`);
+      ids.add(item.id);
+      checkRestack(item.autoRestackAfterHours);
+    }
+    const now = this.now();
+    return this.repo.transaction(() => {
+      const notes = items.map((item) => {
+        const note = this.get(item.id);
+        assertTransition(item.id, note.status, "scheduled", "schedule_notes");
+        return note;
+      });
+      const explicit = items.map((item) => {
+        if (item.scheduledAt === undefined) return undefined;
+        const ms = parseTime(item.scheduledAt, "scheduledAt");
+        if (ms <= now) {
+          throw new NotesError(
+            "PAST_TIME",
+            `scheduledAt must be in the future: ${item.scheduledAt} is not after ${iso(now)}`,
+          );
+        }
+        return ms;
+      });
+      const wanted = explicit.filter((t) => t === undefined).length;
+      const free = wanted > 0 ? findFreeSlots(this.repo, now, wanted, ids) : [];
+      let nextFree = 0;
+      const at = iso(now);
+      return notes.map((note, i) => {
+        const item = items[i]!;
+        const time = explicit[i] ?? free[nextFree++]!.at;
+        const next: NoteDetail = {
+          ...note,
+          status: "scheduled" as NoteStatus,
+          scheduledAt: iso(time),
+          autoRestackAfterHours:
+            item.autoRestackAfterHours === undefined
+              ? note.autoRestackAfterHours
+              : item.autoRestackAfterHours,
+          attempts: 0,
+          lastError: null,
+          lastAttemptAt: null,
+          updatedAt: at,
+        };
+        this.repo.update(next);
+        return next;
+      });
+    });
+  }
+
+  /** Takes a scheduled note off the queue, back to ready (default) or draft. */
+  unschedule(id: string, to: "ready" | "draft" = "ready"): NoteDetail {
+    return this.repo.transaction(() => {
+      const note = this.get(id);
+      assertTransition(id, note.status, to, "unschedule_note");
+      const next: NoteDetail = { ...note, status: to, scheduledAt: null, updatedAt: iso(this.now()) };
+      this.repo.update(next);
+      return next;
+    });
+  }
+
+  tags(status?: NoteStatus): Array<{ tag: string; count: number }> {
+    return this.repo.tagCounts(status);
+  }
+}

@@ -1,0 +1,210 @@
+import { randomUUID } from "node:crypto";
+import { PublishError, type Publisher } from "./publishers/types.js";
+import { slotsBetween } from "./slots.js";
+import { type Clock, iso } from "./time.js";
+import type { NoteDetail, NotesRepository } from "./types.js";
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+export interface PublishReport {
+  /** Notes handed to the publisher and now published. */
+  published: string[];
+  /** Published notes handed over once more as restacks. */
+  restacked: string[];
+  failed: Array<{ id: string; kind: "post" | "restack"; error: string }>;
+}
+
+export interface TickReport extends PublishReport {
+  /** New scheduled copies of evergreen notes. */
+  recycled: string[];
+}
+
+export interface SchedulerOptions {
+  /** How long a run holds a note it is publishing, so a second process (cron) skips it. Default 10 min. */
+  leaseMs?: number;
+  /** Notes per kind per run. Default 100; the rest wait for the next run. */
+  batch?: number;
+  log?: (line: string) => void;
+}
+
+/**
+ * Publishing and recycling. Nothing here waits on a timer: `tick(now)` does the work due at `now`, so a
+ * test passes its own clock, the server calls it from an interval, and cron runs it once.
+ */
+export class Scheduler {
+  private readonly leaseMs: number;
+  private readonly batch: number;
+  private readonly log: (line: string) => void;
+  private running: Promise<TickReport> | undefined;
+
+  constructor(
+    private readonly repo: NotesRepository,
+    private readonly publisher: Publisher,
+    private readonly clock: Clock,
+    options: SchedulerOptions = {},
+  ) {
+    this.leaseMs = options.leaseMs ?? 10 * 60_000;
+    this.batch = options.batch ?? 100;
+    this.log = options.log ?? (() => undefined);
+  }
+
+  /**
+   * Hands every due scheduled note to the publisher (it becomes published) and every due restack. A
+   * failure leaves the note as it was, with `attempts` and `lastError`, to be tried on the next run.
+   */
+  async publishDue(now: Date = this.clock()): Promise<PublishReport> {
+    const report: PublishReport = { published: [], restacked: [], failed: [] };
+    const nowIso = iso(now.getTime());
+    const until = iso(now.getTime() + this.leaseMs);
+    for (const listed of this.repo.duePosts(nowIso, this.batch)) {
+      if (!this.repo.claim(listed.id, "post", nowIso, until)) continue;
+      const note = this.repo.get(listed.id) ?? listed; // what goes out is the note as it is now
+      try {
+        const outgoing: NoteDetail = { ...note, publishedAt: nowIso };
+        const outcome = await this.publisher.publish({ kind: "post", at: nowIso, note: outgoing });
+        this.repo.transaction(() => {
+          const current = this.repo.get(note.id);
+          if (!current) return; // deleted while it went out: nothing left to record
+          const hours = current.autoRestackAfterHours;
+          this.repo.update({
+            ...current,
+            status: "published",
+            publishedAt: nowIso,
+            restackDueAt: hours === null ? null : iso(now.getTime() + hours * HOUR_MS),
+            restackedAt: null,
+            attempts: current.attempts + (outcome?.attempts ?? 1),
+            lastError: null,
+            lastAttemptAt: nowIso,
+          });
+        });
+        report.published.push(note.id);
+      } catch (err) {
+        this.recordFailure(note.id, err, nowIso);
+        report.failed.push({ id: note.id, kind: "post", error: (err as Error).message });
+      } finally {
+        this.repo.release(note.id);
+      }
+    }
+    for (const listed of this.repo.dueRestacks(nowIso, this.batch)) {
+      if (!this.repo.claim(listed.id, "restack", nowIso, until)) continue;
+      const note = this.repo.get(listed.id) ?? listed;
+      try {
+        await this.publisher.publish({ kind: "restack", at: nowIso, note });
+        this.repo.transaction(() => {
+          const current = this.repo.get(note.id);
+          if (current)
+            this.repo.update({ ...current, restackedAt: nowIso, lastError: null, lastAttemptAt: nowIso });
+        });
+        report.restacked.push(note.id);
+      } catch (err) {
+        this.recordFailure(note.id, err, nowIso);
+        report.failed.push({ id: note.id, kind: "restack", error: (err as Error).message });
+      } finally {
+        this.repo.release(note.id);
+      }
+    }
+    for (const f of report.failed) this.log(`publishing ${f.kind} of note ${f.id} failed: ${f.error}`);
+    return report;
+  }
+
+  private recordFailure(id: string, err: unknown, nowIso: string): void {
+    const tries = err instanceof PublishError ? err.attempts : 1;
+    this.repo.transaction(() => {
+      const current = this.repo.get(id);
+      if (!current) return;
+      this.repo.update({
+        ...current,
+        attempts: current.attempts + tries,
+        lastError: (err as Error).message || String(err),
+        lastAttemptAt: nowIso,
+      });
+    });
+  }
+
+  /**
+   * Fills every free plan slot within the horizon with a copy of an evergreen note: the least recently
+   * used source first (never used before all others), skipping a source whose copy is scheduled or
+   * published within the minimum gap of that slot. The copy is a new scheduled note with sourceNoteId.
+   */
+  recycleEvergreen(now: Date = this.clock()): NoteDetail[] {
+    const settings = this.repo.getSettings();
+    const nowMs = now.getTime();
+    if (settings.evergreenHorizonHours <= 0) return [];
+    const horizon = nowMs + settings.evergreenHorizonHours * HOUR_MS;
+    const gap = settings.evergreenMinGapDays * DAY_MS;
+    return this.repo.transaction(() => {
+      const slots = slotsBetween(this.repo.getSlots(), settings.timeZone, nowMs, horizon);
+      if (slots.length === 0) return [];
+      const taken = new Set(
+        this.repo.scheduledTimesBetween(iso(nowMs), iso(horizon)).map((t) => Date.parse(t)),
+      );
+      const sources = this.repo.evergreenByLeastRecentUse();
+      const created: NoteDetail[] = [];
+      const nowIso = iso(nowMs);
+      for (const slot of slots) {
+        if (taken.has(slot.at)) continue;
+        const index = sources.findIndex((s) => this.farEnough(s, slot.at, gap));
+        if (index < 0) continue;
+        const source = sources[index]!;
+        const copy: NoteDetail = {
+          id: randomUUID(),
+          content: source.content,
+          tags: [...source.tags],
+          status: "scheduled",
+          scheduledAt: iso(slot.at),
+          autoRestackAfterHours: source.autoRestackAfterHours,
+          createdAt: nowIso,
+          updatedAt: nowIso,
+          publishedAt: null,
+          restackDueAt: null,
+          restackedAt: null,
+          sourceNoteId: source.id,
+          lastRecycledAt: null,
+          attempts: 0,
+          lastError: null,
+          lastAttemptAt: null,
+        };
+        this.repo.insert(copy);
+        // Bookkeeping only: updatedAt stays, since the person did not change the source.
+        const used = { ...source, lastRecycledAt: iso(slot.at) };
+        this.repo.update(used);
+        sources.splice(index, 1);
+        sources.push(used);
+        created.push(copy);
+      }
+      return created;
+    });
+  }
+
+  private farEnough(source: NoteDetail, slotMs: number, gap: number): boolean {
+    if (gap <= 0) return true;
+    if (source.lastRecycledAt !== null && Math.abs(slotMs - Date.parse(source.lastRecycledAt)) < gap)
+      return false;
+    return !this.repo.hasCopyBetween(source.id, iso(slotMs - gap), iso(slotMs + gap));
+  }
+
+  /** One scheduler run: recycle, then publish what is due. Overlapping calls share one run. */
+  tick(now: Date = this.clock()): Promise<TickReport> {
+    if (this.running) return this.running;
+    const run = async (): Promise<TickReport> => {
+      await null; // a synchronous throw below must still settle the promise, not escape the caller
+      const recycled = this.recycleEvergreen(now).map((n) => n.id);
+      return { recycled, ...(await this.publishDue(now)) };
+    };
+    this.running = run().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  /** Runs `tick` every `intervalMs` in this process without keeping it alive; returns a stop function. */
+  start(intervalMs: number): () => void {
+    const run = () =>
+      void this.tick().catch((err: unknown) => this.log(`scheduler run failed: ${(err as Error).message}`));
+    const timer = setInterval(run, intervalMs);
+    timer.unref();
+    setImmediate(run).unref();
+    return () => clearInterval(timer);
+  }
+}

@@ -1,0 +1,50 @@
+import { NotesError } from "./errors.js";
+
+export const NOTE_STATUSES = ["draft", "ready", "scheduled", "published", "evergreen"] as const;
+export type NoteStatus = (typeof NOTE_STATUSES)[number];
+
+/** Who moves a note: a person through a tool, or the scheduler when it publishes. */
+export type TransitionVia = "update_note" | "schedule_notes" | "unschedule_note" | "publisher";
+
+/**
+ * Every allowed status change, and the only way to make it. Anything not in this table is refused
+ * with INVALID_TRANSITION. The README carries the same table.
+ */
+export const TRANSITIONS: ReadonlyArray<{ from: NoteStatus; to: NoteStatus; via: TransitionVia }> = [
+  { from: "draft", to: "ready", via: "update_note" },
+  { from: "draft", to: "evergreen", via: "update_note" },
+  { from: "draft", to: "scheduled", via: "schedule_notes" },
+  { from: "ready", to: "draft", via: "update_note" },
+  { from: "ready", to: "evergreen", via: "update_note" },
+  { from: "ready", to: "scheduled", via: "schedule_notes" },
+  { from: "evergreen", to: "draft", via: "update_note" },
+  { from: "evergreen", to: "ready", via: "update_note" },
+  { from: "scheduled", to: "scheduled", via: "schedule_notes" },
+  { from: "scheduled", to: "ready", via: "unschedule_note" },
+  { from: "scheduled", to: "draft", via: "unschedule_note" },
+  { from: "scheduled", to: "published", via: "publisher" },
+  { from: "published", to: "evergreen", via: "update_note" },
+];
+
+export function canTransition(from: NoteStatus, to: NoteStatus, via: TransitionVia): boolean {
+  return TRANSITIONS.some((t) => t.from === from && t.to === to && t.via === via);
+}
+
+/** Throws INVALID_TRANSITION with a message that says what would work instead. */
+export function assertTransition(id: string, from: NoteStatus, to: NoteStatus, via: TransitionVia): void {
+  if (from === to && via === "update_note") return; // setting the status a note already has changes nothing
+  if (canTransition(from, to, via)) return;
+  const other = TRANSITIONS.find((t) => t.from === from && t.to === to);
+  const why = other
+    ? `use ${other.via === "publisher" ? "the scheduler" : other.via} for that`
+    : from === "published"
+      ? "a published note can only become evergreen"
+      : from === "evergreen" && to === "scheduled"
+        ? "evergreen notes are re-posted as scheduled copies by recycling; set it to ready first to schedule it itself"
+        : `allowed from ${from}: ${
+            TRANSITIONS.filter((t) => t.from === from)
+              .map((t) => `${t.to} (${t.via})`)
+              .join(", ") || "nothing"
+          }`;
+  throw new NotesError("INVALID_TRANSITION", `Note ${id} cannot go from ${from} to ${to}: ${why}`);
+}

@@ -1,0 +1,23 @@
+import { run } from "@mcpforge/reference-gen";
+import { describe, expect, it } from "vitest";
+
+// The committed reference pages are what the docs site publishes: they must match the built server.
+describe("the committed reference pages", () => {
+  it("are fresh (regenerate with `npm run docs`)", async () => {
+    const out: string[] = [];
+    const code = await run(
+      [
+        "--server",
+        "node dist/cli.js --db :memory:",
+        "--out",
+        "reference",
+        "--base-path",
+        "/docs/notes-status/reference",
+        "--check",
+      ],
+      { stdout: (s: string) => out.push(s), stderr: (s: string) => out.push(s) },
+    );
+    expect(out.join(""), out.join("")).not.toMatch(/stale|missing|extra/i);
+    expect(code).toBe(0);
+  }, 60_000);
+});
