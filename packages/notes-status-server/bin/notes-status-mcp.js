@@ -5,7 +5,9 @@ import { existsSync } from "node:fs";
 
 const cli = new URL("../dist/cli.js", import.meta.url);
 if (!existsSync(cli)) {
-  process.stderr.write("notes-status-mcp: not built yet; run `npm run build -w @mcpforge/notes-status-server`\n");
+  process.stderr.write(
+    "notes-status-mcp: not built yet; run `npm run build -w @mcpforge/notes-status-server`\n",
+  );
   process.exit(2);
 }
 await import(cli.href);
