@@ -8,8 +8,9 @@ export function sharedConfig(own = {}) {
       test: {
         include: ["test/**/*.test.ts"],
         environment: "node",
-        testTimeout: 30_000,
-        hookTimeout: 60_000,
+        // Generous: e2e tests spawn servers, and CI shares two cores between two packages at a time.
+        testTimeout: 120_000,
+        hookTimeout: 120_000,
         // Two cores on CI: files in parallel across forks, never more than the machine has.
         pool: "forks",
         maxWorkers: 2,
