@@ -1,0 +1,101 @@
+/** Events and the cache: cache_status (read_events comes with the events issue). */
+import { untrusted, untrustedField } from "@mcpforge/toolkit";
+import { z } from "zod";
+import { defineTool, GROUPS } from "../context.js";
+import { accountList } from "../schemas.js";
+
+/** The daemon's cache.status result (packages/chainmail src/cache/status.ts), before wrapping. */
+interface CacheStatusIn {
+  accounts: Array<{
+    account: string;
+    state: "empty" | "syncing" | "ready" | "stale" | "error";
+    last_sync: string | null;
+    download_today: { bytes: number; budget_bytes: number };
+    folders: Array<{
+      name: string;
+      role: string | null;
+      messages: number;
+      headers_cached: number;
+      backfill: number;
+      bodies_cached: number;
+      body_coverage: number;
+      complete: boolean;
+      fresh: boolean;
+      watching: boolean;
+      last_sync: string | null;
+      error: string | null;
+    }>;
+  }>;
+  size_bytes: number;
+  max_size_bytes: number;
+}
+
+const CacheFolder = z.object({
+  name: untrustedField("The folder's name"),
+  role: z.string().nullable(),
+  messages: z.number().int().describe("Messages on the server at the last sync"),
+  headers_cached: z.number().int(),
+  backfill: z.number().describe("Share of the server's messages whose headers are cached, 0 to 1"),
+  bodies_cached: z.number().int(),
+  body_coverage: z.number().describe("Share of cached messages with a body indexed, 0 to 1"),
+  complete: z.boolean(),
+  fresh: z.boolean(),
+  watching: z.boolean().describe("An IDLE connection keeps this folder fresh"),
+  last_sync: z.string().nullable().describe("RFC 3339"),
+  error: untrustedField("The last sync error, which may quote the server").nullable(),
+});
+
+export const cacheTools = [
+  defineTool({
+    name: "cache_status",
+    title: "Show the mail cache",
+    group: GROUPS.events,
+    description:
+      "Reports each account's local cache: its state, backfill and body coverage per folder, today's download against the daily budget, and the cache's size against its maximum. It holds no message content; folder names are untrusted. Not audited.",
+    scope: null,
+    input: { accounts: accountList("Accounts to report; empty means every account") },
+    output: {
+      accounts: z.array(
+        z.object({
+          account: z.string(),
+          state: z.enum(["empty", "syncing", "ready", "stale", "error"]),
+          last_sync: z.string().nullable().describe("RFC 3339"),
+          download_today: z.object({ bytes: z.number().int(), budget_bytes: z.number().int() }),
+          folders: z.array(CacheFolder),
+        }),
+      ),
+      size_bytes: z.number().int(),
+      max_size_bytes: z.number().int(),
+    },
+    annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+    summary: (r) =>
+      `Cache of ${r.accounts.length} account${r.accounts.length === 1 ? "" : "s"}: ${r.size_bytes} of ${r.max_size_bytes} bytes`,
+    handler: async ({ accounts }, { ctx }) => {
+      const r = (await ctx.client.cacheStatus({ accounts: accounts ?? [] })) as CacheStatusIn;
+      return {
+        accounts: r.accounts.map((a) => ({
+          account: a.account,
+          state: a.state,
+          last_sync: a.last_sync,
+          download_today: { bytes: a.download_today.bytes, budget_bytes: a.download_today.budget_bytes },
+          folders: a.folders.map((f) => ({
+            name: untrusted(f.name),
+            role: f.role,
+            messages: f.messages,
+            headers_cached: f.headers_cached,
+            backfill: f.backfill,
+            bodies_cached: f.bodies_cached,
+            body_coverage: f.body_coverage,
+            complete: f.complete,
+            fresh: f.fresh,
+            watching: f.watching,
+            last_sync: f.last_sync,
+            error: f.error === null ? null : untrusted(f.error),
+          })),
+        })),
+        size_bytes: r.size_bytes,
+        max_size_bytes: r.max_size_bytes,
+      };
+    },
+  }),
+];

@@ -1,0 +1,147 @@
+/**
+ * The advertised contract, with no daemon: titles and annotations against the seed's table (a fixture
+ * copied from it), groups, descriptions, untrusted wrappers in the output schemas, and the golden file.
+ */
+import fs from "node:fs";
+import { REASONS } from "@mcpforge/chainmail";
+import { DaemonClient } from "@mcpforge/chainmail";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { isUntrustedSchema } from "@mcpforge/toolkit";
+import { connectInMemory, expectToolsListGolden } from "@mcpforge/toolkit/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chainmailReasons, createChainmailMcpServer, VERSION } from "../src/index.js";
+
+const NO_DAEMON = "/nonexistent/chainmail-mcp-test/run/chainmail.sock";
+let conn: Awaited<ReturnType<typeof connectInMemory>>;
+let tools: Tool[];
+
+beforeAll(async () => {
+  const client = new DaemonClient({ socketPath: NO_DAEMON, client: "mcp" });
+  const kit = createChainmailMcpServer({ client, listGatedTools: true, log: () => undefined });
+  conn = await connectInMemory(kit, { scopes: [] });
+  tools = (await conn.client.listTools()).tools;
+});
+afterAll(async () => {
+  await conn?.close();
+});
+
+const byName = (name: string) => tools.find((t) => t.name === name)!;
+
+function fixture(): Array<{ name: string; title: string; hints: boolean[] }> {
+  const lines = fs
+    .readFileSync(new URL("./fixtures/annotations.tsv", import.meta.url), "utf8")
+    .trim()
+    .split("\n");
+  expect(lines[0]).toBe("Tool\tTitle\tRead-only\tDestructive\tIdempotent\tOpen world");
+  return lines.slice(1).map((line) => {
+    const [name, title, ...hints] = line.split("\t");
+    return { name: name!, title: title!, hints: hints.map((h) => h === "yes") };
+  });
+}
+
+describe("tools/list against the seed", () => {
+  it("lists exactly the tools of the annotations table, with its titles and all four hints", () => {
+    const rows = fixture();
+    expect(rows).toHaveLength(19);
+    expect(tools.map((t) => t.name).sort()).toEqual(rows.map((r) => r.name).sort());
+    for (const row of rows) {
+      const t = byName(row.name);
+      expect(t.title, row.name).toBe(row.title);
+      expect(t.annotations, row.name).toEqual({
+        title: row.title,
+        readOnlyHint: row.hints[0],
+        destructiveHint: row.hints[1],
+        idempotentHint: row.hints[2],
+        openWorldHint: row.hints[3],
+      });
+    }
+  });
+
+  it("puts every tool in the seed's group", () => {
+    const groups: Record<string, string[]> = {
+      "Accounts and folders": [
+        "list_accounts",
+        "test_account",
+        "list_folders",
+        "create_folder",
+        "rename_folder",
+        "delete_folder",
+      ],
+      Reading: ["search", "get_message", "get_thread"],
+      Files: ["download_attachment", "save_raw_message"],
+      Organizing: ["move", "copy", "archive", "trash", "expunge", "set_flags", "set_labels"],
+      "Events and the cache": ["cache_status"],
+    };
+    for (const [group, names] of Object.entries(groups)) {
+      for (const name of names) expect(byName(name)._meta?.["io.mcpforge/group"], name).toBe(group);
+    }
+  });
+
+  it("takes the seed's arguments with their bounds and defaults", () => {
+    const props = (name: string) =>
+      (byName(name).inputSchema as { properties: Record<string, Record<string, unknown>> }).properties;
+    const required = (name: string) => (byName(name).inputSchema as { required?: string[] }).required ?? [];
+    expect(Object.keys(props("search")).sort()).toEqual(
+      ["accounts", "count_only", "cursor", "limit", "query", "snippets", "source", "threads"].sort(),
+    );
+    expect(props("search")["limit"]).toMatchObject({
+      type: "integer",
+      minimum: 1,
+      maximum: 200,
+      default: 25,
+    });
+    expect(props("search")["source"]).toMatchObject({ enum: ["auto", "cache", "server"], default: "auto" });
+    expect(required("search")).toEqual([]);
+    expect(props("get_message")["refs"]).toMatchObject({ minItems: 1, maxItems: 50 });
+    for (const batch of ["move", "copy", "archive", "trash", "expunge", "set_flags", "set_labels"]) {
+      expect(props(batch)["refs"], batch).toMatchObject({ type: "array", minItems: 1, maxItems: 500 });
+      expect(required(batch), batch).toContain("refs");
+    }
+    expect(required("move").sort()).toEqual(["folder", "refs"]);
+    expect(Object.keys(props("set_flags")).sort()).toEqual(["add", "refs", "remove"]);
+    expect(Object.keys(props("rename_folder")).sort()).toEqual(["account", "from", "to"]);
+    expect(Object.keys(props("delete_folder")).sort()).toEqual(["account", "force", "name"]);
+    expect(required("download_attachment").sort()).toEqual(["part", "ref"]);
+    expect(Object.keys(props("download_attachment")).sort()).toEqual(["dir", "part", "ref"]);
+    expect(Object.keys(props("save_raw_message")).sort()).toEqual(["dir", "ref"]);
+    expect(Object.keys(props("list_accounts"))).toEqual([]);
+    for (const t of tools) {
+      for (const [key, p] of Object.entries(props(t.name))) {
+        expect(typeof p["description"], `${t.name}.${key}`).toBe("string");
+      }
+    }
+  });
+
+  it("wraps untrusted output fields and never a ref", () => {
+    const result = (name: string) =>
+      (
+        byName(name).outputSchema as unknown as {
+          anyOf: Array<{ properties: Record<string, Record<string, unknown>> }>;
+        }
+      ).anyOf[0]!.properties;
+    const row = (result("search")["rows"]!["items"] as { properties: Record<string, unknown> }).properties;
+    for (const key of ["subject", "folder", "message_id", "thread_id", "snippet"]) {
+      const node = row[key] as Record<string, unknown>;
+      const wrapped =
+        isUntrustedSchema(node) || (node["anyOf"] as unknown[] | undefined)?.some(isUntrustedSchema);
+      expect(wrapped, `search rows.${key}`).toBe(true);
+    }
+    expect(row["ref"]).toMatchObject({ type: "string" });
+    expect(isUntrustedSchema(result("create_folder")["name"])).toBe(true);
+    expect(isUntrustedSchema(result("download_attachment")["path"])).toBe(true);
+    expect(isUntrustedSchema(result("download_attachment")["filename"])).toBe(true);
+    expect(result("save_raw_message")["content_type"]).toMatchObject({ const: "message/rfc822" });
+    expect(result("get_thread")["omitted_refs"]).toMatchObject({ type: "array", items: { type: "string" } });
+  });
+
+  it("declares chainmail's reasons, and its version", () => {
+    for (const reason of Object.keys(REASONS)) expect(Object.keys(chainmailReasons)).toContain(reason);
+    expect(Object.keys(chainmailReasons)).toContain("DAEMON_UNAVAILABLE");
+    const pkg = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    expect(VERSION).toBe(pkg.version);
+  });
+
+  it("matches tools_list.golden", async () => {
+    await expectToolsListGolden(conn.client, new URL("./tools_list.golden", import.meta.url));
+  });
+});

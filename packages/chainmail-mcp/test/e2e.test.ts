@@ -1,0 +1,119 @@
+/**
+ * The built bin over stdio with a real daemon: chainmail-mcp itself, and `chainmail mcp`, which loads
+ * this package with a dynamic import. Build first (npm run build here, and in packages/chainmail).
+ * CHAINMAIL_CLI may point at another build of chainmail's cli.js.
+ */
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { connectStdio } from "@mcpforge/toolkit/testing";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type MailEnv, startMailEnv } from "../../chainmail/test/support/mailenv.js";
+import { generateCorpus } from "./helpers.js";
+
+const BIN = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+const CHAINMAIL_CLI =
+  process.env["CHAINMAIL_CLI"] ?? fileURLToPath(new URL("../../chainmail/dist/cli.js", import.meta.url));
+let env: MailEnv;
+
+beforeAll(async () => {
+  env = await startMailEnv({ work: { allow_expunge: true } });
+  await env.dv.appendMessages(
+    "alice",
+    "INBOX",
+    generateCorpus({ hugeBytes: 0, threads: 1, fillers: 1 }).map((c) => ({ raw: c.raw })),
+  );
+});
+afterAll(async () => {
+  await env?.stop();
+});
+
+function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, args, { timeout: 20_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+async function session(command: string[]) {
+  const conn = await connectStdio({ command: process.execPath, args: command });
+  try {
+    const { tools } = await conn.client.listTools();
+    const names = tools.map((t) => t.name);
+    const res = (await conn.client.callTool({
+      name: "search",
+      arguments: { query: "subject:project", accounts: ["work"] },
+    })) as CallToolResult;
+    return { names, res, server: conn.client.getServerVersion() };
+  } finally {
+    await conn.close();
+  }
+}
+
+// Spawning node with the SDK takes seconds on a busy two-core machine.
+const SLOW = 90_000;
+
+describe("the bin over stdio", () => {
+  it(
+    "chainmail-mcp --home serves the tools the policy allows and answers from the daemon",
+    async () => {
+      const { names, res, server } = await session([BIN, "--home", env.dir]);
+      expect(server?.name).toBe("chainmail");
+      expect(names).toHaveLength(18);
+      expect(names).toContain("expunge");
+      expect(names).not.toContain("delete_folder");
+      expect(res.isError).toBeFalsy();
+      const sc = res.structuredContent as { count: number; rows: Array<{ subject: unknown; ref: unknown }> };
+      expect(sc.count).toBe(3);
+      expect(sc.rows[0]!.subject).toMatchObject({ untrusted: expect.stringContaining("Project thread 1") });
+      expect(typeof sc.rows[0]!.ref).toBe("string");
+      const { rows } = await env.client.readAudit({ action: "search" });
+      expect(rows.some((r) => r.client === "mcp")).toBe(true);
+    },
+    SLOW,
+  );
+
+  it(
+    "takes CHAINMAIL_HOME like --home",
+    async () => {
+      const conn = await connectStdio({
+        command: process.execPath,
+        args: [BIN],
+        env: { CHAINMAIL_HOME: env.dir },
+      });
+      try {
+        const res = (await conn.client.callTool({ name: "list_accounts", arguments: {} })) as CallToolResult;
+        expect((res.structuredContent as { accounts: unknown[] }).accounts).toHaveLength(2);
+      } finally {
+        await conn.close();
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    "chainmail --home DIR mcp runs the same server",
+    async () => {
+      const { names, res } = await session([CHAINMAIL_CLI, "--home", env.dir, "mcp"]);
+      expect(names).toHaveLength(18);
+      expect((res.structuredContent as { count: number }).count).toBe(3);
+    },
+    SLOW,
+  );
+
+  it(
+    "prints help and refuses unknown flags with exit code 2",
+    async () => {
+      const help = await run([BIN, "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain("--home DIR");
+      const bad = await run([BIN, "--nope"]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("INVALID_ARGUMENT");
+      const viaChainmail = await run([CHAINMAIL_CLI, "mcp", "--nope"]);
+      expect(viaChainmail.code).toBe(2);
+    },
+    SLOW,
+  );
+});

@@ -1,0 +1,193 @@
+import type { ImapFlow } from "imapflow";
+import { MAX_BODY_CHARS, textFromPart, textFromSource, textPart } from "./body.js";
+import { type CacheDb, stmt } from "./schema.js";
+import { getFolder, indexMessage } from "./store.js";
+
+export interface BackfillOptions {
+  /** Bytes this account may download per UTC day for bodies (default 200 MiB). */
+  dailyBudgetBytes?: number;
+  /** Most messages to fetch in this call (default 500). */
+  limit?: number;
+  /** Messages up to this size are fetched whole in one FETCH; larger ones fetch only their text part. */
+  wholeMessageMaxBytes?: number;
+  now?: () => number;
+}
+
+export interface BackfillResult {
+  fetched: number;
+  bytes: number;
+  /** True when the daily budget stopped it before the folder's bodies were all in. */
+  budgetExhausted: boolean;
+  remaining: number;
+}
+
+export const DEFAULT_DAILY_BUDGET = 200 * 1024 * 1024;
+
+export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+export function downloadedToday(db: CacheDb, account: string, now = Date.now()): number {
+  const r = stmt(db, "SELECT bytes FROM downloads WHERE account = ? AND day = ?").get(account, utcDay(now)) as
+    | { bytes: number }
+    | undefined;
+  return r?.bytes ?? 0;
+}
+
+function countDownload(db: CacheDb, account: string, bytes: number, now: number): void {
+  stmt(
+    db,
+    "INSERT INTO downloads (account, day, bytes) VALUES (?, ?, ?) ON CONFLICT (account, day) DO UPDATE SET bytes = bytes + excluded.bytes",
+  ).run(account, utcDay(now), bytes);
+}
+
+function storeBody(db: CacheDb, id: number, text: string, now: number): void {
+  db.transaction(() => {
+    stmt(
+      db,
+      "INSERT OR REPLACE INTO bodies (message_rowid, text, bytes, fetched_at) VALUES (?, ?, ?, ?)",
+    ).run(id, text, Buffer.byteLength(text), now);
+    stmt(db, "UPDATE messages SET body_state = 1 WHERE id = ?").run(id);
+    indexMessage(db, id, text);
+  })();
+}
+
+/**
+ * Fetches missing bodies of one folder, newest first, within the account's daily download budget.
+ * Each body is stored and indexed in its own transaction. Run it after syncFolder.
+ */
+export async function backfillBodies(
+  db: CacheDb,
+  client: ImapFlow,
+  account: string,
+  path: string,
+  options: BackfillOptions = {},
+): Promise<BackfillResult> {
+  const now = options.now ?? Date.now;
+  const budget = options.dailyBudgetBytes ?? DEFAULT_DAILY_BUDGET;
+  const wholeMax = options.wholeMessageMaxBytes ?? 256 * 1024;
+  const folder = getFolder(db, account, path);
+  if (!folder) return { fetched: 0, bytes: 0, budgetExhausted: false, remaining: 0 };
+  const pending = db
+    .prepare(
+      "SELECT id, uid, size FROM messages WHERE folder_id = ? AND body_state = 0 ORDER BY internal_date DESC, id DESC LIMIT ?",
+    )
+    .all(folder.id, options.limit ?? 500) as { id: number; uid: number; size: number }[];
+  const result: BackfillResult = { fetched: 0, bytes: 0, budgetExhausted: false, remaining: 0 };
+  if (pending.length) {
+    const lock = await client.getMailboxLock(path, { readOnly: true });
+    try {
+      if (String(client.mailbox ? client.mailbox.uidValidity : "") !== folder.uidvalidity)
+        throw new Error(`UIDVALIDITY of ${path} changed; sync the folder first`);
+      const left = () => budget - downloadedToday(db, account, now());
+      const small = pending.filter((p) => p.size <= wholeMax);
+      const large = pending.filter((p) => p.size > wholeMax);
+      // Whole small messages in FETCH batches that fit the remaining budget
+      for (let i = 0; i < small.length; ) {
+        const batch: typeof small = [];
+        let sum = 0;
+        const room = left();
+        while (i < small.length && batch.length < 200 && sum + (small[i] as { size: number }).size <= room) {
+          sum += (small[i] as { size: number }).size;
+          batch.push(small[i] as (typeof small)[number]);
+          i++;
+        }
+        if (batch.length === 0) {
+          result.budgetExhausted = true;
+          break;
+        }
+        const byUid = new Map(batch.map((b) => [b.uid, b]));
+        for await (const msg of client.fetch(
+          batch.map((b) => b.uid).join(","),
+          { uid: true, source: true },
+          { uid: true },
+        )) {
+          const row = byUid.get(msg.uid);
+          if (!row || !msg.source) continue;
+          countDownload(db, account, msg.source.length, now());
+          result.bytes += msg.source.length;
+          let text = "";
+          try {
+            text = await textFromSource(msg.source);
+          } catch {
+            stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(row.id);
+            continue;
+          }
+          storeBody(db, row.id, text, now());
+          result.fetched++;
+        }
+      }
+      // Large messages: only their text part, after a BODYSTRUCTURE look-up
+      for (const row of large) {
+        if (result.budgetExhausted) break;
+        const structure = await client.fetchOne(
+          String(row.uid),
+          { uid: true, bodyStructure: true },
+          { uid: true },
+        );
+        const tp = structure ? textPart(structure.bodyStructure) : null;
+        if (!tp) {
+          stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(row.id);
+          continue;
+        }
+        const maxBytes = Math.min(MAX_BODY_CHARS * 4, left());
+        if (maxBytes <= 0) {
+          result.budgetExhausted = true;
+          break;
+        }
+        const { text, bytes } = await textFromPart(client, row.uid, tp.part, tp.html, maxBytes);
+        countDownload(db, account, bytes, now());
+        result.bytes += bytes;
+        storeBody(db, row.id, text, now());
+        result.fetched++;
+      }
+    } finally {
+      lock.release();
+    }
+  }
+  result.remaining = (
+    stmt(db, "SELECT count(*) AS n FROM messages WHERE folder_id = ? AND body_state = 0").get(folder.id) as {
+      n: number;
+    }
+  ).n;
+  if (result.remaining > 0 && left0(db, account, budget, now()) <= 0) result.budgetExhausted = true;
+  return result;
+}
+
+const left0 = (db: CacheDb, account: string, budget: number, now: number) =>
+  budget - downloadedToday(db, account, now);
+
+/** Bytes the cache occupies (used pages of the main file). */
+export function cacheSizeBytes(db: CacheDb): number {
+  const pages = db.pragma("page_count", { simple: true }) as number;
+  const free = db.pragma("freelist_count", { simple: true }) as number;
+  const size = db.pragma("page_size", { simple: true }) as number;
+  return (pages - free) * size;
+}
+
+/**
+ * Keeps the cache under `maxBytes` by dropping stored body text, oldest message first. The words
+ * stay in the FTS index (body_state 2), so search still finds them; only snippets and cached
+ * reading of those bodies go. Returns the number of bodies evicted.
+ */
+export function evictBodies(db: CacheDb, maxBytes: number): number {
+  let evicted = 0;
+  for (;;) {
+    const over = cacheSizeBytes(db) - maxBytes;
+    if (over <= 0) return evicted;
+    const victims = db
+      .prepare(
+        "SELECT b.message_rowid AS id, b.bytes FROM bodies b JOIN messages m ON m.id = b.message_rowid ORDER BY m.internal_date ASC, m.id ASC LIMIT 200",
+      )
+      .all() as { id: number; bytes: number }[];
+    if (victims.length === 0) return evicted;
+    let freed = 0;
+    db.transaction(() => {
+      for (const v of victims) {
+        stmt(db, "DELETE FROM bodies WHERE message_rowid = ?").run(v.id);
+        stmt(db, "UPDATE messages SET body_state = 2 WHERE id = ?").run(v.id);
+        evicted++;
+        freed += v.bytes;
+        if (freed >= over) break;
+      }
+    })();
+  }
+}

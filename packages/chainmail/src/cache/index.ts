@@ -1,0 +1,34 @@
+export { type CacheDb, SCHEMA_VERSION, defaultCachePath, migrate, openCache } from "./schema.js";
+export { type SyncOptions, type SyncResult, syncAccount, syncFolder } from "./sync.js";
+export {
+  type BackfillOptions,
+  type BackfillResult,
+  DEFAULT_DAILY_BUDGET,
+  backfillBodies,
+  cacheSizeBytes,
+  downloadedToday,
+  evictBodies,
+} from "./backfill.js";
+export {
+  type Address,
+  type CacheRow,
+  CursorError,
+  type SearchCacheOptions,
+  type SearchCacheResult,
+  makeSnippet,
+  searchCache,
+} from "./search.js";
+export {
+  type AccountCacheState,
+  type CacheAnswerability,
+  type CacheStatus,
+  type CacheStatusOptions,
+  DEFAULT_FRESH_SECONDS,
+  DEFAULT_MAX_SIZE,
+  cacheCanAnswerQuery,
+  cacheStatus,
+  folderFresh,
+} from "./status.js";
+export { type InboxWatch, isWatched, watchInbox } from "./watch.js";
+export { type FolderRow, getFolder, threadKey } from "./store.js";
+export { htmlToPlain, textFromSource } from "./body.js";

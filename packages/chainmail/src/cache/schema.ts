@@ -1,0 +1,153 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
+
+export type CacheDb = Database.Database;
+
+/**
+ * Ordered migrations; user_version is the number applied. Never edit a released step, add one.
+ * Folder and message rows carry the account, so one cache.db serves every account.
+ */
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE folders (
+    id INTEGER PRIMARY KEY,
+    account TEXT NOT NULL,
+    path TEXT NOT NULL,
+    path_norm TEXT NOT NULL,
+    role TEXT,
+    uidvalidity TEXT,
+    uidnext INTEGER,
+    highestmodseq TEXT,
+    server_count INTEGER NOT NULL DEFAULT 0,
+    last_sync INTEGER,
+    complete INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    UNIQUE (account, path)
+  );
+  -- Narrow rows: every column a search filters or sorts on, so scans and rowid look-ups stay in
+  -- few pages; the display fields live in message_meta and are read for one page of results only
+  CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    folder_id INTEGER NOT NULL REFERENCES folders(id) ON DELETE CASCADE,
+    account TEXT NOT NULL,
+    uid INTEGER NOT NULL,
+    thread_key TEXT NOT NULL,
+    internal_date INTEGER NOT NULL,
+    seen INTEGER NOT NULL DEFAULT 0,
+    flagged INTEGER NOT NULL DEFAULT 0,
+    answered INTEGER NOT NULL DEFAULT 0,
+    draft INTEGER NOT NULL DEFAULT 0,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    size INTEGER NOT NULL DEFAULT 0,
+    has_attachment INTEGER NOT NULL DEFAULT 0,
+    -- 0 no body, 1 body stored and indexed, 2 indexed but text evicted, 3 could not be read
+    body_state INTEGER NOT NULL DEFAULT 0,
+    keywords_norm TEXT NOT NULL DEFAULT '',
+    labels_norm TEXT NOT NULL DEFAULT '',
+    filenames_norm TEXT NOT NULL DEFAULT '',
+    UNIQUE (folder_id, uid)
+  );
+  CREATE INDEX messages_newest ON messages (internal_date DESC, id DESC, folder_id, account);
+  CREATE INDEX messages_thread ON messages (account, thread_key);
+  CREATE INDEX messages_body ON messages (folder_id, body_state);
+  -- Small partial indexes for the commonest filters: counting and paging them reads only the
+  -- matching entries (the planner uses them for exactly "m.seen = 0" etc., as compileToSql writes)
+  CREATE INDEX messages_unread ON messages (internal_date DESC, id DESC, folder_id, account) WHERE seen = 0;
+  CREATE INDEX messages_flagged ON messages (internal_date DESC, id DESC, folder_id, account) WHERE flagged = 1;
+  CREATE INDEX messages_attach ON messages (internal_date DESC, id DESC, folder_id, account) WHERE has_attachment = 1;
+  CREATE INDEX messages_size ON messages (size, folder_id, account);
+  CREATE TABLE message_meta (
+    id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+    message_id TEXT,
+    in_reply_to TEXT,
+    refs TEXT NOT NULL DEFAULT '[]',
+    gm_thread_id TEXT,
+    date INTEGER,
+    from_json TEXT NOT NULL DEFAULT '[]',
+    to_json TEXT NOT NULL DEFAULT '[]',
+    cc_json TEXT NOT NULL DEFAULT '[]',
+    bcc_json TEXT NOT NULL DEFAULT '[]',
+    subject TEXT NOT NULL DEFAULT '',
+    keywords_json TEXT NOT NULL DEFAULT '[]',
+    labels_json TEXT NOT NULL DEFAULT '[]',
+    attachments_json TEXT NOT NULL DEFAULT '[]',
+    modseq TEXT
+  );
+  CREATE INDEX message_meta_msgid ON message_meta (message_id);
+  CREATE TABLE bodies (
+    message_rowid INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+    text TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    fetched_at INTEGER NOT NULL
+  );
+  CREATE VIRTUAL TABLE messages_fts USING fts5(
+    subject, from_addr, to_addr, cc_addr, bcc_addr, body,
+    content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
+  );
+  CREATE TABLE downloads (
+    account TEXT NOT NULL,
+    day TEXT NOT NULL,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (account, day)
+  );
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The default cache file: $XDG_DATA_HOME/chainmail/cache.db (or ~/.local/share/...). */
+export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {
+  const base =
+    env.XDG_DATA_HOME && path.isAbsolute(env.XDG_DATA_HOME)
+      ? env.XDG_DATA_HOME
+      : path.join(os.homedir(), ".local", "share");
+  return path.join(base, "chainmail", "cache.db");
+}
+
+/** Opens (creating when missing) and migrates the cache. `:memory:` works for tests. */
+export function openCache(file: string = defaultCachePath()): CacheDb {
+  if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const db = new Database(file);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("foreign_keys = ON");
+  db.pragma("busy_timeout = 5000");
+  // Search touches many pages of messages and the FTS index: keep them in memory
+  db.pragma("cache_size = -65536");
+  db.pragma("mmap_size = 268435456");
+  migrate(db);
+  return db;
+}
+
+export function migrate(db: CacheDb): void {
+  const current = db.pragma("user_version", { simple: true }) as number;
+  if (current > MIGRATIONS.length)
+    throw new Error(`cache.db is version ${current}, newer than this chainmail (${MIGRATIONS.length})`);
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v] as string);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}
+
+const statements = new WeakMap<CacheDb, Map<string, Database.Statement>>();
+
+/** A prepared statement, compiled once per connection (preparing costs more than most runs). */
+export function stmt(db: CacheDb, sql: string): Database.Statement {
+  let map = statements.get(db);
+  if (!map) {
+    map = new Map();
+    statements.set(db, map);
+  }
+  let s = map.get(sql);
+  if (!s) {
+    // Search SQL varies with the query's shape; keep the map from growing without bound
+    if (map.size > 500) map.clear();
+    s = db.prepare(sql);
+    map.set(sql, s);
+  }
+  return s;
+}

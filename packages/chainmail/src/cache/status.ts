@@ -1,0 +1,177 @@
+import { type QueryNode, bindQuery, folderInScope, queryNeeds } from "../query/index.js";
+import { DEFAULT_DAILY_BUDGET, cacheSizeBytes, downloadedToday } from "./backfill.js";
+import { type CacheDb, stmt } from "./schema.js";
+import type { FolderRow } from "./store.js";
+import { isWatched } from "./watch.js";
+
+/** A folder synced within this many seconds is fresh (see README "Fresh and complete"). */
+export const DEFAULT_FRESH_SECONDS = 300;
+
+export interface FreshnessOptions {
+  now?: number;
+  freshSeconds?: number;
+}
+
+export function folderFresh(
+  f: Pick<FolderRow, "account" | "path" | "last_sync" | "last_error">,
+  o: FreshnessOptions = {},
+): boolean {
+  if (isWatched(f.account, f.path)) return true;
+  const now = o.now ?? Date.now();
+  return f.last_sync !== null && now - f.last_sync <= (o.freshSeconds ?? DEFAULT_FRESH_SECONDS) * 1000;
+}
+
+interface FolderStats extends FolderRow {
+  cached: number;
+  with_body: number;
+  unreadable: number;
+}
+
+function folderStats(db: CacheDb, account: string): FolderStats[] {
+  return db
+    .prepare(
+      `SELECT f.*, count(m.id) AS cached, coalesce(sum(m.body_state IN (1, 2)), 0) AS with_body, coalesce(sum(m.body_state = 3), 0) AS unreadable
+       FROM folders f LEFT JOIN messages m ON m.folder_id = f.id WHERE f.account = ? GROUP BY f.id ORDER BY f.path`,
+    )
+    .all(account) as FolderStats[];
+}
+
+const headersComplete = (f: FolderStats) => f.complete === 1 && f.cached === f.server_count;
+/** Bodies count as complete when every cached message has one indexed (or is unreadable). */
+const bodiesComplete = (f: FolderStats) => headersComplete(f) && f.with_body + f.unreadable === f.cached;
+
+export interface CacheAnswerability {
+  /** The cache holds everything the query needs in every folder it covers. */
+  complete: boolean;
+  /** Every covered folder is fresh. */
+  fresh: boolean;
+  /** Folders that fail either rule, for `partial`. */
+  lacking: { folder: string; reason: "never_synced" | "headers" | "bodies" | "stale" }[];
+}
+
+/**
+ * Whether `searchCache` can answer this query for this account completely and freshly, which is
+ * when search's `source: auto` uses the cache. An account never synced is neither.
+ */
+export function cacheCanAnswerQuery(
+  db: CacheDb,
+  account: string,
+  ast: QueryNode,
+  o: FreshnessOptions = {},
+): CacheAnswerability {
+  const needs = queryNeeds(ast);
+  const folders = folderStats(db, account);
+  const out: CacheAnswerability = { complete: folders.length > 0, fresh: folders.length > 0, lacking: [] };
+  for (const f of folders) {
+    const info = { path: f.path, role: f.role };
+    if (!folderInScope(ast, info) || bindQuery(ast, { account, folder: info }).kind === "none") continue;
+    if (f.last_sync === null) {
+      out.complete = false;
+      out.fresh = false;
+      out.lacking.push({ folder: f.path, reason: "never_synced" });
+      continue;
+    }
+    if (!headersComplete(f)) {
+      out.complete = false;
+      out.lacking.push({ folder: f.path, reason: "headers" });
+    } else if (needs.bodies && !bodiesComplete(f)) {
+      out.complete = false;
+      out.lacking.push({ folder: f.path, reason: "bodies" });
+    }
+    if (!folderFresh(f, o)) {
+      out.fresh = false;
+      out.lacking.push({ folder: f.path, reason: "stale" });
+    }
+  }
+  return out;
+}
+
+export interface CacheStatusOptions extends FreshnessOptions {
+  accounts?: string[];
+  maxSizeBytes?: number;
+  dailyBudgetBytes?: number;
+}
+
+export type AccountCacheState = "empty" | "syncing" | "ready" | "stale" | "error";
+
+export interface CacheStatus {
+  accounts: {
+    account: string;
+    state: AccountCacheState;
+    last_sync: string | null;
+    download_today: { bytes: number; budget_bytes: number };
+    folders: {
+      name: string;
+      role: string | null;
+      messages: number;
+      headers_cached: number;
+      /** Share of the server's messages whose headers are cached, 0-1. */
+      backfill: number;
+      bodies_cached: number;
+      /** Share of cached messages with a body indexed, 0-1. */
+      body_coverage: number;
+      complete: boolean;
+      fresh: boolean;
+      watching: boolean;
+      last_sync: string | null;
+      error: string | null;
+    }[];
+  }[];
+  size_bytes: number;
+  max_size_bytes: number;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const ratio = (a: number, b: number) => (b === 0 ? 1 : Math.round((a / b) * 1000) / 1000);
+
+/** The cache_status report. Holds no message content; folder names are the caller's to wrap. */
+export function cacheStatus(db: CacheDb, o: CacheStatusOptions = {}): CacheStatus {
+  const known = (
+    stmt(db, "SELECT DISTINCT account FROM folders ORDER BY account").all() as { account: string }[]
+  ).map((r) => r.account);
+  const wanted = o.accounts?.length ? o.accounts : known;
+  const now = o.now ?? Date.now();
+  const accounts = wanted.map((account) => {
+    const folders = folderStats(db, account).map((f) => ({
+      name: f.path,
+      role: f.role,
+      messages: f.server_count,
+      headers_cached: f.cached,
+      backfill: ratio(Math.min(f.cached, f.server_count), f.server_count),
+      bodies_cached: f.with_body,
+      body_coverage: ratio(f.with_body, f.cached),
+      complete: headersComplete(f),
+      fresh: folderFresh(f, { ...o, now }),
+      watching: isWatched(account, f.path),
+      last_sync: iso(f.last_sync),
+      error: f.last_error,
+    }));
+    const lastSync = folders.reduce<string | null>(
+      (acc, f) => (f.last_sync && (!acc || f.last_sync > acc) ? f.last_sync : acc),
+      null,
+    );
+    const state: AccountCacheState =
+      folders.length === 0 || folders.every((f) => f.last_sync === null)
+        ? "empty"
+        : folders.some((f) => f.error)
+          ? "error"
+          : folders.some((f) => !f.complete)
+            ? "syncing"
+            : folders.some((f) => !f.fresh)
+              ? "stale"
+              : "ready";
+    return {
+      account,
+      state,
+      last_sync: lastSync,
+      download_today: {
+        bytes: downloadedToday(db, account, now),
+        budget_bytes: o.dailyBudgetBytes ?? DEFAULT_DAILY_BUDGET,
+      },
+      folders,
+    };
+  });
+  return { accounts, size_bytes: cacheSizeBytes(db), max_size_bytes: o.maxSizeBytes ?? DEFAULT_MAX_SIZE };
+}
+
+export const DEFAULT_MAX_SIZE = 2 * 1024 * 1024 * 1024;

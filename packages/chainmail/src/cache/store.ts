@@ -1,0 +1,283 @@
+import type { FetchMessageObject, MessageAddressObject } from "imapflow";
+import { type FolderRole, attachmentsFromStructure, listColumn } from "../query/index.js";
+import { type CacheDb, stmt } from "./schema.js";
+
+export interface FolderRow {
+  id: number;
+  account: string;
+  path: string;
+  role: FolderRole | null;
+  uidvalidity: string | null;
+  uidnext: number | null;
+  highestmodseq: string | null;
+  server_count: number;
+  last_sync: number | null;
+  complete: number;
+  last_error: string | null;
+}
+
+export function getFolder(db: CacheDb, account: string, path: string): FolderRow | undefined {
+  return stmt(db, "SELECT * FROM folders WHERE account = ? AND path = ?").get(account, path) as
+    | FolderRow
+    | undefined;
+}
+
+export function ensureFolder(db: CacheDb, account: string, path: string, role: FolderRole | null): FolderRow {
+  stmt(
+    db,
+    "INSERT INTO folders (account, path, path_norm, role) VALUES (?, ?, ?, ?) ON CONFLICT (account, path) DO UPDATE SET role = excluded.role",
+  ).run(account, path, path.toLowerCase(), role);
+  return getFolder(db, account, path) as FolderRow;
+}
+
+const addrText = (list: MessageAddressObject[] | undefined) =>
+  (list ?? []).map((a) => [a.name ?? "", a.address ?? ""].join(" ").trim()).join(" ");
+const addrJson = (list: MessageAddressObject[] | undefined) =>
+  JSON.stringify((list ?? []).map((a) => ({ name: a.name ?? "", address: a.address ?? "" })));
+
+/** Message-IDs in a References header, in order. */
+export function parseReferences(headers: Buffer | undefined): string[] {
+  if (!headers) return [];
+  const text = headers.toString("utf8").replace(/\r?\n[ \t]+/g, " ");
+  const m = /^references:(.*)$/im.exec(text);
+  return m ? ((m[1] as string).match(/<[^<>\s]+>/g) ?? []) : [];
+}
+
+/**
+ * The thread a message belongs to: Gmail's thread id when the server gives one, otherwise the
+ * root of its References chain, its In-Reply-To, or itself.
+ */
+export function threadKey(p: {
+  gmThreadId?: string | null;
+  refs: string[];
+  inReplyTo?: string | null;
+  messageId?: string | null;
+  folderId: number;
+  uid: number;
+}): string {
+  if (p.gmThreadId) return `gm:${p.gmThreadId}`;
+  const root = p.refs[0] ?? p.inReplyTo ?? p.messageId;
+  return root ? root.toLowerCase() : `uid:${p.folderId}:${p.uid}`;
+}
+
+const SYSTEM_FLAGS: Record<string, "seen" | "flagged" | "answered" | "draft" | "deleted"> = {
+  "\\seen": "seen",
+  "\\flagged": "flagged",
+  "\\answered": "answered",
+  "\\draft": "draft",
+  "\\deleted": "deleted",
+};
+
+export function splitFlags(flags: Set<string> | undefined) {
+  const out = { seen: 0, flagged: 0, answered: 0, draft: 0, deleted: 0, keywords: [] as string[] };
+  for (const f of flags ?? []) {
+    const sys = SYSTEM_FLAGS[f.toLowerCase()];
+    if (sys) out[sys] = 1;
+    else if (!f.startsWith("\\")) out.keywords.push(f);
+  }
+  return out;
+}
+
+const ftsDelete = (db: CacheDb, id: number) => stmt(db, "DELETE FROM messages_fts WHERE rowid = ?").run(id);
+
+function writeFts(
+  db: CacheDb,
+  id: number,
+  subject: string,
+  env:
+    | {
+        from?: MessageAddressObject[];
+        to?: MessageAddressObject[];
+        cc?: MessageAddressObject[];
+        bcc?: MessageAddressObject[];
+      }
+    | undefined,
+  body: string,
+): void {
+  stmt(
+    db,
+    "INSERT INTO messages_fts (rowid, subject, from_addr, to_addr, cc_addr, bcc_addr, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  ).run(id, subject, addrText(env?.from), addrText(env?.to), addrText(env?.cc), addrText(env?.bcc), body);
+}
+
+/** (Re)writes a message's FTS row from its stored columns and the given body text. */
+export function indexMessage(db: CacheDb, id: number, body: string): void {
+  const m = stmt(
+    db,
+    "SELECT subject, from_json, to_json, cc_json, bcc_json FROM message_meta WHERE id = ?",
+  ).get(id) as
+    | { subject: string; from_json: string; to_json: string; cc_json: string; bcc_json: string }
+    | undefined;
+  if (!m) return;
+  const t = (j: string) => addrText(JSON.parse(j) as MessageAddressObject[]);
+  ftsDelete(db, id);
+  stmt(
+    db,
+    "INSERT INTO messages_fts (rowid, subject, from_addr, to_addr, cc_addr, bcc_addr, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  ).run(id, m.subject, t(m.from_json), t(m.to_json), t(m.cc_json), t(m.bcc_json), body);
+}
+
+/** Inserts or replaces one fetched message (headers, flags, structure). Call inside a transaction. */
+export function upsertMessage(db: CacheDb, folder: FolderRow, msg: FetchMessageObject): number {
+  const env = msg.envelope;
+  const refs = parseReferences(msg.headers);
+  const flags = splitFlags(msg.flags);
+  const labels = [...(msg.labels ?? [])];
+  const attachments = attachmentsFromStructure(msg.bodyStructure);
+  const internal = msg.internalDate ? new Date(msg.internalDate).getTime() : Date.now();
+  const existing = stmt(db, "SELECT id, body_state FROM messages WHERE folder_id = ? AND uid = ?").get(
+    folder.id,
+    msg.uid,
+  ) as { id: number; body_state: number } | undefined;
+  const narrow = {
+    folder_id: folder.id,
+    account: folder.account,
+    uid: msg.uid,
+    thread_key: threadKey({
+      gmThreadId: msg.threadId ?? null,
+      refs,
+      inReplyTo: env?.inReplyTo,
+      messageId: env?.messageId,
+      folderId: folder.id,
+      uid: msg.uid,
+    }),
+    internal_date: Number.isFinite(internal) ? internal : Date.now(),
+    seen: flags.seen,
+    flagged: flags.flagged,
+    answered: flags.answered,
+    draft: flags.draft,
+    deleted: flags.deleted,
+    size: msg.size ?? 0,
+    has_attachment: attachments.length ? 1 : 0,
+    keywords_norm: listColumn(flags.keywords),
+    labels_norm: listColumn(labels),
+    filenames_norm: listColumn(attachments.map((a) => a.filename ?? "")),
+  };
+  const meta = {
+    message_id: env?.messageId ?? null,
+    in_reply_to: env?.inReplyTo ?? null,
+    refs: JSON.stringify(refs),
+    gm_thread_id: msg.threadId ?? null,
+    date: env?.date ? new Date(env.date).getTime() || null : null,
+    from_json: addrJson(env?.from),
+    to_json: addrJson(env?.to),
+    cc_json: addrJson(env?.cc),
+    bcc_json: addrJson(env?.bcc),
+    subject: env?.subject ?? "",
+    keywords_json: JSON.stringify(flags.keywords),
+    labels_json: JSON.stringify(labels),
+    attachments_json: JSON.stringify(attachments),
+    modseq: msg.modseq !== undefined ? String(msg.modseq) : null,
+  };
+  const setList = (o: object) =>
+    Object.keys(o)
+      .map((k) => `${k} = @${k}`)
+      .join(", ");
+  const insertSql = (table: string, o: object, withId: boolean) => {
+    const cols = [...(withId ? ["id"] : []), ...Object.keys(o)];
+    return `INSERT INTO ${table} (${cols.join(", ")}) VALUES (${cols.map((c) => `@${c}`).join(", ")})`;
+  };
+  let id: number;
+  if (existing) {
+    id = existing.id;
+    stmt(db, `UPDATE messages SET ${setList(narrow)} WHERE id = @id`).run({ ...narrow, id });
+    stmt(
+      db,
+      `INSERT OR REPLACE INTO message_meta (id, ${Object.keys(meta).join(", ")}) VALUES (@id, ${Object.keys(
+        meta,
+      )
+        .map((c) => `@${c}`)
+        .join(", ")})`,
+    ).run({ ...meta, id });
+  } else {
+    id = Number(stmt(db, insertSql("messages", narrow, false)).run(narrow).lastInsertRowid);
+    stmt(db, insertSql("message_meta", meta, true)).run({ ...meta, id });
+  }
+  if (existing) {
+    const body =
+      existing.body_state === 1
+        ? ((
+            stmt(db, "SELECT text FROM bodies WHERE message_rowid = ?").get(id) as
+              | { text: string }
+              | undefined
+          )?.text ?? "")
+        : "";
+    indexMessage(db, id, body);
+  } else {
+    writeFts(db, id, meta.subject, env, "");
+  }
+  if (existing && existing.body_state === 2)
+    stmt(db, "UPDATE messages SET body_state = 0 WHERE id = ?").run(id);
+  return id;
+}
+
+/** Updates flags (and labels when given) of a cached message; false when it is not cached. */
+export function updateFlags(
+  db: CacheDb,
+  folderId: number,
+  uid: number,
+  flagSet: Set<string> | undefined,
+  labels: Set<string> | undefined,
+  modseq: bigint | undefined,
+): boolean {
+  const f = splitFlags(flagSet);
+  const lab = labels ? [...labels] : null;
+  const row = stmt(db, "SELECT id FROM messages WHERE folder_id = ? AND uid = ?").get(folderId, uid) as
+    | { id: number }
+    | undefined;
+  if (!row) return false;
+  stmt(
+    db,
+    "UPDATE messages SET seen = ?, flagged = ?, answered = ?, draft = ?, deleted = ?, keywords_norm = ?, labels_norm = coalesce(?, labels_norm) WHERE id = ?",
+  ).run(
+    f.seen,
+    f.flagged,
+    f.answered,
+    f.draft,
+    f.deleted,
+    listColumn(f.keywords),
+    lab ? listColumn(lab) : null,
+    row.id,
+  );
+  const r = stmt(
+    db,
+    "UPDATE message_meta SET keywords_json = ?, labels_json = coalesce(?, labels_json), modseq = coalesce(?, modseq) WHERE id = ?",
+  ).run(
+    JSON.stringify(f.keywords),
+    lab ? JSON.stringify(lab) : null,
+    modseq !== undefined ? String(modseq) : null,
+    row.id,
+  );
+  return r.changes > 0;
+}
+
+/** Removes messages by UID with their FTS rows and bodies. Call inside a transaction. */
+export function removeUids(db: CacheDb, folderId: number, uids: number[]): number {
+  const find = stmt(db, "SELECT id FROM messages WHERE folder_id = ? AND uid = ?");
+  const del = stmt(db, "DELETE FROM messages WHERE id = ?");
+  let n = 0;
+  for (const uid of uids) {
+    const row = find.get(folderId, uid) as { id: number } | undefined;
+    if (!row) continue;
+    ftsDelete(db, row.id);
+    del.run(row.id);
+    n++;
+  }
+  return n;
+}
+
+/** Drops every cached message of a folder (UIDVALIDITY changed). Call inside a transaction. */
+export function clearFolder(db: CacheDb, folderId: number): void {
+  stmt(db, "DELETE FROM messages_fts WHERE rowid IN (SELECT id FROM messages WHERE folder_id = ?)").run(
+    folderId,
+  );
+  stmt(db, "DELETE FROM messages WHERE folder_id = ?").run(folderId);
+}
+
+/** Forgets a folder the server no longer has: its messages, their FTS rows and bodies. */
+export function dropFolder(db: CacheDb, folderId: number): void {
+  db.transaction(() => {
+    clearFolder(db, folderId);
+    stmt(db, "DELETE FROM folders WHERE id = ?").run(folderId);
+  })();
+}

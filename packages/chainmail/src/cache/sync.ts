@@ -1,0 +1,266 @@
+import type { ExpungeEvent, FetchMessageObject, FetchQueryObject, ImapFlow } from "imapflow";
+import { type FolderRole, roleFromSpecialUse } from "../query/index.js";
+import { uidSet as compactUids } from "../query/imap-run.js";
+import { type CacheDb, stmt } from "./schema.js";
+import {
+  type FolderRow,
+  clearFolder,
+  dropFolder,
+  ensureFolder,
+  getFolder,
+  removeUids,
+  updateFlags,
+  upsertMessage,
+} from "./store.js";
+
+export interface SyncOptions {
+  /** Messages per FETCH and per transaction (default 1000). */
+  batchSize?: number;
+  /** The folder's role when the caller knows it from LIST; looked up with LIST otherwise. */
+  role?: FolderRole | null;
+  /** Called after each committed batch, e.g. to report progress. */
+  onBatch?: (done: number, total: number) => void;
+  now?: () => number;
+}
+
+export interface SyncResult {
+  account: string;
+  folder: string;
+  added: number;
+  updated: number;
+  removed: number;
+  uidvalidityChanged: boolean;
+  /** UIDs the server reported as VANISHED (QRESYNC); 0 when the UID diff found the expunges. */
+  vanished: number;
+  /** How changes since the last sync were found. */
+  mode: "initial" | "qresync" | "condstore" | "full";
+}
+
+const HEADER_QUERY = (gmail: boolean): FetchQueryObject => ({
+  uid: true,
+  flags: true,
+  envelope: true,
+  size: true,
+  bodyStructure: true,
+  internalDate: true,
+  headers: ["references"],
+  ...(gmail ? { labels: true, threadId: true } : {}),
+});
+
+async function lookupRole(client: ImapFlow, path: string): Promise<FolderRole | null> {
+  if (path.toUpperCase() === "INBOX") return "inbox";
+  const list = await client.list();
+  const entry = list.find((l) => l.path === path);
+  return roleFromSpecialUse(entry?.specialUse, path);
+}
+
+/**
+ * Brings one folder's cache up to date with the server.
+ *
+ * Consistency: every write happens in a transaction; new messages are committed batch by batch,
+ * newest first, and the folder's UIDNEXT/HIGHESTMODSEQ and `complete` are written only by the
+ * last transaction. A sync cut off at any point leaves committed batches (each whole) and the old
+ * state, so the next sync repeats the unfinished range; writes are upserts, so repeats are harmless.
+ */
+export async function syncFolder(
+  db: CacheDb,
+  client: ImapFlow,
+  account: string,
+  path: string,
+  options: SyncOptions = {},
+): Promise<SyncResult> {
+  const batchSize = options.batchSize ?? 1000;
+  const now = options.now ?? Date.now;
+  const gmail = client.capabilities.has("X-GM-EXT-1");
+  const role = options.role !== undefined ? options.role : await lookupRole(client, path);
+  let folder = ensureFolder(db, account, path, role);
+  const result: SyncResult = {
+    account,
+    folder: path,
+    added: 0,
+    updated: 0,
+    removed: 0,
+    uidvalidityChanged: false,
+    vanished: 0,
+    mode: "initial",
+  };
+
+  const qresync =
+    client.enabled.has("QRESYNC") && folder.uidvalidity !== null && folder.highestmodseq !== null;
+  const qresyncOpts = qresync
+    ? {
+        uidValidity: BigInt(folder.uidvalidity as string),
+        changedSince: BigInt(folder.highestmodseq as string),
+      }
+    : {};
+  // A mailbox that is already selected would not be selected again by the lock, and its
+  // UIDVALIDITY/UIDNEXT/HIGHESTMODSEQ would be stale: select it anew inside the lock
+  const wasOpen = client.mailbox !== false && client.mailbox.path === path;
+  const vanished: number[] = [];
+  const onExpunge = (ev: ExpungeEvent) => {
+    if (ev.path === path && ev.vanished && ev.uid !== undefined) vanished.push(ev.uid);
+  };
+  client.on("expunge", onExpunge);
+  const lock = await client.getMailboxLock(path, { readOnly: true, ...qresyncOpts });
+  try {
+    if (wasOpen) await client.mailboxOpen(path, { readOnly: true, ...qresyncOpts });
+    const mailbox = client.mailbox;
+    if (!mailbox) throw new Error(`mailbox ${path} is not open`);
+    const uidValidity = String(mailbox.uidValidity);
+
+    if (folder.uidvalidity !== null && folder.uidvalidity !== uidValidity) {
+      result.uidvalidityChanged = true;
+      db.transaction(() => {
+        clearFolder(db, folder.id);
+        stmt(
+          db,
+          "UPDATE folders SET uidvalidity = ?, uidnext = NULL, highestmodseq = NULL, complete = 0 WHERE id = ?",
+        ).run(uidValidity, folder.id);
+      })();
+      vanished.length = 0;
+    } else if (folder.uidvalidity === null) {
+      stmt(db, "UPDATE folders SET uidvalidity = ?, complete = 0 WHERE id = ?").run(uidValidity, folder.id);
+    }
+    folder = getFolder(db, account, path) as FolderRow;
+
+    const knownNext = folder.uidnext ?? 1;
+    const serverModseq = mailbox.highestModseq;
+    const condstore = serverModseq !== undefined && !mailbox.noModseq && folder.highestmodseq !== null;
+
+    // 1. Changes to messages we already have
+    if (folder.uidnext !== null && knownNext > 1) {
+      result.mode = qresync ? "qresync" : condstore ? "condstore" : "full";
+      if (!condstore || BigInt(folder.highestmodseq as string) !== serverModseq) {
+        const changed: FetchMessageObject[] = [];
+        const q: FetchQueryObject = { uid: true, flags: true, ...(gmail ? { labels: true } : {}) };
+        const opts = condstore
+          ? { uid: true, changedSince: BigInt(folder.highestmodseq as string) }
+          : { uid: true };
+        for await (const m of client.fetch(`1:${knownNext - 1}`, q, opts)) changed.push(m);
+        db.transaction(() => {
+          for (const m of changed)
+            if (updateFlags(db, folder.id, m.uid, m.flags, m.labels, m.modseq)) result.updated++;
+        })();
+      }
+    }
+
+    // 2. New messages, newest batch first
+    const newUids =
+      mailbox.exists === 0
+        ? []
+        : ((await client.search({ uid: `${knownNext}:*` }, { uid: true })) || []).filter(
+            (u) => u >= knownNext,
+          );
+    newUids.sort((a, b) => b - a);
+    if (newUids.length) stmt(db, "UPDATE folders SET complete = 0 WHERE id = ?").run(folder.id);
+    for (let i = 0; i < newUids.length; i += batchSize) {
+      const chunk = newUids.slice(i, i + batchSize);
+      const fetched: FetchMessageObject[] = [];
+      for await (const m of client.fetch(compactUids(chunk), HEADER_QUERY(gmail), { uid: true }))
+        fetched.push(m);
+      db.transaction(() => {
+        for (const m of fetched) upsertMessage(db, folder, m);
+      })();
+      result.added += fetched.length;
+      options.onBatch?.(Math.min(i + batchSize, newUids.length), newUids.length);
+    }
+
+    // 3. Expunged messages: VANISHED (QRESYNC) or, when counts disagree, a UID diff
+    const cachedCount = () =>
+      (stmt(db, "SELECT count(*) AS n FROM messages WHERE folder_id = ?").get(folder.id) as { n: number }).n;
+    result.vanished = vanished.length;
+    if (vanished.length) {
+      db.transaction(() => {
+        result.removed += removeUids(db, folder.id, vanished);
+      })();
+    }
+    if (cachedCount() !== mailbox.exists) {
+      const onServer = new Set(
+        mailbox.exists === 0 ? [] : (await client.search({ all: true }, { uid: true })) || [],
+      );
+      const cached = (
+        stmt(db, "SELECT uid FROM messages WHERE folder_id = ?").all(folder.id) as { uid: number }[]
+      ).map((r) => r.uid);
+      const gone = cached.filter((u) => !onServer.has(u));
+      db.transaction(() => {
+        result.removed += removeUids(db, folder.id, gone);
+      })();
+      // Messages the server has below our UIDNEXT that we lack (an earlier cut-off sync): fetch them
+      const have = new Set(cached);
+      const missing = [...onServer].filter((u) => !have.has(u) && u < knownNext);
+      for (let i = 0; i < missing.length; i += batchSize) {
+        const fetched: FetchMessageObject[] = [];
+        for await (const m of client.fetch(
+          compactUids(missing.slice(i, i + batchSize)),
+          HEADER_QUERY(gmail),
+          { uid: true },
+        ))
+          fetched.push(m);
+        db.transaction(() => {
+          for (const m of fetched) upsertMessage(db, folder, m);
+        })();
+        result.added += fetched.length;
+      }
+    }
+
+    // 4. Commit the new state last
+    const complete = cachedCount() === mailbox.exists ? 1 : 0;
+    stmt(
+      db,
+      "UPDATE folders SET uidnext = ?, highestmodseq = ?, server_count = ?, last_sync = ?, complete = ?, last_error = NULL WHERE id = ?",
+    ).run(
+      mailbox.uidNext,
+      serverModseq !== undefined && !mailbox.noModseq ? String(serverModseq) : null,
+      mailbox.exists,
+      now(),
+      complete,
+      folder.id,
+    );
+    return result;
+  } catch (err) {
+    try {
+      stmt(db, "UPDATE folders SET last_error = ? WHERE id = ?").run(
+        String((err as Error).message ?? err).slice(0, 500),
+        folder.id,
+      );
+    } catch {
+      // the database itself failed; the original error matters more
+    }
+    throw err;
+  } finally {
+    client.off("expunge", onExpunge);
+    lock.release();
+  }
+}
+
+/**
+ * Syncs every selectable folder of an account (LIST), returning one result per folder, and drops
+ * cached folders the server no longer lists (deleted or renamed there).
+ */
+export async function syncAccount(
+  db: CacheDb,
+  client: ImapFlow,
+  account: string,
+  options: SyncOptions = {},
+): Promise<SyncResult[]> {
+  const out: SyncResult[] = [];
+  const listed = (await client.list()).filter(
+    (f) => !f.flags.has("\\Noselect") && !f.flags.has("\\NonExistent"),
+  );
+  const paths = new Set(listed.map((f) => f.path));
+  for (const cached of stmt(db, "SELECT id, path FROM folders WHERE account = ?").all(account) as {
+    id: number;
+    path: string;
+  }[]) {
+    if (!paths.has(cached.path)) dropFolder(db, cached.id);
+  }
+  for (const f of listed) {
+    out.push(
+      await syncFolder(db, client, account, f.path, {
+        ...options,
+        role: roleFromSpecialUse(f.specialUse, f.path),
+      }),
+    );
+  }
+  return out;
+}

@@ -1,0 +1,97 @@
+import type { ImapFlow } from "imapflow";
+import type { CacheDb } from "./schema.js";
+import { type SyncResult, syncFolder } from "./sync.js";
+
+/** Folders with a live IDLE watch in this process, as "account\u0000path". */
+const watched = new Set<string>();
+const key = (account: string, path: string) => `${account}\u0000${path}`;
+
+export const isWatched = (account: string, path: string) => watched.has(key(account, path));
+
+export interface InboxWatch {
+  /** Resolves when the watch ends (stop() or the connection closed). */
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Keeps one folder (INBOX by default) fresh over a dedicated connection: syncs it, selects it,
+ * IDLEs, and on every EXISTS/EXPUNGE/FLAGS notice syncs again (coalescing notices that arrive
+ * during a sync). While it runs the folder counts as fresh. The client must not be shared: the
+ * daemon gives each watched folder its own ImapFlow. When the connection drops, the watch ends
+ * and the folder falls back to the last-sync rule; the daemon reconnects and calls this again.
+ */
+export async function watchInbox(
+  db: CacheDb,
+  client: ImapFlow,
+  account: string,
+  options: { folder?: string; onSync?: (r: SyncResult) => void; onError?: (e: unknown) => void } = {},
+): Promise<InboxWatch> {
+  const path = options.folder ?? "INBOX";
+  let stopped = false;
+  let running = false;
+  let again = false;
+
+  const runSync = async () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      do {
+        again = false;
+        const r = await syncFolder(db, client, account, path);
+        options.onSync?.(r);
+      } while (again && !stopped);
+    } catch (e) {
+      options.onError?.(e);
+    } finally {
+      running = false;
+    }
+  };
+
+  await syncFolder(db, client, account, path).then((r) => options.onSync?.(r));
+  await client.mailboxOpen(path, { readOnly: true });
+  const onChange = (ev: { path?: string }) => {
+    if (!stopped && (ev.path === undefined || ev.path === path)) void runSync();
+  };
+  client.on("exists", onChange);
+  client.on("expunge", onChange);
+  client.on("flags", onChange);
+  watched.add(key(account, path));
+
+  const done = new Promise<void>((resolve) => {
+    const end = () => {
+      watched.delete(key(account, path));
+      client.off("exists", onChange);
+      client.off("expunge", onChange);
+      client.off("flags", onChange);
+      resolve();
+    };
+    client.once("close", end);
+    (async () => {
+      // imapflow leaves IDLE by itself to run a command (our syncs) and idle() is called again
+      while (!stopped && client.usable) {
+        try {
+          await client.idle();
+        } catch (e) {
+          if (!stopped) options.onError?.(e);
+          break;
+        }
+        if (running) await new Promise((r) => setTimeout(r, 20));
+      }
+      end();
+    })();
+  });
+
+  return {
+    done,
+    stop: async () => {
+      stopped = true;
+      watched.delete(key(account, path));
+      await client.logout().catch(() => undefined);
+      await done;
+    },
+  };
+}

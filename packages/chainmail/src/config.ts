@@ -1,0 +1,217 @@
+/**
+ * config.toml: the accounts and their policy. Validated fully at load, each problem named by its path
+ * (`accounts[1].imap.port`), so a typo fails at start rather than on first use.
+ */
+import fs from "node:fs";
+import { parse } from "smol-toml";
+import { MailError } from "./errors.js";
+import { ACCOUNT_NAME_RE } from "./secrets.js";
+
+export type TlsMode = "tls" | "starttls" | "none";
+export type Provider = "imap" | "google";
+
+export interface ServerConfig {
+  host: string;
+  port: number;
+  tls: TlsMode;
+}
+
+export interface Policy {
+  allow_expunge: boolean;
+  allow_delete_folder: boolean;
+}
+
+export interface AccountConfig {
+  name: string;
+  provider: Provider;
+  address: string;
+  username: string;
+  imap: ServerConfig;
+  smtp: ServerConfig | undefined;
+  archive_folder: string | undefined;
+  signature: string | undefined;
+  policy: Policy;
+}
+
+export interface DaemonConfig {
+  /** Characters of body text get_message returns unless `full`. */
+  body_limit: number;
+}
+
+export interface Config {
+  accounts: AccountConfig[];
+  daemon: DaemonConfig;
+}
+
+export const DEFAULT_BODY_LIMIT = 20_000;
+
+type Table = Record<string, unknown>;
+
+class Checker {
+  readonly problems: string[] = [];
+  str(t: Table, key: string, at: string, required: boolean): string | undefined {
+    const v = t[key];
+    if (v === undefined) {
+      if (required) this.problems.push(`${at}.${key} is required`);
+      return undefined;
+    }
+    if (typeof v !== "string" || v.length === 0) {
+      this.problems.push(`${at}.${key} must be a non-empty string`);
+      return undefined;
+    }
+    return v;
+  }
+  bool(t: Table, key: string, at: string): boolean {
+    const v = t[key];
+    if (v === undefined) return false;
+    if (typeof v !== "boolean") {
+      this.problems.push(`${at}.${key} must be true or false`);
+      return false;
+    }
+    return v;
+  }
+  unknown(t: Table, allowed: string[], at: string): void {
+    for (const k of Object.keys(t))
+      if (!allowed.includes(k)) this.problems.push(`${at}.${k} is not a known setting`);
+  }
+}
+
+function isTable(v: unknown): v is Table {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+
+function server(
+  c: Checker,
+  v: unknown,
+  at: string,
+  defaults: { tls: number; starttls: number },
+): ServerConfig | undefined {
+  if (!isTable(v)) {
+    c.problems.push(`${at} must be a table with host, port and tls`);
+    return undefined;
+  }
+  c.unknown(v, ["host", "port", "tls"], at);
+  const host = c.str(v, "host", at, true);
+  const tlsRaw = v["tls"] ?? "tls";
+  let tls: TlsMode = "tls";
+  if (tlsRaw === "tls" || tlsRaw === "starttls" || tlsRaw === "none") tls = tlsRaw;
+  else c.problems.push(`${at}.tls must be "tls", "starttls" or "none"`);
+  let port = tls === "tls" ? defaults.tls : defaults.starttls;
+  if (v["port"] !== undefined) {
+    const p = v["port"];
+    if (typeof p !== "number" || !Number.isInteger(p) || p < 1 || p > 65535) {
+      c.problems.push(`${at}.port must be an integer from 1 to 65535`);
+    } else port = p;
+  }
+  return host ? { host, port, tls } : undefined;
+}
+
+/** Validates parsed TOML; throws CONFIG_INVALID listing every problem. */
+export function validateConfig(doc: unknown, source = "config.toml"): Config {
+  const c = new Checker();
+  if (!isTable(doc)) throw new MailError("CONFIG_INVALID", `${source}: not a table`);
+  c.unknown(doc, ["accounts", "daemon"], "config");
+  const daemon: DaemonConfig = { body_limit: DEFAULT_BODY_LIMIT };
+  if (doc["daemon"] !== undefined) {
+    const d = doc["daemon"];
+    if (!isTable(d)) c.problems.push("daemon must be a table");
+    else {
+      c.unknown(d, ["body_limit"], "daemon");
+      const bl = d["body_limit"];
+      if (bl !== undefined) {
+        if (typeof bl !== "number" || !Number.isInteger(bl) || bl < 100 || bl > 10_000_000) {
+          c.problems.push("daemon.body_limit must be an integer from 100 to 10000000");
+        } else daemon.body_limit = bl;
+      }
+    }
+  }
+  const list = doc["accounts"] ?? [];
+  const accounts: AccountConfig[] = [];
+  if (!Array.isArray(list)) c.problems.push("accounts must be an array of tables ([[accounts]])");
+  else {
+    const seen = new Set<string>();
+    list.forEach((a: unknown, i) => {
+      const at = `accounts[${i}]`;
+      if (!isTable(a)) {
+        c.problems.push(`${at} must be a table`);
+        return;
+      }
+      c.unknown(
+        a,
+        ["name", "provider", "address", "username", "imap", "smtp", "archive_folder", "signature", "policy"],
+        at,
+      );
+      const name = c.str(a, "name", at, true);
+      if (name && !ACCOUNT_NAME_RE.test(name)) {
+        c.problems.push(`${at}.name must be 1-64 of A-Z a-z 0-9 . _ - and start with a letter or digit`);
+      }
+      if (name && seen.has(name)) c.problems.push(`${at}.name "${name}" is used by another account`);
+      if (name) seen.add(name);
+      const providerRaw = a["provider"] ?? "imap";
+      let provider: Provider = "imap";
+      if (providerRaw === "imap" || providerRaw === "google") provider = providerRaw;
+      else c.problems.push(`${at}.provider must be "imap" or "google"`);
+      const address = c.str(a, "address", at, true);
+      if (address && !/^[^@\s]+@[^@\s]+$/.test(address))
+        c.problems.push(`${at}.address must be an email address`);
+      const username = c.str(a, "username", at, false) ?? address;
+      const imap = server(c, a["imap"], `${at}.imap`, { tls: 993, starttls: 143 });
+      const smtp =
+        a["smtp"] === undefined ? undefined : server(c, a["smtp"], `${at}.smtp`, { tls: 465, starttls: 587 });
+      const archive = c.str(a, "archive_folder", at, false);
+      const signature = a["signature"];
+      if (signature !== undefined && typeof signature !== "string")
+        c.problems.push(`${at}.signature must be a string`);
+      const policy: Policy = { allow_expunge: false, allow_delete_folder: false };
+      if (a["policy"] !== undefined) {
+        const p = a["policy"];
+        if (!isTable(p)) c.problems.push(`${at}.policy must be a table`);
+        else {
+          c.unknown(p, ["allow_expunge", "allow_delete_folder"], `${at}.policy`);
+          policy.allow_expunge = c.bool(p, "allow_expunge", `${at}.policy`);
+          policy.allow_delete_folder = c.bool(p, "allow_delete_folder", `${at}.policy`);
+        }
+      }
+      if (name && address && username && imap) {
+        accounts.push({
+          name,
+          provider,
+          address,
+          username,
+          imap,
+          smtp,
+          archive_folder: archive,
+          signature: typeof signature === "string" ? signature : undefined,
+          policy,
+        });
+      }
+    });
+  }
+  if (c.problems.length > 0) {
+    throw new MailError("CONFIG_INVALID", `${source}: ${c.problems.join("; ")}`);
+  }
+  return { accounts, daemon };
+}
+
+export function parseConfig(text: string, source = "config.toml"): Config {
+  let doc: unknown;
+  try {
+    doc = parse(text);
+  } catch (err) {
+    throw new MailError("CONFIG_INVALID", `${source}: ${(err as Error).message.split("\n")[0]}`);
+  }
+  return validateConfig(doc, source);
+}
+
+/** A missing file is an empty config (no accounts), so `chainmail daemon` starts on a fresh machine. */
+export function loadConfig(file: string): Config {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT")
+      return { accounts: [], daemon: { body_limit: DEFAULT_BODY_LIMIT } };
+    throw err;
+  }
+  return parseConfig(text, file);
+}

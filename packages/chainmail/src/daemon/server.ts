@@ -1,0 +1,179 @@
+/**
+ * `chainmail daemon`: the Unix socket server. The runtime dir is 0700 and the socket 0600; a stale
+ * socket left by a crash is replaced, a live one is refused. stop() (and SIGTERM in the CLI) stops
+ * accepting, lets in-flight calls finish, logs out of IMAP and closes state.db.
+ */
+import fs from "node:fs";
+import net from "node:net";
+import { type Config, loadConfig } from "../config.js";
+import { MailError, toErrorBody } from "../errors.js";
+import { ensurePrivateDir, type Home } from "../home.js";
+import { ImapPool } from "../imap/connection.js";
+import type { ServiceContext } from "../service/context.js";
+import { StateDb } from "../store/state.js";
+import { dispatch } from "./methods.js";
+import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Request, type Response } from "./protocol.js";
+
+export interface Daemon {
+  socketPath: string;
+  stop(): Promise<void>;
+}
+
+export interface DaemonOptions {
+  home: Home;
+  /** Where unexpected errors go; never given secrets or bodies. */
+  log?: (line: string) => void;
+}
+
+async function socketIsLive(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(path);
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once("error", () => resolve(false));
+  });
+}
+
+function badRequest(id: Response["id"], message: string): Response {
+  return {
+    v: PROTOCOL_VERSION,
+    id,
+    error: { reason: "INVALID_ARGUMENT", message, hint: "Send one JSON request per line." },
+  };
+}
+
+export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  const { home } = options;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  ensurePrivateDir(home.runtimeDir);
+  if (fs.existsSync(home.socketPath)) {
+    if (await socketIsLive(home.socketPath)) {
+      throw new MailError("CONFLICT", `a daemon is already listening on ${home.socketPath}`);
+    }
+    fs.rmSync(home.socketPath, { force: true });
+  }
+  let config: Config = loadConfig(home.configFile);
+  let configMtime = fs.existsSync(home.configFile) ? fs.statSync(home.configFile).mtimeMs : 0;
+  const state = new StateDb(home.dbFile);
+  const pool = new ImapPool(home.secretsDir);
+  const ctx: ServiceContext = { config, home, pool, state };
+
+  // The policy is read from config.toml on every call that follows an edit of the file, so a user's
+  // change takes effect without a restart; an invalid edit keeps the last good config and is logged.
+  const refreshConfig = () => {
+    const m = fs.existsSync(home.configFile) ? fs.statSync(home.configFile).mtimeMs : 0;
+    if (m === configMtime) return;
+    try {
+      config = loadConfig(home.configFile);
+      configMtime = m;
+      ctx.config = config;
+      for (const a of config.accounts) pool.drop(a.name);
+    } catch (err) {
+      log(`config reload failed, keeping the previous config: ${(err as Error).message}`);
+      configMtime = m;
+    }
+  };
+
+  const inflight = new Set<Promise<unknown>>();
+  const sockets = new Set<net.Socket>();
+
+  const handle = async (line: string): Promise<Response> => {
+    let req: Partial<Request>;
+    try {
+      req = JSON.parse(line) as Partial<Request>;
+    } catch {
+      return badRequest(null, "the request is not valid JSON");
+    }
+    if (typeof req !== "object" || req === null || Array.isArray(req))
+      return badRequest(null, "the request must be a JSON object");
+    const id = typeof req.id === "string" || typeof req.id === "number" ? req.id : null;
+    if (req.v !== PROTOCOL_VERSION) {
+      return {
+        v: PROTOCOL_VERSION,
+        id,
+        error: {
+          reason: "INVALID_ARGUMENT",
+          message: `protocol version ${JSON.stringify(req.v)} is not supported; this daemon speaks v${PROTOCOL_VERSION}`,
+          hint: "Use a client of the same chainmail version as the daemon.",
+        },
+      };
+    }
+    if (typeof req.method !== "string") return badRequest(id, "method must be a string");
+    if (req.client !== "cli" && req.client !== "mcp") return badRequest(id, 'client must be "cli" or "mcp"');
+    try {
+      refreshConfig();
+      const result = await dispatch(ctx, { client: req.client }, req.method, req.params);
+      return { v: PROTOCOL_VERSION, id, result };
+    } catch (err) {
+      const body = toErrorBody(err);
+      if (body.reason === "INTERNAL")
+        log(`method ${req.method} failed: ${(err as Error)?.stack ?? String(err)}`);
+      return { v: PROTOCOL_VERSION, id, error: body };
+    }
+  };
+
+  const server = net.createServer((sock) => {
+    sockets.add(sock);
+    sock.on("close", () => sockets.delete(sock));
+    sock.on("error", () => undefined);
+    let buf = "";
+    sock.on("data", (chunk) => {
+      buf += chunk.toString("utf8");
+      if (buf.length > MAX_LINE_BYTES && !buf.includes("\n")) {
+        sock.end(
+          `${JSON.stringify(badRequest(null, `a request line is longer than ${MAX_LINE_BYTES} bytes`))}\n`,
+        );
+        buf = "";
+        return;
+      }
+      let nl = buf.indexOf("\n");
+      while (nl >= 0) {
+        const line = buf.slice(0, nl).trim();
+        buf = buf.slice(nl + 1);
+        if (line) {
+          const p = handle(line).then((res) => {
+            if (!sock.destroyed) sock.write(`${JSON.stringify(res)}\n`);
+          });
+          inflight.add(p);
+          void p.finally(() => inflight.delete(p));
+        }
+        nl = buf.indexOf("\n");
+      }
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    // The umask decides the socket's mode at bind time; tighten it so it is never world-connectable.
+    const old = process.umask(0o177);
+    server.listen(home.socketPath, () => {
+      process.umask(old);
+      resolve();
+    });
+  });
+  fs.chmodSync(home.socketPath, 0o600);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    socketPath: home.socketPath,
+    stop: () => {
+      stopping ??= (async () => {
+        // close() stops accepting at once but calls back only when every connection has ended.
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        await Promise.allSettled([...inflight]);
+        for (const s of sockets) s.end();
+        const timer = setTimeout(() => {
+          for (const s of sockets) s.destroy();
+        }, 1000);
+        await closed;
+        clearTimeout(timer);
+        await pool.closeAll();
+        state.close();
+        fs.rmSync(home.socketPath, { force: true });
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * The one list of failure reasons chainmail reports, shared by the daemon, the CLI (exit codes) and
+ * the MCP server (which passes it to the kit's `defineReasons`, so every MCP error carries the same
+ * reason). Shaped like `defineReasons` input: `{ hint, exitCode }`. INVALID_ARGUMENT and INTERNAL keep
+ * the kit's exit codes (2, 70).
+ */
+export interface ReasonSpec {
+  hint: string;
+  exitCode: number;
+}
+
+export const REASONS = {
+  INVALID_ARGUMENT: { hint: "Fix the named argument and call again.", exitCode: 2 },
+  NOT_FOUND: {
+    hint: "Check the name or ref: list_accounts, list_folders and search give valid ones.",
+    exitCode: 3,
+  },
+  POLICY_DENIED: {
+    hint: "The account's policy does not allow this. Only the user can change the policy in config.toml.",
+    exitCode: 4,
+  },
+  AUTH_REQUIRED: {
+    hint: "No password is stored for the account. The user runs `chainmail secret set ACCOUNT`.",
+    exitCode: 5,
+  },
+  AUTH_REJECTED: {
+    hint: "The mail server refused the stored credentials. The user checks them and runs `chainmail secret set ACCOUNT` again.",
+    exitCode: 6,
+  },
+  SERVER_UNAVAILABLE: {
+    hint: "The mail server could not be reached or dropped the connection. Try again later, or run test_account.",
+    exitCode: 7,
+  },
+  STALE_REF: {
+    hint: "The folder was recreated on the server (its UIDVALIDITY changed), so the ref no longer names a message. Search again for fresh refs.",
+    exitCode: 8,
+  },
+  CONFLICT: {
+    hint: "Something already exists or is in the way; pick another name or resolve it first.",
+    exitCode: 9,
+  },
+  UNSUPPORTED: { hint: "The account or its server does not support this operation.", exitCode: 10 },
+  DAEMON_UNAVAILABLE: {
+    hint: "The chainmail daemon is not running or not reachable. Start it with `chainmail daemon`.",
+    exitCode: 11,
+  },
+  CONFIG_INVALID: { hint: "Fix config.toml as the message says, then restart the daemon.", exitCode: 12 },
+  INTERNAL: {
+    hint: "An unexpected error; the daemon logged the details. Retrying may not help.",
+    exitCode: 70,
+  },
+} as const satisfies Record<string, ReasonSpec>;
+
+export type Reason = keyof typeof REASONS;
+
+export function isReason(value: unknown): value is Reason {
+  return typeof value === "string" && Object.hasOwn(REASONS, value);
+}
+
+/**
+ * The error every chainmail module throws for an expected failure. Named "ToolError" on purpose: the
+ * kit recognises any Error with that name and a `reason`, so an MCP handler can rethrow it unchanged.
+ */
+export class MailError extends Error {
+  readonly reason: Reason;
+  readonly hint: string;
+  constructor(reason: Reason, message: string, hint?: string) {
+    super(message);
+    this.name = "ToolError";
+    this.reason = reason;
+    this.hint = hint ?? REASONS[reason].hint;
+  }
+}
+
+export function isMailError(err: unknown): err is MailError {
+  return (
+    err instanceof MailError ||
+    (err instanceof Error && err.name === "ToolError" && isReason((err as MailError).reason))
+  );
+}
+
+/** The wire and MCP shape of a failure. */
+export interface ErrorBody {
+  reason: Reason;
+  message: string;
+  hint: string;
+}
+
+export function toErrorBody(err: unknown): ErrorBody {
+  if (isMailError(err)) return { reason: err.reason, message: err.message, hint: err.hint };
+  return { reason: "INTERNAL", message: "Internal error", hint: REASONS.INTERNAL.hint };
+}
+
+export function exitCodeOf(reason: string): number {
+  return isReason(reason) ? REASONS[reason].exitCode : REASONS.INTERNAL.exitCode;
+}

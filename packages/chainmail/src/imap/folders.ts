@@ -1,0 +1,193 @@
+/**
+ * Folder operations. Names travel with "/" between levels (the seed's convention) and are converted to
+ * the server's delimiter here; a name as list_folders gives it is always accepted back unchanged.
+ */
+import type { ImapFlow, ListResponse } from "imapflow";
+import { MailError } from "../errors.js";
+
+export type FolderRole = "inbox" | "sent" | "drafts" | "trash" | "junk" | "archive" | "all" | "flagged";
+
+const ROLES: Record<string, FolderRole> = {
+  "\\Inbox": "inbox",
+  "\\Sent": "sent",
+  "\\Drafts": "drafts",
+  "\\Trash": "trash",
+  "\\Junk": "junk",
+  "\\Archive": "archive",
+  "\\All": "all",
+  "\\Flagged": "flagged",
+};
+
+export interface FolderInfo {
+  /** The name other calls take ("/" between levels). */
+  name: string;
+  /** The server's path (internal; refs store it). */
+  path: string;
+  role: FolderRole | null;
+  messages: number | null;
+  unseen: number | null;
+  selectable: boolean;
+}
+
+export function roleOf(f: Pick<ListResponse, "specialUse" | "path">): FolderRole | null {
+  if (f.path.toUpperCase() === "INBOX") return "inbox";
+  return (f.specialUse && ROLES[f.specialUse]) || null;
+}
+
+export function displayName(path: string, delimiter: string | undefined): string {
+  return !delimiter || delimiter === "/" ? path : path.split(delimiter).join("/");
+}
+
+function toPath(name: string, delimiter: string | undefined): string {
+  return !delimiter || delimiter === "/" ? name : name.split("/").join(delimiter);
+}
+
+export function validateFolderName(name: string, what = "folder name"): void {
+  if (typeof name !== "string" || name.length === 0)
+    throw new MailError("INVALID_ARGUMENT", `the ${what} is empty`);
+  if (name.length > 500) throw new MailError("INVALID_ARGUMENT", `the ${what} is longer than 500 characters`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\x00-\x1f\x7f]/.test(name))
+    throw new MailError("INVALID_ARGUMENT", `the ${what} contains a control character`);
+  if (/[*%]/.test(name)) throw new MailError("INVALID_ARGUMENT", `the ${what} contains a wildcard (* or %)`);
+  if (name.startsWith("/") || name.endsWith("/") || name.includes("//")) {
+    throw new MailError("INVALID_ARGUMENT", `the ${what} ${JSON.stringify(name)} has an empty level`);
+  }
+}
+
+export async function listAll(client: ImapFlow, status: boolean): Promise<ListResponse[]> {
+  return client.list(status ? { statusQuery: { messages: true, unseen: true } } : {});
+}
+
+export function toInfo(f: ListResponse): FolderInfo {
+  const selectable = !f.flags.has("\\Noselect") && !f.flags.has("\\NonExistent");
+  return {
+    name: displayName(f.path, f.delimiter),
+    path: f.path,
+    role: roleOf(f),
+    messages: f.status?.messages ?? null,
+    unseen: f.status?.unseen ?? null,
+    selectable,
+  };
+}
+
+/** Finds a folder by the name list_folders gives (INBOX in any case). */
+export async function findFolder(client: ImapFlow, name: string): Promise<ListResponse | undefined> {
+  const all = await listAll(client, false);
+  return matchFolder(all, name);
+}
+
+export function matchFolder(all: ListResponse[], name: string): ListResponse | undefined {
+  if (name.toUpperCase() === "INBOX") return all.find((f) => f.path.toUpperCase() === "INBOX");
+  return all.find((f) => displayName(f.path, f.delimiter) === name) ?? all.find((f) => f.path === name);
+}
+
+export async function requireFolder(client: ImapFlow, name: string): Promise<ListResponse> {
+  const f = await findFolder(client, name);
+  if (!f)
+    throw new MailError(
+      "NOT_FOUND",
+      `no folder ${JSON.stringify(name)}`,
+      "list_folders gives the folder names.",
+    );
+  return f;
+}
+
+export async function findByRole(client: ImapFlow, role: FolderRole): Promise<ListResponse | undefined> {
+  const all = await listAll(client, false);
+  return all.find((f) => roleOf(f) === role);
+}
+
+function serverPathFor(client: ImapFlow, name: string): string {
+  const ns = client.namespace;
+  const delimiter = ns?.delimiter ?? "/";
+  const prefix = ns?.prefix ?? "";
+  const displayPrefix = displayName(prefix, delimiter);
+  let path = toPath(name, delimiter);
+  if (prefix && name.toUpperCase() !== "INBOX" && !name.startsWith(displayPrefix)) path = prefix + path;
+  return path;
+}
+
+/** Creates the folder and any missing parents; returns its name as list_folders will give it. */
+export async function createFolder(
+  client: ImapFlow,
+  name: string,
+): Promise<{ name: string; created: boolean }> {
+  validateFolderName(name);
+  const path = serverPathFor(client, name);
+  const delimiter = client.namespace?.delimiter ?? "/";
+  const parts = path.split(delimiter);
+  let created = false;
+  const existing = new Set((await listAll(client, false)).map((f) => f.path));
+  for (let i = 1; i <= parts.length; i++) {
+    const p = parts.slice(0, i).join(delimiter);
+    if (existing.has(p) || (i < parts.length && p + delimiter === (client.namespace?.prefix ?? ""))) continue;
+    const res = await client.mailboxCreate(p);
+    if (i === parts.length) created = res.created;
+  }
+  return { name: displayName(path, delimiter), created };
+}
+
+export async function renameFolder(client: ImapFlow, from: string, to: string): Promise<{ name: string }> {
+  validateFolderName(from, "from name");
+  validateFolderName(to, "to name");
+  const src = await requireFolder(client, from);
+  if (src.path.toUpperCase() === "INBOX") {
+    throw new MailError("INVALID_ARGUMENT", "INBOX cannot be renamed", "Move its messages instead.");
+  }
+  const all = await listAll(client, false);
+  const dest = serverPathFor(client, to);
+  if (all.some((f) => f.path === dest)) {
+    throw new MailError("CONFLICT", `a folder ${JSON.stringify(to)} already exists`);
+  }
+  // Create missing parents of the new name first, as create_folder does.
+  const delimiter = src.delimiter || "/";
+  const parts = dest.split(delimiter);
+  for (let i = 1; i < parts.length; i++) {
+    const p = parts.slice(0, i).join(delimiter);
+    if (!all.some((f) => f.path === p) && p + delimiter !== (client.namespace?.prefix ?? ""))
+      await client.mailboxCreate(p);
+  }
+  const res = await client.mailboxRename(src.path, dest);
+  return { name: displayName(res.newPath, delimiter) };
+}
+
+/** Refuses INBOX, role folders and folders with subfolders; a folder holding mail needs force. */
+export async function deleteFolder(
+  client: ImapFlow,
+  name: string,
+  force: boolean,
+): Promise<{ name: string; deleted: boolean }> {
+  validateFolderName(name);
+  const all = await listAll(client, false);
+  const f = matchFolder(all, name);
+  if (!f) return { name, deleted: false };
+  const shown = displayName(f.path, f.delimiter);
+  if (f.path.toUpperCase() === "INBOX") throw new MailError("INVALID_ARGUMENT", "INBOX cannot be deleted");
+  const role = roleOf(f);
+  if (role)
+    throw new MailError(
+      "INVALID_ARGUMENT",
+      `${JSON.stringify(shown)} is the ${role} folder and cannot be deleted`,
+    );
+  const prefix = f.path + (f.delimiter || "/");
+  if (all.some((x) => x.path.startsWith(prefix))) {
+    throw new MailError(
+      "CONFLICT",
+      `${JSON.stringify(shown)} has subfolders`,
+      "Delete or move its subfolders first.",
+    );
+  }
+  if (!force) {
+    const st = await client.status(f.path, { messages: true });
+    if (st && (st.messages ?? 0) > 0) {
+      throw new MailError(
+        "CONFLICT",
+        `${JSON.stringify(shown)} holds ${st.messages} message(s)`,
+        "Move the mail out first, or pass force to delete it with the folder.",
+      );
+    }
+  }
+  await client.mailboxDelete(f.path);
+  return { name: shown, deleted: true };
+}

@@ -1,0 +1,264 @@
+/**
+ * Reading messages: every folder is opened read-only (EXAMINE) and every body is fetched with
+ * BODY.PEEK, so reading never sets \Seen.
+ */
+import type { FetchMessageObject, ImapFlow, MessageStructureObject } from "imapflow";
+import { type AddressObject, simpleParser } from "mailparser";
+import { MailError } from "../errors.js";
+import { attachmentsFromStructure } from "../query/structure.js";
+import { encodeRef, type MessageRef, staleRef } from "../refs.js";
+import { htmlToText, shapeBody } from "./body.js";
+import { displayName } from "./folders.js";
+
+export interface Address {
+  name: string;
+  address: string;
+}
+
+export interface AttachmentInfo {
+  part: string;
+  filename: string;
+  content_type: string;
+  /** Encoded size in bytes, as the server reports it; the saved file is the decoded content. */
+  size: number;
+  inline: boolean;
+}
+
+export interface Message {
+  ref: string;
+  account: string;
+  folder: string;
+  message_id: string | null;
+  in_reply_to: string | null;
+  references: string[];
+  thread_id: string;
+  date: string | null;
+  from: Address[];
+  to: Address[];
+  cc: Address[];
+  bcc: Address[];
+  reply_to: Address[];
+  subject: string;
+  flags: string[];
+  keywords: string[];
+  labels?: string[];
+  size: number;
+  body: string;
+  body_truncated: boolean;
+  attachments: AttachmentInfo[];
+  source: "server" | "cache";
+}
+
+const SHORT_FLAGS: Record<string, string> = {
+  "\\Seen": "seen",
+  "\\Flagged": "flagged",
+  "\\Answered": "answered",
+  "\\Draft": "draft",
+  "\\Deleted": "deleted",
+};
+
+export function splitFlags(flags: Iterable<string> | undefined): { flags: string[]; keywords: string[] } {
+  const out = { flags: [] as string[], keywords: [] as string[] };
+  for (const f of flags ?? []) {
+    const short = SHORT_FLAGS[f];
+    if (short) out.flags.push(short);
+    else if (f !== "\\Recent") out.keywords.push(f);
+  }
+  out.flags.sort();
+  out.keywords.sort();
+  return out;
+}
+
+/** Opens the ref's folder read-only and checks its UIDVALIDITY. */
+export async function examine(client: ImapFlow, ref: MessageRef): Promise<void> {
+  const cur = client.mailbox;
+  if (!cur || cur.path !== ref.folder || !cur.readOnly) {
+    try {
+      await client.mailboxOpen(ref.folder, { readOnly: true });
+    } catch (err) {
+      if (client.usable)
+        throw new MailError("NOT_FOUND", `the folder ${JSON.stringify(ref.folder)} no longer exists`);
+      throw err;
+    }
+  }
+  if (Number((client.mailbox || undefined)?.uidValidity) !== ref.uidValidity) throw staleRef(ref);
+}
+
+/** Opens the ref's folder read-write (for changes) and checks its UIDVALIDITY. */
+export async function select(
+  client: ImapFlow,
+  account: string,
+  folder: string,
+  uidValidity: number,
+): Promise<void> {
+  const cur = client.mailbox;
+  if (!cur || cur.path !== folder || cur.readOnly) {
+    try {
+      await client.mailboxOpen(folder);
+    } catch (err) {
+      if (client.usable)
+        throw new MailError("NOT_FOUND", `the folder ${JSON.stringify(folder)} no longer exists`);
+      throw err;
+    }
+  }
+  if (Number((client.mailbox || undefined)?.uidValidity) !== uidValidity) {
+    throw staleRef({ account, folder, uidValidity, uid: 1 });
+  }
+}
+
+function addresses(a: AddressObject | AddressObject[] | undefined): Address[] {
+  const list = Array.isArray(a) ? a : a ? [a] : [];
+  const out: Address[] = [];
+  const walk = (v: { name?: string; address?: string; group?: unknown[] }) => {
+    if (Array.isArray(v.group)) for (const g of v.group) walk(g as typeof v);
+    else out.push({ name: v.name ?? "", address: v.address ?? "" });
+  };
+  for (const o of list) for (const v of o.value) walk(v);
+  return out;
+}
+
+/**
+ * The attachment parts, by the same rule the query module's has:attachment uses, so search and
+ * get_message agree. `size` is the part's encoded size as the server reports it.
+ */
+export function attachmentsOf(structure: MessageStructureObject | undefined): AttachmentInfo[] {
+  return attachmentsFromStructure(structure).map((a) => ({
+    part: a.part,
+    filename: a.filename ?? `part-${a.part}`,
+    content_type: a.content_type,
+    size: a.size,
+    inline: a.disposition === "inline",
+  }));
+}
+
+/** The thread key: the root of References, else In-Reply-To, else the message's own Message-ID. */
+export function threadKey(
+  messageId: string | null,
+  inReplyTo: string | null,
+  references: string[],
+  fallback: string,
+): string {
+  return references[0] ?? inReplyTo ?? messageId ?? fallback;
+}
+
+export interface ReadOptions {
+  full: boolean;
+  bodyLimit: number;
+}
+
+export async function parseFetched(
+  account: string,
+  folderPath: string,
+  uidValidity: number,
+  msg: FetchMessageObject,
+  opts: ReadOptions,
+  delimiter?: string,
+): Promise<Message> {
+  const parsed = await simpleParser(msg.source ?? Buffer.alloc(0), { skipImageLinks: true });
+  let text = parsed.text ?? "";
+  // mailparser leaves .text empty for an HTML-only body that comes with an attachment.
+  if (!text.trim() && typeof parsed.html === "string") text = htmlToText(parsed.html);
+  const { body, truncated } = shapeBody(text, opts.full, opts.bodyLimit);
+  const refsHeader = parsed.references;
+  const references = Array.isArray(refsHeader)
+    ? refsHeader
+    : refsHeader
+      ? refsHeader.split(/\s+/).filter(Boolean)
+      : [];
+  const messageId = parsed.messageId ?? null;
+  const inReplyTo = parsed.inReplyTo?.trim().split(/\s+/)[0] ?? null;
+  const ref = encodeRef({ account, folder: folderPath, uidValidity, uid: msg.uid });
+  const { flags, keywords } = splitFlags(msg.flags);
+  return {
+    ref,
+    account,
+    folder: displayName(folderPath, delimiter),
+    message_id: messageId,
+    in_reply_to: inReplyTo,
+    references,
+    thread_id: threadKey(messageId, inReplyTo, references, ref),
+    date: parsed.date ? parsed.date.toISOString() : null,
+    from: addresses(parsed.from),
+    to: addresses(parsed.to),
+    cc: addresses(parsed.cc),
+    bcc: addresses(parsed.bcc),
+    reply_to: addresses(parsed.replyTo),
+    subject: parsed.subject ?? "",
+    flags,
+    keywords,
+    ...(msg.labels ? { labels: [...msg.labels].sort() } : {}),
+    size: msg.size ?? msg.source?.length ?? 0,
+    body,
+    body_truncated: truncated,
+    attachments: attachmentsOf(msg.bodyStructure),
+    source: "server",
+  };
+}
+
+/** Fetches messages of one folder by UID; missing UIDs are absent from the map. */
+export async function fetchMessages(
+  client: ImapFlow,
+  account: string,
+  folder: string,
+  uidValidity: number,
+  uids: number[],
+  opts: ReadOptions,
+  labels: boolean,
+): Promise<Map<number, Message>> {
+  await examine(client, { account, folder, uidValidity, uid: uids[0] ?? 1 });
+  const out = new Map<number, Message>();
+  const fetched = await client.fetchAll(
+    uids,
+    {
+      uid: true,
+      flags: true,
+      size: true,
+      bodyStructure: true,
+      source: true,
+      ...(labels ? { labels: true } : {}),
+    },
+    { uid: true },
+  );
+  const delimiter = client.mailbox ? client.mailbox.delimiter : "/";
+  for (const m of fetched) {
+    if (!uids.includes(m.uid)) continue;
+    out.set(m.uid, await parseFetched(account, folder, uidValidity, m, opts, delimiter));
+  }
+  return out;
+}
+
+export async function fetchRaw(client: ImapFlow, ref: MessageRef): Promise<Buffer> {
+  await examine(client, ref);
+  const m = await client.fetchOne(String(ref.uid), { uid: true, source: true }, { uid: true });
+  if (!m || !m.source) throw new MailError("NOT_FOUND", "the message no longer exists on the server");
+  return m.source;
+}
+
+export async function fetchPart(
+  client: ImapFlow,
+  ref: MessageRef,
+  part: string,
+): Promise<{ content: Buffer; filename: string | undefined; contentType: string }> {
+  if (!/^[0-9]+(\.[0-9]+)*$/.test(part) || part.length > 64) {
+    throw new MailError(
+      "INVALID_ARGUMENT",
+      `part ${JSON.stringify(part)} is not a part number such as 2 or 1.2`,
+    );
+  }
+  await examine(client, ref);
+  const m = await client.fetchOne(String(ref.uid), { uid: true, bodyStructure: true }, { uid: true });
+  if (!m) throw new MailError("NOT_FOUND", "the message no longer exists on the server");
+  const info = attachmentsOf(m.bodyStructure).find((a) => a.part === part);
+  if (!info) {
+    throw new MailError(
+      "NOT_FOUND",
+      `the message has no attachment part ${part}`,
+      "get_message lists the attachment parts.",
+    );
+  }
+  const dl = await client.download(String(ref.uid), part, { uid: true });
+  if (!dl.content) throw new MailError("NOT_FOUND", `the message has no part ${part}`);
+  const chunks: Buffer[] = [];
+  for await (const c of dl.content) chunks.push(c as Buffer);
+  return { content: Buffer.concat(chunks), filename: info.filename, contentType: info.content_type };
+}

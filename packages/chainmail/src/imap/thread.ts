@@ -1,0 +1,113 @@
+/**
+ * A thread is every message of the account whose References or Message-ID carry the thread's root id
+ * (the first References entry, else In-Reply-To, else the message's own id). Trash and Junk are not
+ * searched; a message present in several folders appears once, preferring the ref's own folder.
+ */
+import type { ImapFlow, SearchObject } from "imapflow";
+import { MailError } from "../errors.js";
+import type { MessageRef } from "../refs.js";
+import { encodeRef } from "../refs.js";
+import { listAll, roleOf } from "./folders.js";
+import { fetchMessages, type Message, type ReadOptions } from "./messages.js";
+
+export const THREAD_MAX_MESSAGES = 50;
+
+export interface ThreadResult {
+  thread_id: string;
+  messages: Message[];
+  truncated: boolean;
+  omitted_refs: string[];
+}
+
+export async function readThread(
+  client: ImapFlow,
+  ref: MessageRef,
+  opts: ReadOptions,
+  labels: boolean,
+): Promise<ThreadResult> {
+  const first = await fetchMessages(
+    client,
+    ref.account,
+    ref.folder,
+    ref.uidValidity,
+    [ref.uid],
+    opts,
+    labels,
+  );
+  const start = first.get(ref.uid);
+  if (!start) {
+    throw new MailError("NOT_FOUND", "the message no longer exists on the server");
+  }
+  const root = start.thread_id;
+  const ids = new Set<string>([root]);
+  if (start.message_id) ids.add(start.message_id);
+  const query: SearchObject = {
+    or: [...ids].flatMap((id): SearchObject[] => [
+      { header: { "message-id": id } },
+      { header: { references: id } },
+      { header: { "in-reply-to": id } },
+    ]),
+  };
+  const folders = (await listAll(client, false)).filter(
+    (f) =>
+      !f.flags.has("\\Noselect") &&
+      !f.flags.has("\\NonExistent") &&
+      roleOf(f) !== "trash" &&
+      roleOf(f) !== "junk",
+  );
+  // The ref's own folder first, so its copy wins the de-duplication.
+  folders.sort((a, b) => Number(b.path === ref.folder) - Number(a.path === ref.folder));
+  type Hit = { folder: string; uidValidity: number; uid: number; date: number; id: string };
+  const hits: Hit[] = [];
+  const seenIds = new Set<string>();
+  for (const f of folders) {
+    const box = await client.mailboxOpen(f.path, { readOnly: true }).catch(() => undefined);
+    if (!box || !client.mailbox || client.mailbox.path !== f.path) continue;
+    const uidValidity = Number(client.mailbox.uidValidity);
+    const uids = (await client.search(query, { uid: true })) || [];
+    if (uids.length === 0) continue;
+    const env = await client.fetchAll(uids, { uid: true, envelope: true, internalDate: true }, { uid: true });
+    for (const m of env) {
+      const id = m.envelope?.messageId ?? `${f.path}/${uidValidity}/${m.uid}`;
+      if (seenIds.has(id)) continue;
+      seenIds.add(id);
+      const date = m.envelope?.date ?? m.internalDate;
+      hits.push({ folder: f.path, uidValidity, uid: m.uid, date: date ? new Date(date).getTime() : 0, id });
+    }
+  }
+  hits.sort((a, b) => a.date - b.date || a.uid - b.uid);
+  const shown = hits.slice(-THREAD_MAX_MESSAGES);
+  const omitted = hits.slice(0, Math.max(0, hits.length - THREAD_MAX_MESSAGES));
+  const messages: Message[] = [];
+  const byFolder = new Map<string, Hit[]>();
+  for (const h of shown) byFolder.set(h.folder, [...(byFolder.get(h.folder) ?? []), h]);
+  const got = new Map<string, Message>();
+  for (const [folder, list] of byFolder) {
+    const uv = list[0]!.uidValidity;
+    const map = await fetchMessages(
+      client,
+      ref.account,
+      folder,
+      uv,
+      list.map((h) => h.uid),
+      opts,
+      labels,
+    );
+    for (const h of list) {
+      const m = map.get(h.uid);
+      if (m) got.set(`${folder}\u0000${h.uid}`, m);
+    }
+  }
+  for (const h of shown) {
+    const m = got.get(`${h.folder}\u0000${h.uid}`);
+    if (m) messages.push(m);
+  }
+  return {
+    thread_id: root,
+    messages,
+    truncated: omitted.length > 0,
+    omitted_refs: omitted.map((h) =>
+      encodeRef({ account: ref.account, folder: h.folder, uidValidity: h.uidValidity, uid: h.uid }),
+    ),
+  };
+}

@@ -1,0 +1,15 @@
+export { DaemonClient, type ClientOptions } from "./client/index.js";
+export { type ErrorBody, exitCodeOf, isMailError, MailError, type Reason, REASONS } from "./errors.js";
+export { METHODS, type Method, PROTOCOL_VERSION } from "./daemon/protocol.js";
+export { type Daemon, startDaemon } from "./daemon/server.js";
+export { type Home, resolveHome } from "./home.js";
+export { type AccountConfig, type Config, loadConfig, parseConfig } from "./config.js";
+export { decodeRef, encodeRef, type MessageRef } from "./refs.js";
+export type { AccountSummary } from "./service/accounts.js";
+export type { ListFoldersResult, FolderRow } from "./service/folders.js";
+export type { BatchResult, Outcome } from "./service/organize.js";
+export type { GetMessagesResult, SavedFile } from "./service/reading.js";
+export type { SearchResult, SearchRow } from "./service/search.js";
+export type { Message, AttachmentInfo, Address } from "./imap/messages.js";
+export type { ThreadResult } from "./imap/thread.js";
+export type { AuditRow } from "./store/state.js";

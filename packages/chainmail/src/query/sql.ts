@@ -1,0 +1,201 @@
+import type { QueryNode } from "./ast.js";
+import { IN_ANYWHERE, IN_ROLE_ALIASES, ROLE_LABEL, mentionsIn } from "./analyze.js";
+import { ageCutoffMs, dayStartMs } from "./time.js";
+
+/**
+ * A WHERE clause over the cache's `messages` table aliased `m`, with positional parameters.
+ * User text only ever travels in `params`: FTS5 MATCH expressions are built by us with every
+ * user term quoted as an FTS5 string, and the whole expression is itself a bound parameter.
+ */
+export interface SqlWhere {
+  where: string;
+  params: (string | number)[];
+}
+
+/** Delimiter of the *_norm list columns, so `instr` matches whole items. */
+export const LIST_SEP = "\u001f";
+export const listItem = (v: string) => `${LIST_SEP}${v.toLowerCase()}${LIST_SEP}`;
+export const listColumn = (items: Iterable<string>) => {
+  const arr = [...items].map((v) => v.toLowerCase());
+  return arr.length ? `${LIST_SEP}${arr.join(LIST_SEP)}${LIST_SEP}` : "";
+};
+
+const FTS_COLUMN = {
+  subject: "subject",
+  from: "from_addr",
+  to: "to_addr",
+  cc: "cc_addr",
+  bcc: "bcc_addr",
+} as const;
+
+/** An FTS5 string literal: the whole term is one phrase, so FTS5 operators inside it are inert. */
+export const ftsString = (value: string) => `"${value.replace(/"/g, '""')}"`;
+
+/** Terms with no letter or digit index to nothing in unicode61; they are ignored (match all). */
+const searchable = (value: string) => /[\p{L}\p{N}]/u.test(value);
+
+function ftsLeaf(node: QueryNode): string | null {
+  if (node.kind === "text") return ftsString(node.value);
+  if (node.kind === "subject") return `${FTS_COLUMN.subject} : ${ftsString(node.value)}`;
+  if (node.kind === "address") return `${FTS_COLUMN[node.field]} : ${ftsString(node.value)}`;
+  return null;
+}
+
+/** The FTS5 expression for a subtree that only holds text terms, or null when it has others. */
+function ftsExpr(node: QueryNode): string | null {
+  switch (node.kind) {
+    case "or": {
+      const parts = node.children.map(ftsExpr);
+      return parts.every((p) => p !== null) ? `(${parts.join(" OR ")})` : null;
+    }
+    case "and": {
+      // FTS5's NOT is binary (a NOT b): negations need at least one positive term to hang on
+      const pos: string[] = [];
+      const neg: string[] = [];
+      for (const c of node.children) {
+        const e = c.kind === "not" ? ftsExpr(c.child) : ftsExpr(c);
+        if (e === null) return null;
+        (c.kind === "not" ? neg : pos).push(e);
+      }
+      if (pos.length === 0) return null;
+      return `(${pos.join(" AND ")}${neg.map((n) => ` NOT ${n}`).join("")})`;
+    }
+    default:
+      return ftsLeaf(node);
+  }
+}
+
+const inFts = "m.id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)";
+
+/** Drops text terms that cannot match a token (e.g. a lone "&"), as Gmail ignores them. */
+function dropUnsearchable(node: QueryNode): QueryNode {
+  switch (node.kind) {
+    case "and":
+    case "or": {
+      const kids = node.children.map(dropUnsearchable);
+      return { kind: node.kind, children: kids.filter((k) => k.kind !== "all" || node.kind === "or") };
+    }
+    case "not": {
+      const c = dropUnsearchable(node.child);
+      return c.kind === "all" ? { kind: "all" } : { kind: "not", child: c };
+    }
+    case "text":
+    case "subject":
+    case "address":
+      return searchable(node.value) ? node : { kind: "all" };
+    default:
+      return node;
+  }
+}
+
+export interface SqlOptions {
+  /** Leave out Trash and Junk unless the query has an in: term (default true). */
+  defaultScope?: boolean;
+  /**
+   * The ids of the Trash and Junk folders that hold messages, when the caller knows them: the
+   * scope clause then names them, or is left out when there are none (faster than a sub-select).
+   */
+  excludedFolderIds?: number[];
+}
+
+export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}): SqlWhere {
+  const params: (string | number)[] = [];
+  const node = dropUnsearchable(ast);
+
+  const compile = (n: QueryNode): string => {
+    switch (n.kind) {
+      case "all":
+        return "1";
+      case "none":
+        return "0";
+      case "not":
+        return `NOT (${compile(n.child)})`;
+      case "and":
+      case "or": {
+        if (n.children.length === 0) return n.kind === "and" ? "1" : "0";
+        const whole = ftsExpr(n);
+        if (whole !== null) {
+          params.push(whole);
+          return inFts;
+        }
+        // Merge the text-only children into one MATCH; compile the rest as SQL
+        const fts: string[] = [];
+        const rest: QueryNode[] = [];
+        for (const c of n.children) {
+          const e = c.kind === "not" ? null : ftsExpr(c);
+          if (e === null) rest.push(c);
+          else fts.push(e);
+        }
+        const parts: string[] = [];
+        if (fts.length) {
+          params.push(
+            fts.length === 1 ? (fts[0] as string) : `(${fts.join(n.kind === "and" ? " AND " : " OR ")})`,
+          );
+          parts.push(inFts);
+        }
+        for (const c of rest) parts.push(`(${compile(c)})`);
+        return parts.join(n.kind === "and" ? " AND " : " OR ");
+      }
+      case "text":
+      case "subject":
+      case "address":
+        params.push(ftsLeaf(n) as string);
+        return inFts;
+      case "in": {
+        const v = n.value.toLowerCase();
+        if (IN_ANYWHERE.has(v)) return "1";
+        const role = IN_ROLE_ALIASES[v] ?? null;
+        const roleLabel = role ? ROLE_LABEL[role] : undefined;
+        params.push(v, role ?? "", listItem(v), listItem(roleLabel ?? v));
+        return "(m.folder_id IN (SELECT id FROM folders WHERE path_norm = ? OR role = ?) OR instr(m.labels_norm, ?) > 0 OR instr(m.labels_norm, ?) > 0)";
+      }
+      case "label":
+        params.push(listItem(n.value), listItem(n.value));
+        return "(instr(m.labels_norm, ?) > 0 OR instr(m.keywords_norm, ?) > 0)";
+      case "is":
+        switch (n.flag) {
+          case "unread":
+            return "m.seen = 0";
+          case "read":
+            return "m.seen = 1";
+          case "flagged":
+            return "m.flagged = 1";
+          case "answered":
+            return "m.answered = 1";
+          case "draft":
+            return "m.draft = 1";
+        }
+        break;
+      case "has_attachment":
+        return "m.has_attachment = 1";
+      case "filename":
+        params.push(n.value.toLowerCase());
+        return "instr(m.filenames_norm, ?) > 0";
+      case "size":
+        params.push(n.bytes);
+        return n.op === "larger" ? "m.size > ?" : "m.size < ?";
+      case "date":
+        params.push(dayStartMs(n.date));
+        return n.op === "after" ? "m.internal_date >= ?" : "m.internal_date < ?";
+      case "age":
+        params.push(ageCutoffMs(now, n.amount, n.unit));
+        return n.op === "newer" ? "m.internal_date >= ?" : "m.internal_date < ?";
+      case "account":
+        params.push(n.value);
+        return "m.account = ? COLLATE NOCASE";
+    }
+    throw new Error("unreachable query node");
+  };
+
+  let where = compile(node);
+  if ((options.defaultScope ?? true) && !mentionsIn(ast)) {
+    const ids = options.excludedFolderIds;
+    if (!ids)
+      where = `(${where}) AND m.folder_id NOT IN (SELECT id FROM folders WHERE role IN ('trash', 'junk'))`;
+    else if (ids.length) {
+      where = `(${where}) AND m.folder_id NOT IN (${ids.map(() => "?").join(", ")})`;
+      params.push(...ids);
+    }
+  }
+  return { where, params };
+}

@@ -1,0 +1,42 @@
+import { type CheckResult, testImap, testSmtp } from "../imap/test-account.js";
+import { hasSecret } from "../secrets.js";
+import { type Call, type ServiceContext, accountOf, audit, audited } from "./context.js";
+
+export interface AccountSummary {
+  name: string;
+  provider: "imap" | "google";
+  address: string;
+  /** "configured" when a password is stored, else "missing" (the user runs `chainmail secret set`). */
+  auth: "configured" | "missing";
+  allow_expunge: boolean;
+  allow_delete_folder: boolean;
+}
+
+export function listAccounts(ctx: ServiceContext, call: Call): { accounts: AccountSummary[] } {
+  const accounts = ctx.config.accounts.map((a) => ({
+    name: a.name,
+    provider: a.provider,
+    address: a.address,
+    auth: hasSecret(ctx.home.secretsDir, a.name) ? ("configured" as const) : ("missing" as const),
+    allow_expunge: a.policy.allow_expunge,
+    allow_delete_folder: a.policy.allow_delete_folder,
+  }));
+  audit(ctx, call, "accounts.list", null, "allowed", `${accounts.length} account(s)`);
+  return { accounts };
+}
+
+export async function testAccount(
+  ctx: ServiceContext,
+  call: Call,
+  name: string,
+): Promise<{ account: string; imap: CheckResult; smtp: CheckResult }> {
+  return audited(ctx, call, "account.test", name, "test account", async () => {
+    const account = accountOf(ctx, name);
+    const [imap, smtp] = await Promise.all([
+      testImap(account, ctx.home.secretsDir),
+      testSmtp(account, ctx.home.secretsDir),
+    ]);
+    ctx.pool.drop(name);
+    return { account: name, imap, smtp };
+  });
+}

@@ -1,0 +1,78 @@
+/** What every daemon method works with, and the audit helper they share. */
+import type { AccountConfig, Config } from "../config.js";
+import { MailError } from "../errors.js";
+import type { Home } from "../home.js";
+import type { ImapPool } from "../imap/connection.js";
+import type { ClientKind, Decision, StateDb } from "../store/state.js";
+
+export interface ServiceContext {
+  config: Config;
+  home: Home;
+  pool: ImapPool;
+  state: StateDb;
+}
+
+export interface Call {
+  client: ClientKind;
+}
+
+export function accountOf(ctx: ServiceContext, name: string): AccountConfig {
+  const a = ctx.config.accounts.find((x) => x.name === name);
+  if (!a) {
+    throw new MailError(
+      "NOT_FOUND",
+      `no account named ${JSON.stringify(name)}`,
+      "list_accounts gives the account names.",
+    );
+  }
+  return a;
+}
+
+/** Accounts named in a list (all of them when empty); unknown names are NOT_FOUND. */
+export function accountsOf(ctx: ServiceContext, names: string[]): AccountConfig[] {
+  if (names.length === 0) return ctx.config.accounts;
+  return [...new Set(names)].map((n) => accountOf(ctx, n));
+}
+
+export function audit(
+  ctx: ServiceContext,
+  call: Call,
+  action: string,
+  account: string | null,
+  decision: Decision,
+  summary: string,
+): void {
+  ctx.state.audit({ client: call.client, action, account, decision, summary });
+}
+
+/** Runs a single-account operation and audits it: allowed on success, denied on POLICY_DENIED, else error. */
+export async function audited<T>(
+  ctx: ServiceContext,
+  call: Call,
+  action: string,
+  account: string | null,
+  summary: string,
+  fn: () => Promise<T>,
+): Promise<T> {
+  try {
+    const result = await fn();
+    audit(ctx, call, action, account, "allowed", summary);
+    return result;
+  } catch (err) {
+    const reason = (err as MailError).reason ?? "INTERNAL";
+    audit(
+      ctx,
+      call,
+      action,
+      account,
+      reason === "POLICY_DENIED" ? "denied" : "error",
+      `${summary}: ${reason}`,
+    );
+    throw err;
+  }
+}
+
+/** A short, safe rendering of a user-given name for audit summaries (no bodies, no secrets). */
+export function q(s: string): string {
+  return JSON.stringify(s.length > 80 ? `${s.slice(0, 80)}…` : s);
+}

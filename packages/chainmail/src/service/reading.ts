@@ -1,0 +1,169 @@
+import { type ErrorBody, MailError, toErrorBody } from "../errors.js";
+import { checkDir, sanitizeFilename, writeNewFile } from "../files/save.js";
+import { fetchMessages, fetchPart, fetchRaw, type Message } from "../imap/messages.js";
+import { readThread, type ThreadResult } from "../imap/thread.js";
+import { decodeRef, type MessageRef } from "../refs.js";
+import { type Call, type ServiceContext, accountOf, audit } from "./context.js";
+
+export interface GetMessagesResult {
+  messages: Message[];
+  errors: Array<{ ref: string; error: ErrorBody }>;
+  source: "server" | "cache" | "mixed";
+}
+
+function overall(messages: Message[]): "server" | "cache" | "mixed" {
+  const kinds = new Set(messages.map((m) => m.source));
+  return kinds.size > 1 ? "mixed" : kinds.has("cache") ? "cache" : "server";
+}
+
+export async function getMessages(
+  ctx: ServiceContext,
+  call: Call,
+  refs: string[],
+  full: boolean,
+): Promise<GetMessagesResult> {
+  const errors: GetMessagesResult["errors"] = [];
+  const decoded: Array<{ ref: string; r: MessageRef }> = [];
+  for (const ref of refs) {
+    try {
+      decoded.push({ ref, r: decodeRef(ref) });
+    } catch (err) {
+      errors.push({ ref, error: toErrorBody(err) });
+    }
+  }
+  const byAccount = new Map<string, Array<{ ref: string; r: MessageRef }>>();
+  for (const d of decoded) byAccount.set(d.r.account, [...(byAccount.get(d.r.account) ?? []), d]);
+  const found = new Map<string, Message>();
+  for (const [name, list] of byAccount) {
+    let ok = 0;
+    try {
+      const account = accountOf(ctx, name);
+      const byFolder = new Map<string, Array<{ ref: string; r: MessageRef }>>();
+      for (const d of list) {
+        const key = `${d.r.folder}\u0000${d.r.uidValidity}`;
+        byFolder.set(key, [...(byFolder.get(key) ?? []), d]);
+      }
+      await ctx.pool.use(account, async (client) => {
+        for (const group of byFolder.values()) {
+          const first = group[0]!.r;
+          try {
+            const got = await fetchMessages(
+              client,
+              name,
+              first.folder,
+              first.uidValidity,
+              group.map((g) => g.r.uid),
+              { full, bodyLimit: ctx.config.daemon.body_limit },
+              account.provider === "google",
+            );
+            for (const g of group) {
+              const m = got.get(g.r.uid);
+              if (m) {
+                found.set(g.ref, { ...m, ref: g.ref });
+                ok++;
+              } else
+                errors.push({
+                  ref: g.ref,
+                  error: toErrorBody(
+                    new MailError("NOT_FOUND", "the message no longer exists on the server"),
+                  ),
+                });
+            }
+          } catch (err) {
+            if (!client.usable) throw err;
+            for (const g of group) errors.push({ ref: g.ref, error: toErrorBody(err) });
+          }
+        }
+      });
+    } catch (err) {
+      for (const d of list) if (!found.has(d.ref)) errors.push({ ref: d.ref, error: toErrorBody(err) });
+    }
+    audit(ctx, call, "get", name, ok > 0 ? "allowed" : "error", `${list.length} ref(s): ${ok} read`);
+  }
+  // Keep the caller's order, and each failed ref once.
+  const messages = refs.filter((r, i) => refs.indexOf(r) === i && found.has(r)).map((r) => found.get(r)!);
+  const seen = new Set<string>();
+  const uniqueErrors = errors
+    .filter((e) => !found.has(e.ref) && !seen.has(e.ref) && seen.add(e.ref))
+    .sort((a, b) => refs.indexOf(a.ref) - refs.indexOf(b.ref));
+  if (messages.length === 0 && uniqueErrors.length > 0) {
+    const first = uniqueErrors[0]!.error;
+    throw new MailError(first.reason, first.message, first.hint);
+  }
+  return { messages, errors: uniqueErrors, source: overall(messages) };
+}
+
+export async function getThread(
+  ctx: ServiceContext,
+  call: Call,
+  ref: string,
+  full: boolean,
+): Promise<ThreadResult & { source: "server" | "cache" | "mixed" }> {
+  let account: string | null = null;
+  try {
+    const r = decodeRef(ref);
+    account = r.account;
+    const a = accountOf(ctx, r.account);
+    const res = await ctx.pool.use(a, (c) =>
+      readThread(c, r, { full, bodyLimit: ctx.config.daemon.body_limit }, a.provider === "google"),
+    );
+    audit(ctx, call, "thread", account, "allowed", `thread of ${res.messages.length} message(s)`);
+    return { ...res, source: overall(res.messages) };
+  } catch (err) {
+    audit(ctx, call, "thread", account, "error", `thread: ${toErrorBody(err).reason}`);
+    throw err;
+  }
+}
+
+export interface SavedFile {
+  path: string;
+  size: number;
+  content_type: string;
+  filename?: string;
+}
+
+export async function downloadAttachment(
+  ctx: ServiceContext,
+  call: Call,
+  ref: string,
+  part: string,
+  dir: string | undefined,
+): Promise<SavedFile & { filename: string }> {
+  let account: string | null = null;
+  try {
+    const r = decodeRef(ref);
+    account = r.account;
+    const a = accountOf(ctx, r.account);
+    const target = checkDir(dir, ctx.home.attachmentsDir);
+    const got = await ctx.pool.use(a, (c) => fetchPart(c, r, part));
+    const filename = sanitizeFilename(got.filename, `attachment-${part}`);
+    const path = writeNewFile(target, filename, got.content);
+    audit(ctx, call, "attachment", account, "allowed", `part ${part}, ${got.content.length} bytes`);
+    return { path, size: got.content.length, content_type: got.contentType, filename };
+  } catch (err) {
+    audit(ctx, call, "attachment", account, "error", `part ${part.slice(0, 20)}: ${toErrorBody(err).reason}`);
+    throw err;
+  }
+}
+
+export async function saveRaw(
+  ctx: ServiceContext,
+  call: Call,
+  ref: string,
+  dir: string | undefined,
+): Promise<SavedFile> {
+  let account: string | null = null;
+  try {
+    const r = decodeRef(ref);
+    account = r.account;
+    const a = accountOf(ctx, r.account);
+    const target = checkDir(dir, ctx.home.attachmentsDir);
+    const raw = await ctx.pool.use(a, (c) => fetchRaw(c, r));
+    const path = writeNewFile(target, "message.eml", raw);
+    audit(ctx, call, "get.raw", account, "allowed", `${raw.length} bytes`);
+    return { path, size: raw.length, content_type: "message/rfc822" };
+  } catch (err) {
+    audit(ctx, call, "get.raw", account, "error", `raw: ${toErrorBody(err).reason}`);
+    throw err;
+  }
+}

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type SyncResult, cacheStatus, isWatched, searchCache, watchInbox } from "../src/cache/index.js";
+import { parseQuery } from "../src/query/index.js";
+import { type CacheEnv, startCacheEnv } from "./support/cache-env.js";
+import { buildMessage } from "./support/corpus.js";
+
+let env: CacheEnv;
+const msg = (n: number) =>
+  buildMessage({
+    from: "Eve <eve@example.com>",
+    to: ["alice@example.com"],
+    subject: `Watched ${n}`,
+    date: new Date(),
+    messageId: `<w${n}@example.com>`,
+    text: "hi\n",
+  });
+
+beforeAll(async () => {
+  env = await startCacheEnv();
+  await env.append("INBOX", msg(1));
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+describe("watchInbox", () => {
+  it("syncs on start, stays fresh while IDLE runs, and syncs new mail as it arrives", async () => {
+    const c = await env.client();
+    const syncs: SyncResult[] = [];
+    let arrived: () => void = () => undefined;
+    const gotNew = new Promise<void>((r) => {
+      arrived = r;
+    });
+    const watch = await watchInbox(env.db, c, "acct", {
+      onSync: (r) => {
+        syncs.push(r);
+        if (r.added > 0 && syncs.length > 1) arrived();
+      },
+    });
+    expect(syncs[0]).toMatchObject({ added: 1 });
+    expect(isWatched("acct", "INBOX")).toBe(true);
+    // freshSeconds 0 would make any synced folder stale; a watched one stays fresh
+    const st = cacheStatus(env.db, { freshSeconds: 0, now: Date.now() + 60_000 });
+    expect(st.accounts[0]?.folders[0]).toMatchObject({ name: "INBOX", watching: true, fresh: true });
+
+    await env.append("INBOX", msg(2));
+    await Promise.race([
+      gotNew,
+      new Promise((_, rej) => setTimeout(() => rej(new Error("no sync after new mail")), 10_000)),
+    ]);
+    expect(searchCache(env.db, parseQuery("subject:watched")).count).toBe(2);
+
+    await watch.stop();
+    expect(isWatched("acct", "INBOX")).toBe(false);
+    const after = cacheStatus(env.db, { freshSeconds: 0, now: Date.now() + 60_000 });
+    expect(after.accounts[0]?.folders[0]).toMatchObject({ watching: false, fresh: false });
+  });
+});

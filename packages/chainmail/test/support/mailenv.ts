@@ -1,0 +1,90 @@
+/**
+ * A Dovecot with two users, a CHAINMAIL_HOME in a temp dir with config.toml and stored passwords, a
+ * daemon started in-process and a client. Tests fill the mailboxes from the corpus.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { DaemonClient } from "../../src/client/index.js";
+import { type Daemon, startDaemon } from "../../src/daemon/server.js";
+import { type Home, resolveHome } from "../../src/home.js";
+import { setSecret } from "../../src/secrets.js";
+import { type Dovecot, startDovecot } from "./dovecot.js";
+
+export interface PolicyOpts {
+  work?: { allow_expunge?: boolean; allow_delete_folder?: boolean };
+  home?: { allow_expunge?: boolean; allow_delete_folder?: boolean };
+}
+
+export interface MailEnv {
+  dv: Dovecot;
+  dir: string;
+  home: Home;
+  daemon: Daemon;
+  client: DaemonClient;
+  writeConfig(policy: PolicyOpts): void;
+  restartDaemon(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function configToml(dv: Dovecot, policy: PolicyOpts): string {
+  const acct = (name: string, user: string, p: PolicyOpts["work"] = {}) => `
+[[accounts]]
+name = "${name}"
+provider = "imap"
+address = "${user}@example.com"
+username = "${user}"
+archive_folder = "Archive"
+signature = "-- \\n${user}"
+[accounts.imap]
+host = "127.0.0.1"
+port = ${dv.port}
+tls = "none"
+[accounts.policy]
+allow_expunge = ${p.allow_expunge ?? false}
+allow_delete_folder = ${p.allow_delete_folder ?? false}
+`;
+  return `[daemon]\nbody_limit = 2000\n${acct("work", "alice", policy.work)}${acct("home", "bob", policy.home)}`;
+}
+
+export async function startMailEnv(policy: PolicyOpts = {}): Promise<MailEnv> {
+  const dv = await startDovecot({
+    users: [
+      { name: "alice", password: "alice-secret-pw" },
+      { name: "bob", password: "bob-secret-pw" },
+    ],
+  });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-home-"));
+  const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
+  const writeConfig = (p: PolicyOpts) => {
+    fs.writeFileSync(home.configFile, configToml(dv, p));
+    // mtime resolution can hide two writes in one millisecond from the daemon's reload check.
+    const t = new Date(Date.now() + Math.floor(Math.random() * 100000));
+    fs.utimesSync(home.configFile, t, t);
+  };
+  writeConfig(policy);
+  setSecret(home.secretsDir, "work", "alice-secret-pw\n");
+  setSecret(home.secretsDir, "home", "bob-secret-pw");
+  const env: MailEnv = {
+    dv,
+    dir,
+    home,
+    daemon: await startDaemon({ home, log: () => undefined }),
+    client: undefined as unknown as DaemonClient,
+    writeConfig,
+    restartDaemon: async () => {
+      env.client.close();
+      await env.daemon.stop();
+      env.daemon = await startDaemon({ home, log: () => undefined });
+      env.client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+    },
+    stop: async () => {
+      env.client.close();
+      await env.daemon.stop();
+      await dv.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  env.client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  return env;
+}

@@ -1,0 +1,168 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "../src/config.js";
+import { exitCodeOf, REASONS } from "../src/errors.js";
+import { checkDir, sanitizeFilename, writeNewFile } from "../src/files/save.js";
+import { resolveHome } from "../src/home.js";
+import { decodeRef, encodeRef } from "../src/refs.js";
+import { getSecret, setSecret } from "../src/secrets.js";
+import { StateDb } from "../src/store/state.js";
+
+const GOOD = `
+[[accounts]]
+name = "work"
+provider = "google"
+address = "me@example.com"
+archive_folder = "Archive"
+[accounts.imap]
+host = "imap.example.com"
+tls = "tls"
+[accounts.smtp]
+host = "smtp.example.com"
+tls = "starttls"
+[accounts.policy]
+allow_expunge = true
+`;
+
+describe("config", () => {
+  it("parses accounts with defaults", () => {
+    const c = parseConfig(GOOD);
+    expect(c.accounts[0]).toMatchObject({
+      name: "work",
+      provider: "google",
+      username: "me@example.com",
+      imap: { host: "imap.example.com", port: 993, tls: "tls" },
+      smtp: { port: 587, tls: "starttls" },
+      policy: { allow_expunge: true, allow_delete_folder: false },
+    });
+  });
+
+  it("names every problem by path", () => {
+    const bad = `[[accounts]]\nname = "a b"\nprovider = "aol"\naddress = "nope"\n[accounts.imap]\nport = 70000\ntls = "ssl"\n[[accounts]]\nname = "x"\naddress = "x@y"\nimap = { host = "h" }\npolicy = { allow_expunge = "yes" }\ncolour = 1\n`;
+    const err = (() => {
+      try {
+        parseConfig(bad);
+      } catch (e) {
+        return e as { reason: string; message: string };
+      }
+    })();
+    expect(err?.reason).toBe("CONFIG_INVALID");
+    for (const part of [
+      "accounts[0].name must be",
+      'accounts[0].provider must be "imap" or "google"',
+      "accounts[0].address must be an email address",
+      "accounts[0].imap.host is required",
+      "accounts[0].imap.port must be an integer",
+      "accounts[0].imap.tls must be",
+      "accounts[1].policy.allow_expunge must be true or false",
+      "accounts[1].colour is not a known setting",
+    ]) {
+      expect(err?.message).toContain(part);
+    }
+    expect(() => parseConfig("[[accounts]\n")).toThrow(/config.toml/);
+  });
+});
+
+describe("errors", () => {
+  it("has distinct exit codes and the kit's codes for INVALID_ARGUMENT and INTERNAL", () => {
+    const codes = Object.values(REASONS).map((r) => r.exitCode);
+    expect(new Set(codes).size).toBe(codes.length);
+    expect(REASONS.INVALID_ARGUMENT.exitCode).toBe(2);
+    expect(REASONS.INTERNAL.exitCode).toBe(70);
+    expect(exitCodeOf("NOPE")).toBe(70);
+  });
+});
+
+describe("refs", () => {
+  it("round-trips and refuses anything else", () => {
+    const r = { account: "work", folder: "Ünï/cødé", uidValidity: 4294967295, uid: 7 };
+    expect(decodeRef(encodeRef(r))).toEqual(r);
+    for (const bad of [
+      "",
+      "m1.",
+      "m1.!!",
+      "m2.abc",
+      `m1.${Buffer.from('["a","b",0,1]').toString("base64url")}`,
+      `m1.${Buffer.from("{}").toString("base64url")}`,
+      42,
+    ]) {
+      expect(() => decodeRef(bad)).toThrow(expect.objectContaining({ reason: "INVALID_ARGUMENT" }));
+    }
+  });
+});
+
+describe("home and secrets", () => {
+  it("puts everything under CHAINMAIL_HOME, else under XDG dirs", () => {
+    const h = resolveHome(undefined, { CHAINMAIL_HOME: "/tmp/x" });
+    expect(h.socketPath).toBe("/tmp/x/run/chainmail.sock");
+    expect(h.dbFile).toBe("/tmp/x/state/state.db");
+    const x = resolveHome(undefined, {
+      XDG_CONFIG_HOME: "/c",
+      XDG_DATA_HOME: "/d",
+      XDG_RUNTIME_DIR: "/r",
+      XDG_CACHE_HOME: "rel",
+    });
+    expect([x.configFile, x.dbFile, x.socketPath]).toEqual([
+      "/c/chainmail/config.toml",
+      "/d/chainmail/state.db",
+      "/r/chainmail/chainmail.sock",
+    ]);
+    expect(x.attachmentsDir).toBe(path.join(os.homedir(), ".cache", "chainmail", "attachments"));
+  });
+
+  it("stores secrets 0600 in a 0700 dir", () => {
+    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "cm-sec-")), "secrets");
+    setSecret(dir, "a", "pw\n");
+    expect(getSecret(dir, "a")).toBe("pw");
+    expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.join(dir, "a.secret")).mode & 0o777).toBe(0o600);
+    expect(getSecret(dir, "b")).toBeUndefined();
+    expect(() => setSecret(dir, "a", "\n")).toThrow(/empty/);
+  });
+});
+
+describe("file rules", () => {
+  it("sanitizes names", () => {
+    expect(sanitizeFilename("../../x/..")).toBe("x");
+    expect(sanitizeFilename("..hidden")).toBe("hidden");
+    expect(sanitizeFilename("a\u0000b\u202ec.txt")).toBe("abc.txt");
+    expect(sanitizeFilename("")).toBe("attachment");
+    const long = sanitizeFilename(`${"é".repeat(300)}.pdf`);
+    expect(Buffer.byteLength(long)).toBeLessThanOrEqual(200);
+    expect(long.endsWith(".pdf")).toBe(true);
+  });
+
+  it("never replaces and numbers clashes before the extension", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-files-"));
+    fs.writeFileSync(path.join(dir, "a.txt"), "keep");
+    expect(path.basename(writeNewFile(dir, "a.txt", Buffer.from("1")))).toBe("a (2).txt");
+    expect(path.basename(writeNewFile(dir, "a.txt", Buffer.from("2")))).toBe("a (3).txt");
+    expect(path.basename(writeNewFile(dir, "noext", Buffer.from("2")))).toBe("noext");
+    expect(fs.readFileSync(path.join(dir, "a.txt"), "utf8")).toBe("keep");
+    expect(fs.readdirSync(dir).filter((f) => f.endsWith(".part"))).toEqual([]);
+    fs.symlinkSync(dir, `${dir}-link`);
+    expect(() => checkDir(`${dir}-link`, dir)).toThrow(/not a directory/);
+  });
+});
+
+describe("state.db", () => {
+  it("migrates once, runs in WAL and filters the audit", () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "cm-db-")), "state.db");
+    const db = new StateDb(file);
+    expect(db.schemaVersion()).toBe(1);
+    expect(db.db.pragma("journal_mode", { simple: true })).toBe("wal");
+    db.audit({ client: "mcp", action: "move", account: "a", decision: "allowed", summary: "x" });
+    db.audit({ client: "cli", action: "trash", account: "a", decision: "error", summary: "y" });
+    expect(db.readAudit({ action: "move" }).map((r) => r.client)).toEqual(["mcp"]);
+    expect(() =>
+      db.audit({ client: "web" as "cli", action: "x", account: null, decision: "allowed", summary: "" }),
+    ).toThrow();
+    db.close();
+    const again = new StateDb(file);
+    expect(again.schemaVersion()).toBe(1);
+    expect(again.readAudit({})).toHaveLength(2);
+    again.close();
+  });
+});

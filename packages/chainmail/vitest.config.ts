@@ -1,0 +1,3 @@
+import { sharedConfig } from "@mcpforge/vitest-config";
+
+export default sharedConfig();
