@@ -66,6 +66,8 @@ export interface RunOptions {
   caller: Caller;
   /** Replaces the static-token verifier, e.g. with OAuth. */
   verifier?: TokenVerifier;
+  /** Runs when the stdio client hangs up, before the process exits (close databases, sockets). */
+  onClose?: () => void | Promise<void>;
   log?: (line: string) => void;
 }
 
@@ -79,6 +81,14 @@ export async function runServer(
   const { flags } = options;
   if (!flags.http) {
     await serveStdio(kit, options.caller);
+    // A stdio server lives as long as its client: when stdin ends, close and exit, even if a
+    // database handle or a socket would keep the event loop alive.
+    const hangUp = async () => {
+      await kit.close().catch(() => undefined);
+      await options.onClose?.();
+      process.exit(0);
+    };
+    process.stdin.once("end", () => void hangUp());
     return undefined;
   }
   let verifier = options.verifier;
