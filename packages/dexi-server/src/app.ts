@@ -1,0 +1,55 @@
+import { createEmbedder, type EmbedderConfig, resolveEmbedderConfig } from "./embed/config.js";
+import type { Embedder } from "./embed/types.js";
+import type { Viewer } from "./domain/access.js";
+import { NotesService } from "./domain/notes.js";
+import type { Identity } from "./config.js";
+import { Store } from "./store/index.js";
+
+export interface App {
+  store: Store;
+  notes: NotesService;
+  embedderConfig: EmbedderConfig;
+  close(): Promise<void>;
+}
+
+/** Opens the database and wires the notes service with the configured embedder (loaded lazily). */
+export function openApp(
+  dbPath: string,
+  options: { embedder?: Embedder; now?: () => number; log?: (l: string) => void } = {},
+): App {
+  const store = Store.open(dbPath);
+  const embedderConfig = resolveEmbedderConfig((k) => store.accounts.config(k));
+  const embedder = options.embedder ?? createEmbedder(embedderConfig);
+  const notes = new NotesService({
+    store,
+    embedder,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.log ? { log: options.log } : {}),
+  });
+  return {
+    store,
+    notes,
+    embedderConfig,
+    close: async () => {
+      await embedder.close?.();
+      store.close();
+    },
+  };
+}
+
+/** A viewer for a fixed identity; the user is created on first use. */
+export function viewerResolver(
+  app: App,
+  identity: Identity,
+  now: () => number = Date.now,
+): (scopes: readonly string[]) => Viewer {
+  let userId: number | undefined;
+  return (scopes) => {
+    userId ??= app.store.accounts.ensureUser(identity.user, now()).id;
+    const restriction = {
+      ...(identity.folder ? { folder: identity.folder } : {}),
+      ...(identity.tag ? { tag: identity.tag } : {}),
+    };
+    return { userId, scopes, ...(identity.folder || identity.tag ? { restriction } : {}) };
+  };
+}

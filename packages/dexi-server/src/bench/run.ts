@@ -1,0 +1,239 @@
+/**
+ * `npm run bench`: 100k generated notes, then the latency of the tools that matter against targets.
+ * Bulk vectors are random unit vectors written straight into the store (embedding 100k notes with USE
+ * would take an hour); every query embedding is real. Runs in a few minutes on 2 cores.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { importItems } from "../domain/importing.js";
+import { NotesService } from "../domain/notes.js";
+import { parseTags } from "../domain/tags.js";
+import { WorkerPoolEmbedder } from "../embed/pool.js";
+import { UseEmbedder } from "../embed/use.js";
+import { markdownFiles, markdownItem } from "../importers/markdown.js";
+import { createDexiServer } from "../server.js";
+import { Store } from "../store/index.js";
+
+const N = Number(process.env["DEXI_BENCH_NOTES"] ?? 100_000);
+const MD_FILES = Number(process.env["DEXI_BENCH_MD"] ?? 10_000);
+const dir = mkdtempSync(join(tmpdir(), "dexi-bench-"));
+const dbPath = join(dir, "bench.db");
+
+let seed = 12345;
+const rand = () => {
+  seed = (seed + 0x6d2b79f5) >>> 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+const WORDS = (
+  "the of and to in is that for it as with was on be by this are or at from have an but not which they you one all were we " +
+  "when there can more if out so what about up into time only new some could these two may first then do any like my now " +
+  "over such our man me even most made after also did many before must through back years where much your way well down " +
+  "should because each just those people how too little state good very make world still own see men work long get here " +
+  "between both life being under never day same another know while last might us great old year off come since against go " +
+  "came right used take three garden recipe pasta neural network learning budget travel running piano language project " +
+  "meeting invoice paper research vector search database sqlite embedding model review spanish marathon tomato basil"
+).split(" ");
+// Zipf-like: low indexes far more often, like real text.
+const word = () => WORDS[Math.floor(WORDS.length * rand() ** 2.2)]!;
+const words = (n: number) => Array.from({ length: n }, word).join(" ");
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+}
+
+async function time(n: number, fn: (i: number) => unknown | Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn(i);
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+const rows: [string, string, string, string][] = [];
+function report(name: string, xs: number[], target?: number) {
+  const p50 = pct(xs, 50);
+  rows.push([
+    name,
+    `${p50.toFixed(2)} ms`,
+    `${pct(xs, 95).toFixed(2)} ms`,
+    target === undefined ? "" : `${p50 < target ? "OK " : "MISS"} < ${target} ms`,
+  ]);
+}
+
+function randomUnit(dims: number): Float32Array {
+  const v = new Float32Array(dims);
+  let s = 0;
+  for (let i = 0; i < dims; i++) {
+    const x = rand() * 2 - 1;
+    v[i] = x;
+    s += x * x;
+  }
+  const norm = Math.sqrt(s);
+  for (let i = 0; i < dims; i++) v[i]! /= norm;
+  return v;
+}
+
+async function main() {
+  const log = (s: string) => process.stderr.write(`${s}\n`);
+  const store = Store.open(dbPath);
+  const user = store.accounts.ensureUser("bench", Date.now()).id;
+  const folders = Array.from({ length: 20 }, (_, i) => store.accounts.ensureFolder(user, `Folder ${i}`).id);
+  const use = new UseEmbedder();
+  const t0 = performance.now();
+  const now = Date.now();
+  for (let start = 0; start < N; start += 5000) {
+    store.tx(() => {
+      for (let i = start; i < Math.min(N, start + 5000); i++) {
+        const body = `${words(20 + Math.floor(rand() * 60))} #${word()} #t${i % 50} @p${i % 30}`;
+        const created = now - Math.floor(rand() * 365 * 86_400_000);
+        const id = store.notes.insert({
+          uuid: crypto.randomUUID(),
+          userId: user,
+          folderId: rand() < 0.7 ? folders[i % 20]! : null,
+          title: words(3 + Math.floor(rand() * 5)),
+          body,
+          source: (["note", "note", "note", "bookmark", "email", "feed"] as const)[i % 6]!,
+          sourceUrl: null,
+          contentKey: null,
+          createdMs: created,
+          updatedMs: created,
+          tags: parseTags(body),
+        });
+        store.vectors.put(id, use.id, randomUnit(use.dims));
+      }
+    });
+    if ((start / 5000) % 4 === 0) log(`generated ${start + 5000} notes`);
+  }
+  const genSecs = (performance.now() - t0) / 1000;
+  store.db.pragma("wal_checkpoint(TRUNCATE)");
+  const dbBytes = statSync(dbPath).size;
+
+  const notes = new NotesService({ store, embedder: use, log });
+  const kit = createDexiServer({ notes, viewerFor: (c) => ({ userId: user, scopes: c.scopes }) });
+  const caller = { scopes: ["notes:read", "notes:write"] };
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const r = await kit.callTool(name, args, caller);
+    if (r.isError) throw new Error(`${name}: ${JSON.stringify(r.structuredContent)}`);
+    return r.structuredContent as Record<string, unknown>;
+  };
+  const queries = [
+    "garden",
+    "pasta recipe",
+    "neural network",
+    "budget",
+    "vector search",
+    "marathon",
+    "time work",
+    "spanish language",
+  ];
+  await call("search_notes", { query: "warm" });
+  report(
+    "search_notes (2-word, total+page)",
+    await time(200, (i) => call("search_notes", { query: queries[i % queries.length]! })),
+    5,
+  );
+  report("list_notes (newest)", await time(200, (i) => call("list_notes", { page: 1 + (i % 5) })), 5);
+  report(
+    "list_notes (folder + tag)",
+    await time(200, (i) => call("list_notes", { folder: `folder ${i % 20}`, tag: `t${i % 50}` })),
+    5,
+  );
+  report("list_notes (period=week)", await time(100, () => call("list_notes", { period: "week" })), 5);
+  log("loading the USE model and the vector cache...");
+  const warm = performance.now();
+  await call("semantic_search", { query: "warm up" });
+  const coldMs = performance.now() - warm;
+  report(
+    "semantic_search (incl. query embedding)",
+    await time(50, (i) => call("semantic_search", { query: `${queries[i % queries.length]} ideas ${i}` })),
+    50,
+  );
+  const ids = ((await call("list_notes", { size: 50 }))["items"] as { id: string }[]).map((x) => x.id);
+  report("find_similar", await time(50, (i) => call("find_similar", { note_id: ids[i % ids.length]! })));
+  const creates = await time(30, (i) =>
+    call("create_note", { title: `bench ${i}`, text: `${words(100)} #bench` }),
+  );
+  const createsPerSec = 1000 / (creates.reduce((a, b) => a + b, 0) / creates.length);
+
+  // 10k Markdown files: parse + write (vectors deferred), then the worker pool's embedding rate.
+  const vault = join(dir, "vault");
+  for (let f = 0; f < 10; f++) mkdirSync(join(vault, `f${f}`), { recursive: true });
+  for (let i = 0; i < MD_FILES; i++) {
+    writeFileSync(
+      join(vault, `f${i % 10}`, `n${i}.md`),
+      `---\ntitle: md ${i}\ntags: [imported]\n---\n${words(80)} #md${i % 9}\n`,
+    );
+  }
+  const mdStore = Store.open(join(dir, "md.db"));
+  const mdNotes = new NotesService({ store: mdStore, embedder: use, log });
+  const mdUser = mdStore.accounts.ensureUser("bench", Date.now()).id;
+  const mdT = performance.now();
+  const items = [...markdownFiles(vault)].map((f) => markdownItem(vault, f));
+  const rep = await importItems(mdNotes, mdUser, items, { batch: 500 });
+  const mdSecs = (performance.now() - mdT) / 1000;
+  const pool = new WorkerPoolEmbedder({ provider: "use" }, 2);
+  const sample = items.slice(0, 100).map((it) => `${it.title}\n\n${it.body}`);
+  await pool.embed(sample.slice(0, 4));
+  const embT = performance.now();
+  await pool.embed(sample);
+  const embedRate = sample.length / ((performance.now() - embT) / 1000);
+  await pool.close();
+  mdStore.close();
+
+  const mcp = fileURLToPath(new URL("../mcp.js", import.meta.url));
+  const starts = await time(5, () => spawnToInitialize(mcp, dbPath));
+  store.close();
+
+  const out = (s: string) => process.stdout.write(`${s}\n`);
+  out(
+    `\ndexi benchmark: ${N.toLocaleString("en")} notes (generated in ${genSecs.toFixed(1)} s), USE lite query embeddings`,
+  );
+  out(`${"tool".padEnd(42)}${"p50".padStart(12)}${"p95".padStart(12)}   target`);
+  for (const [name, p50, p95, target] of rows)
+    out(`${name.padEnd(42)}${p50.padStart(12)}${p95.padStart(12)}   ${target}`);
+  out(
+    `first semantic_search (model load + vector cache of ${N.toLocaleString("en")})  ${coldMs.toFixed(0)} ms`,
+  );
+  out(
+    `create_note with embedding: ${createsPerSec.toFixed(1)} notes/s (p50 ${pct(creates, 50).toFixed(1)} ms)`,
+  );
+  out(
+    `Markdown import: ${rep.created.toLocaleString("en")} files parsed and written in ${mdSecs.toFixed(1)} s; worker-pool embedding (2 workers) ${embedRate.toFixed(1)} notes/s -> ~${(rep.created / embedRate / 60).toFixed(1)} min to embed them all`,
+  );
+  out(
+    `database size: ${(dbBytes / 1048576).toFixed(1)} MiB for ${N.toLocaleString("en")} notes with 512-dim vectors`,
+  );
+  out(
+    `spawn to initialize answer: p50 ${pct(starts, 50).toFixed(0)} ms  ${pct(starts, 50) < 300 ? "OK " : "MISS"} < 300 ms`,
+  );
+  rmSync(dir, { recursive: true, force: true });
+}
+
+function spawnToInitialize(bin: string, db: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, "--db", db], { stdio: ["pipe", "pipe", "ignore"] });
+    child.stdout.once("data", () => {
+      child.kill();
+      resolve();
+    });
+    child.on("error", reject);
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "0" } } })}\n`,
+    );
+  });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack}\n`);
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(1);
+});

@@ -1,0 +1,72 @@
+import { defaultDbPath } from "./store/db.js";
+
+/** The identity and grant a stdio (or static-token HTTP) connection runs with. */
+export interface Identity {
+  user: string;
+  scopes: string[];
+  folder?: string;
+  tag?: string;
+}
+
+export interface McpConfig extends Identity {
+  db: string;
+  demo: boolean;
+}
+
+export const DEFAULT_USER = "local";
+
+/** `--db`, `--user`, `--scopes`, `--folder`, `--tag`, `--demo`; env DEXI_DB, DEXI_USER, DEXI_SCOPES, DEXI_FOLDER, DEXI_TAG. */
+export function parseMcpFlags(rest: readonly string[], env: NodeJS.ProcessEnv = process.env): McpConfig {
+  const cfg: McpConfig = {
+    db: env["DEXI_DB"] || "",
+    demo: false,
+    user: env["DEXI_USER"] || DEFAULT_USER,
+    scopes: (env["DEXI_SCOPES"] || "notes:read,notes:write")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+    ...(env["DEXI_FOLDER"] ? { folder: env["DEXI_FOLDER"] } : {}),
+    ...(env["DEXI_TAG"] ? { tag: env["DEXI_TAG"] } : {}),
+  };
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    const [name, inline] =
+      arg.startsWith("--") && arg.includes("=") ? arg.split(/=(.*)/s, 2) : [arg, undefined];
+    const value = () => {
+      const v = inline ?? rest[++i];
+      if (v === undefined || v === "") throw new Error(`${name} needs a value`);
+      return v;
+    };
+    switch (name) {
+      case "--db":
+        cfg.db = value();
+        break;
+      case "--user":
+        cfg.user = value();
+        break;
+      case "--scopes":
+        cfg.scopes = value()
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean);
+        break;
+      case "--folder":
+        cfg.folder = value();
+        break;
+      case "--tag":
+        cfg.tag = value();
+        break;
+      case "--demo":
+        cfg.demo = true;
+        break;
+      default:
+        throw new Error(`unknown flag ${arg}; see --help`);
+    }
+  }
+  for (const s of cfg.scopes) {
+    if (s !== "notes:read" && s !== "notes:write")
+      throw new Error(`unknown scope "${s}": use notes:read and/or notes:write`);
+  }
+  if (!cfg.db) cfg.db = cfg.demo ? defaultDbPath().replace(/dexi\.db$/, "demo.db") : defaultDbPath();
+  return cfg;
+}

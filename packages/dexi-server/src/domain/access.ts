@@ -1,0 +1,119 @@
+/**
+ * Every access rule in one place: who sees which notes, and how a restricted connection's writes stay
+ * inside its boundary. Tools and importers never decide visibility themselves.
+ *
+ * Unrestricted: a user sees their own notes plus team-mates' notes shared with the team (read-only).
+ * Restricted to a folder, a tag, or both:
+ *  1. only the user's OWN notes inside the boundary are visible (team-shared notes are not);
+ *  2. anything outside behaves exactly like something that does not exist (same errors, same counts);
+ *  3. list_tags / list_folders count only in-boundary notes; outside folder names and tags never appear;
+ *  4. create_note files into the boundary folder (creating it when needed) and appends the tag when missing;
+ *  5. update_note may not remove the boundary tag (the error names it);
+ *  6. delete_note and the review tools act only on in-boundary notes.
+ */
+import type { Store } from "../store/index.js";
+import type { FolderRow } from "../store/accounts.js";
+import type { NoteRow, Scope } from "../store/index.js";
+import { DexiError, folderNotFound } from "./errors.js";
+import { hasTag, tagCandidates } from "./tags.js";
+
+export interface Restriction {
+  folder?: string;
+  tag?: string;
+}
+
+/** Who is asking: a user, the scopes the connection was granted, and its boundary if any. */
+export interface Viewer {
+  userId: number;
+  scopes: readonly string[];
+  restriction?: Restriction;
+}
+
+/** A restriction's tag as stored: `#x`/`@x` lower-cased; a bare word means the hashtag. */
+export function restrictionTag(tag: string): string {
+  const [first] = tagCandidates(tag);
+  return first!;
+}
+
+export function isRestricted(viewer: Viewer): boolean {
+  return !!(viewer.restriction?.folder || viewer.restriction?.tag);
+}
+
+export class Access {
+  constructor(private readonly store: Store) {}
+
+  /** The visibility scope for reads (rules 1 and 2). */
+  scope(viewer: Viewer): Scope {
+    const r = viewer.restriction;
+    if (!isRestricted(viewer)) {
+      return { userId: viewer.userId, teammates: this.store.accounts.teammates(viewer.userId) };
+    }
+    const scope: Scope = { userId: viewer.userId, teammates: [] };
+    if (r?.folder) scope.folderId = this.store.accounts.folderByName(viewer.userId, r.folder)?.id ?? null;
+    if (r?.tag) scope.tag = restrictionTag(r.tag);
+    return scope;
+  }
+
+  /** Folders the viewer may name (rule 3): exactly the ones list_folders shows. */
+  visibleFolders(viewer: Viewer): {
+    folders: { id: number; name: string; note_count: number }[];
+    unfiled: number;
+  } {
+    const scope = this.scope(viewer);
+    const counts = this.store.notes.folderCounts(scope);
+    if (!isRestricted(viewer)) return counts;
+    if (scope.folderId !== undefined) {
+      return { folders: counts.folders.filter((f) => f.id === scope.folderId), unfiled: counts.unfiled };
+    }
+    return { folders: counts.folders.filter((f) => f.note_count > 0), unfiled: counts.unfiled };
+  }
+
+  /** A folder named in list_notes: case-insensitive, or `Folder not found: X` when not visible. */
+  resolveFolder(viewer: Viewer, name: string): number | "unfiled" {
+    if (name.trim().toLowerCase() === "unfiled") return "unfiled";
+    const found = this.store.accounts.folderByName(viewer.userId, name);
+    if (!found) throw folderNotFound(name);
+    if (isRestricted(viewer) && !this.visibleFolders(viewer).folders.some((f) => f.id === found.id)) {
+      throw folderNotFound(name);
+    }
+    return found.id;
+  }
+
+  /** The note a write may touch: visible (else `Note not found`) and the viewer's own (else read-only). */
+  writable(viewer: Viewer, note: NoteRow | undefined): NoteRow {
+    if (!note) throw new DexiError("NOT_FOUND", "Note not found");
+    if (note.user_id !== viewer.userId) {
+      throw new DexiError(
+        "READ_ONLY",
+        `Note is read-only: it belongs to ${note.owner_name} and is shared with your team`,
+      );
+    }
+    return note;
+  }
+
+  /** Where a new note goes and what its text becomes (rule 4). */
+  placeNew(viewer: Viewer, text: string, createFolder: boolean): { folder: FolderRow | null; text: string } {
+    const r = viewer.restriction;
+    const folder =
+      r?.folder && createFolder ? this.store.accounts.ensureFolder(viewer.userId, r.folder) : null;
+    let out = text;
+    if (r?.tag) {
+      const tag = restrictionTag(r.tag);
+      if (!hasTag(out, tag)) out = out === "" ? tag : `${out}${/\s$/.test(out) ? "" : " "}${tag}`;
+    }
+    return { folder, text: out };
+  }
+
+  /** Refuses a new body that drops the boundary tag (rule 5). */
+  checkUpdate(viewer: Viewer, newText: string): void {
+    const r = viewer.restriction;
+    if (!r?.tag) return;
+    const tag = restrictionTag(r.tag);
+    if (!hasTag(newText, tag)) {
+      throw new DexiError(
+        "RESTRICTED_TAG",
+        `This connection is restricted to notes tagged ${tag}; the new text would remove ${tag} from the note`,
+      );
+    }
+  }
+}

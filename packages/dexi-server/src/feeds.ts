@@ -1,0 +1,41 @@
+import type { Embedder } from "./embed/types.js";
+import { type ImportReport, importItems } from "./domain/importing.js";
+import type { NotesService } from "./domain/notes.js";
+import { parseFeed } from "./importers/feed.js";
+
+export interface PollResult {
+  url: string;
+  title: string | null;
+  report?: ImportReport;
+  error?: string;
+}
+
+/** Fetches every feed of a user once and imports the articles not seen before. */
+export async function pollFeeds(
+  notes: NotesService,
+  userId: number,
+  options: { embedder?: Embedder; timeoutMs?: number; now?: () => number } = {},
+): Promise<PollResult[]> {
+  const out: PollResult[] = [];
+  for (const feed of notes.store.records.feeds(userId)) {
+    try {
+      const res = await fetch(feed.url, {
+        headers: {
+          accept: "application/rss+xml, application/atom+xml, application/xml;q=0.9, */*;q=0.5",
+          "user-agent": "dexi/0.1",
+        },
+        signal: AbortSignal.timeout(options.timeoutMs ?? 20_000),
+      });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const parsed = parseFeed(await res.text(), feed.id);
+      const report = await importItems(notes, userId, parsed.items, {
+        ...(options.embedder ? { embedder: options.embedder } : {}),
+      });
+      notes.store.records.markPolled(feed.id, parsed.title, (options.now ?? Date.now)());
+      out.push({ url: feed.url, title: parsed.title, report });
+    } catch (err) {
+      out.push({ url: feed.url, title: feed.title, error: (err as Error).message });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,40 @@
+import type Database from "better-sqlite3";
+import { Accounts } from "./accounts.js";
+import { openDatabase } from "./db.js";
+import { NoteStore } from "./notes.js";
+import { Records } from "./records.js";
+import { VectorStore } from "./vectors.js";
+
+export type { UserRow, UserSettings } from "./accounts.js";
+export { defaultDbPath } from "./db.js";
+export type { Card, ListFilter, NewNote, NoteRow, Source } from "./notes.js";
+export { SNIPPET_CHARS } from "./notes.js";
+export type { Scope } from "./scope.js";
+
+/** The embedded SQLite store. Everything SQL-specific stays under src/store. */
+export class Store {
+  readonly accounts: Accounts;
+  readonly notes: NoteStore;
+  readonly vectors: VectorStore;
+  readonly records: Records;
+
+  constructor(readonly db: Database.Database) {
+    this.accounts = new Accounts(db);
+    this.notes = new NoteStore(db);
+    this.vectors = new VectorStore(db);
+    this.records = new Records(db);
+  }
+
+  static open(path: string): Store {
+    return new Store(openDatabase(path));
+  }
+
+  /** Runs `fn` in one IMMEDIATE transaction: all of it is written, or none. */
+  tx<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

@@ -1,0 +1,75 @@
+import { toolFactory, ToolError } from "@mcpforge/toolkit";
+import { z } from "zod";
+import type { Viewer } from "../domain/access.js";
+import { DexiError } from "../domain/errors.js";
+import type { NotesService } from "../domain/notes.js";
+
+export interface DexiContext {
+  notes: NotesService;
+  viewer: Viewer;
+}
+
+export const tool = toolFactory<DexiContext>();
+
+export const READ = "notes:read";
+export const WRITE = "notes:write";
+
+/** Runs a domain call, turning its expected failures into the kit's error shape (same reason, same message). */
+export async function run<T>(fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof DexiError) throw new ToolError(err.reason, err.message);
+    throw err;
+  }
+}
+
+const SOURCES = ["note", "bookmark", "email", "feed"] as const;
+
+const itemBase = {
+  id: z.string().describe("The note's UUID."),
+  title: z.string().describe("The note's title (may be empty)."),
+  tags: z.array(z.string()).describe("Tags parsed from the text: #hashtags and @mentions, lower-case."),
+  source: z.enum(SOURCES).describe("Where the note came from."),
+  source_url: z
+    .string()
+    .nullable()
+    .describe("The original URL, for bookmarks and feed articles; otherwise null."),
+  created: z.string().describe("When the note was created (ISO 8601, UTC)."),
+  updated: z.string().describe("When the note last changed (ISO 8601, UTC)."),
+  folder: z.string().optional().describe("Folder name; only on your own notes that are filed."),
+  shared: z
+    .literal(true)
+    .optional()
+    .describe("Present only on a team-mate's note shared with your team (read-only)."),
+  owner: z.string().optional().describe("Who owns a shared note; present together with shared."),
+};
+
+export const NoteItem = z.object({
+  ...itemBase,
+  snippet: z.string().describe("The first 300 characters of the body, with … when cut."),
+  similarity: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe("0-1 closeness in meaning; only from semantic_search and find_similar."),
+});
+
+export const NoteFull = {
+  ...itemBase,
+  text: z.string().describe("The full plain-text body."),
+};
+
+const sentence = (what: string) => (what.endsWith(".") ? what : `${what}.`);
+export const noteId = (what = "The note's UUID, from search or list results") =>
+  z.uuid().describe(sentence(what));
+export const size = (max: number, def: number, what: string) =>
+  z.number().int().min(1).max(max).default(def).describe(sentence(what));
+export const page = () => z.number().int().min(1).default(1).describe("Page number, from 1.");
+
+export const READ_ONLY = { readOnly: true, destructive: false, idempotent: true, openWorld: false } as const;
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}

@@ -1,0 +1,60 @@
+import { z } from "zod";
+import type { Grade } from "../domain/sm2.js";
+import { noteId, plural, READ, READ_ONLY, run, size, tool, WRITE } from "./common.js";
+
+export const reviewTools = [
+  tool({
+    name: "get_due_reviews",
+    title: "Get due reviews",
+    group: "Review",
+    scope: READ,
+    description:
+      "Review cards that are due: notes carrying one of the user's review deck tags, scheduled by SM-2. Quiz the user on the title or topic before showing the body, then record how it went with grade_review. is_new marks cards never graded.",
+    input: { limit: size(50, 10, "How many cards to return, 1-50") },
+    output: {
+      items: z.array(
+        z.object({
+          id: z.string(),
+          title: z.string(),
+          text: z.string(),
+          due_at: z.string(),
+          interval_days: z.number(),
+          repetitions: z.number().int(),
+          is_new: z.boolean(),
+        }),
+      ),
+      due_count: z.number().int(),
+    },
+    annotations: READ_ONLY,
+    summary: (r) => `${plural(r.due_count, "card")} due`,
+    handler: (i, { ctx }) => run(() => ctx.notes.dueReviews(ctx.viewer, i.limit)),
+  }),
+  tool({
+    name: "grade_review",
+    title: "Grade a review",
+    group: "Review",
+    scope: WRITE,
+    description:
+      'Records how well the user recalled a card and schedules its next review: 1 = Again (forgotten; back in about 10 minutes), 2 = Hard, 3 = Good, 4 = Easy. A note that is not in review gives "Note is not in review". Needs the notes:write scope.',
+    input: {
+      note_id: noteId("The UUID of a card from get_due_reviews"),
+      grade: z
+        .number()
+        .int()
+        .min(1)
+        .max(4)
+        .describe("1=Again (forgot, back in ~10 min), 2=Hard, 3=Good, 4=Easy."),
+    },
+    output: {
+      id: z.string(),
+      grade: z.number().int(),
+      due_at: z.string(),
+      interval_days: z.number(),
+      ease_factor: z.number(),
+      repetitions: z.number().int(),
+    },
+    annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+    summary: (r) => `Next review ${r.due_at}`,
+    handler: (i, { ctx }) => run(() => ctx.notes.grade(ctx.viewer, i.note_id, i.grade as Grade)),
+  }),
+];

@@ -1,0 +1,304 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { main } from "../src/cli/main.js";
+import { Store } from "../src/store/index.js";
+
+// Bulk embedding runs in worker threads (dist/embed/worker.js: build first) with the instant hash model.
+process.env["DEXI_EMBEDDINGS"] = "hash";
+const FIX = fileURLToPath(new URL("./fixtures/", import.meta.url));
+let dir: string;
+let db: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "dexi-cli-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+beforeEach(() => {
+  db = join(dir, `t${n++}.db`);
+});
+
+async function dexi(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const code = await main(
+    ["--db", db, ...argv],
+    (s) => {
+      out += s;
+    },
+    (s) => {
+      err += s;
+    },
+  );
+  return { code, out, err };
+}
+
+function withStore<T>(fn: (s: Store) => T): T {
+  const s = Store.open(db);
+  try {
+    return fn(s);
+  } finally {
+    s.close();
+  }
+}
+
+type Row = {
+  title: string;
+  body: string;
+  source: string;
+  source_url: string | null;
+  folder: string | null;
+  created_ms: number;
+  tags: string | null;
+};
+const rows = () =>
+  withStore(
+    (s) =>
+      s.db
+        .prepare(
+          `SELECT n.title, n.body, n.source, n.source_url, f.name AS folder, n.created_ms,
+           (SELECT group_concat(tag, ' ') FROM (SELECT tag FROM note_tags t WHERE t.note_id = n.id ORDER BY pos)) AS tags
+           FROM notes n LEFT JOIN folders f ON f.id = n.folder_id ORDER BY n.title`,
+        )
+        .all() as Row[],
+  );
+
+describe("dexi import", () => {
+  it("imports an Obsidian vault: front matter, folders from paths, tags; twice creates nothing new", async () => {
+    const r = await dexi("import", join(FIX, "vault"));
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^markdown: 4 created, 0 already imported/);
+    expect(r.err).toContain("imported 4/4");
+    const all = rows();
+    expect(all.map((x) => [x.title, x.folder])).toEqual([
+      ["2025-11-04", "Journal"],
+      ["Alpha kickoff meeting", "Projects/Alpha"],
+      ["Welcome", null],
+      ["broken-front-matter", "Journal"],
+    ]);
+    const kickoff = all.find((x) => x.title === "Alpha kickoff meeting")!;
+    expect(kickoff.tags).toBe("@maria #planning #alpha");
+    expect(kickoff.created_ms).toBe(Date.parse("2025-11-03T09:30:00Z"));
+    expect(all.find((x) => x.title === "2025-11-04")!.tags).toBe("#running #review #journal");
+    expect(all.find((x) => x.title === "broken-front-matter")!.body).toContain("Body survives");
+    expect(withStore((s) => s.vectors.models())).toEqual([{ model: "hash-512", count: 4 }]);
+    expect(
+      withStore((s) => (s.db.prepare("SELECT count(*) AS c FROM review_cards").get() as { c: number }).c),
+    ).toBe(1);
+    const again = await dexi("import", join(FIX, "vault"));
+    expect(again.out).toMatch(/^markdown: 0 created, 4 already imported/);
+    expect(rows()).toHaveLength(4);
+  });
+
+  it("imports browser bookmarks with source_url, folders, tags and descriptions", async () => {
+    const r = await dexi("import", join(FIX, "bookmarks.html"));
+    expect(r.out).toMatch(/^bookmarks: 4 created/);
+    const all = rows();
+    expect(all.map((x) => [x.title, x.source, x.source_url, x.folder])).toEqual([
+      ["Attention Is All You Need", "bookmark", "https://arxiv.org/abs/1706.03762", "Bookmarks bar"],
+      ["Back in the bar", "bookmark", "https://example.org/back", "Bookmarks bar"],
+      ["Garlic pasta <quick>", "bookmark", "https://example.com/pasta?a=1&b=2", "Cooking"],
+      ["Loose link", "bookmark", "https://example.net/loose", null],
+    ]);
+    const paper = all[0]!;
+    expect(paper.body).toBe("The transformer paper & its self-attention.\n\n#ml #papers");
+    expect(paper.created_ms).toBe(1700000100_000);
+    expect(
+      withStore((s) => (s.db.prepare("SELECT count(*) AS c FROM bookmarks").get() as { c: number }).c),
+    ).toBe(4);
+    expect((await dexi("import", join(FIX, "bookmarks.html"))).out).toMatch(
+      /^bookmarks: 0 created, 4 already imported/,
+    );
+  });
+
+  it("imports .eml files and mbox archives as emails", async () => {
+    expect((await dexi("import", join(FIX, "mail"))).out).toMatch(/^email: 2 created/);
+    expect((await dexi("import", join(FIX, "archive.mbox"))).out).toMatch(/^mbox: 2 created/);
+    const all = rows();
+    expect(all.map((x) => [x.title, x.source])).toEqual([
+      ["Budget for Q3", "email"],
+      ["First in mbox", "email"],
+      ["Newsletter", "email"],
+      ["Second in mbox", "email"],
+    ]);
+    expect(all[0]!.tags).toBe("#finance");
+    expect(all[1]!.body).toBe("Line one\nFrom the escaped line");
+    expect(all[2]!.body).toContain("Only an HTML body here.");
+    const emails = withStore((s) =>
+      s.db.prepare("SELECT message_id, from_addr FROM emails ORDER BY message_id").all(),
+    );
+    expect(emails).toContainEqual({
+      message_id: "<budget-q3@example.org>",
+      from_addr: '"Ann Example" <ann@example.org>',
+    });
+    expect((await dexi("import", join(FIX, "archive.mbox"))).out).toMatch(
+      /^mbox: 0 created, 2 already imported/,
+    );
+    expect((await dexi("import", join(FIX, "mail", "plain.eml"))).out).toMatch(
+      /^email: 0 created, 1 already imported/,
+    );
+  });
+
+  it("imports RSS and Atom files as feed articles with text from HTML", async () => {
+    expect((await dexi("import", join(FIX, "feed.xml"))).out).toMatch(/^feed: 2 created/);
+    expect((await dexi("import", join(FIX, "atom.xml"))).out).toMatch(/^feed: 1 created/);
+    const all = rows();
+    expect(all.map((x) => [x.title, x.source, x.source_url])).toEqual([
+      ["Atom entry one", "feed", "https://atom.example.com/one"],
+      ["Second post", "feed", "https://blog.example.com/second"],
+      ["Vector search in SQLite", "feed", "https://blog.example.com/vectors"],
+    ]);
+    expect(all[2]!.body).toBe("A loop over a Float32Array beats an index at 100k rows.");
+    expect(all[1]!.body).toBe("Full content & more.");
+  });
+
+  it("stops at the plan's note cap and says so", async () => {
+    await dexi("settings", "--plan", "free", "--note-cap", "3");
+    const r = await dexi("import", join(FIX, "vault"));
+    expect(r.code).toBe(5);
+    expect(r.out).toMatch(/3 created, 0 already imported, 1 over the plan's note cap/);
+    expect(rows()).toHaveLength(3);
+  });
+
+  it("imports without vectors on --no-embed, and reindex fills them in", async () => {
+    expect((await dexi("import", join(FIX, "vault"), "--no-embed")).out).toMatch(/4 without vectors/);
+    expect(withStore((s) => s.vectors.countMissing("hash-512"))).toBe(4);
+    const r = await dexi("reindex");
+    expect(r.out).toMatch(/^reindex: 4 notes embedded with hash-512/);
+    expect(withStore((s) => s.vectors.countMissing("hash-512"))).toBe(0);
+    expect((await dexi("reindex", "--force")).out).toMatch(/^reindex: 4 notes embedded/);
+  });
+});
+
+describe("dexi reindex after a model change", () => {
+  it("re-embeds every note with the newly configured provider", async () => {
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on("end", () => {
+        const { input } = JSON.parse(body) as { input: string[] };
+        const data = input.map((t, index) => ({ index, embedding: [t.length % 7, 1, 2] }));
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      await dexi("import", join(FIX, "vault"));
+      expect(withStore((s) => s.vectors.models())).toEqual([{ model: "hash-512", count: 4 }]);
+      const port = (server.address() as AddressInfo).port;
+      process.env["DEXI_EMBEDDINGS"] = "openai";
+      process.env["DEXI_EMBEDDINGS_URL"] = `http://127.0.0.1:${port}/v1`;
+      process.env["DEXI_EMBEDDINGS_MODEL"] = "tiny";
+      const r = await dexi("reindex");
+      expect(r.out).toBe("reindex: 4 notes embedded with openai:tiny (replacing 4 from hash-512)\n");
+      expect(withStore((s) => s.vectors.models())).toEqual([{ model: "openai:tiny", count: 4 }]);
+      expect((await dexi("reindex")).out).toBe("reindex: 0 notes embedded with openai:tiny\n");
+    } finally {
+      process.env["DEXI_EMBEDDINGS"] = "hash";
+      delete process.env["DEXI_EMBEDDINGS_URL"];
+      delete process.env["DEXI_EMBEDDINGS_MODEL"];
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+});
+
+describe("dexi feeds", () => {
+  let server: Server;
+  let url: string;
+  let extra = "";
+  beforeAll(async () => {
+    const { readFileSync } = await import("node:fs");
+    const base = readFileSync(join(FIX, "feed.xml"), "utf8");
+    server = createServer((req, res) => {
+      if (req.url === "/feed.xml") {
+        res
+          .writeHead(200, { "content-type": "application/rss+xml" })
+          .end(base.replace("</channel>", `${extra}</channel>`));
+      } else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/feed.xml`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it("subscribes, polls once for new articles, and never duplicates", async () => {
+    expect((await dexi("feeds", "add", url)).out).toContain(`subscribed to ${url}`);
+    expect((await dexi("feeds", "add", url)).out).toContain("already subscribed");
+    expect((await dexi("feeds", "poll")).out).toBe(`${url}: 2 new, 0 already seen\n`);
+    expect((await dexi("feeds", "poll")).out).toBe(`${url}: 0 new, 2 already seen\n`);
+    extra =
+      "<item><title>Third</title><link>https://blog.example.com/3</link><guid>p3</guid><description>new!</description></item>";
+    expect((await dexi("feeds", "poll")).out).toBe(`${url}: 1 new, 2 already seen\n`);
+    expect((await dexi("feeds", "list")).out).toMatch(new RegExp(`^${url}\\tExample Blog\\tlast polled 20`));
+    const arts = withStore(
+      (s) =>
+        s.db.prepare("SELECT guid, feed_id FROM feed_articles ORDER BY guid").all() as {
+          guid: string;
+          feed_id: number;
+        }[],
+    );
+    expect(arts.map((a) => a.guid)).toEqual([
+      "https://blog.example.com/?p=1",
+      "https://blog.example.com/second",
+      "p3",
+    ]);
+    expect(arts.every((a) => a.feed_id === 1)).toBe(true);
+    await dexi("feeds", "add", `${url}-missing`);
+    const bad = await dexi("feeds", "poll");
+    expect(bad.code).toBe(1);
+    expect(bad.out).toContain(`${url}-missing: failed: HTTP 404`);
+  });
+});
+
+describe("dexi settings, users, teams, share", () => {
+  it("shows and changes settings; validates the time zone and cap; re-syncs the review deck", async () => {
+    const shown = await dexi("settings");
+    expect(shown.out).toContain("time zone: UTC\nreview deck tags: #review\n");
+    expect(shown.out).toContain("note cap: none (0 notes)");
+    expect((await dexi("settings", "--time-zone", "Mars/Olympus")).code).toBe(2);
+    expect((await dexi("settings", "--note-cap", "-1")).code).toBe(2);
+    await dexi("import", join(FIX, "vault"));
+    const r = await dexi("settings", "--time-zone", "Europe/Berlin", "--review-tags", "planning, #ideas");
+    expect(r.out).toContain("review deck updated: 2 notes enrolled, 1 dropped");
+    expect(r.out).toContain("time zone: Europe/Berlin\nreview deck tags: #planning #ideas\n");
+    expect((await dexi("settings", "--embeddings", "bert")).code).toBe(2);
+    expect(
+      (
+        await dexi(
+          "settings",
+          "--embeddings",
+          "openai",
+          "--embeddings-url",
+          "http://127.0.0.1:1/v1",
+          "--embeddings-model",
+          "x",
+        )
+      ).out,
+    ).toContain("embeddings: provider=openai url=http://127.0.0.1:1/v1 model=x");
+  });
+
+  it("manages users and teams and shares notes", async () => {
+    expect((await dexi("users", "add", "bob", "--team", "crew")).out).toBe("added user bob to team crew\n");
+    expect((await dexi("users", "add", "bob")).code).toBe(2);
+    expect((await dexi("teams", "join", "crew", "ann")).out).toBe("ann joined crew\n");
+    expect((await dexi("teams")).out).toBe("crew\tann, bob\n");
+    await dexi("--user", "ann", "import", join(FIX, "vault", "Welcome.md"));
+    const id = withStore((s) => (s.db.prepare("SELECT uuid FROM notes").get() as { uuid: string }).uuid);
+    expect((await dexi("--user", "bob", "share", id)).out).toBe("");
+    expect((await dexi("--user", "ann", "share", id)).out).toBe(`shared "Welcome" (${id})\n`);
+    expect(withStore((s) => s.notes.byUuid(id)!.shared)).toBe(1);
+    expect((await dexi("--user", "ann", "share", id, "--off")).out).toContain("unshared");
+    expect((await dexi("users")).out).toMatch(
+      /^ann\tteam=crew\tnotes=1\tplan=unlimited\nbob\tteam=crew\tnotes=0/,
+    );
+    expect((await dexi("teams", "leave", "bob")).out).toBe("bob left their team\n");
+    expect((await dexi("bogus")).code).toBe(2);
+  });
+});

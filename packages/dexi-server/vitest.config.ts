@@ -1,0 +1,2 @@
+import { sharedConfig } from "@mcpforge/vitest-config";
+export default sharedConfig();
