@@ -420,15 +420,29 @@ describe("organizing", () => {
 });
 
 describe("the cache and the audit log", () => {
-  it("cache_status answers in the seed's shape, or UNSUPPORTED while the daemon has no cache", async () => {
-    const res = await call(m.client, "cache_status", {});
-    if (res.isError) {
-      expect((res.structuredContent as { error: { reason: string } }).error.reason).toBe("UNSUPPORTED");
-    } else {
-      const r = res.structuredContent as { accounts: Array<{ folders: Json[] }>; size_bytes: number };
-      expect(typeof r.size_bytes).toBe("number");
-      for (const a of r.accounts) for (const f of a.folders) expect(isUntrusted(f["name"])).toBe(true);
-    }
+  it("cache_status reports the daemon's cache after a sync, with folder names untrusted", async () => {
+    const before = await ok<{ accounts: Array<{ account: string }> }>(m.client, "cache_status", {
+      accounts: ["home"],
+    });
+    expect(before.accounts.map((a) => a.account)).toEqual(["home"]);
+    await m.env.client.cacheSync();
+    const r = await ok<{
+      accounts: Array<{ account: string; state: string; folders: Json[] }>;
+      size_bytes: number;
+      max_size_bytes: number;
+    }>(m.client, "cache_status", {});
+    expect(r.accounts.map((a) => a.account)).toEqual(["work", "home"]);
+    expect(r.size_bytes).toBeGreaterThan(0);
+    expect(r.size_bytes).toBeLessThanOrEqual(r.max_size_bytes);
+    const inbox = r.accounts[0]!.folders.find(
+      (f) => (f["name"] as { untrusted: string }).untrusted === "INBOX",
+    );
+    expect(inbox).toMatchObject({ role: "inbox", complete: true });
+    for (const a of r.accounts) for (const f of a.folders) expect(isUntrusted(f["name"])).toBe(true);
+    const res = await ok<{ source: string; account_counts: Json[] }>(m.client, "search", { query: "budget" });
+    expect(res.source).toBe("cache");
+    expect(res.account_counts.every((c) => c["source"] === "cache")).toBe(true);
+    expect((await fails(m.client, "cache_status", { accounts: ["nope"] })).reason).toBe("NOT_FOUND");
   });
 
   it("the daemon audits MCP calls with the client kind mcp", async () => {

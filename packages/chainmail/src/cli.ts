@@ -4,6 +4,7 @@
  * to the daemon over its socket; `--json` prints the daemon's result as JSON. Exit codes come from the
  * reasons table (src/errors.ts).
  */
+import type { CacheStatus } from "./cache/index.js";
 import { parseArgs } from "node:util";
 import { DaemonClient } from "./client/index.js";
 import { exitCodeOf, MailError, REASONS, toErrorBody } from "./errors.js";
@@ -29,7 +30,8 @@ const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
   archive REF...  |  trash REF...  |  expunge REF... (policy: allow_expunge)
   flags REF... [--add F]... [--remove F]...
   labels REF... [--add L]... [--remove L]...  (Google accounts)
-  cache status                           the local cache
+  cache status [--account A]...          the local cache per account and folder
+  cache sync [--account A]...            sync the cache now (headers, bodies, eviction) and wait
   audit [--action A] [--since TIME] [--limit N]`;
 
 const options = {
@@ -93,6 +95,21 @@ function human(command: string, result: unknown): string {
             `${x["time"]}\t${x["client"]}\t${x["action"]}\t${x["account"] ?? "-"}\t${x["decision"]}\t${x["summary"]}`,
         )
         .join("\n");
+    case "cache":
+      if (typeof r["size_bytes"] === "number") {
+        const status = result as CacheStatus;
+        return [
+          ...status.accounts.flatMap((a) => [
+            `${a.account}\t${a.state}\tlast sync ${a.last_sync ?? "never"}\tdownloaded today ${a.download_today.bytes} of ${a.download_today.budget_bytes} bytes`,
+            ...a.folders.map(
+              (f) =>
+                `  ${f.name}\theaders ${f.headers_cached}/${f.messages}\tbodies ${Math.round(f.body_coverage * 100)}%\t${f.complete ? "complete" : "incomplete"}\t${f.watching ? "watching" : f.fresh ? "fresh" : "stale"}${f.error ? `\terror: ${f.error}` : ""}`,
+            ),
+          ]),
+          `cache ${status.size_bytes} of ${status.max_size_bytes} bytes`,
+        ].join("\n");
+      }
+      return JSON.stringify(result, null, 2);
     default:
       return JSON.stringify(result, null, 2);
   }
@@ -261,8 +278,9 @@ async function main(argv: string[]): Promise<number> {
         result = await client.setLabels({ refs: rest, ...flags });
         break;
       case "cache":
-        if (rest[0] !== "status") usage("usage: chainmail cache status");
-        result = await client.cacheStatus({ accounts: o.account ?? [] });
+        if (rest[0] === "status") result = await client.cacheStatus({ accounts: o.account ?? [] });
+        else if (rest[0] === "sync") result = await client.cacheSync({ accounts: o.account ?? [] });
+        else usage("usage: chainmail cache status|sync [--account A]...");
         break;
       case "audit": {
         const limit = intOpt(o.limit, "limit");

@@ -38,9 +38,35 @@ export interface DaemonConfig {
   body_limit: number;
 }
 
+/** The `[cache]` section: the local cache the daemon keeps in cache.db. */
+export interface CacheConfig {
+  /** false: no cache.db; every search goes to the server and `source: "cache"` is UNSUPPORTED. */
+  enabled: boolean;
+  /** false: no background sync or IDLE; the cache changes only on `cache.sync` (tests, cron). */
+  background: boolean;
+  max_size_bytes: number;
+  daily_budget_bytes: number;
+  /** A folder synced this recently counts as fresh (a watched INBOX always is). */
+  fresh_seconds: number;
+  /** Seconds between background syncs of every folder; at most fresh_seconds. */
+  sync_interval_seconds: number;
+}
+
 export interface Config {
   accounts: AccountConfig[];
   daemon: DaemonConfig;
+  cache: CacheConfig;
+}
+
+export function defaultCacheConfig(): CacheConfig {
+  return {
+    enabled: true,
+    background: true,
+    max_size_bytes: 2 * 1024 * 1024 * 1024,
+    daily_budget_bytes: 200 * 1024 * 1024,
+    fresh_seconds: 300,
+    sync_interval_seconds: 120,
+  };
 }
 
 export const DEFAULT_BODY_LIMIT = 20_000;
@@ -110,7 +136,8 @@ function server(
 export function validateConfig(doc: unknown, source = "config.toml"): Config {
   const c = new Checker();
   if (!isTable(doc)) throw new MailError("CONFIG_INVALID", `${source}: not a table`);
-  c.unknown(doc, ["accounts", "daemon"], "config");
+  c.unknown(doc, ["accounts", "daemon", "cache"], "config");
+  const cache = cacheSection(c, doc["cache"]);
   const daemon: DaemonConfig = { body_limit: DEFAULT_BODY_LIMIT };
   if (doc["daemon"] !== undefined) {
     const d = doc["daemon"];
@@ -190,7 +217,35 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
   if (c.problems.length > 0) {
     throw new MailError("CONFIG_INVALID", `${source}: ${c.problems.join("; ")}`);
   }
-  return { accounts, daemon };
+  return { accounts, daemon, cache };
+}
+
+function cacheSection(c: Checker, v: unknown): CacheConfig {
+  const out = defaultCacheConfig();
+  if (v === undefined) return out;
+  if (!isTable(v)) {
+    c.problems.push("cache must be a table");
+    return out;
+  }
+  const ints: Array<[keyof CacheConfig, number, number]> = [
+    ["max_size_bytes", 1024 * 1024, 1024 ** 4],
+    ["daily_budget_bytes", 0, 1024 ** 4],
+    ["fresh_seconds", 1, 7 * 86400],
+    ["sync_interval_seconds", 1, 7 * 86400],
+  ];
+  c.unknown(v, ["enabled", "background", ...ints.map((i) => i[0])], "cache");
+  if (v["enabled"] !== undefined) out.enabled = c.bool(v, "enabled", "cache");
+  if (v["background"] !== undefined) out.background = c.bool(v, "background", "cache");
+  for (const [key, min, max] of ints) {
+    const x = v[key];
+    if (x === undefined) continue;
+    if (typeof x !== "number" || !Number.isInteger(x) || x < min || x > max) {
+      c.problems.push(`cache.${key} must be an integer from ${min} to ${max}`);
+    } else (out as unknown as Record<string, number>)[key] = x;
+  }
+  if (v["sync_interval_seconds"] === undefined)
+    out.sync_interval_seconds = Math.min(out.sync_interval_seconds, out.fresh_seconds);
+  return out;
 }
 
 export function parseConfig(text: string, source = "config.toml"): Config {
@@ -210,7 +265,7 @@ export function loadConfig(file: string): Config {
     text = fs.readFileSync(file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT")
-      return { accounts: [], daemon: { body_limit: DEFAULT_BODY_LIMIT } };
+      return { accounts: [], daemon: { body_limit: DEFAULT_BODY_LIMIT }, cache: defaultCacheConfig() };
     throw err;
   }
   return parseConfig(text, file);

@@ -11,6 +11,8 @@ export interface Home {
   configFile: string;
   stateDir: string;
   dbFile: string;
+  /** The local mail cache (SQLite), next to state.db. */
+  cacheFile: string;
   secretsDir: string;
   runtimeDir: string;
   socketPath: string;
@@ -36,6 +38,7 @@ export function resolveHome(explicit?: string, env: NodeJS.ProcessEnv = process.
       configFile: path.join(root, "config.toml"),
       stateDir: path.join(root, "state"),
       dbFile: path.join(root, "state", "state.db"),
+      cacheFile: path.join(root, "state", "cache.db"),
       secretsDir: path.join(root, "secrets"),
       runtimeDir: path.join(root, "run"),
       socketPath: path.join(root, "run", "chainmail.sock"),
@@ -53,6 +56,7 @@ export function resolveHome(explicit?: string, env: NodeJS.ProcessEnv = process.
     configFile: path.join(config, "config.toml"),
     stateDir: data,
     dbFile: path.join(data, "state.db"),
+    cacheFile: path.join(data, "cache.db"),
     secretsDir: path.join(data, "secrets"),
     runtimeDir: runtime,
     socketPath: path.join(runtime, "chainmail.sock"),

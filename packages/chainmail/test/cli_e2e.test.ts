@@ -81,6 +81,24 @@ describe("chainmail CLI end to end", () => {
     expect(run(["accounts"]).out).toContain("work\timap\talice@example.com");
   });
 
+  it("syncs the cache on demand and reports it, as JSON and as text", () => {
+    const before = run(["search", "subject:Invoice", "--account", "work", "--json"]).json();
+    expect(before.source).toBe("server");
+    const synced = run(["cache", "sync", "--account", "work", "--json"]).json();
+    expect(synced.accounts[0]).toMatchObject({ account: "work", ok: true });
+    const status = run(["cache", "status", "--account", "work", "--json"]).json();
+    expect(status.accounts[0]).toMatchObject({ account: "work", state: "ready" });
+    const text = run(["cache", "status", "--account", "work"]);
+    expect(text.code).toBe(0);
+    expect(text.out).toContain("work");
+    const after = run(["search", "subject:Invoice", "--account", "work", "--json"]).json();
+    expect(after.source).toBe("cache");
+    expect(after.rows.map((r: { ref: string }) => r.ref)).toEqual(
+      before.rows.map((r: { ref: string }) => r.ref),
+    );
+    expect(run(["cache", "nope"]).code).toBe(2);
+  });
+
   it("searches, reads and organizes", () => {
     const s = run(["search", "subject:Invoice", "--account", "work", "--json"]).json();
     expect(s.count).toBe(1);

@@ -105,13 +105,15 @@ describe("search (server path)", () => {
     expect(s.rows[0]!.has_attachment).toBe(true);
   });
 
-  it("reports a parse error with its position and refuses the cache source", async () => {
+  it("reports a parse error with its position; the cache source before a sync says what it lacks", async () => {
     await expect(env.client.search({ query: "(from:a" })).rejects.toMatchObject({
       reason: "INVALID_ARGUMENT",
     });
-    await expect(env.client.search({ query: "x", source: "cache" })).rejects.toMatchObject({
-      reason: "UNSUPPORTED",
-    });
+    const cached = await env.client.search({ query: "x", source: "cache", accounts: ["work"] });
+    expect(cached).toMatchObject({ source: "cache", count: 0, rows: [] });
+    expect(cached.partial).toEqual([
+      { account: "work", error: expect.objectContaining({ reason: "UNSUPPORTED" }) },
+    ]);
     await expect(env.client.search({ query: "x", limit: 0 })).rejects.toMatchObject({
       reason: "INVALID_ARGUMENT",
     });

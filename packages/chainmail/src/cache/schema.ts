@@ -93,6 +93,9 @@ const MIGRATIONS: string[] = [
     PRIMARY KEY (account, day)
   );
   `,
+  // 2: Reply-To, so get_message can answer from the cache (NULL for rows synced before: those read
+  // from the server until their next full header fetch)
+  `ALTER TABLE message_meta ADD COLUMN reply_to_json TEXT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -163,6 +163,7 @@ export function upsertMessage(db: CacheDb, folder: FolderRow, msg: FetchMessageO
     to_json: addrJson(env?.to),
     cc_json: addrJson(env?.cc),
     bcc_json: addrJson(env?.bcc),
+    reply_to_json: addrJson(env?.replyTo),
     subject: env?.subject ?? "",
     keywords_json: JSON.stringify(flags.keywords),
     labels_json: JSON.stringify(labels),

@@ -3,6 +3,8 @@
  * id, a typed method per operation. A failure comes back as a MailError with the daemon's reason; an
  * unreachable daemon is DAEMON_UNAVAILABLE.
  */
+import type { CacheStatus } from "../cache/index.js";
+import type { AccountSyncReport } from "../daemon/cache-runner.js";
 import net from "node:net";
 import type { ErrorBody } from "../errors.js";
 import { MailError } from "../errors.js";
@@ -187,7 +189,11 @@ export class DaemonClient {
     return this.call<BatchResult>("labels", p);
   }
   cacheStatus(p: { accounts?: string[] } = {}) {
-    return this.call<unknown>("cache.status", p);
+    return this.call<CacheStatus>("cache.status", p);
+  }
+  /** Runs one cache pass (headers, bodies, eviction) per account now and waits for it. */
+  cacheSync(p: { accounts?: string[] } = {}) {
+    return this.call<{ accounts: AccountSyncReport[] }>("cache.sync", p);
   }
   readAudit(p: { action?: string; since?: string; limit?: number } = {}) {
     return this.call<{ rows: AuditRow[] }>("audit.read", p);

@@ -1,7 +1,8 @@
 /** The daemon's method table: checks params, then calls the service. */
 import { MailError } from "../errors.js";
+import { decodeRef } from "../refs.js";
 import { listAccounts, testAccount } from "../service/accounts.js";
-import type { Call, ServiceContext } from "../service/context.js";
+import { accountsOf, audit, type Call, cacheOf, type ServiceContext } from "../service/context.js";
 import { createFolderCall, deleteFolderCall, listFolders, renameFolderCall } from "../service/folders.js";
 import { archive, expunge, MAX_BATCH, move, setFlags, setLabels, trash } from "../service/organize.js";
 import { downloadAttachment, getMessages, getThread, saveRaw } from "../service/reading.js";
@@ -93,8 +94,27 @@ export const HANDLERS: Record<Method, Handler> = {
       strArray(p, "add", { max: 50, itemMax: 300 }),
       strArray(p, "remove", { max: 50, itemMax: 300 }),
     ),
-  "cache.status": () => {
-    throw new MailError("UNSUPPORTED", "the local cache is not available in this build");
+  "cache.status": (ctx, _call, p) => {
+    const names = accountsOf(ctx, strArray(p, "accounts", { max: 100, itemMax: 64 })).map((a) => a.name);
+    return cacheOf(ctx).status(names);
+  },
+  "cache.sync": async (ctx, call, p) => {
+    const cache = cacheOf(ctx);
+    const accounts = accountsOf(ctx, strArray(p, "accounts", { max: 100, itemMax: 64 }));
+    const reports = await Promise.all(accounts.map((a) => cache.sync(a)));
+    for (const r of reports) {
+      audit(
+        ctx,
+        call,
+        "cache.sync",
+        r.account,
+        r.ok ? "allowed" : "error",
+        r.ok
+          ? `${r.folders} folder(s), +${r.added} -${r.removed}, ${r.bodies} bodies`
+          : `sync: ${r.error?.reason}`,
+      );
+    }
+    return { accounts: reports };
   },
   "audit.read": (ctx, _call, p) => {
     const since = str(p, "since", { max: 64 });
@@ -110,6 +130,33 @@ export const HANDLERS: Record<Method, Handler> = {
   },
 };
 
+/** Methods that change mail or folders: the cache of their accounts is out of date afterwards. */
+const MUTATING = new Set<string>([
+  "folders.create",
+  "folders.rename",
+  "folders.delete",
+  "move",
+  "copy",
+  "archive",
+  "trash",
+  "expunge",
+  "flags",
+  "labels",
+]);
+
+function touchedAccounts(p: Params): string[] {
+  const out = new Set<string>();
+  if (typeof p["account"] === "string") out.add(p["account"]);
+  for (const ref of Array.isArray(p["refs"]) ? p["refs"] : []) {
+    try {
+      if (typeof ref === "string") out.add(decodeRef(ref).account);
+    } catch {
+      // a bad ref is refused by the method itself
+    }
+  }
+  return [...out];
+}
+
 export async function dispatch(
   ctx: ServiceContext,
   call: Call,
@@ -118,5 +165,15 @@ export async function dispatch(
 ): Promise<unknown> {
   if (!Object.hasOwn(HANDLERS, method))
     throw new MailError("NOT_FOUND", `unknown method ${JSON.stringify(method.slice(0, 64))}`);
-  return HANDLERS[method as Method](ctx, call, asParams(params));
+  const p = asParams(params);
+  if (!MUTATING.has(method) || !ctx.cache) return HANDLERS[method as Method](ctx, call, p);
+  // Marked before (no search during the call trusts the cache) and after (a pass that began during
+  // the call may have missed its change).
+  const touched = touchedAccounts(p);
+  for (const a of touched) ctx.cache.markDirty(a);
+  try {
+    return await HANDLERS[method as Method](ctx, call, p);
+  } finally {
+    for (const a of touched) ctx.cache?.markDirty(a);
+  }
 }

@@ -45,6 +45,7 @@ export const METHODS = [
   "flags",
   "labels",
   "cache.status",
+  "cache.sync",
   "audit.read",
 ] as const;
 

@@ -11,6 +11,7 @@ import { ensurePrivateDir, type Home } from "../home.js";
 import { ImapPool } from "../imap/connection.js";
 import type { ServiceContext } from "../service/context.js";
 import { StateDb } from "../store/state.js";
+import { CacheRunner } from "./cache-runner.js";
 import { dispatch } from "./methods.js";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Request, type Response } from "./protocol.js";
 
@@ -59,6 +60,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const state = new StateDb(home.dbFile);
   const pool = new ImapPool(home.secretsDir);
   const ctx: ServiceContext = { config, home, pool, state };
+  // cache.db sits next to state.db; the runner reads ctx.config on every use, so reloads apply.
+  if (config.cache.enabled)
+    ctx.cache = new CacheRunner(home.cacheFile, () => ctx.config, home.secretsDir, log);
 
   // The policy is read from config.toml on every call that follows an edit of the file, so a user's
   // change takes effect without a restart; an invalid edit keeps the last good config and is logged.
@@ -154,6 +158,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     });
   });
   fs.chmodSync(home.socketPath, 0o600);
+  ctx.cache?.start();
 
   let stopping: Promise<void> | undefined;
   return {
@@ -169,6 +174,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         }, 1000);
         await closed;
         clearTimeout(timer);
+        await ctx.cache?.stop();
         await pool.closeAll();
         state.close();
         fs.rmSync(home.socketPath, { force: true });

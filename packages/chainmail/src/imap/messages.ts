@@ -176,7 +176,8 @@ export async function parseFetched(
     message_id: messageId,
     in_reply_to: inReplyTo,
     references,
-    thread_id: threadKey(messageId, inReplyTo, references, ref),
+    // Gmail's X-GM-THRID when the server gives one, else the References root.
+    thread_id: msg.threadId ?? threadKey(messageId, inReplyTo, references, ref),
     date: parsed.date ? parsed.date.toISOString() : null,
     from: addresses(parsed.from),
     to: addresses(parsed.to),
@@ -215,7 +216,7 @@ export async function fetchMessages(
       size: true,
       bodyStructure: true,
       source: true,
-      ...(labels ? { labels: true } : {}),
+      ...(labels ? { labels: true, threadId: true } : {}),
     },
     { uid: true },
   );

@@ -24,37 +24,42 @@ export async function readThread(
   ref: MessageRef,
   opts: ReadOptions,
   labels: boolean,
+  /** A message from the local cache when its cached copy suffices; the server is asked for the rest. */
+  cached: (folder: string, uidValidity: number, uid: number) => Message | null = () => null,
 ): Promise<ThreadResult> {
-  const first = await fetchMessages(
-    client,
-    ref.account,
-    ref.folder,
-    ref.uidValidity,
-    [ref.uid],
-    opts,
-    labels,
-  );
-  const start = first.get(ref.uid);
+  const start =
+    cached(ref.folder, ref.uidValidity, ref.uid) ??
+    (await fetchMessages(client, ref.account, ref.folder, ref.uidValidity, [ref.uid], opts, labels)).get(
+      ref.uid,
+    );
   if (!start) {
     throw new MailError("NOT_FOUND", "the message no longer exists on the server");
   }
   const root = start.thread_id;
   const ids = new Set<string>([root]);
   if (start.message_id) ids.add(start.message_id);
-  const query: SearchObject = {
-    or: [...ids].flatMap((id): SearchObject[] => [
-      { header: { "message-id": id } },
-      { header: { references: id } },
-      { header: { "in-reply-to": id } },
-    ]),
-  };
-  const folders = (await listAll(client, false)).filter(
+  // On Gmail, X-GM-THRID names the thread: every message of it is in All Mail.
+  const gmail = labels && client.capabilities.has("X-GM-EXT-1") && /^[0-9]+$/.test(root);
+  const query: SearchObject = gmail
+    ? { threadId: root }
+    : {
+        or: [...ids].flatMap((id): SearchObject[] => [
+          { header: { "message-id": id } },
+          { header: { references: id } },
+          { header: { "in-reply-to": id } },
+        ]),
+      };
+  let folders = (await listAll(client, false)).filter(
     (f) =>
       !f.flags.has("\\Noselect") &&
       !f.flags.has("\\NonExistent") &&
       roleOf(f) !== "trash" &&
       roleOf(f) !== "junk",
   );
+  if (gmail) {
+    const all = folders.filter((f) => roleOf(f) === "all");
+    if (all.length) folders = all;
+  }
   // The ref's own folder first, so its copy wins the de-duplication.
   folders.sort((a, b) => Number(b.path === ref.folder) - Number(a.path === ref.folder));
   type Hit = { folder: string; uidValidity: number; uid: number; date: number; id: string };
@@ -82,8 +87,15 @@ export async function readThread(
   const byFolder = new Map<string, Hit[]>();
   for (const h of shown) byFolder.set(h.folder, [...(byFolder.get(h.folder) ?? []), h]);
   const got = new Map<string, Message>();
-  for (const [folder, list] of byFolder) {
-    const uv = list[0]!.uidValidity;
+  for (const [folder, all] of byFolder) {
+    const uv = all[0]!.uidValidity;
+    const list: Hit[] = [];
+    for (const h of all) {
+      const m = cached(folder, uv, h.uid);
+      if (m) got.set(`${folder}\u0000${h.uid}`, m);
+      else list.push(h);
+    }
+    if (list.length === 0) continue;
     const map = await fetchMessages(
       client,
       ref.account,

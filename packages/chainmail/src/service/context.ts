@@ -1,5 +1,6 @@
 /** What every daemon method works with, and the audit helper they share. */
 import type { AccountConfig, Config } from "../config.js";
+import type { CacheRunner } from "../daemon/cache-runner.js";
 import { MailError } from "../errors.js";
 import type { Home } from "../home.js";
 import type { ImapPool } from "../imap/connection.js";
@@ -10,6 +11,20 @@ export interface ServiceContext {
   home: Home;
   pool: ImapPool;
   state: StateDb;
+  /** The local cache; absent when `[cache] enabled = false`. */
+  cache?: CacheRunner | undefined;
+}
+
+/** The cache, or UNSUPPORTED when config.toml turned it off. */
+export function cacheOf(ctx: ServiceContext): CacheRunner {
+  if (!ctx.cache) {
+    throw new MailError(
+      "UNSUPPORTED",
+      "the local cache is turned off ([cache] enabled = false in config.toml)",
+      'Use source "auto" or "server", or enable the cache.',
+    );
+  }
+  return ctx.cache;
 }
 
 export interface Call {

@@ -3,6 +3,7 @@ import { checkDir, sanitizeFilename, writeNewFile } from "../files/save.js";
 import { fetchMessages, fetchPart, fetchRaw, type Message } from "../imap/messages.js";
 import { readThread, type ThreadResult } from "../imap/thread.js";
 import { decodeRef, type MessageRef } from "../refs.js";
+import { readCached } from "./cached-read.js";
 import { type Call, type ServiceContext, accountOf, audit } from "./context.js";
 
 export interface GetMessagesResult {
@@ -39,42 +40,50 @@ export async function getMessages(
     try {
       const account = accountOf(ctx, name);
       const byFolder = new Map<string, Array<{ ref: string; r: MessageRef }>>();
+      const google = account.provider === "google";
       for (const d of list) {
+        const m = readCached(ctx, d.r, { full, google });
+        if (m) {
+          found.set(d.ref, { ...m, ref: d.ref });
+          ok++;
+          continue;
+        }
         const key = `${d.r.folder}\u0000${d.r.uidValidity}`;
         byFolder.set(key, [...(byFolder.get(key) ?? []), d]);
       }
-      await ctx.pool.use(account, async (client) => {
-        for (const group of byFolder.values()) {
-          const first = group[0]!.r;
-          try {
-            const got = await fetchMessages(
-              client,
-              name,
-              first.folder,
-              first.uidValidity,
-              group.map((g) => g.r.uid),
-              { full, bodyLimit: ctx.config.daemon.body_limit },
-              account.provider === "google",
-            );
-            for (const g of group) {
-              const m = got.get(g.r.uid);
-              if (m) {
-                found.set(g.ref, { ...m, ref: g.ref });
-                ok++;
-              } else
-                errors.push({
-                  ref: g.ref,
-                  error: toErrorBody(
-                    new MailError("NOT_FOUND", "the message no longer exists on the server"),
-                  ),
-                });
+      if (byFolder.size > 0)
+        await ctx.pool.use(account, async (client) => {
+          for (const group of byFolder.values()) {
+            const first = group[0]!.r;
+            try {
+              const got = await fetchMessages(
+                client,
+                name,
+                first.folder,
+                first.uidValidity,
+                group.map((g) => g.r.uid),
+                { full, bodyLimit: ctx.config.daemon.body_limit },
+                account.provider === "google",
+              );
+              for (const g of group) {
+                const m = got.get(g.r.uid);
+                if (m) {
+                  found.set(g.ref, { ...m, ref: g.ref });
+                  ok++;
+                } else
+                  errors.push({
+                    ref: g.ref,
+                    error: toErrorBody(
+                      new MailError("NOT_FOUND", "the message no longer exists on the server"),
+                    ),
+                  });
+              }
+            } catch (err) {
+              if (!client.usable) throw err;
+              for (const g of group) errors.push({ ref: g.ref, error: toErrorBody(err) });
             }
-          } catch (err) {
-            if (!client.usable) throw err;
-            for (const g of group) errors.push({ ref: g.ref, error: toErrorBody(err) });
           }
-        }
-      });
+        });
     } catch (err) {
       for (const d of list) if (!found.has(d.ref)) errors.push({ ref: d.ref, error: toErrorBody(err) });
     }
@@ -104,8 +113,16 @@ export async function getThread(
     const r = decodeRef(ref);
     account = r.account;
     const a = accountOf(ctx, r.account);
+    const google = a.provider === "google";
     const res = await ctx.pool.use(a, (c) =>
-      readThread(c, r, { full, bodyLimit: ctx.config.daemon.body_limit }, a.provider === "google"),
+      readThread(
+        c,
+        r,
+        { full, bodyLimit: ctx.config.daemon.body_limit },
+        google,
+        (folder, uidValidity, uid) =>
+          readCached(ctx, { account: r.account, folder, uidValidity, uid }, { full, google }),
+      ),
     );
     audit(ctx, call, "thread", account, "allowed", `thread of ${res.messages.length} message(s)`);
     return { ...res, source: overall(res.messages) };

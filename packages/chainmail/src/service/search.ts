@@ -1,7 +1,9 @@
 /**
- * search. Today every account is answered by its IMAP server (the query module's imapSearchFolder);
- * `source: "cache"` is refused until the cache module lands. The cache hook: `answerFromCache` below
- * is where a fresh, complete cache answers an account instead (see README, "What is not done").
+ * search. Per account: `server` asks the IMAP server (the query module's imapSearchFolder); `cache`
+ * answers from cache.db whatever it holds (missing folders in `partial`); `auto` uses the cache when
+ * cacheCanAnswerQuery says it is complete and fresh for the query, else the server. When every
+ * account is on the cache, one keyset-paged cache query answers (the fast path); otherwise rows of
+ * both kinds are merged newest first and paged by offset.
  */
 import crypto from "node:crypto";
 import type { ImapFlow } from "imapflow";
@@ -11,14 +13,16 @@ import { type ErrorBody, MailError, toErrorBody } from "../errors.js";
 import { htmlToText } from "../imap/body.js";
 import { displayName, listAll, roleOf } from "../imap/folders.js";
 import { splitFlags, threadKey } from "../imap/messages.js";
-import { folderInScope, mentionsIn, splitAccounts } from "../query/analyze.js";
+import { bindQuery, folderInScope, mentionsIn, splitAccounts } from "../query/analyze.js";
+import { compileToGmailRaw } from "../query/imap.js";
 import type { QueryNode } from "../query/ast.js";
 import { QueryParseError } from "../query/errors.js";
 import { imapSearchFolder } from "../query/imap-run.js";
 import { parseQuery } from "../query/parser.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef } from "../refs.js";
-import { type Call, type ServiceContext, accountOf, audit } from "./context.js";
+import { type CacheRow, CursorError, cacheCanAnswerQuery, searchCache } from "../cache/index.js";
+import { type Call, type ServiceContext, accountOf, audit, cacheOf } from "./context.js";
 
 export type SearchSource = "auto" | "cache" | "server";
 
@@ -66,28 +70,36 @@ function cursorKey(p: SearchParams): string {
   return crypto.createHash("sha256").update(basis).digest("base64url").slice(0, 16);
 }
 
-export function encodeCursor(p: SearchParams, offset: number): string {
-  return `c1.${Buffer.from(JSON.stringify({ k: cursorKey(p), o: offset })).toString("base64url")}`;
+type CursorPos = { o: number } | { c: string };
+
+/** A cursor holds the query's hash and either an offset (server or mixed paging) or the cache's keyset cursor. */
+export function encodeCursor(p: SearchParams, pos: CursorPos): string {
+  return `c1.${Buffer.from(JSON.stringify({ k: cursorKey(p), ...pos })).toString("base64url")}`;
 }
 
-export function decodeCursor(p: SearchParams): number {
-  if (!p.cursor) return 0;
-  const bad = new MailError(
+function badCursor(): MailError {
+  return new MailError(
     "INVALID_ARGUMENT",
     "cursor is not a next_cursor of this search",
     "Pass next_cursor unchanged, with the same query and arguments.",
   );
-  if (!p.cursor.startsWith("c1.")) throw bad;
+}
+
+export function decodeCursor(
+  p: SearchParams,
+): { kind: "none"; cache: null } | { kind: "offset"; offset: number } | { kind: "cache"; cache: string } {
+  if (!p.cursor) return { kind: "none", cache: null };
+  if (!p.cursor.startsWith("c1.")) throw badCursor();
+  let v: { k?: unknown; o?: unknown; c?: unknown };
   try {
-    const v = JSON.parse(Buffer.from(p.cursor.slice(3), "base64url").toString("utf8")) as {
-      k?: unknown;
-      o?: unknown;
-    };
-    if (v.k !== cursorKey(p) || typeof v.o !== "number" || !Number.isInteger(v.o) || v.o < 0) throw bad;
-    return v.o;
+    v = JSON.parse(Buffer.from(p.cursor.slice(3), "base64url").toString("utf8")) as typeof v;
   } catch {
-    throw bad;
+    throw badCursor();
   }
+  if (typeof v !== "object" || v === null || v.k !== cursorKey(p)) throw badCursor();
+  if (typeof v.o === "number" && Number.isInteger(v.o) && v.o >= 0) return { kind: "offset", offset: v.o };
+  if (typeof v.c === "string" && v.c.length > 0) return { kind: "cache", cache: v.c };
+  throw badCursor();
 }
 
 function parse(query: string): QueryNode {
@@ -120,13 +132,17 @@ async function serverSearch(
   const all = folders.find((f) => roleOf(f) === "all");
   if (account.provider === "google" && all && !mentionsIn(ast)) scope = [all];
   const hits: Hit[] = [];
+  const gmail = account.provider === "google" && client.capabilities.has("X-GM-EXT-1");
   for (const f of scope) {
     try {
-      const uids = await imapSearchFolder(client, ast, {
-        folder: { path: f.path, role: roleOf(f) },
-        account: account.name,
-        now,
-      });
+      const uids =
+        gmail && roleOf(f) === "all"
+          ? await gmailSearch(client, f.path, ast, account.name)
+          : await imapSearchFolder(client, ast, {
+              folder: { path: f.path, role: roleOf(f) },
+              account: account.name,
+              now,
+            });
       if (uids.length === 0) continue;
       const take = uids.slice(-SERVER_MAX_MATCHES);
       if (take.length < uids.length) {
@@ -152,6 +168,7 @@ async function serverSearch(
           internalDate: true,
           bodyStructure: true,
           headers: ["references", "in-reply-to"],
+          ...(gmail ? { threadId: true } : {}),
         },
         { uid: true },
       );
@@ -178,7 +195,7 @@ async function serverSearch(
           size: m.size ?? 0,
           has_attachment: attachmentsFromStructure(m.bodyStructure).length > 0,
           message_id: env?.messageId ?? null,
-          thread_id: threadKey(env?.messageId ?? null, inReplyTo, references, ref),
+          thread_id: m.threadId ?? threadKey(env?.messageId ?? null, inReplyTo, references, ref),
           sortDate,
           uid: m.uid,
           path: f.path,
@@ -194,6 +211,20 @@ async function serverSearch(
     }
   }
   return hits;
+}
+
+/** On Gmail, All Mail answers the whole query in one X-GM-RAW search (Gmail's own syntax). */
+async function gmailSearch(
+  client: ImapFlow,
+  path: string,
+  ast: QueryNode,
+  account: string,
+): Promise<number[]> {
+  const raw = compileToGmailRaw(bindQuery(ast, { account }));
+  if (raw === null) return [];
+  await client.mailboxOpen(path, { readOnly: true });
+  const uids = await client.search(raw === "" ? { all: true } : { gmraw: raw }, { uid: true });
+  return (uids || []).sort((a, b) => a - b);
 }
 
 async function addSnippets(ctx: ServiceContext, rows: Hit[]): Promise<void> {
@@ -219,9 +250,136 @@ async function addSnippets(ctx: ServiceContext, rows: Hit[]): Promise<void> {
   }
 }
 
+/** How one account is answered. */
+type Plan = { name: string; bound: QueryNode; use: "cache" | "server" };
+
+function planAccounts(
+  ctx: ServiceContext,
+  p: SearchParams,
+  perAccount: Map<string, QueryNode>,
+  partial: SearchResult["partial"],
+): Plan[] {
+  const plans: Plan[] = [];
+  for (const [name, bound] of perAccount) {
+    if (p.source === "server" || !ctx.cache) {
+      if (p.source === "cache") cacheOf(ctx);
+      plans.push({ name, bound, use: "server" });
+      continue;
+    }
+    const can = cacheCanAnswerQuery(ctx.cache.db, name, bound, {
+      freshSeconds: ctx.cache.settings.fresh_seconds,
+    });
+    if (p.source === "cache") {
+      // Forced: answer from what is cached, and say which folders may be missing matches.
+      for (const l of can.lacking) {
+        partial.push({
+          account: name,
+          folder: l.folder,
+          error: {
+            reason: "UNSUPPORTED",
+            message: LACKING[l.reason],
+            hint: 'Use source "auto" or "server" for a complete answer, or run `chainmail cache sync`.',
+          },
+        });
+      }
+      if (can.lacking.length === 0 && !can.complete) {
+        partial.push({
+          account: name,
+          error: {
+            reason: "UNSUPPORTED",
+            message: LACKING.never_synced,
+            hint: "Run `chainmail cache sync`, or use the server.",
+          },
+        });
+      }
+      plans.push({ name, bound, use: "cache" });
+    } else {
+      const use = can.complete && can.fresh && !ctx.cache.isDirty(name) ? "cache" : "server";
+      plans.push({ name, bound, use });
+    }
+  }
+  return plans;
+}
+
+const LACKING = {
+  never_synced: "the cache has not synced this account or folder yet",
+  headers: "the cache does not hold every message's headers of this folder yet",
+  bodies: "the cache does not hold every body of this folder yet, so word searches may miss messages",
+  stale: "the cache of this folder may be out of date",
+} as const;
+
+const SHORT_FLAG_ORDER = (flags: string[]) => [...flags].sort();
+
+/** A cache row in the search row shape (thread ids computed as the server path does). */
+function rowFromCache(ctx: ServiceContext, r: CacheRow): Hit {
+  const ref = encodeRef({
+    account: r.account,
+    folder: r.folder,
+    uidValidity: Number(r.uidvalidity),
+    uid: r.uid,
+  });
+  const meta = ctx
+    .cache!.db.prepare(
+      "SELECT x.refs, x.in_reply_to, x.gm_thread_id FROM message_meta x JOIN messages m ON m.id = x.id JOIN folders f ON f.id = m.folder_id WHERE f.account = ? AND f.path = ? AND m.uid = ?",
+    )
+    .get(r.account, r.folder, r.uid) as
+    | { refs: string; in_reply_to: string | null; gm_thread_id: string | null }
+    | undefined;
+  const references = meta ? (JSON.parse(meta.refs) as string[]) : [];
+  const inReplyTo = meta?.in_reply_to?.match(/<[^>]+>/)?.[0] ?? null;
+  const threadId = meta?.gm_thread_id ?? threadKey(r.message_id, inReplyTo, references, ref);
+  return {
+    ref,
+    account: r.account,
+    folder: r.folder,
+    date: r.date,
+    from: r.from ? { name: r.from.name, address: r.from.address } : null,
+    subject: r.subject,
+    flags: SHORT_FLAG_ORDER(r.flags),
+    keywords: [...r.keywords].sort(),
+    size: r.size,
+    has_attachment: r.has_attachment,
+    message_id: r.message_id,
+    thread_id: threadId,
+    ...(r.snippet !== undefined ? { snippet: r.snippet ?? "" } : {}),
+    sortDate: Date.parse(r.received),
+    uid: r.uid,
+    path: r.folder,
+  };
+}
+
+/** Every cache match of these accounts up to `want` rows, newest first by arrival. */
+function cacheHits(
+  ctx: ServiceContext,
+  plans: Plan[],
+  p: SearchParams,
+  want: number,
+): { hits: Hit[]; counts: Map<string, number> } {
+  const hits: Hit[] = [];
+  const counts = new Map<string, number>();
+  for (const plan of plans) {
+    let cursor: string | null = null;
+    let taken = 0;
+    do {
+      const res = searchCache(ctx.cache!.db, plan.bound, {
+        accounts: [plan.name],
+        limit: 200,
+        cursor,
+        threads: p.threads,
+        snippets: p.snippets,
+        countOnly: p.count_only,
+      });
+      counts.set(plan.name, res.account_counts[plan.name] ?? 0);
+      for (const r of res.rows) hits.push(rowFromCache(ctx, r));
+      taken += res.rows.length;
+      cursor = res.next_cursor;
+    } while (cursor && taken < want);
+  }
+  return { hits, counts };
+}
+
 export async function search(ctx: ServiceContext, call: Call, p: SearchParams): Promise<SearchResult> {
   const ast = parse(p.query);
-  const offset = decodeCursor(p);
   for (const name of p.accounts) accountOf(ctx, name);
   const { perAccount, named } = splitAccounts(
     ast,
@@ -237,18 +395,39 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
       );
     }
   }
-  if (p.source === "cache") {
-    throw new MailError(
-      "UNSUPPORTED",
-      "the local cache is not available in this build",
-      'Use source "auto" or "server".',
-    );
-  }
   const partial: SearchResult["partial"] = [];
+  const cursor = decodeCursor(p);
+  let plans = planAccounts(ctx, p, perAccount, partial);
+  // A search that began on the cache keeps paging the cache, so its pages stay consistent.
+  if (cursor.kind === "cache") plans = plans.map((x) => ({ ...x, use: "cache" as const }));
+  const onCache = plans.filter((x) => x.use === "cache");
+  const onServer = plans.filter((x) => x.use === "server");
+  // One keyset-paged cache query when every account is answered by the cache: the fast path.
+  if (onServer.length === 0 && onCache.length > 0 && cursor.kind !== "offset") {
+    return cacheOnly(ctx, call, p, onCache, partial, cursor.cache);
+  }
+  const offset = cursor.kind === "offset" ? cursor.offset : 0;
   const all: Hit[] = [];
   const counts: SearchResult["account_counts"] = [];
+  const fromCache = onCache.length
+    ? cacheHits(ctx, onCache, { ...p, snippets: p.snippets, count_only: false }, offset + p.limit)
+    : null;
+  if (fromCache) {
+    all.push(...fromCache.hits);
+    for (const plan of onCache) {
+      const n = fromCache.counts.get(plan.name) ?? 0;
+      audit(
+        ctx,
+        call,
+        "search",
+        plan.name,
+        "allowed",
+        `search (${p.query.length} chars): ${n} match(es) from cache`,
+      );
+    }
+  }
   await Promise.all(
-    [...perAccount].map(async ([name, bound]) => {
+    onServer.map(async ({ name, bound }) => {
       const account = accountOf(ctx, name);
       try {
         const hits = await ctx.pool.use(account, (c) => serverSearch(c, account, bound, partial));
@@ -278,23 +457,87 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
       return true;
     });
   }
-  for (const name of perAccount.keys()) {
-    if (partial.some((x) => x.account === name && !x.folder)) continue;
-    counts.push({ account: name, count: rows.filter((r) => r.account === name).length, source: "server" });
+  let count = 0;
+  for (const plan of plans) {
+    if (plan.use === "server" && partial.some((x) => x.account === plan.name && !x.folder)) continue;
+    const n =
+      plan.use === "cache"
+        ? (fromCache?.counts.get(plan.name) ?? 0)
+        : rows.filter((r) => r.account === plan.name).length;
+    count += n;
+    counts.push({ account: plan.name, count: n, source: plan.use });
   }
   if (perAccount.size > 0 && counts.length === 0) {
     const first = partial[0]!.error;
     throw new MailError(first.reason, first.message, first.hint);
   }
-  const count = rows.length;
   const page = p.count_only ? [] : rows.slice(offset, offset + p.limit);
-  if (p.snippets && page.length) await addSnippets(ctx, page);
-  const next = !p.count_only && offset + p.limit < count ? encodeCursor(p, offset + p.limit) : null;
+  const missing = page.filter((r) => r.snippet === undefined);
+  if (p.snippets && missing.length) await addSnippets(ctx, missing);
+  const next = !p.count_only && offset + p.limit < count ? encodeCursor(p, { o: offset + p.limit }) : null;
   return {
     rows: page.map(({ sortDate: _d, uid: _u, path: _p, ...row }) => row),
     count,
     next_cursor: next,
-    source: "server",
+    source: overallSource(counts),
+    account_counts: counts,
+    partial,
+  };
+}
+
+function overallSource(counts: SearchResult["account_counts"]): SearchResult["source"] {
+  const kinds = new Set(counts.map((c) => c.source));
+  return kinds.size > 1 ? "mixed" : kinds.has("cache") ? "cache" : "server";
+}
+
+function cacheOnly(
+  ctx: ServiceContext,
+  call: Call,
+  p: SearchParams,
+  plans: Plan[],
+  partial: SearchResult["partial"],
+  cacheCursor: string | null,
+): SearchResult {
+  const names = plans.map((x) => x.name);
+  // Each account's bound query differs only in its account:/in: folding; bind per account and OR
+  // them would lose the keyset order, so the unbound query runs with the accounts filter.
+  const ast = plans.length === 1 ? plans[0]!.bound : parse(p.query);
+  let res: ReturnType<typeof searchCache>;
+  try {
+    res = searchCache(ctx.cache!.db, ast, {
+      accounts: names,
+      limit: p.limit,
+      cursor: cacheCursor,
+      threads: p.threads,
+      snippets: p.snippets,
+      countOnly: p.count_only,
+    });
+  } catch (err) {
+    if (err instanceof CursorError) throw badCursor();
+    throw err;
+  }
+  const counts = names.map((name) => ({
+    account: name,
+    count: res.account_counts[name] ?? 0,
+    source: "cache" as const,
+  }));
+  for (const c of counts)
+    audit(
+      ctx,
+      call,
+      "search",
+      c.account,
+      "allowed",
+      `search (${p.query.length} chars): ${c.count} match(es) from cache`,
+    );
+  return {
+    rows: res.rows.map((r) => {
+      const { sortDate: _d, uid: _u, path: _p, ...row } = rowFromCache(ctx, r);
+      return row;
+    }),
+    count: res.count,
+    next_cursor: res.next_cursor ? encodeCursor(p, { c: res.next_cursor }) : null,
+    source: "cache",
     account_counts: counts,
     partial,
   };

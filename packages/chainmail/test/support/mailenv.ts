@@ -14,6 +14,8 @@ import { type Dovecot, startDovecot } from "./dovecot.js";
 export interface PolicyOpts {
   work?: { allow_expunge?: boolean; allow_delete_folder?: boolean };
   home?: { allow_expunge?: boolean; allow_delete_folder?: boolean };
+  /** Extra lines of the `[cache]` section; the background loop is off unless this turns it on. */
+  cache?: string;
 }
 
 export interface MailEnv {
@@ -22,6 +24,7 @@ export interface MailEnv {
   home: Home;
   daemon: Daemon;
   client: DaemonClient;
+  /** Rewrites config.toml; without `cache`, the options the env was started with are kept. */
   writeConfig(policy: PolicyOpts): void;
   restartDaemon(): Promise<void>;
   stop(): Promise<void>;
@@ -44,7 +47,9 @@ tls = "none"
 allow_expunge = ${p.allow_expunge ?? false}
 allow_delete_folder = ${p.allow_delete_folder ?? false}
 `;
-  return `[daemon]\nbody_limit = 2000\n${acct("work", "alice", policy.work)}${acct("home", "bob", policy.home)}`;
+  const extra = policy.cache ?? "";
+  const cache = `[cache]\n${extra.includes("background") ? "" : "background = false\n"}${extra}\n`;
+  return `[daemon]\nbody_limit = 2000\n${cache}${acct("work", "alice", policy.work)}${acct("home", "bob", policy.home)}`;
 }
 
 export async function startMailEnv(policy: PolicyOpts = {}): Promise<MailEnv> {
@@ -57,7 +62,7 @@ export async function startMailEnv(policy: PolicyOpts = {}): Promise<MailEnv> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-home-"));
   const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
   const writeConfig = (p: PolicyOpts) => {
-    fs.writeFileSync(home.configFile, configToml(dv, p));
+    fs.writeFileSync(home.configFile, configToml(dv, { cache: policy.cache, ...p }));
     // mtime resolution can hide two writes in one millisecond from the daemon's reload check.
     const t = new Date(Date.now() + Math.floor(Math.random() * 100000));
     fs.utimesSync(home.configFile, t, t);

@@ -1,0 +1,207 @@
+/**
+ * The daemon's side of the local cache: it owns cache.db and decides the schedule. Per account, one
+ * pass is: header sync of every folder (initial, then incremental), body backfill within the daily
+ * budget, and eviction down to the size bound. Passes of one account never overlap (a second request
+ * waits for the running one and then runs again, so it sees the server as it is now). With
+ * `background`, each account gets a first pass at start, a pass every `sync_interval_seconds`, and an
+ * IDLE watch on its INBOX over a connection of its own, restarted after a drop. Every pass and watch
+ * uses its own IMAP connection, so user calls on the pooled connection never wait for a sync.
+ */
+import type { ImapFlow } from "imapflow";
+import {
+  backfillBodies,
+  type CacheDb,
+  type CacheStatus,
+  cacheStatus,
+  evictBodies,
+  type InboxWatch,
+  openCache,
+  syncAccount,
+  watchInbox,
+} from "../cache/index.js";
+import type { AccountConfig, CacheConfig, Config } from "../config.js";
+import { MailError, toErrorBody } from "../errors.js";
+import { mapImapError, openImap } from "../imap/connection.js";
+
+export interface AccountSyncReport {
+  account: string;
+  ok: boolean;
+  folders: number;
+  added: number;
+  removed: number;
+  bodies: number;
+  budget_exhausted: boolean;
+  evicted: number;
+  error?: { reason: string; message: string };
+}
+
+/** How often the watch of a dropped INBOX connection is retried. */
+const WATCH_RETRY_MS = 30_000;
+
+export class CacheRunner {
+  readonly db: CacheDb;
+  private readonly running = new Map<string, Promise<AccountSyncReport>>();
+  private readonly watches = new Map<string, InboxWatch>();
+  private timer: NodeJS.Timeout | undefined;
+  private retryTimers = new Set<NodeJS.Timeout>();
+  private stopped = false;
+  /** Accounts changed through the daemon since their last pass began, with a change counter. */
+  private readonly dirty = new Map<string, number>();
+  private changes = 0;
+
+  constructor(
+    file: string,
+    private readonly config: () => Config,
+    private readonly secretsDir: string,
+    private readonly log: (line: string) => void,
+  ) {
+    this.db = openCache(file);
+  }
+
+  get settings(): CacheConfig {
+    return this.config().cache;
+  }
+
+  /** Starts the background schedule (when the config asks for it). */
+  start(): void {
+    if (!this.settings.background) return;
+    for (const a of this.config().accounts) {
+      void this.sync(a).then(() => this.watch(a.name));
+    }
+    this.timer = setInterval(() => {
+      for (const a of this.config().accounts) void this.sync(a);
+    }, this.settings.sync_interval_seconds * 1000);
+    this.timer.unref();
+  }
+
+  /**
+   * One pass over an account. A pass already running is awaited first, then a new one runs, so the
+   * caller's answer reflects the server after the call began.
+   */
+  sync(account: AccountConfig): Promise<AccountSyncReport> {
+    const prev = this.running.get(account.name) ?? Promise.resolve(undefined);
+    const next = prev.then(() => this.pass(account));
+    this.running.set(account.name, next);
+    void next.finally(() => {
+      if (this.running.get(account.name) === next) this.running.delete(account.name);
+    });
+    return next;
+  }
+
+  /**
+   * The daemon changed mail on this account (move, flags, folders...): the cache may not know yet, so
+   * it answers nothing for the account until a pass that began after the change has finished.
+   */
+  markDirty(name: string): void {
+    this.dirty.set(name, ++this.changes);
+    const a = this.config().accounts.find((x) => x.name === name);
+    if (a && this.settings.background && !this.stopped) void this.sync(a);
+  }
+
+  isDirty(name: string): boolean {
+    return this.dirty.has(name);
+  }
+
+  private async pass(account: AccountConfig): Promise<AccountSyncReport> {
+    const startedAt = this.changes;
+    const report: AccountSyncReport = {
+      account: account.name,
+      ok: false,
+      folders: 0,
+      added: 0,
+      removed: 0,
+      bodies: 0,
+      budget_exhausted: false,
+      evicted: 0,
+    };
+    if (this.stopped) return report;
+    let client: ImapFlow | undefined;
+    try {
+      client = await openImap(account, this.secretsDir);
+      const results = await syncAccount(this.db, client, account.name);
+      report.folders = results.length;
+      for (const r of results) {
+        report.added += r.added;
+        report.removed += r.removed;
+      }
+      for (const r of results) {
+        // Each call fetches at most 500 bodies; loop until the folder is done or the budget is spent.
+        for (let round = 0; round < 10_000 && !this.stopped; round++) {
+          const b = await backfillBodies(this.db, client, account.name, r.folder, {
+            dailyBudgetBytes: this.settings.daily_budget_bytes,
+          });
+          report.bodies += b.fetched;
+          if (b.budgetExhausted) report.budget_exhausted = true;
+          if (b.budgetExhausted || b.remaining === 0 || b.fetched === 0) break;
+        }
+        if (report.budget_exhausted) break;
+      }
+      report.evicted = evictBodies(this.db, this.settings.max_size_bytes);
+      report.ok = true;
+      const d = this.dirty.get(account.name);
+      if (d !== undefined && d <= startedAt) this.dirty.delete(account.name);
+    } catch (err) {
+      const body = toErrorBody(err instanceof MailError ? err : mapImapError(err, account.name));
+      report.error = { reason: body.reason, message: body.message };
+      this.log(`cache sync of ${account.name} failed: ${body.reason}`);
+    } finally {
+      if (client?.usable) await client.logout().catch(() => client?.close());
+      else client?.close();
+    }
+    return report;
+  }
+
+  private async watch(name: string): Promise<void> {
+    if (this.stopped || this.watches.has(name)) return;
+    const account = this.config().accounts.find((a) => a.name === name);
+    if (!account) return;
+    try {
+      const client = await openImap(account, this.secretsDir);
+      const w = await watchInbox(this.db, client, name, {
+        onError: () => undefined,
+      });
+      if (this.stopped) {
+        await w.stop();
+        return;
+      }
+      this.watches.set(name, w);
+      void w.done.then(() => {
+        this.watches.delete(name);
+        this.retryWatch(name);
+      });
+    } catch (err) {
+      this.log(`cache watch of ${name} failed: ${toErrorBody(mapImapError(err, name)).reason}`);
+      this.retryWatch(name);
+    }
+  }
+
+  private retryWatch(name: string): void {
+    if (this.stopped) return;
+    const t = setTimeout(() => {
+      this.retryTimers.delete(t);
+      void this.watch(name);
+    }, WATCH_RETRY_MS);
+    t.unref();
+    this.retryTimers.add(t);
+  }
+
+  status(accounts: string[]): CacheStatus {
+    const names = accounts.length ? accounts : this.config().accounts.map((a) => a.name);
+    return cacheStatus(this.db, {
+      accounts: names,
+      maxSizeBytes: this.settings.max_size_bytes,
+      dailyBudgetBytes: this.settings.daily_budget_bytes,
+      freshSeconds: this.settings.fresh_seconds,
+    });
+  }
+
+  /** Ends watches and timers, waits for running passes, then closes cache.db. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    for (const t of this.retryTimers) clearTimeout(t);
+    await Promise.allSettled([...this.watches.values()].map((w) => w.stop()));
+    await Promise.allSettled([...this.running.values()]);
+    this.db.close();
+  }
+}

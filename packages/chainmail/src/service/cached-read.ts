@@ -1,0 +1,113 @@
+/**
+ * Reading a message from the local cache. The cached copy suffices when its folder is fresh (same
+ * rule as search), the ref's UIDVALIDITY is the cached one, the body is stored (not evicted, not cut
+ * at the cache's 100,000 characters), and the row has Reply-To (rows synced before migration 2 do
+ * not). Otherwise the server answers.
+ */
+import { folderFresh } from "../cache/index.js";
+import { MAX_BODY_CHARS } from "../cache/body.js";
+import type { AttachmentInfo as CachedAttachment } from "../query/structure.js";
+import { shapeBody } from "../imap/body.js";
+import { type Address, type Message, threadKey } from "../imap/messages.js";
+import { encodeRef, type MessageRef } from "../refs.js";
+import type { ServiceContext } from "./context.js";
+
+interface Row {
+  path: string;
+  uidvalidity: string;
+  last_sync: number | null;
+  last_error: string | null;
+  uid: number;
+  seen: number;
+  flagged: number;
+  answered: number;
+  draft: number;
+  deleted: number;
+  size: number;
+  message_id: string | null;
+  in_reply_to: string | null;
+  refs: string;
+  gm_thread_id: string | null;
+  date: number | null;
+  from_json: string;
+  to_json: string;
+  cc_json: string;
+  bcc_json: string;
+  reply_to_json: string | null;
+  subject: string;
+  keywords_json: string;
+  labels_json: string;
+  attachments_json: string;
+  text: string;
+}
+
+/**
+ * IMAP servers fill ENVELOPE's reply-to with From when the header is absent; the server path (the
+ * parsed message) says [] then, so a Reply-To equal to From is reported as [] here too.
+ */
+function replyTo(json: string, fromJson: string): Address[] {
+  const list = JSON.parse(json) as Address[];
+  return json === fromJson ? [] : list;
+}
+
+export function readCached(
+  ctx: ServiceContext,
+  r: MessageRef,
+  opts: { full: boolean; google: boolean },
+): Message | null {
+  const cache = ctx.cache;
+  if (!cache || cache.isDirty(r.account)) return null;
+  const row = cache.db
+    .prepare(
+      `SELECT f.path, f.uidvalidity, f.last_sync, f.last_error, m.uid, m.seen, m.flagged, m.answered, m.draft,
+         m.deleted, m.size, x.message_id, x.in_reply_to, x.refs, x.gm_thread_id, x.date, x.from_json, x.to_json,
+         x.cc_json, x.bcc_json, x.reply_to_json, x.subject, x.keywords_json, x.labels_json, x.attachments_json, b.text
+       FROM folders f JOIN messages m ON m.folder_id = f.id JOIN message_meta x ON x.id = m.id
+       JOIN bodies b ON b.message_rowid = m.id
+       WHERE f.account = ? AND f.path = ? AND m.uid = ? AND m.body_state = 1`,
+    )
+    .get(r.account, r.folder, r.uid) as Row | undefined;
+  if (!row || row.reply_to_json === null || row.text.length >= MAX_BODY_CHARS) return null;
+  if (String(row.uidvalidity) !== String(r.uidValidity)) return null;
+  const fresh = folderFresh(
+    { account: r.account, path: row.path, last_sync: row.last_sync, last_error: row.last_error },
+    { freshSeconds: cache.settings.fresh_seconds },
+  );
+  if (!fresh) return null;
+  const ref = encodeRef(r);
+  const addrs = (j: string) => JSON.parse(j) as Address[];
+  const references = JSON.parse(row.refs) as string[];
+  const inReplyTo = row.in_reply_to?.match(/<[^>]+>/)?.[0] ?? null;
+  const { body, truncated } = shapeBody(row.text, opts.full, ctx.config.daemon.body_limit);
+  const flags = (["answered", "deleted", "draft", "flagged", "seen"] as const).filter((f) => row[f] === 1);
+  return {
+    ref,
+    account: r.account,
+    folder: row.path,
+    message_id: row.message_id,
+    in_reply_to: inReplyTo,
+    references,
+    thread_id: threadKey(row.message_id, inReplyTo, references, ref),
+    date: row.date === null ? null : new Date(row.date).toISOString(),
+    from: addrs(row.from_json),
+    to: addrs(row.to_json),
+    cc: addrs(row.cc_json),
+    bcc: addrs(row.bcc_json),
+    reply_to: replyTo(row.reply_to_json, row.from_json),
+    subject: row.subject,
+    flags,
+    keywords: (JSON.parse(row.keywords_json) as string[]).sort(),
+    ...(opts.google ? { labels: (JSON.parse(row.labels_json) as string[]).sort() } : {}),
+    size: row.size,
+    body,
+    body_truncated: truncated,
+    attachments: (JSON.parse(row.attachments_json) as CachedAttachment[]).map((a) => ({
+      part: a.part,
+      filename: a.filename ?? `part-${a.part}`,
+      content_type: a.content_type,
+      size: a.size,
+      inline: a.disposition === "inline",
+    })),
+    source: "cache",
+  };
+}
