@@ -108,7 +108,8 @@ describe("chainmail CLI end to end", () => {
     const f = run(["flags", ref, "--add", "flagged", "--json"]).json();
     expect(f).toMatchObject({ succeeded: 1, failed: 0 });
     const t = run(["trash", ref, "--json"]).json();
-    expect(t.outcomes[0].new_ref).toBeTruthy();
+    expect(t.outcomes[0].new_ref).toMatch(/^m1\./);
+    expect(t.outcomes[0].new_ref).not.toBe(ref);
   });
 
   it("exits with the reason's code: AUTH_REQUIRED, POLICY_DENIED, NOT_FOUND, bad flags", () => {
