@@ -28,6 +28,8 @@ export interface GateOptions<State> {
   maxAgeMs: number;
   /** The state before the first load. */
   initial: State;
+  /** A load that takes longer counts as failed (the previous state stays), so tools/list never hangs. Default 10 s. */
+  timeoutMs?: number;
 }
 
 export interface ServerDefinition<Ctx, State = undefined> {
@@ -110,10 +112,19 @@ export class KitServer<Ctx, State = undefined> {
 
   private async doRefresh(): Promise<boolean> {
     const gate = this.def.gate!;
+    let timer: NodeJS.Timeout | undefined;
+    const timeoutMs = gate.timeoutMs ?? 10_000;
     try {
-      this.state = await gate.load();
+      this.state = await Promise.race([
+        gate.load(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+        }),
+      ]);
     } catch (err) {
       this.log(`gate check failed, keeping the previous state: ${(err as Error).message}`);
+    } finally {
+      clearTimeout(timer);
     }
     this.lastCheck = this.now();
     const next = this.snapshotOf(this.listTools());

@@ -112,4 +112,19 @@ describe("gating and live annotations", () => {
     expect((await open.client.listTools()).tools.map((t) => t.name)).toContain("purge");
     expect(logs.join("\n")).toContain("daemon down");
   });
+
+  it("a check that never answers times out, keeps the previous state and never stalls tools/list", async () => {
+    const logs: string[] = [];
+    const kit = createExampleServer({
+      loadState: () => new Promise<ExampleState>(() => undefined),
+      gateTimeoutMs: 50,
+      maxAgeMs: 0,
+      log: (l) => logs.push(l),
+    });
+    open = await connectInMemory(kit, caller);
+    const { tools } = await open.client.listTools();
+    expect(tools.map((t) => t.name)).not.toContain("purge");
+    expect(tools.map((t) => t.name)).toContain("list_notes");
+    expect(logs.join("\n")).toContain("no answer within 50 ms");
+  });
 });

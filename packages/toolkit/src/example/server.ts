@@ -14,6 +14,8 @@ export interface ExampleOptions {
   /** Where the gate state comes from; default: purging never allowed. */
   loadState?: () => Promise<ExampleState>;
   maxAgeMs?: number;
+  /** How long a gate check may take before it counts as failed. */
+  gateTimeoutMs?: number;
   now?: () => number;
   notebook?: Notebook;
   log?: (line: string) => void;
@@ -44,6 +46,7 @@ export function createExampleServer(options: ExampleOptions = {}): KitServer<Exa
       load: options.loadState ?? (async () => ({ allowPurge: false })),
       maxAgeMs: options.maxAgeMs ?? 60_000,
       initial: { allowPurge: false },
+      ...(options.gateTimeoutMs !== undefined ? { timeoutMs: options.gateTimeoutMs } : {}),
     },
     ...(options.now ? { now: options.now } : {}),
     ...(options.log ? { log: options.log } : {}),
