@@ -58,15 +58,15 @@ export function isReason(value: unknown): value is Reason {
 }
 
 /**
- * The error every chainmail module throws for an expected failure. Named "ToolError" on purpose: the
- * kit recognises any Error with that name and a `reason`, so an MCP handler can rethrow it unchanged.
+ * The error every chainmail module throws for an expected failure. The kit reports any Error with a
+ * declared `reason` (and `hint`) as that reason, so an MCP handler can let it through unchanged.
  */
 export class MailError extends Error {
   readonly reason: Reason;
   readonly hint: string;
   constructor(reason: Reason, message: string, hint?: string) {
     super(message);
-    this.name = "ToolError";
+    this.name = "MailError";
     this.reason = reason;
     this.hint = hint ?? REASONS[reason].hint;
   }
@@ -75,7 +75,7 @@ export class MailError extends Error {
 export function isMailError(err: unknown): err is MailError {
   return (
     err instanceof MailError ||
-    (err instanceof Error && err.name === "ToolError" && isReason((err as MailError).reason))
+    (err instanceof Error && err.name === "MailError" && isReason((err as MailError).reason))
   );
 }
 

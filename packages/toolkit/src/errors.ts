@@ -36,8 +36,9 @@ export function defineReasons<R extends string>(own: Record<R, ReasonSpec>): Rea
 }
 
 /**
- * The one error a handler or domain module throws to give the caller a clear, expected failure.
- * Anything else thrown is reported as INTERNAL without its details.
+ * The error a handler throws to give the caller a clear, expected failure. A domain module that
+ * should not depend on the kit throws its own Error class with the same `reason` (and optional
+ * `hint`) fields instead: see `isReasonedError`. Anything else thrown is reported as INTERNAL.
  */
 export class ToolError<R extends string = string> extends Error {
   readonly reason: R;
@@ -50,8 +51,18 @@ export class ToolError<R extends string = string> extends Error {
   }
 }
 
-export function isToolError(err: unknown): err is ToolError {
-  return err instanceof ToolError || (err instanceof Error && err.name === "ToolError" && "reason" in err);
+/** An expected failure as the kit reads it: any Error with a string `reason`, and maybe a `hint`. */
+export interface ReasonedError extends Error {
+  reason: string;
+  hint?: string | undefined;
+}
+
+/**
+ * True for any Error carrying a string `reason`: a ToolError, or a domain module's own error class.
+ * Only reasons the server declared keep their message; any other becomes INTERNAL.
+ */
+export function isReasonedError(err: unknown): err is ReasonedError {
+  return err instanceof Error && typeof (err as { reason?: unknown }).reason === "string";
 }
 
 /** The structured shape of every failed call. */

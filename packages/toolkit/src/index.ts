@@ -3,7 +3,8 @@ export { toolFactory } from "./define.js";
 export {
   defineReasons,
   type ErrorBody,
-  isToolError,
+  isReasonedError,
+  type ReasonedError,
   KIT_REASONS,
   type ReasonSpec,
   type Reasons,

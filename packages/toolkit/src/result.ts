@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { type ErrorBody, isToolError, KIT_REASONS, type Reasons } from "./errors.js";
+import { type ErrorBody, isReasonedError, KIT_REASONS, type Reasons } from "./errors.js";
 
 /** How the text block of a successful result reads. */
 export type TextMode =
@@ -33,7 +33,7 @@ export function errorResult(body: ErrorBody): CallToolResult {
 }
 
 /**
- * Turns anything thrown into the error shape. A ToolError keeps its reason and message; a reason the
+ * Turns anything thrown into the error shape. A ToolError (or any reasoned error) keeps its reason and message; a reason the
  * server never declared, or any other exception, becomes INTERNAL and its details go to the log only.
  */
 export function toErrorBody(
@@ -42,7 +42,7 @@ export function toErrorBody(
   log: (line: string) => void,
   tool: string,
 ): ErrorBody {
-  if (isToolError(err) && Object.hasOwn(reasons, err.reason)) {
+  if (isReasonedError(err) && Object.hasOwn(reasons, err.reason)) {
     const spec = (reasons as Record<string, { hint: string } | undefined>)[err.reason];
     return errorBody(err.reason, err.message, err.hint ?? spec?.hint ?? "");
   }

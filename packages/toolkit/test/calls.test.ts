@@ -125,6 +125,38 @@ describe("results", () => {
     expect(logs.join("\n")).toContain("hunter2");
   });
 
+  it("a domain module's own error class with a declared reason is reported like a ToolError", async () => {
+    class DomainError extends Error {
+      constructor(
+        readonly reason: string,
+        message: string,
+        readonly hint?: string,
+      ) {
+        super(message);
+        this.name = "DomainError";
+      }
+    }
+    const domain = tool({
+      name: "domain",
+      title: "Domain",
+      group: "Test",
+      description: "Throws a domain error.",
+      scope: null,
+      input: {},
+      output: { ok: z.boolean() },
+      annotations,
+      summary: () => "",
+      handler: () => {
+        throw new DomainError("NOT_FOUND", "Folder not found: Work", "Call list_folders first.");
+      },
+    });
+    const { client } = await connect([domain]);
+    const result = await client.callTool({ name: "domain", arguments: {} });
+    expect(result.structuredContent).toEqual({
+      error: { reason: "NOT_FOUND", message: "Folder not found: Work", hint: "Call list_folders first." },
+    });
+  });
+
   it("a reason the server never declared becomes INTERNAL", async () => {
     const odd = tool({
       name: "odd",

@@ -29,6 +29,7 @@ export const DEXI_REASONS = {
 
 export type DexiReason = keyof typeof DEXI_REASONS;
 
+/** An expected failure. The kit reports any Error with a declared `reason` as that reason, so this module needs no kit. */
 export class DexiError extends Error {
   constructor(
     readonly reason: DexiReason,

@@ -1,7 +1,6 @@
-import { toolFactory, ToolError } from "@mcpforge/toolkit";
+import { toolFactory } from "@mcpforge/toolkit";
 import { z } from "zod";
 import type { Viewer } from "../domain/access.js";
-import { DexiError } from "../domain/errors.js";
 import type { NotesService } from "../domain/notes.js";
 
 export interface DexiContext {
@@ -13,16 +12,6 @@ export const tool = toolFactory<DexiContext>();
 
 export const READ = "notes:read";
 export const WRITE = "notes:write";
-
-/** Runs a domain call, turning its expected failures into the kit's error shape (same reason, same message). */
-export async function run<T>(fn: () => T | Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof DexiError) throw new ToolError(err.reason, err.message);
-    throw err;
-  }
-}
 
 const SOURCES = ["note", "bookmark", "email", "feed"] as const;
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Grade } from "../domain/sm2.js";
-import { noteId, plural, READ, READ_ONLY, run, size, tool, WRITE } from "./common.js";
+import { noteId, plural, READ, READ_ONLY, size, tool, WRITE } from "./common.js";
 
 export const reviewTools = [
   tool({
@@ -27,7 +27,7 @@ export const reviewTools = [
     },
     annotations: READ_ONLY,
     summary: (r) => `${plural(r.due_count, "card")} due`,
-    handler: (i, { ctx }) => run(() => ctx.notes.dueReviews(ctx.viewer, i.limit)),
+    handler: (i, { ctx }) => ctx.notes.dueReviews(ctx.viewer, i.limit),
   }),
   tool({
     name: "grade_review",
@@ -55,6 +55,6 @@ export const reviewTools = [
     },
     annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
     summary: (r) => `Next review ${r.due_at}`,
-    handler: (i, { ctx }) => run(() => ctx.notes.grade(ctx.viewer, i.note_id, i.grade as Grade)),
+    handler: (i, { ctx }) => ctx.notes.grade(ctx.viewer, i.note_id, i.grade as Grade),
   }),
 ];

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { NoteFull, noteId, READ_ONLY, run, tool, WRITE } from "./common.js";
+import { NoteFull, noteId, READ_ONLY, tool, WRITE } from "./common.js";
 
 export const MAX_TEXT = 1_000_000;
 
@@ -18,7 +18,7 @@ export const writeTools = [
     output: NoteFull,
     annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
     summary: (r) => `Created note "${r.title}"`,
-    handler: (i, { ctx }) => run(() => ctx.notes.create(ctx.viewer, { title: i.title, text: i.text })),
+    handler: (i, { ctx }) => ctx.notes.create(ctx.viewer, { title: i.title, text: i.text }),
   }),
   tool({
     name: "update_note",
@@ -41,14 +41,12 @@ export const writeTools = [
     annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: false },
     summary: (r) => `Updated note "${r.title}"`,
     handler: (i, { ctx }) =>
-      run(() =>
-        ctx.notes.update(ctx.viewer, {
-          note_id: i.note_id,
-          mode: i.mode,
-          ...(i.title !== undefined ? { title: i.title } : {}),
-          ...(i.text !== undefined ? { text: i.text } : {}),
-        }),
-      ),
+      ctx.notes.update(ctx.viewer, {
+        note_id: i.note_id,
+        mode: i.mode,
+        ...(i.title !== undefined ? { title: i.title } : {}),
+        ...(i.text !== undefined ? { text: i.text } : {}),
+      }),
   }),
   tool({
     name: "delete_note",
@@ -61,6 +59,6 @@ export const writeTools = [
     output: { deleted: z.literal(true), id: z.string(), title: z.string() },
     annotations: { ...READ_ONLY, readOnly: false, destructive: true, idempotent: true },
     summary: (r) => `Deleted note "${r.title}"`,
-    handler: (i, { ctx }) => run(() => ctx.notes.delete(ctx.viewer, i.note_id)),
+    handler: (i, { ctx }) => ctx.notes.delete(ctx.viewer, i.note_id),
   }),
 ];

@@ -1,6 +1,5 @@
-import { type Shape, type ToolDefinition, ToolError, toolFactory } from "@mcpforge/toolkit";
+import { toolFactory } from "@mcpforge/toolkit";
 import { z } from "zod";
-import { NotesError } from "../domain/errors.js";
 import type { NotesService } from "../domain/notes.js";
 import type { QueueService } from "../domain/queue.js";
 import { NOTE_STATUSES } from "../domain/status.js";
@@ -11,23 +10,8 @@ export interface NotesContext {
   queue: QueueService;
 }
 
-const defineTool = toolFactory<NotesContext>();
-
-/** defineTool whose handler's domain errors (NotesError) reach the caller as ToolError, reason kept. */
-export function notesTool<I extends Shape, O extends Shape>(def: ToolDefinition<I, O, NotesContext>) {
-  const handler = def.handler;
-  return defineTool({
-    ...def,
-    handler: async (input, call) => {
-      try {
-        return await handler(input, call);
-      } catch (err) {
-        if (err instanceof NotesError) throw new ToolError(err.reason, err.message, err.hint);
-        throw err;
-      }
-    },
-  });
-}
+/** Declares a notes-status tool. Domain failures (NotesError) carry a declared `reason`, which the kit reports as is. */
+export const notesTool = toolFactory<NotesContext>();
 
 const dateTime = () => z.string().meta({ format: "date-time" });
 
