@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -72,7 +72,7 @@ describe("dexi import", () => {
   it("imports an Obsidian vault: front matter, folders from paths, tags; twice creates nothing new", async () => {
     const r = await dexi("import", join(FIX, "vault"));
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/^markdown: 4 created, 0 already imported/);
+    expect(r.out).toMatch(/^markdown: 4 created, 0 updated, 0 already imported/);
     expect(r.err).toContain("imported 4/4");
     const all = rows();
     expect(all.map((x) => [x.title, x.folder])).toEqual([
@@ -91,8 +91,84 @@ describe("dexi import", () => {
       withStore((s) => (s.db.prepare("SELECT count(*) AS c FROM review_cards").get() as { c: number }).c),
     ).toBe(1);
     const again = await dexi("import", join(FIX, "vault"));
-    expect(again.out).toMatch(/^markdown: 0 created, 4 already imported/);
+    expect(again.out).toMatch(/^markdown: 0 created, 0 updated, 4 already imported/);
     expect(rows()).toHaveLength(4);
+  });
+
+  it("re-imports an edited file into its note, but never overwrites a note edited in dexi", async () => {
+    const vault = join(dir, `vault-${n}`);
+    cpSync(join(FIX, "vault"), vault, { recursive: true });
+    expect((await dexi("import", vault)).out).toMatch(/^markdown: 4 created, 0 updated, 0 already imported/);
+    const note = (title: string) =>
+      withStore(
+        (s) =>
+          s.db
+            .prepare(
+              `SELECT n.id, n.uuid, n.body, n.updated_ms, f.name AS folder,
+               (SELECT group_concat(tag, ' ') FROM note_tags t WHERE t.note_id = n.id) AS tags,
+               (SELECT count(*) FROM embeddings e WHERE e.note_id = n.id) AS vectors
+               FROM notes n LEFT JOIN folders f ON f.id = n.folder_id WHERE n.title = ?`,
+            )
+            .get(title) as {
+            id: number;
+            uuid: string;
+            body: string;
+            updated_ms: number;
+            folder: string | null;
+            tags: string;
+            vectors: number;
+          },
+      );
+    const welcome = note("Welcome");
+    // Edited in the vault only: the note follows the file, tags re-parsed, vector and identity kept.
+    writeFileSync(join(vault, "Welcome.md"), "# Welcome\n\nNow about #gardening with @grace.\n");
+    // Edited in dexi only: the file did not change, so the import leaves the note alone.
+    const kickoff = note("Alpha kickoff meeting");
+    withStore((s) =>
+      s.notes.update(kickoff.id, {
+        title: "Alpha kickoff meeting",
+        body: "my own words",
+        updatedMs: 1,
+        tags: [],
+      }),
+    );
+    // Edited in both: dexi's version is kept and the import says so.
+    const journal = note("2025-11-04");
+    withStore((s) =>
+      s.notes.update(journal.id, { title: "2025-11-04", body: "dexi edit", updatedMs: 1, tags: [] }),
+    );
+    writeFileSync(join(vault, "Journal", "2025-11-04.md"), "vault edit\n");
+
+    const r = await dexi("import", "--verbose", vault);
+    expect(r.out).toMatch(
+      /^markdown: 0 created, 1 updated, 2 already imported, 1 kept as edited in dexi \(their source changed too\)/m,
+    );
+    expect(r.out).toContain(`updated ${welcome.uuid} md:`);
+    expect(r.err).toContain(`kept note ${journal.uuid} as edited in dexi`);
+    const after = note("Welcome");
+    expect(after).toMatchObject({ id: welcome.id, uuid: welcome.uuid, folder: null, vectors: 1 });
+    expect(after.body).toContain("Now about #gardening with @grace.");
+    expect(after.body).not.toContain("#ideas");
+    expect(after.tags.split(" ").sort()).toEqual(["#gardening", "@grace"]);
+    expect(after.updated_ms).toBeGreaterThan(welcome.updated_ms);
+    expect(note("Alpha kickoff meeting").body).toBe("my own words");
+    expect(note("2025-11-04").body).toBe("dexi edit");
+    expect(rows()).toHaveLength(4);
+    // Once imported, the updated note is unchanged on the next run.
+    expect((await dexi("import", vault)).out).toMatch(
+      /^markdown: 0 created, 0 updated, 3 already imported, 1 kept/,
+    );
+    // Notes imported before import hashes were kept: a changed source counts as a conflict, never an
+    // overwrite; an unchanged one is recognised and hashed.
+    withStore((s) => s.db.prepare("UPDATE notes SET import_hash = NULL").run());
+    writeFileSync(join(vault, "Welcome.md"), "# Welcome\n\nThird version.\n");
+    expect((await dexi("import", vault)).out).toMatch(
+      /^markdown: 0 created, 0 updated, 1 already imported, 3 kept/,
+    );
+    expect(note("Welcome").body).toContain("#gardening");
+    expect(
+      withStore((s) => s.db.prepare("SELECT count(*) AS c FROM notes WHERE import_hash IS NOT NULL").get()),
+    ).toEqual({ c: 1 });
   });
 
   it("imports browser bookmarks with source_url, folders, tags and descriptions", async () => {
@@ -112,7 +188,7 @@ describe("dexi import", () => {
       withStore((s) => (s.db.prepare("SELECT count(*) AS c FROM bookmarks").get() as { c: number }).c),
     ).toBe(4);
     expect((await dexi("import", join(FIX, "bookmarks.html"))).out).toMatch(
-      /^bookmarks: 0 created, 4 already imported/,
+      /^bookmarks: 0 created, 0 updated, 4 already imported/,
     );
   });
 
@@ -137,10 +213,10 @@ describe("dexi import", () => {
       from_addr: '"Ann Example" <ann@example.org>',
     });
     expect((await dexi("import", join(FIX, "archive.mbox"))).out).toMatch(
-      /^mbox: 0 created, 2 already imported/,
+      /^mbox: 0 created, 0 updated, 2 already imported/,
     );
     expect((await dexi("import", join(FIX, "mail", "plain.eml"))).out).toMatch(
-      /^email: 0 created, 1 already imported/,
+      /^email: 0 created, 0 updated, 1 already imported/,
     );
   });
 
@@ -161,7 +237,7 @@ describe("dexi import", () => {
     await dexi("settings", "--plan", "free", "--note-cap", "3");
     const r = await dexi("import", join(FIX, "vault"));
     expect(r.code).toBe(5);
-    expect(r.out).toMatch(/3 created, 0 already imported, 1 over the plan's note cap/);
+    expect(r.out).toMatch(/3 created, 0 updated, 0 already imported, 1 over the plan's note cap/);
     expect(rows()).toHaveLength(3);
   });
 
@@ -231,11 +307,11 @@ describe("dexi feeds", () => {
   it("subscribes, polls once for new articles, and never duplicates", async () => {
     expect((await dexi("feeds", "add", url)).out).toContain(`subscribed to ${url}`);
     expect((await dexi("feeds", "add", url)).out).toContain("already subscribed");
-    expect((await dexi("feeds", "poll")).out).toBe(`${url}: 2 new, 0 already seen\n`);
-    expect((await dexi("feeds", "poll")).out).toBe(`${url}: 0 new, 2 already seen\n`);
+    expect((await dexi("feeds", "poll")).out).toBe(`${url}: 2 new, 0 updated, 0 already seen\n`);
+    expect((await dexi("feeds", "poll")).out).toBe(`${url}: 0 new, 0 updated, 2 already seen\n`);
     extra =
       "<item><title>Third</title><link>https://blog.example.com/3</link><guid>p3</guid><description>new!</description></item>";
-    expect((await dexi("feeds", "poll")).out).toBe(`${url}: 1 new, 2 already seen\n`);
+    expect((await dexi("feeds", "poll")).out).toBe(`${url}: 1 new, 0 updated, 2 already seen\n`);
     expect((await dexi("feeds", "list")).out).toMatch(new RegExp(`^${url}\\tExample Blog\\tlast polled 20`));
     const arts = withStore(
       (s) =>
@@ -300,5 +376,42 @@ describe("dexi settings, users, teams, share", () => {
     );
     expect((await dexi("teams", "leave", "bob")).out).toBe("bob left their team\n");
     expect((await dexi("bogus")).code).toBe(2);
+  });
+
+  it("moves an own note between folders, never someone else's", async () => {
+    await dexi("import", join(FIX, "vault"));
+    const note = (title: string) =>
+      withStore(
+        (s) =>
+          s.db
+            .prepare(
+              "SELECT n.uuid, f.name AS folder FROM notes n LEFT JOIN folders f ON f.id = n.folder_id WHERE n.title = ?",
+            )
+            .get(title) as { uuid: string; folder: string | null },
+      );
+    const { uuid } = note("Welcome");
+    expect((await dexi("move", uuid, "--folder", "Archive")).out).toBe(
+      `moved "Welcome" (${uuid}) into Archive\n`,
+    );
+    expect(note("Welcome").folder).toBe("Archive");
+    // An existing folder is matched case-insensitively, not duplicated.
+    expect((await dexi("move", uuid, "--folder", "journal")).out).toContain("into Journal");
+    expect(withStore((s) => s.accounts.folders(1).map((f) => f.name))).toEqual([
+      "Archive",
+      "Journal",
+      "Projects/Alpha",
+    ]);
+    expect((await dexi("move", uuid, "--unfiled")).out).toBe(`moved "Welcome" (${uuid}) out of its folder\n`);
+    expect(note("Welcome").folder).toBeNull();
+
+    const bad = await dexi("move", uuid, "--folder", "Unfiled");
+    expect([bad.code, bad.err]).toEqual([2, 'dexi: "unfiled" is not a folder name; use --unfiled\n']);
+    expect((await dexi("move", uuid, "--folder", "X", "--unfiled")).code).toBe(2);
+    expect((await dexi("move", uuid)).code).toBe(2);
+    const unknown = await dexi("move", "00000000-0000-4000-8000-000000000000", "--unfiled");
+    expect([unknown.code, unknown.err]).toEqual([1, "dexi: Note not found\n"]);
+    const other = await dexi("--user", "eve", "move", uuid, "--folder", "Mine");
+    expect([other.code, other.err]).toEqual([1, "dexi: Note not found\n"]);
+    expect(note("Welcome").folder).toBeNull();
   });
 });

@@ -84,7 +84,7 @@ it("a writer killed with SIGKILL mid-import loses no acknowledged note; the data
   rerun.stdout.on("data", (d: Buffer) => (out += d.toString()));
   const code = await new Promise<number | null>((r) => rerun.on("exit", r));
   expect(code).toBe(0);
-  expect(out).toContain(`${FILES - ids.size} created, ${ids.size} already imported`);
+  expect(out).toContain(`${FILES - ids.size} created, 0 updated, ${ids.size} already imported`);
   const after = new Database(db);
   expect((after.prepare("SELECT count(*) AS c FROM notes").get() as { c: number }).c).toBe(FILES);
   after.close();

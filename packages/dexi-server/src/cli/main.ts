@@ -29,6 +29,8 @@ Usage: dexi <command> [--db PATH] [--user NAME] ...
   users [add NAME [--team T]]  list or add users
   teams [add NAME | join TEAM USER | leave USER]
   share NOTE_ID [--off]       share an own note with the owner's team (read-only for them)
+  move NOTE_ID (--folder NAME | --unfiled)
+                              file an own note into a folder (created if new) or take it out of any
   import PATH [--kind markdown|bookmarks|email|mbox|feed] [--workers N] [--no-embed] [--verbose]
                               import a Markdown folder / Obsidian vault, a bookmarks .html export,
                               .eml files (or a folder of them), an mbox, or an RSS/Atom file
@@ -39,7 +41,7 @@ Usage: dexi <command> [--db PATH] [--user NAME] ...
   --user NAME  whose data (env DEXI_USER; default "${DEFAULT_USER}")
 `;
 
-const SWITCHES = ["off", "verbose", "force", "no-embed", "help", "version"];
+const SWITCHES = ["off", "verbose", "force", "no-embed", "unfiled", "help", "version"];
 
 export async function main(
   argv: string[],
@@ -76,6 +78,8 @@ export async function main(
         return teams(ctx);
       case "share":
         return share(ctx);
+      case "move":
+        return move(ctx);
       case "import":
         return await importCmd(ctx);
       case "feeds":
@@ -240,6 +244,24 @@ function share(ctx: Ctx): number {
   return 0;
 }
 
+function move(ctx: Ctx): number {
+  only(ctx.args, [...COMMON, "folder"]);
+  const id = ctx.rest[0];
+  const folder = ctx.args.flags.get("folder");
+  const unfiled = ctx.args.switches.has("unfiled");
+  if (!id || (folder === undefined) === !unfiled)
+    throw new UsageError("move NOTE_ID (--folder NAME | --unfiled)");
+  if (folder !== undefined && folder.trim() === "") throw new UsageError("--folder needs a name");
+  // list_notes reads "unfiled" as "in no folder", so a folder of that name could never be listed.
+  if (folder?.trim().toLowerCase() === "unfiled")
+    throw new UsageError('"unfiled" is not a folder name; use --unfiled');
+  const note = ctx.app.notes.file({ userId: userId(ctx), scopes: [] }, id, unfiled ? null : folder!.trim());
+  ctx.out(
+    `moved "${note.title}" (${note.id}) ${note.folder ? `into ${note.folder}` : "out of its folder"}\n`,
+  );
+  return 0;
+}
+
 function bulkEmbedder(ctx: Ctx): Embedder | undefined {
   if (ctx.args.switches.has("no-embed")) return undefined;
   const cfg = ctx.app.embedderConfig;
@@ -312,13 +334,13 @@ async function importCmd(ctx: Ctx): Promise<number> {
       ...(embedder ? { embedder } : {}),
       log: (l) => ctx.err(`${l}\n`),
       onCommitted: (done, r, total) => {
-        if (verbose) for (const n of done) ctx.out(`created ${n.id} ${n.key}\n`);
-        ctx.err(`imported ${r.created}/${total}\n`);
+        if (verbose) for (const n of done) ctx.out(`${n.updated ? "updated" : "created"} ${n.id} ${n.key}\n`);
+        ctx.err(`imported ${r.created + r.updated}/${total}\n`);
       },
     });
     const secs = ((Date.now() - started) / 1000).toFixed(1);
     ctx.out(
-      `${kind}: ${report.created} created, ${report.skipped} already imported${report.overCap ? `, ${report.overCap} over the plan's note cap` : ""}${report.unembedded ? `, ${report.unembedded} without vectors (run dexi reindex)` : ""} in ${secs}s\n`,
+      `${kind}: ${report.created} created, ${report.updated} updated, ${report.skipped} already imported${report.kept ? `, ${report.kept} kept as edited in dexi (their source changed too)` : ""}${report.overCap ? `, ${report.overCap} over the plan's note cap` : ""}${report.unembedded ? `, ${report.unembedded} without vectors (run dexi reindex)` : ""} in ${secs}s\n`,
     );
     return report.overCap > 0 ? 5 : 0;
   } finally {
@@ -349,7 +371,10 @@ async function feeds(ctx: Ctx): Promise<number> {
         if (r.error) {
           failed++;
           ctx.out(`${r.url}: failed: ${r.error}\n`);
-        } else ctx.out(`${r.url}: ${r.report!.created} new, ${r.report!.skipped} already seen\n`);
+        } else {
+          const { created, updated, skipped } = r.report!;
+          ctx.out(`${r.url}: ${created} new, ${updated} updated, ${skipped} already seen\n`);
+        }
       }
       return failed > 0 ? 1 : 0;
     } finally {

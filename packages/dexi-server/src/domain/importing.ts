@@ -1,16 +1,22 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Embedder } from "../embed/types.js";
 import { noteText } from "../embed/types.js";
 import type { ImportItem } from "../importers/types.js";
+import type { ImportedNote } from "../store/notes.js";
 import type { NotesService } from "./notes.js";
 import { parseTags } from "./tags.js";
 
 export interface ImportReport {
   created: number;
+  /** Notes whose source changed since the last import, and which nobody edited in dexi since: rewritten. */
+  updated: number;
+  /** Items already imported and unchanged. */
   skipped: number;
+  /** Items changed in the source whose notes were also edited in dexi since: dexi's version is kept. */
+  kept: number;
   /** Items left out because the plan's note cap was reached. */
   overCap: number;
-  /** Created notes without a vector (embedding failed); `dexi reindex` fills them in. */
+  /** Created or updated notes without a vector (embedding failed); `dexi reindex` fills them in. */
   unembedded: number;
 }
 
@@ -18,17 +24,78 @@ export interface ImportOptions {
   /** Usually a worker pool: embedding runs off the main thread. Omit to import without vectors. */
   embedder?: Embedder;
   batch?: number;
-  /** Called after each batch is committed (durable): the notes created in it. */
-  onCommitted?: (notes: { id: string; key: string }[], report: ImportReport, total: number) => void;
+  /** Called after each batch is committed (durable): the notes created or updated in it. */
+  onCommitted?: (
+    notes: { id: string; key: string; updated: boolean }[],
+    report: ImportReport,
+    total: number,
+  ) => void;
   now?: () => number;
   log?: (line: string) => void;
 }
 
+/** What an import writes into a note, hashed: the same source item always gives the same hash. */
+export function importHash(title: string, body: string): string {
+  return createHash("sha256").update(title).update("\u0000").update(body).digest("hex").slice(0, 32);
+}
+
+interface Planned {
+  item: ImportItem;
+  hash: string;
+  /** Set when the item updates this existing note. */
+  existing?: ImportedNote;
+}
+
 /**
- * Bulk import for one user. Items whose content key exists are skipped, so importing the same thing
- * twice creates nothing new. Each batch is embedded first, then written in one transaction with its
- * tags, review cards, source records and vectors: a crash loses at most the batch in flight, never
- * half a note.
+ * Sorts items into creates, updates, unchanged and kept. A note is rewritten from its source only
+ * when the source changed and the note still holds exactly what the last import wrote; a note edited
+ * in dexi is never overwritten. Notes imported before hashes were kept count as edited unless they
+ * already match the source.
+ */
+function plan(
+  notes: NotesService,
+  userId: number,
+  items: readonly ImportItem[],
+  report: ImportReport,
+  log: (line: string) => void,
+) {
+  const creates: Planned[] = [];
+  const updates: Planned[] = [];
+  const seen = new Set<string>();
+  for (const item of items) {
+    if (seen.has(item.key)) {
+      report.skipped++;
+      continue;
+    }
+    seen.add(item.key);
+    const hash = importHash(item.title, item.body);
+    const existing = notes.store.notes.byContentKey(userId, item.key);
+    if (!existing) {
+      creates.push({ item, hash });
+      continue;
+    }
+    const current = importHash(existing.title, existing.body);
+    if (current === hash) {
+      if (existing.importHash !== hash) notes.store.notes.setImportHash(existing.id, hash);
+      report.skipped++;
+    } else if (existing.importHash === hash)
+      report.skipped++; // source unchanged, edited in dexi
+    else if (existing.importHash === current) updates.push({ item, hash, existing });
+    else {
+      report.kept++;
+      log(
+        `dexi: kept note ${existing.uuid} as edited in dexi; its source changed too (${item.key}). Delete the note and import again to take the source's version.`,
+      );
+    }
+  }
+  return { creates, updates };
+}
+
+/**
+ * Bulk import for one user. A key seen before is not created again, so importing the same thing twice
+ * creates nothing new; a source edited since is re-imported into its note (see `plan`). Each batch is
+ * embedded first, then written in one transaction with its tags, review cards, source records and
+ * vectors: a crash loses at most the batch in flight, never half a note.
  */
 export async function importItems(
   notes: NotesService,
@@ -37,23 +104,16 @@ export async function importItems(
   o: ImportOptions = {},
 ): Promise<ImportReport> {
   const { store } = notes;
-  const report: ImportReport = { created: 0, skipped: 0, overCap: 0, unembedded: 0 };
-  const seen = new Set<string>();
-  const fresh = items.filter((it) => {
-    if (seen.has(it.key) || store.notes.byContentKey(userId, it.key)) {
-      report.skipped++;
-      return false;
-    }
-    seen.add(it.key);
-    return true;
-  });
+  const report: ImportReport = { created: 0, updated: 0, skipped: 0, kept: 0, overCap: 0, unembedded: 0 };
+  const { creates, updates } = plan(notes, userId, items, report, o.log ?? (() => {}));
   const { noteCap } = store.accounts.settings(userId);
-  let todo = fresh;
+  let allowed = creates;
   if (noteCap !== null) {
     const room = Math.max(0, noteCap - store.notes.countOwn(userId));
-    report.overCap = Math.max(0, fresh.length - room);
-    todo = fresh.slice(0, room);
+    report.overCap = Math.max(0, creates.length - room);
+    allowed = creates.slice(0, room);
   }
+  const todo = [...updates, ...allowed];
   const batch = o.batch ?? 32;
   const now = o.now ?? Date.now;
   for (let i = 0; i < todo.length; i += batch) {
@@ -61,42 +121,53 @@ export async function importItems(
     let vectors: (Float32Array | undefined)[] = [];
     if (o.embedder) {
       try {
-        vectors = await o.embedder.embed(chunk.map((it) => noteText(it.title, it.body)));
+        vectors = await o.embedder.embed(chunk.map(({ item }) => noteText(item.title, item.body)));
       } catch (err) {
         o.log?.(`dexi: embedding failed for a batch (${(err as Error).message}); run dexi reindex later`);
       }
     }
     const done = store.tx(() =>
-      chunk.map((it, j) => {
+      chunk.map(({ item: it, hash, existing }, j) => {
         const t = now();
-        const created = it.createdMs ?? t;
-        const folderId = it.folder ? store.accounts.ensureFolder(userId, it.folder).id : null;
-        const uuid = randomUUID();
-        const id = store.notes.insert({
-          uuid,
-          userId,
-          folderId,
-          title: it.title,
-          body: it.body,
-          source: it.source,
-          sourceUrl: it.sourceUrl,
-          contentKey: it.key,
-          createdMs: created,
-          updatedMs: created,
-          tags: parseTags(it.body),
-        });
-        const r = it.record;
-        if (r?.kind === "bookmark") store.records.addBookmark(id, r.url, r.addedMs);
-        else if (r?.kind === "email") store.records.addEmail(id, r);
-        else if (r?.kind === "feed") store.records.addFeedArticle(id, r);
+        let id: number;
+        let uuid: string;
+        if (existing) {
+          ({ id, uuid } = existing);
+          store.notes.update(id, { title: it.title, body: it.body, updatedMs: t, tags: parseTags(it.body) });
+          store.notes.setImportHash(id, hash);
+        } else {
+          const created = it.createdMs ?? t;
+          uuid = randomUUID();
+          id = store.notes.insert({
+            uuid,
+            userId,
+            folderId: it.folder ? store.accounts.ensureFolder(userId, it.folder).id : null,
+            title: it.title,
+            body: it.body,
+            source: it.source,
+            sourceUrl: it.sourceUrl,
+            contentKey: it.key,
+            importHash: hash,
+            createdMs: created,
+            updatedMs: created,
+            tags: parseTags(it.body),
+          });
+          const r = it.record;
+          if (r?.kind === "bookmark") store.records.addBookmark(id, r.url, r.addedMs);
+          else if (r?.kind === "email") store.records.addEmail(id, r);
+          else if (r?.kind === "feed") store.records.addFeedArticle(id, r);
+        }
         notes.syncCard(userId, id, it.body, t);
         const vec = vectors[j];
         if (vec && o.embedder) store.vectors.put(id, o.embedder.id, vec);
-        else report.unembedded++;
-        return { id: uuid, key: it.key };
+        else {
+          if (existing) store.vectors.remove(id); // the old vector described the old text
+          report.unembedded++;
+        }
+        return { id: uuid, key: it.key, updated: existing !== undefined };
       }),
     );
-    report.created += done.length;
+    for (const d of done) d.updated ? report.updated++ : report.created++;
     o.onCommitted?.(done, report, todo.length);
   }
   return report;

@@ -134,6 +134,10 @@ export const MIGRATIONS: readonly string[] = [
 
   CREATE TABLE config (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   `,
+  // 2: what an import last wrote into each imported note, so a re-import can tell a source edit from a dexi edit.
+  `
+  ALTER TABLE notes ADD COLUMN import_hash TEXT;
+  `,
 ];
 
 /** Brings a database up to the newest schema; refuses one written by a newer version. */

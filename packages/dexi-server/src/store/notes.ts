@@ -29,9 +29,20 @@ export interface NewNote {
   source: Source;
   sourceUrl: string | null;
   contentKey: string | null;
+  /** For imported notes: the hash of the title and body as imported (see `importHash`). */
+  importHash?: string | null;
   createdMs: number;
   updatedMs: number;
   tags: readonly { tag: string; kind: string }[];
+}
+
+/** An imported note as a re-import needs it. */
+export interface ImportedNote {
+  id: number;
+  uuid: string;
+  title: string;
+  body: string;
+  importHash: string | null;
 }
 
 export interface ListFilter {
@@ -71,8 +82,8 @@ export class NoteStore {
   insert(note: NewNote): number {
     const info = this.db
       .prepare(
-        `INSERT INTO notes (uuid, user_id, folder_id, title, body, source, source_url, content_key, created_ms, updated_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO notes (uuid, user_id, folder_id, title, body, source, source_url, content_key, import_hash, created_ms, updated_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         note.uuid,
@@ -83,6 +94,7 @@ export class NoteStore {
         note.source,
         note.sourceUrl,
         note.contentKey,
+        note.importHash ?? null,
         note.createdMs,
         note.updatedMs,
       );
@@ -142,10 +154,16 @@ export class NoteStore {
       .get(uuid, ...s.params) as NoteRow | undefined;
   }
 
-  byContentKey(userId: number, key: string): { id: number; uuid: string } | undefined {
+  byContentKey(userId: number, key: string): ImportedNote | undefined {
     return this.db
-      .prepare("SELECT id, uuid FROM notes WHERE user_id = ? AND content_key = ?")
-      .get(userId, key) as { id: number; uuid: string } | undefined;
+      .prepare(
+        "SELECT id, uuid, title, body, import_hash AS importHash FROM notes WHERE user_id = ? AND content_key = ?",
+      )
+      .get(userId, key) as ImportedNote | undefined;
+  }
+
+  setImportHash(id: number, hash: string): void {
+    this.db.prepare("UPDATE notes SET import_hash = ? WHERE id = ?").run(hash, id);
   }
 
   countOwn(userId: number): number {

@@ -12,6 +12,10 @@ export class VectorStore {
       .run(noteId, model, Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength));
   }
 
+  remove(noteId: number): void {
+    this.db.prepare("DELETE FROM embeddings WHERE note_id = ?").run(noteId);
+  }
+
   get(noteId: number, model: string): Float32Array | undefined {
     const row = this.db
       .prepare("SELECT vec FROM embeddings WHERE note_id = ? AND model = ?")
