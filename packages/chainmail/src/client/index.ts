@@ -61,7 +61,8 @@ export class DaemonClient {
         this.connecting = undefined;
         reject(this.unavailable(err.code ?? err.message));
       });
-      s.on("data", (chunk) => this.onData(chunk.toString("utf8")));
+      s.setEncoding("utf8"); // whole characters even when one is split across reads
+      s.on("data", (chunk: string) => this.onData(chunk));
       s.on("close", () => {
         this.sock = undefined;
         for (const [id, p] of this.pending) {

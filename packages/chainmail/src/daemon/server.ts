@@ -93,6 +93,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     if (typeof req !== "object" || req === null || Array.isArray(req))
       return badRequest(null, "the request must be a JSON object");
     const id = typeof req.id === "string" || typeof req.id === "number" ? req.id : null;
+    // An answer the client cannot match to its request is worse than a refusal.
+    if (id === null) return badRequest(null, "id must be a string or a number");
     if (req.v !== PROTOCOL_VERSION) {
       return {
         v: PROTOCOL_VERSION,
@@ -123,8 +125,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     sock.on("close", () => sockets.delete(sock));
     sock.on("error", () => undefined);
     let buf = "";
-    sock.on("data", (chunk) => {
-      buf += chunk.toString("utf8");
+    // A decoding stream: a character split across two reads arrives whole, not as two U+FFFDs.
+    sock.setEncoding("utf8");
+    sock.on("data", (chunk: string) => {
+      buf += chunk;
       if (buf.length > MAX_LINE_BYTES && !buf.includes("\n")) {
         sock.end(
           `${JSON.stringify(badRequest(null, `a request line is longer than ${MAX_LINE_BYTES} bytes`))}\n`,
