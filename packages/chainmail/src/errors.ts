@@ -79,6 +79,17 @@ export function isMailError(err: unknown): err is MailError {
   );
 }
 
+/**
+ * Quotes text a mail server wrote for use inside an error message. Error messages are plain strings (the
+ * seed's error shape has no untrusted field), so server text is fenced and labelled instead: one line,
+ * no control characters, at most `max` characters, inside «» with any » in it replaced.
+ */
+export function quoteServerText(text: string, max = 200): string {
+  const flat = text.replace(/[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]+/gu, " ").trim();
+  const cut = flat.length > max ? `${flat.slice(0, max)}…` : flat;
+  return `(server text, untrusted: «${cut.replace(/»/g, "›")}»)`;
+}
+
 /** The wire and MCP shape of a failure. */
 export interface ErrorBody {
   reason: Reason;
