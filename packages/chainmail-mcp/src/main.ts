@@ -44,14 +44,6 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
   const client = new DaemonClient({ socketPath: resolveHome(home).socketPath, client: "mcp" });
   const kit = createChainmailMcpServer({ client, listGatedTools });
-  const handle = await runServer(kit, { flags, caller: { scopes: [], clientId: "local" } });
-  if (!handle) {
-    // The daemon socket would keep the process alive after the stdio client hangs up.
-    const stop = () => {
-      client.close();
-      process.exit(0);
-    };
-    process.stdin.once("end", stop);
-    process.stdin.once("close", stop);
-  }
+  // The kit exits when a stdio client hangs up; the daemon socket is closed first.
+  await runServer(kit, { flags, caller: { scopes: [], clientId: "local" }, onClose: () => client.close() });
 }

@@ -3,7 +3,7 @@
  * this package with a dynamic import. Build first (npm run build here, and in packages/chainmail).
  * CHAINMAIL_CLI may point at another build of chainmail's cli.js.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { connectStdio } from "@mcpforge/toolkit/testing";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -98,6 +98,36 @@ describe("the bin over stdio", () => {
       const { names, res } = await session([CHAINMAIL_CLI, "--home", env.dir, "mcp"]);
       expect(names).toHaveLength(18);
       expect((res.structuredContent as { count: number }).count).toBe(3);
+    },
+    SLOW,
+  );
+
+  it(
+    "exits with 0 when its stdio client hangs up, although it holds a daemon connection",
+    async () => {
+      const child = spawn(process.execPath, [BIN, "--home", env.dir], { stdio: ["pipe", "pipe", "pipe"] });
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      const answered = new Promise<string>((resolve) =>
+        child.stdout.once("data", (d: Buffer) => resolve(d.toString())),
+      );
+      child.stdin.write(
+        `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } } })}\n`,
+      );
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+      child.stdin.write(
+        `${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "list_accounts", arguments: {} } })}\n`,
+      );
+      expect(await answered).toContain('"id":1');
+      // Wait until the list_accounts call has gone through the daemon socket, then hang up.
+      await new Promise<void>((resolve) => {
+        let seen = "";
+        child.stdout.on("data", (d: Buffer) => {
+          seen += d.toString();
+          if (seen.includes('"id":2')) resolve();
+        });
+      });
+      child.stdin.end();
+      expect(await exited).toBe(0);
     },
     SLOW,
   );
