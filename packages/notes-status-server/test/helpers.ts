@@ -25,7 +25,10 @@ export class RecordingPublisher implements Publisher {
   readonly name = "recording";
   events: PublishEvent[] = [];
   failing: string | undefined;
+  /** Every call, failed or not. */
+  tries = 0;
   async publish(event: PublishEvent): Promise<undefined> {
+    this.tries++;
     if (this.failing) throw new Error(this.failing);
     this.events.push(structuredClone(event));
     return undefined;

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { OutboxPublisher } from "../src/domain/publishers/outbox.js";
+import { retryDelayMs } from "../src/domain/scheduler.js";
 import { createNotesApp } from "../src/server.js";
 import { manualClock, RecordingPublisher, type TestApp, tempDir, testApp } from "./helpers.js";
 
@@ -57,6 +58,38 @@ describe("publishing", () => {
     app.time.advance(60_000);
     expect((await app.scheduler.publishDue()).published).toEqual([id]);
     expect(app.notes.get(id)).toMatchObject({ status: "published", attempts: 2, lastError: null });
+  });
+
+  it("backs off a failing note: 1, 2, 4 ... minutes after each attempt, never more than an hour", async () => {
+    app = testApp();
+    const id = app.notes.create({ content: "down", status: "ready" }).id;
+    app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
+    app.time.set("2026-03-02T09:00:00Z");
+    app.publisher.failing = "platform is down";
+    const tries = async () => {
+      const before = app.publisher.tries;
+      await app.scheduler.publishDue();
+      return app.publisher.tries - before;
+    };
+    expect(await tries()).toBe(1);
+    // Every run in between skips the note; the first run at its retry time tries it.
+    for (const wait of [1, 2, 4, 8, 16, 32, 60, 60]) {
+      app.time.advance(wait * 60_000 - 1);
+      expect(await tries()).toBe(0);
+      app.time.advance(1);
+      expect(await tries()).toBe(1);
+    }
+    expect(retryDelayMs(9)).toBe(HOUR);
+    expect(retryDelayMs(1_000_000)).toBe(HOUR);
+    expect(app.notes.get(id)).toMatchObject({
+      status: "scheduled",
+      attempts: 9,
+      lastError: "platform is down",
+    });
+    // Recovered: published by the first run after the back-off.
+    app.publisher.failing = undefined;
+    app.time.advance(HOUR);
+    expect((await app.scheduler.publishDue()).published).toEqual([id]);
   });
 
   it("restacks a note N hours after publishing, exactly once", async () => {

@@ -140,9 +140,13 @@ describe("webhook publisher", () => {
     expect(received).toHaveLength(4);
     expect(app.notes.get(id)).toMatchObject({ status: "scheduled", attempts: 4 });
     expect(app.notes.get(id).lastError).toMatch(/HTTP 504.*after 4 attempts/);
-    // The next run tries again; this time the receiver accepts on the last try.
+    // Runs within the back-off (8 minutes after 4 attempts) leave it alone; the first after tries again,
+    // and this time the receiver accepts on the last try.
     script = [500, 500, 500];
     time.advance(60_000);
+    expect(await app.scheduler.publishDue()).toMatchObject({ published: [], failed: [] });
+    expect(received).toHaveLength(4);
+    time.set("2026-03-02T09:08:00Z");
     expect((await app.scheduler.publishDue()).published).toEqual([id]);
     expect(app.notes.get(id)).toMatchObject({ status: "published", attempts: 8, lastError: null });
     await app.close();

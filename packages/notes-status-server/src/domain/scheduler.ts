@@ -6,6 +6,16 @@ import type { NoteDetail, NotesRepository } from "./types.js";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
+
+/**
+ * How long a note that failed waits before the next try: 1 minute after its first attempt, doubling
+ * with each attempt (a webhook's own retries count), at most an hour, so a platform that is down is not
+ * hammered by every run and a note still goes out within the hour of its recovery.
+ */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(HOUR_MS, MINUTE_MS * 2 ** Math.max(0, Math.min(attempts, 20) - 1));
+}
 
 export interface PublishReport {
   /** Notes handed to the publisher and now published. */
@@ -51,7 +61,8 @@ export class Scheduler {
 
   /**
    * Hands every due scheduled note to the publisher (it becomes published) and every due restack. A
-   * failure leaves the note as it was, with `attempts` and `lastError`, to be tried on the next run.
+   * failure leaves the note as it was, with `attempts` and `lastError`, to be tried again by the first
+   * run after its back-off (`retryDelayMs`).
    */
   async publishDue(now: Date = this.clock()): Promise<PublishReport> {
     const report: PublishReport = { published: [], restacked: [], failed: [] };
@@ -60,6 +71,7 @@ export class Scheduler {
     for (const listed of this.repo.duePosts(nowIso, this.batch)) {
       if (!this.repo.claim(listed.id, "post", nowIso, until)) continue;
       const note = this.repo.get(listed.id) ?? listed; // what goes out is the note as it is now
+      let retryAt: string | undefined;
       try {
         const outgoing: NoteDetail = { ...note, publishedAt: nowIso };
         const outcome = await this.publisher.publish({ kind: "post", at: nowIso, note: outgoing });
@@ -80,15 +92,17 @@ export class Scheduler {
         });
         report.published.push(note.id);
       } catch (err) {
-        this.recordFailure(note.id, err, nowIso);
+        retryAt = this.recordFailure(note.id, err, now);
         report.failed.push({ id: note.id, kind: "post", error: (err as Error).message });
       } finally {
-        this.repo.release(note.id);
+        if (retryAt) this.repo.defer(note.id, retryAt);
+        else this.repo.release(note.id);
       }
     }
     for (const listed of this.repo.dueRestacks(nowIso, this.batch)) {
       if (!this.repo.claim(listed.id, "restack", nowIso, until)) continue;
       const note = this.repo.get(listed.id) ?? listed;
+      let retryAt: string | undefined;
       try {
         await this.publisher.publish({ kind: "restack", at: nowIso, note });
         this.repo.transaction(() => {
@@ -98,27 +112,32 @@ export class Scheduler {
         });
         report.restacked.push(note.id);
       } catch (err) {
-        this.recordFailure(note.id, err, nowIso);
+        retryAt = this.recordFailure(note.id, err, now);
         report.failed.push({ id: note.id, kind: "restack", error: (err as Error).message });
       } finally {
-        this.repo.release(note.id);
+        if (retryAt) this.repo.defer(note.id, retryAt);
+        else this.repo.release(note.id);
       }
     }
     for (const f of report.failed) this.log(`publishing ${f.kind} of note ${f.id} failed: ${f.error}`);
     return report;
   }
 
-  private recordFailure(id: string, err: unknown, nowIso: string): void {
+  /** Records a failed try; returns when the note may be tried again (undefined if it was deleted). */
+  private recordFailure(id: string, err: unknown, now: Date): string | undefined {
     const tries = err instanceof PublishError ? err.attempts : 1;
-    this.repo.transaction(() => {
+    const nowIso = iso(now.getTime());
+    return this.repo.transaction(() => {
       const current = this.repo.get(id);
-      if (!current) return;
+      if (!current) return undefined;
+      const attempts = current.attempts + tries;
       this.repo.update({
         ...current,
-        attempts: current.attempts + tries,
+        attempts,
         lastError: (err as Error).message || String(err),
         lastAttemptAt: nowIso,
       });
+      return iso(now.getTime() + retryDelayMs(attempts));
     });
   }
 

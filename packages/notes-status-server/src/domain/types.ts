@@ -72,6 +72,8 @@ export interface NotesRepository {
    */
   claim(id: string, kind: "post" | "restack", nowIso: string, untilIso: string): boolean;
   release(id: string): void;
+  /** Keeps every run away from the note until `untilIso` (a failed note's back-off). */
+  defer(id: string, untilIso: string): void;
   /** Evergreen notes, least recently recycled first (never recycled first of all). */
   evergreenByLeastRecentUse(): NoteDetail[];
   /** Whether a copy of `sourceId` is scheduled or published with scheduledAt in (fromIso, toIso). */

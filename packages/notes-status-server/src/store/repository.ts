@@ -166,6 +166,7 @@ export class SqliteNotesRepository implements NotesRepository {
            AND status = 'published' AND restacked_at IS NULL AND restack_due_at <= @now`,
       ),
       release: db.prepare(`UPDATE notes SET claimed_until = NULL WHERE id = ?`),
+      defer: db.prepare(`UPDATE notes SET claimed_until = ? WHERE id = ?`),
       evergreen: db.prepare(
         `SELECT * FROM notes WHERE status = 'evergreen'
          ORDER BY last_recycled_at IS NOT NULL, last_recycled_at, created_at, id`,
@@ -277,6 +278,10 @@ export class SqliteNotesRepository implements NotesRepository {
 
   release(id: string): void {
     this.s.release.run(id);
+  }
+
+  defer(id: string, untilIso: string): void {
+    this.s.defer.run(untilIso, id);
   }
 
   evergreenByLeastRecentUse(): NoteDetail[] {
