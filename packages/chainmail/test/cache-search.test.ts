@@ -1,7 +1,16 @@
 // searchCache over rows written straight into the schema: several accounts, Trash, threads, and
-// enough rows that both page plans (look-up-and-sort, walk-the-date-index) are exercised.
+// enough rows that every page plan (look-up-and-sort, walk-the-date-index, and counting and paging
+// in one statement for a word AND-ed with a filter) is exercised.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CacheDb, CursorError, openCache, searchCache, textFromSource } from "../src/cache/index.js";
+import {
+  type CacheDb,
+  CursorError,
+  compactFts,
+  ftsNeedsMerge,
+  openCache,
+  searchCache,
+  textFromSource,
+} from "../src/cache/index.js";
 import { parseQuery } from "../src/query/index.js";
 
 let db: CacheDb;
@@ -57,10 +66,15 @@ const expected = (where: string) =>
 
 describe("searchCache", () => {
   it("pages every match once, newest first, with both plans", () => {
-    // "common" matches ~all rows (date-index walk), "rare" a fifth (look-up and sort)
+    // "common" matches ~all rows and "rare" a fifth (date-index walk), the four subjects a few
+    // (look-up and sort); a word with a filter is counted and paged in one statement
     expect(order("common")).toEqual(expected("m.folder_id <> 2"));
     expect(order("rare")).toEqual(expected("m.folder_id <> 2 AND m.id % 5 = 0"));
+    expect(order('{"subject 15" "subject 25" "subject 35" "subject 45"}')).toEqual(
+      expected("m.id IN (15, 25, 35, 45)"),
+    );
     expect(order("common is:unread")).toEqual(expected("m.folder_id <> 2 AND m.seen = 0"));
+    expect(order("rare is:read")).toEqual(expected("m.folder_id <> 2 AND m.id % 5 = 0 AND m.seen = 1"));
   });
 
   it("counts per account and filters by accounts", () => {
@@ -74,6 +88,12 @@ describe("searchCache", () => {
     expect(work.account_counts).toEqual({ work: expected("m.folder_id = 3").length });
     expect(work.rows.every((r) => r.account === "work")).toBe(true);
     expect(searchCache(db, parseQuery("common account:work")).count).toBe(work.count);
+    const unread = searchCache(db, parseQuery("common is:unread"));
+    expect(unread.account_counts).toEqual({
+      home: expected("m.folder_id = 1 AND m.seen = 0").length,
+      work: expected("m.folder_id = 3 AND m.seen = 0").length,
+    });
+    expect(searchCache(db, parseQuery("common is:unread"), { countOnly: true }).count).toBe(unread.count);
   });
 
   it("leaves Trash out unless in: names it", () => {
@@ -141,5 +161,31 @@ describe("body text", () => {
       '--b\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<p>The <b>quarterly</b> report</p>\r\n--b\r\nContent-Type: text/csv; name="r.csv"\r\nContent-Disposition: attachment; filename="r.csv"\r\n\r\na,b\r\n--b--\r\n',
     );
     expect(await textFromSource(raw)).toMatch(/The quarterly report/);
+  });
+});
+
+describe("compactFts", () => {
+  it("merges a fragmented FTS index into one segment and keeps every row findable", async () => {
+    const fdb = openCache(":memory:");
+    const fts = fdb.prepare(
+      "INSERT INTO messages_fts (rowid, subject, from_addr, to_addr, cc_addr, bcc_addr, body) VALUES (?, ?, '', '', '', '', '')",
+    );
+    const segments = () =>
+      (fdb.prepare("SELECT count(DISTINCT segid) AS n FROM messages_fts_idx").get() as { n: number }).n;
+    const found = () =>
+      (
+        fdb.prepare("SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH 'word'").get() as {
+          n: number;
+        }
+      ).n;
+    // Each transaction adds a segment; a deleted row leaves a tombstone
+    for (let i = 1; i <= 12; i++) fdb.transaction(() => fts.run(i, `word ${i}`))();
+    fdb.prepare("DELETE FROM messages_fts WHERE rowid = 12").run();
+    expect(ftsNeedsMerge(fdb)).toBe(true);
+    expect(await compactFts(fdb)).toBe(true);
+    expect(segments()).toBe(1);
+    expect(found()).toBe(11);
+    expect(await compactFts(fdb)).toBe(false);
+    fdb.close();
   });
 });

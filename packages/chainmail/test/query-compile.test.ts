@@ -172,6 +172,32 @@ describe("compileToSql", () => {
     expect(sqlIds(q)).toEqual(expected);
   });
 
+  it("gives an FTS bound only when the text terms are AND-ed with the rest", () => {
+    const bound = (q: string) => compileToSql(parseQuery(q), NOW).ftsBound;
+    const ftsIds = (expr: string) =>
+      (
+        db
+          .prepare("SELECT rowid AS id FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid")
+          .all(expr) as {
+          id: number;
+        }[]
+      ).map((r) => r.id);
+    for (const q of [
+      "invoice is:unread",
+      "from:acme.com -is:read",
+      "{lunch quarterly} larger:1K",
+      "in:anywhere invoice",
+    ]) {
+      const b = bound(q);
+      expect(b).not.toBeNull();
+      const within = new Set(ftsIds(b as string));
+      expect(sqlIds(q).every((id) => within.has(id))).toBe(true);
+    }
+    expect(bound("invoice -march")).toBe('("invoice" NOT "march")');
+    for (const q of ["is:unread", "lunch OR (invoice is:read)", "-invoice", "invoice OR is:read"])
+      expect(bound(q)).toBeNull();
+  });
+
   it("never puts user text into the SQL string", () => {
     const nasty = [
       `"'; DROP TABLE messages; --"`,

@@ -1,5 +1,6 @@
 import type { ImapFlow } from "imapflow";
 import { MAX_BODY_CHARS, textFromPart, textFromSource, textPart } from "./body.js";
+import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { getFolder, indexMessage } from "./store.js";
 
@@ -39,20 +40,33 @@ function countDownload(db: CacheDb, account: string, bytes: number, now: number)
   ).run(account, utcDay(now), bytes);
 }
 
-function storeBody(db: CacheDb, id: number, text: string, now: number): void {
+/**
+ * Stores and indexes bodies (text null: could not be read) in one transaction. One transaction per
+ * FETCH batch, not per body: every commit adds an FTS5 segment, and a segment per body made the
+ * backfill mostly index merging.
+ */
+function storeBodies(db: CacheDb, bodies: { id: number; text: string | null }[], now: number): void {
   db.transaction(() => {
-    stmt(
-      db,
-      "INSERT OR REPLACE INTO bodies (message_rowid, text, bytes, fetched_at) VALUES (?, ?, ?, ?)",
-    ).run(id, text, Buffer.byteLength(text), now);
-    stmt(db, "UPDATE messages SET body_state = 1 WHERE id = ?").run(id);
-    indexMessage(db, id, text);
+    for (const { id, text } of bodies) {
+      if (text === null) {
+        stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(id);
+        continue;
+      }
+      stmt(
+        db,
+        "INSERT OR REPLACE INTO bodies (message_rowid, text, bytes, fetched_at) VALUES (?, ?, ?, ?)",
+      ).run(id, text, Buffer.byteLength(text), now);
+      stmt(db, "UPDATE messages SET body_state = 1 WHERE id = ?").run(id);
+      indexMessage(db, id, text);
+    }
   })();
 }
 
 /**
  * Fetches missing bodies of one folder, newest first, within the account's daily download budget.
- * Each body is stored and indexed in its own transaction. Run it after syncFolder.
+ * Bodies are stored and indexed one FETCH batch (at most 200) per transaction; a dropped connection
+ * loses the unfinished batch, which the next call fetches again. When it indexed anything it may
+ * merge the FTS index (`compactFts`). Run it after syncFolder.
  */
 export async function backfillBodies(
   db: CacheDb,
@@ -95,6 +109,7 @@ export async function backfillBodies(
           break;
         }
         const byUid = new Map(batch.map((b) => [b.uid, b]));
+        const bodies: { id: number; text: string | null }[] = [];
         for await (const msg of client.fetch(
           batch.map((b) => b.uid).join(","),
           { uid: true, source: true },
@@ -104,16 +119,14 @@ export async function backfillBodies(
           if (!row || !msg.source) continue;
           countDownload(db, account, msg.source.length, now());
           result.bytes += msg.source.length;
-          let text = "";
           try {
-            text = await textFromSource(msg.source);
+            bodies.push({ id: row.id, text: await textFromSource(msg.source) });
           } catch {
-            stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(row.id);
-            continue;
+            bodies.push({ id: row.id, text: null });
           }
-          storeBody(db, row.id, text, now());
-          result.fetched++;
         }
+        storeBodies(db, bodies, now());
+        result.fetched += bodies.filter((b) => b.text !== null).length;
       }
       // Large messages: only their text part, after a BODYSTRUCTURE look-up
       for (const row of large) {
@@ -136,7 +149,7 @@ export async function backfillBodies(
         const { text, bytes } = await textFromPart(client, row.uid, tp.part, tp.html, maxBytes);
         countDownload(db, account, bytes, now());
         result.bytes += bytes;
-        storeBody(db, row.id, text, now());
+        storeBodies(db, [{ id: row.id, text }], now());
         result.fetched++;
       }
     } finally {
@@ -149,6 +162,7 @@ export async function backfillBodies(
     }
   ).n;
   if (result.remaining > 0 && left0(db, account, budget, now()) <= 0) result.budgetExhausted = true;
+  if (result.fetched > 0) await compactFts(db);
   return result;
 }
 

@@ -96,6 +96,10 @@ const MIGRATIONS: string[] = [
   // 2: Reply-To, so get_message can answer from the cache (NULL for rows synced before: those read
   // from the server until their next full header fetch)
   `ALTER TABLE message_meta ADD COLUMN reply_to_json TEXT;`,
+  // 3: the size index also holds the arrival time, so larger:/smaller: page from the index alone
+  // (sorting its range) instead of reading every matching row for its date
+  `DROP INDEX messages_size;
+  CREATE INDEX messages_size ON messages (size, internal_date, folder_id, account);`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,6 +1,19 @@
 import { createHash } from "node:crypto";
 import { type AttachmentInfo, type QueryNode, compileToSql, formatQuery, leaves } from "../query/index.js";
 import { type CacheDb, stmt } from "./schema.js";
+import {
+  type CursorBody,
+  FEW_HITS,
+  FTS_ONLY,
+  type Hit,
+  type Plan,
+  allMatches,
+  countMatches,
+  ftsCount,
+  newestFirst,
+  pageMatches,
+  totals,
+} from "./search-plan.js";
 
 export class CursorError extends Error {
   readonly code = "INVALID_CURSOR";
@@ -73,13 +86,6 @@ const hashQuery = (ast: QueryNode, o: SearchCacheOptions) =>
     .digest("base64url")
     .slice(0, 16);
 
-interface CursorBody {
-  v: 1;
-  h: string;
-  d: number;
-  i: number;
-}
-
 function decodeCursor(cursor: string, hash: string): CursorBody {
   let body: CursorBody;
   try {
@@ -125,15 +131,6 @@ export function makeSnippet(body: string, words: string[]): string {
 }
 
 /**
- * Many matches: walking the date index and testing each row finds a page after about
- * limit * total / count rows; few matches: looking each match up and sorting is cheaper.
- */
-function newestFirst(db: CacheDb, count: number, limit: number): boolean {
-  const total = (stmt(db, "SELECT count(*) AS n FROM messages").get() as { n: number }).n;
-  return count > 0 && count * count > (limit + 1) * total * 4;
-}
-
-/**
  * Answers a query from the cache, newest first (by arrival), with keyset pagination. The cursor
  * carries a hash of the normalized query, threads and accounts: a cursor from another search is
  * refused with CursorError.
@@ -163,83 +160,50 @@ export function searchCache(
 
   // Counting and paging read only the narrow messages table; display fields come from
   // message_meta for the page's rows alone
-  // One account in scope (the usual case) needs no GROUP BY; a query that is one FTS match
-  // over one account is counted by FTS5 alone, without visiting a message row
   const present = (stmt(db, "SELECT DISTINCT account FROM folders").all() as { account: string }[]).map(
     (r) => r.account,
   );
   const inScope = options.accounts?.length ? present.filter((a) => options.accounts?.includes(a)) : present;
   const single = inScope.length === 1 ? (inScope[0] as string) : null;
-  const onlyFts =
-    single !== null &&
-    present.length === 1 &&
-    !options.threads &&
-    /^m\.id IN \(SELECT rowid FROM messages_fts WHERE messages_fts MATCH \?\)$/.test(sql.where);
-  let countRows: { account: string; n: number }[];
-  if (onlyFts) {
-    countRows = [
-      {
-        account: single,
-        n: (
-          stmt(db, "SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH ?").get(
-            ...sql.params,
-          ) as { n: number }
-        ).n,
-      },
-    ];
-  } else if (single !== null) {
-    const what = options.threads ? "count(DISTINCT m.thread_key)" : "count(*)";
-    countRows = [
-      {
-        account: single,
-        n: (stmt(db, `SELECT ${what} AS n FROM messages m WHERE ${where}`).get(...params) as { n: number }).n,
-      },
-    ];
-  } else {
-    const what = options.threads ? "count(DISTINCT m.thread_key)" : "count(*)";
-    countRows = stmt(
-      db,
-      `SELECT m.account, ${what} AS n FROM messages m WHERE ${where} GROUP BY m.account`,
-    ).all(...params) as { account: string; n: number }[];
+  const ftsOnly = FTS_ONLY.test(sql.where);
+  const q: Plan = { where, params, single, threads: !!options.threads };
+  // Text terms AND-ed with filters, with few FTS hits: one statement that evaluates the query once
+  // for both count and page beats a count and a page query that each repeat the FTS match
+  const bound =
+    !options.threads && !ftsOnly && sql.ftsBound !== null && !options.countOnly
+      ? ftsCount(db, sql.ftsBound)
+      : null;
+  let found: { account_counts: Record<string, number>; count: number; hits: Hit[] | null };
+  if (bound !== null && bound <= FEW_HITS) found = allMatches(db, q, cur, limit);
+  else {
+    // One account whose whole query is one FTS match: FTS5 counts it alone, without the rows
+    const counts =
+      ftsOnly && single !== null && present.length === 1 && !options.threads
+        ? { [single]: ftsCount(db, sql.params[0] as string) }
+        : countMatches(db, q);
+    found = { ...totals(counts), hits: null };
   }
-  countRows = countRows.filter((r) => r.n > 0);
-  const account_counts: Record<string, number> = {};
-  let count = 0;
-  for (const r of countRows) {
-    account_counts[r.account] = r.n;
-    count += r.n;
-  }
+  const { account_counts, count } = found;
   if (options.countOnly || count === 0) return { rows: [], count, next_cursor: null, account_counts };
-
-  const pageParams = [...params];
-  let page = options.threads
-    ? `SELECT * FROM (SELECT m.id, m.internal_date, row_number() OVER (PARTITION BY m.account, m.thread_key ORDER BY m.internal_date DESC, m.id DESC) AS rn,
-         count(*) OVER (PARTITION BY m.account, m.thread_key) AS thread_count FROM messages m WHERE ${where}) p WHERE rn = 1`
-    : `SELECT m.id, m.internal_date FROM messages m ${newestFirst(db, count, limit) ? "INDEXED BY messages_newest " : ""}WHERE ${where}`;
-  const alias = options.threads ? "p" : "m";
-  if (cur) {
-    page += ` AND (${alias}.internal_date < ? OR (${alias}.internal_date = ? AND ${alias}.id < ?))`;
-    pageParams.push(cur.d, cur.d, cur.i);
-  }
-  page += ` ORDER BY ${alias}.internal_date DESC, ${alias}.id DESC LIMIT ?`;
-  pageParams.push(limit + 1);
-  const hits = stmt(db, page).all(...pageParams) as {
-    id: number;
-    internal_date: number;
-    thread_count?: number;
-  }[];
+  const hits = found.hits ?? pageMatches(db, q, cur, limit, newestFirst(db, count, limit, ftsOnly ? 8 : 1));
   const more = hits.length > limit;
   const slice = hits.slice(0, limit);
   const words = leaves(ast).flatMap((l) => (l.kind === "text" ? [l.value] : []));
   const bodyStmt = stmt(db, "SELECT text FROM bodies WHERE message_rowid = ?");
-  const detail = stmt(
+  // One statement for the page's rows, and only the columns a row shows: a statement per row and
+  // the unused wide columns (References, Reply-To, the *_norm lists) took half a page's time
+  const details = stmt(
     db,
-    `SELECT m.*, x.*, f.path AS folder_path, f.uidvalidity AS folder_uidvalidity FROM messages m JOIN message_meta x ON x.id = m.id
-     JOIN folders f ON f.id = m.folder_id WHERE m.id = ?`,
-  );
+    `SELECT m.id, m.account, m.uid, m.thread_key, m.internal_date, ${FLAG_COLS.map((c) => `m.${c}`).join(", ")},
+       m.size, m.has_attachment, x.message_id, x.date, x.from_json, x.to_json, x.cc_json, x.subject,
+       x.keywords_json, x.labels_json, x.attachments_json, f.path AS folder_path, f.uidvalidity AS folder_uidvalidity
+     FROM messages m JOIN message_meta x ON x.id = m.id JOIN folders f ON f.id = m.folder_id
+     WHERE m.id IN (SELECT value FROM json_each(?))`,
+  ).all(JSON.stringify(slice.map((h) => h.id))) as Record<string, unknown>[];
+  const byId = new Map(details.map((r) => [r.id as number, r]));
 
   const rows = slice.map((hit): CacheRow => {
-    const r = detail.get(hit.id) as Record<string, unknown>;
+    const r = byId.get(hit.id) as Record<string, unknown>;
     const from = JSON.parse(r.from_json as string) as Address[];
     const row: CacheRow = {
       account: r.account as string,

@@ -117,6 +117,47 @@ export function indexMessage(db: CacheDb, id: number, body: string): void {
   ).run(id, m.subject, t(m.from_json), t(m.to_json), t(m.cc_json), t(m.bcc_json), body);
 }
 
+const NARROW_COLS = [
+  "folder_id",
+  "account",
+  "uid",
+  "thread_key",
+  "internal_date",
+  "seen",
+  "flagged",
+  "answered",
+  "draft",
+  "deleted",
+  "size",
+  "has_attachment",
+  "keywords_norm",
+  "labels_norm",
+  "filenames_norm",
+] as const;
+const META_COLS = [
+  "message_id",
+  "in_reply_to",
+  "refs",
+  "gm_thread_id",
+  "date",
+  "from_json",
+  "to_json",
+  "cc_json",
+  "bcc_json",
+  "reply_to_json",
+  "subject",
+  "keywords_json",
+  "labels_json",
+  "attachments_json",
+  "modseq",
+] as const;
+const named = (cols: readonly string[]) => cols.map((c) => `@${c}`).join(", ");
+// Built once: an initial sync runs these 100,000 times, and building and hashing the SQL text
+// per message showed in its profile
+const INSERT_NARROW = `INSERT INTO messages (${NARROW_COLS.join(", ")}) VALUES (${named(NARROW_COLS)})`;
+const UPDATE_NARROW = `UPDATE messages SET ${NARROW_COLS.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id`;
+const PUT_META = `INSERT OR REPLACE INTO message_meta (id, ${META_COLS.join(", ")}) VALUES (@id, ${named(META_COLS)})`;
+
 /** Inserts or replaces one fetched message (headers, flags, structure). Call inside a transaction. */
 export function upsertMessage(db: CacheDb, folder: FolderRow, msg: FetchMessageObject): number {
   const env = msg.envelope;
@@ -129,7 +170,7 @@ export function upsertMessage(db: CacheDb, folder: FolderRow, msg: FetchMessageO
     folder.id,
     msg.uid,
   ) as { id: number; body_state: number } | undefined;
-  const narrow = {
+  const narrow: Record<(typeof NARROW_COLS)[number], string | number> = {
     folder_id: folder.id,
     account: folder.account,
     uid: msg.uid,
@@ -153,7 +194,7 @@ export function upsertMessage(db: CacheDb, folder: FolderRow, msg: FetchMessageO
     labels_norm: listColumn(labels),
     filenames_norm: listColumn(attachments.map((a) => a.filename ?? "")),
   };
-  const meta = {
+  const meta: Record<(typeof META_COLS)[number], string | number | null> = {
     message_id: env?.messageId ?? null,
     in_reply_to: env?.inReplyTo ?? null,
     refs: JSON.stringify(refs),
@@ -170,45 +211,22 @@ export function upsertMessage(db: CacheDb, folder: FolderRow, msg: FetchMessageO
     attachments_json: JSON.stringify(attachments),
     modseq: msg.modseq !== undefined ? String(msg.modseq) : null,
   };
-  const setList = (o: object) =>
-    Object.keys(o)
-      .map((k) => `${k} = @${k}`)
-      .join(", ");
-  const insertSql = (table: string, o: object, withId: boolean) => {
-    const cols = [...(withId ? ["id"] : []), ...Object.keys(o)];
-    return `INSERT INTO ${table} (${cols.join(", ")}) VALUES (${cols.map((c) => `@${c}`).join(", ")})`;
-  };
-  let id: number;
-  if (existing) {
-    id = existing.id;
-    stmt(db, `UPDATE messages SET ${setList(narrow)} WHERE id = @id`).run({ ...narrow, id });
-    stmt(
-      db,
-      `INSERT OR REPLACE INTO message_meta (id, ${Object.keys(meta).join(", ")}) VALUES (@id, ${Object.keys(
-        meta,
-      )
-        .map((c) => `@${c}`)
-        .join(", ")})`,
-    ).run({ ...meta, id });
-  } else {
-    id = Number(stmt(db, insertSql("messages", narrow, false)).run(narrow).lastInsertRowid);
-    stmt(db, insertSql("message_meta", meta, true)).run({ ...meta, id });
+  if (!existing) {
+    const id = Number(stmt(db, INSERT_NARROW).run(narrow).lastInsertRowid);
+    stmt(db, PUT_META).run({ ...meta, id });
+    writeFts(db, id, meta.subject as string, env, "");
+    return id;
   }
-  if (existing) {
-    const body =
-      existing.body_state === 1
-        ? ((
-            stmt(db, "SELECT text FROM bodies WHERE message_rowid = ?").get(id) as
-              | { text: string }
-              | undefined
-          )?.text ?? "")
-        : "";
-    indexMessage(db, id, body);
-  } else {
-    writeFts(db, id, meta.subject, env, "");
-  }
-  if (existing && existing.body_state === 2)
-    stmt(db, "UPDATE messages SET body_state = 0 WHERE id = ?").run(id);
+  const id = existing.id;
+  stmt(db, UPDATE_NARROW).run({ ...narrow, id });
+  stmt(db, PUT_META).run({ ...meta, id });
+  const body =
+    existing.body_state === 1
+      ? ((stmt(db, "SELECT text FROM bodies WHERE message_rowid = ?").get(id) as { text: string } | undefined)
+          ?.text ?? "")
+      : "";
+  indexMessage(db, id, body);
+  if (existing.body_state === 2) stmt(db, "UPDATE messages SET body_state = 0 WHERE id = ?").run(id);
   return id;
 }
 

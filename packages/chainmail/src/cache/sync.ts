@@ -1,6 +1,7 @@
 import type { ExpungeEvent, FetchMessageObject, FetchQueryObject, ImapFlow } from "imapflow";
 import { type FolderRole, roleFromSpecialUse } from "../query/index.js";
 import { uidSet as compactUids } from "../query/imap-run.js";
+import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
 import {
   type FolderRow,
@@ -46,6 +47,48 @@ const HEADER_QUERY = (gmail: boolean): FetchQueryObject => ({
   headers: ["references"],
   ...(gmail ? { labels: true, threadId: true } : {}),
 });
+
+async function fetchHeaders(client: ImapFlow, uids: number[], gmail: boolean): Promise<FetchMessageObject[]> {
+  const out: FetchMessageObject[] = [];
+  for await (const m of client.fetch(compactUids(uids), HEADER_QUERY(gmail), { uid: true })) out.push(m);
+  return out;
+}
+
+/**
+ * Fetches the headers of `uids` in batches, in the given order, and writes each batch in one
+ * transaction. The next batch is requested before the current one is written, so the server
+ * reads and sends it while SQLite writes (on a local Dovecot each side otherwise idled a third of
+ * the time). Returns the number of messages written.
+ */
+async function storeHeaders(
+  db: CacheDb,
+  client: ImapFlow,
+  folder: FolderRow,
+  uids: number[],
+  batchSize: number,
+  gmail: boolean,
+  onBatch?: (done: number, total: number) => void,
+): Promise<number> {
+  let written = 0;
+  let next = uids.length ? fetchHeaders(client, uids.slice(0, batchSize), gmail) : null;
+  for (let i = 0; next; i += batchSize) {
+    const fetched = await next;
+    next =
+      i + batchSize < uids.length
+        ? fetchHeaders(client, uids.slice(i + batchSize, i + 2 * batchSize), gmail)
+        : null;
+    // A failure of the next FETCH surfaces when it is awaited; until then it must not count as
+    // unhandled. One turn of the event loop lets imapflow send the command before SQLite blocks.
+    next?.catch(() => undefined);
+    await new Promise((resolve) => setImmediate(resolve));
+    db.transaction(() => {
+      for (const m of fetched) upsertMessage(db, folder, m);
+    })();
+    written += fetched.length;
+    onBatch?.(Math.min(i + batchSize, uids.length), uids.length);
+  }
+  return written;
+}
 
 async function lookupRole(client: ImapFlow, path: string): Promise<FolderRole | null> {
   if (path.toUpperCase() === "INBOX") return "inbox";
@@ -153,17 +196,7 @@ export async function syncFolder(
           );
     newUids.sort((a, b) => b - a);
     if (newUids.length) stmt(db, "UPDATE folders SET complete = 0 WHERE id = ?").run(folder.id);
-    for (let i = 0; i < newUids.length; i += batchSize) {
-      const chunk = newUids.slice(i, i + batchSize);
-      const fetched: FetchMessageObject[] = [];
-      for await (const m of client.fetch(compactUids(chunk), HEADER_QUERY(gmail), { uid: true }))
-        fetched.push(m);
-      db.transaction(() => {
-        for (const m of fetched) upsertMessage(db, folder, m);
-      })();
-      result.added += fetched.length;
-      options.onBatch?.(Math.min(i + batchSize, newUids.length), newUids.length);
-    }
+    result.added += await storeHeaders(db, client, folder, newUids, batchSize, gmail, options.onBatch);
 
     // 3. Expunged messages: VANISHED (QRESYNC) or, when counts disagree, a UID diff
     const cachedCount = () =>
@@ -188,19 +221,7 @@ export async function syncFolder(
       // Messages the server has below our UIDNEXT that we lack (an earlier cut-off sync): fetch them
       const have = new Set(cached);
       const missing = [...onServer].filter((u) => !have.has(u) && u < knownNext);
-      for (let i = 0; i < missing.length; i += batchSize) {
-        const fetched: FetchMessageObject[] = [];
-        for await (const m of client.fetch(
-          compactUids(missing.slice(i, i + batchSize)),
-          HEADER_QUERY(gmail),
-          { uid: true },
-        ))
-          fetched.push(m);
-        db.transaction(() => {
-          for (const m of fetched) upsertMessage(db, folder, m);
-        })();
-        result.added += fetched.length;
-      }
+      result.added += await storeHeaders(db, client, folder, missing, batchSize, gmail);
     }
 
     // 4. Commit the new state last
@@ -216,7 +237,6 @@ export async function syncFolder(
       complete,
       folder.id,
     );
-    return result;
   } catch (err) {
     try {
       stmt(db, "UPDATE folders SET last_error = ? WHERE id = ?").run(
@@ -231,6 +251,8 @@ export async function syncFolder(
     client.off("expunge", onExpunge);
     lock.release();
   }
+  if (result.added > 0 || result.removed > 0) await compactFts(db);
+  return result;
 }
 
 /**

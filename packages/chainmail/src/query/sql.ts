@@ -10,6 +10,11 @@ import { ageCutoffMs, dayStartMs } from "./time.js";
 export interface SqlWhere {
   where: string;
   params: (string | number)[];
+  /**
+   * An FTS5 expression every matching row satisfies (the query's text terms when they are joined
+   * to the rest by AND), or null. Its FTS5 count bounds the number of matches cheaply.
+   */
+  ftsBound: string | null;
 }
 
 /** Delimiter of the *_norm list columns, so `instr` matches whole items. */
@@ -188,6 +193,14 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
   };
 
   let where = compile(node);
+  let ftsBound = ftsExpr(node);
+  if (ftsBound === null && node.kind === "and") {
+    const fts = node.children.flatMap((c) => {
+      const e = c.kind === "not" ? null : ftsExpr(c);
+      return e === null ? [] : [e];
+    });
+    if (fts.length) ftsBound = fts.length === 1 ? (fts[0] as string) : `(${fts.join(" AND ")})`;
+  }
   if ((options.defaultScope ?? true) && !mentionsIn(ast)) {
     const ids = options.excludedFolderIds;
     if (!ids)
@@ -197,5 +210,5 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
       params.push(...ids);
     }
   }
-  return { where, params };
+  return { where, params, ftsBound };
 }
