@@ -109,4 +109,24 @@ describe("Google accounts", () => {
     ]);
     expect(t.messages.every((m) => m.thread_id === row.thread_id && m.source === "server")).toBe(true);
   });
+
+  it("answers from the cache with one row per message, from All Mail, as the server does", async () => {
+    const query = 'subject:"project thread 1"';
+    const server = await client.search({ query, source: "server" });
+    expect(server.count).toBe(3);
+    // A label folder holding the same messages: its copies must not show up as more matches.
+    await client.createFolder({ account: "gmail", name: "Projects" });
+    expect(await client.copy({ refs: server.rows.map((r) => r.ref), folder: "Projects" })).toMatchObject({
+      succeeded: 3,
+    });
+    await client.cacheSync({ accounts: ["gmail"] });
+    const cached = await client.search({ query, source: "cache" });
+    expect(cached.source).toBe("cache");
+    expect(cached.count).toBe(3);
+    expect(cached.rows.map((r) => r.ref).sort()).toEqual(server.rows.map((r) => r.ref).sort());
+    // in: still reaches the label folder.
+    const inProjects = await client.search({ query: `in:projects ${query}`, source: "cache" });
+    expect(inProjects.count).toBe(3);
+    expect(new Set(inProjects.rows.map((r) => r.folder))).toEqual(new Set(["Projects"]));
+  });
 });

@@ -1,5 +1,12 @@
 import { createHash } from "node:crypto";
-import { type AttachmentInfo, type QueryNode, compileToSql, formatQuery, leaves } from "../query/index.js";
+import {
+  type AttachmentInfo,
+  compileToSql,
+  formatQuery,
+  leaves,
+  mentionsIn,
+  type QueryNode,
+} from "../query/index.js";
 import { type CacheDb, stmt } from "./schema.js";
 import {
   type CursorBody,
@@ -33,6 +40,12 @@ export interface SearchCacheOptions {
   snippets?: boolean;
   countOnly?: boolean;
   now?: Date;
+  /**
+   * Accounts whose every message is in one All Mail folder (Google): without an `in:` term only that
+   * folder is searched there, as on the server, so a message with several labels is one match, not
+   * one per label folder.
+   */
+  allMailAccounts?: readonly string[];
 }
 
 export interface Address {
@@ -157,6 +170,12 @@ export function searchCache(
     where = `(${where}) AND m.account IN (${options.accounts.map(() => "?").join(", ")})`;
     params.push(...options.accounts);
   }
+  const allMail = options.allMailAccounts ?? [];
+  const allMailScope = allMail.length > 0 && !mentionsIn(ast);
+  if (allMailScope) {
+    where = `(${where}) AND (m.account NOT IN (${allMail.map(() => "?").join(", ")}) OR m.folder_id IN (SELECT id FROM folders WHERE role = 'all'))`;
+    params.push(...allMail);
+  }
 
   // Counting and paging read only the narrow messages table; display fields come from
   // message_meta for the page's rows alone
@@ -165,7 +184,8 @@ export function searchCache(
   );
   const inScope = options.accounts?.length ? present.filter((a) => options.accounts?.includes(a)) : present;
   const single = inScope.length === 1 ? (inScope[0] as string) : null;
-  const ftsOnly = FTS_ONLY.test(sql.where);
+  // (the All Mail scope is a condition the FTS match alone does not carry)
+  const ftsOnly = FTS_ONLY.test(sql.where) && !allMailScope;
   const q: Plan = { where, params, single, threads: !!options.threads };
   // Text terms AND-ed with filters, with few FTS hits: one statement that evaluates the query once
   // for both count and page beats a count and a page query that each repeat the FTS match

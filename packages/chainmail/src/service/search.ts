@@ -301,6 +301,11 @@ function planAccounts(
   return plans;
 }
 
+/** Accounts whose mail all sits in All Mail (Google): searched there alone unless the query says in:. */
+function googleAccounts(ctx: ServiceContext): string[] {
+  return ctx.config.accounts.filter((a) => a.provider === "google").map((a) => a.name);
+}
+
 const LACKING = {
   never_synced: "the cache has not synced this account or folder yet",
   headers: "the cache does not hold every message's headers of this folder yet",
@@ -363,6 +368,7 @@ function cacheHits(
     do {
       const res = searchCache(ctx.cache!.db, plan.bound, {
         accounts: [plan.name],
+        allMailAccounts: googleAccounts(ctx),
         limit: 200,
         cursor,
         threads: p.threads,
@@ -506,6 +512,7 @@ function cacheOnly(
   try {
     res = searchCache(ctx.cache!.db, ast, {
       accounts: names,
+      allMailAccounts: googleAccounts(ctx),
       limit: p.limit,
       cursor: cacheCursor,
       threads: p.threads,
