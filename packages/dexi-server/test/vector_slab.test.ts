@@ -63,6 +63,34 @@ describe("the SIMD score kernel", () => {
     expect(scores[0]).toBe(2);
   });
 
+  it("moves to plain memory, keeping every row, when the WebAssembly memory cannot grow", () => {
+    const real = createScoreKernel()!;
+    let grows = 0;
+    const kernel = {
+      scores: real.scores,
+      memory: {
+        get buffer() {
+          return real.memory.buffer;
+        },
+        grow(pages: number) {
+          if (++grows > 2) throw new RangeError("WebAssembly.Memory.grow(): Maximum memory size exceeded");
+          return real.memory.grow(pages);
+        },
+      },
+    };
+    const slab = new VectorSlab(64, { kernel });
+    const rows = Array.from({ length: 10_000 }, () => vector(64));
+    rows.forEach((r, i) => {
+      slab.set(i, r);
+    });
+    expect(slab.simd).toBe(false);
+    expect(slab.row(0)).toEqual(rows[0]);
+    expect(slab.row(9999)).toEqual(rows[9999]);
+    const query = vector(64);
+    const scores = slab.scoreAll(query, rows.length);
+    expect(scores[5000]).toBeCloseTo(exact(query, rows[5000]!), 3);
+  });
+
   it("refuses vectors and queries of other dimensions", () => {
     const slab = new VectorSlab(4);
     expect(() => slab.set(0, vector(5))).toThrow(/5 dims/);

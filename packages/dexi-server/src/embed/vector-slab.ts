@@ -12,15 +12,18 @@ export class VectorSlab {
   readonly stride: number;
   private capacity = 0;
   private floats: Float32Array;
-  private readonly kernel: ScoreKernel | undefined;
+  private kernel: ScoreKernel | undefined;
 
-  /** `simd: false` uses the JavaScript loop even where SIMD is available (tests compare the two). */
+  /**
+   * `simd: false` uses the JavaScript loop even where SIMD is available (tests compare the two);
+   * `kernel` supplies one (tests give it a memory that refuses to grow).
+   */
   constructor(
     readonly dims: number,
-    options: { simd?: boolean } = {},
+    options: { simd?: boolean; kernel?: ScoreKernel } = {},
   ) {
     this.stride = Math.ceil(dims / KERNEL_LANES) * KERNEL_LANES;
-    this.kernel = options.simd === false ? undefined : createScoreKernel();
+    this.kernel = options.simd === false ? undefined : (options.kernel ?? createScoreKernel());
     this.floats = new Float32Array(0);
     this.ensure(1024);
   }
@@ -41,18 +44,32 @@ export class VectorSlab {
   ensure(rows: number): void {
     if (rows <= this.capacity) return;
     const capacity = Math.max(rows, this.capacity * 2);
-    const bytes = (this.stride + capacity * this.stride + capacity) * 4;
-    if (this.kernel) {
-      const memory = this.kernel.memory;
-      const missing = bytes - memory.buffer.byteLength;
-      if (missing > 0) memory.grow(Math.ceil(missing / PAGE)); // rows keep their offset: nothing moves
-      this.floats = new Float32Array(memory.buffer);
-    } else {
-      const grown = new Float32Array(bytes / 4);
+    const floats = this.stride + capacity * this.stride + capacity;
+    if (!this.growKernelMemory(floats * 4)) {
+      const grown = new Float32Array(floats);
       grown.set(this.floats.subarray(0, this.stride + this.capacity * this.stride));
       this.floats = grown;
     }
     this.capacity = capacity;
+  }
+
+  /**
+   * Grows the kernel's memory to `bytes` (rows keep their offset: nothing moves). False when there is
+   * no kernel, or when the memory cannot grow (WebAssembly stops at 4 GiB, a million or two vectors of
+   * 512 dims): the slab then goes on in plain memory with the JavaScript loop.
+   */
+  private growKernelMemory(bytes: number): boolean {
+    const memory = this.kernel?.memory;
+    if (!memory) return false;
+    try {
+      const missing = bytes - memory.buffer.byteLength;
+      if (missing > 0) memory.grow(Math.ceil(missing / PAGE));
+      this.floats = new Float32Array(memory.buffer);
+      return true;
+    } catch {
+      this.kernel = undefined;
+      return false;
+    }
   }
 
   set(slot: number, vec: Float32Array): void {
