@@ -55,4 +55,46 @@ describe("watchInbox", () => {
     const after = cacheStatus(env.db, { freshSeconds: 0, now: Date.now() + 60_000 });
     expect(after.accounts[0]?.folders[0]).toMatchObject({ watching: false, fresh: false });
   });
+
+  it("fetches new mail's bodies with bodies set, so a word search finds it in the cache", async () => {
+    const c = await env.client();
+    const syncs: SyncResult[] = [];
+    let arrived: () => void = () => undefined;
+    const gotNew = new Promise<void>((r) => {
+      arrived = r;
+    });
+    const watch = await watchInbox(env.db, c, "acct", {
+      bodies: { dailyBudgetBytes: 10 * 1024 * 1024 },
+      onSync: (r) => {
+        syncs.push(r);
+        if (r.added > 0 && syncs.length > 1) arrived();
+      },
+    });
+    const word = "zanzibarquokka";
+    await env.append(
+      "INBOX",
+      buildMessage({
+        from: "Eve <eve@example.com>",
+        to: ["alice@example.com"],
+        subject: "Body words",
+        date: new Date(),
+        messageId: "<w-body@example.com>",
+        text: `The ${word} arrived.\n`,
+      }),
+    );
+    await Promise.race([
+      gotNew,
+      new Promise((_, rej) => setTimeout(() => rej(new Error("no sync after new mail")), 10_000)),
+    ]);
+    // onSync runs after the bodies are in: the word is found at once, with no other backfill.
+    expect(searchCache(env.db, parseQuery(word)).count).toBe(1);
+    const stored = env.db
+      .prepare(
+        "SELECT m.body_state AS state FROM messages m JOIN message_meta mm ON mm.id = m.id WHERE mm.message_id LIKE '%w-body@example.com%'",
+      )
+      .all() as { state: number }[];
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.state).not.toBe(0); // 0 = body not fetched yet
+    await watch.stop();
+  });
 });

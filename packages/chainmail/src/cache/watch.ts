@@ -1,4 +1,5 @@
 import type { ImapFlow } from "imapflow";
+import { type BackfillOptions, backfillBodies } from "./backfill.js";
 import type { CacheDb } from "./schema.js";
 import { type SyncResult, syncFolder } from "./sync.js";
 
@@ -7,6 +8,9 @@ const watched = new Set<string>();
 const key = (account: string, path: string) => `${account}\u0000${path}`;
 
 export const isWatched = (account: string, path: string) => watched.has(key(account, path));
+
+/** Bodies fetched after one sync of the watched folder; a larger arrival waits for the background pass. */
+const NEW_BODIES = 50;
 
 export interface InboxWatch {
   /** Resolves when the watch ends (stop() or the connection closed). */
@@ -17,7 +21,9 @@ export interface InboxWatch {
 /**
  * Keeps one folder (INBOX by default) fresh over a dedicated connection: syncs it, selects it,
  * IDLEs, and on every EXISTS/EXPUNGE/FLAGS notice syncs again (coalescing notices that arrive
- * during a sync). While it runs the folder counts as fresh. The client must not be shared: the
+ * during a sync). While it runs the folder counts as fresh. With `bodies`, new messages' bodies are
+ * fetched right after the sync that found them (within the daily budget, at most 50 a time), so a
+ * word search can stay on the cache instead of waiting for the next background pass. The client must not be shared: the
  * daemon gives each watched folder its own ImapFlow. When the connection drops, the watch ends
  * and the folder falls back to the last-sync rule; the daemon reconnects and calls this again.
  */
@@ -25,7 +31,12 @@ export async function watchInbox(
   db: CacheDb,
   client: ImapFlow,
   account: string,
-  options: { folder?: string; onSync?: (r: SyncResult) => void; onError?: (e: unknown) => void } = {},
+  options: {
+    folder?: string;
+    onSync?: (r: SyncResult) => void;
+    onError?: (e: unknown) => void;
+    bodies?: Pick<BackfillOptions, "dailyBudgetBytes" | "now">;
+  } = {},
 ): Promise<InboxWatch> {
   const path = options.folder ?? "INBOX";
   let stopped = false;
@@ -42,6 +53,8 @@ export async function watchInbox(
       do {
         again = false;
         const r = await syncFolder(db, client, account, path);
+        if (r.added > 0 && options.bodies)
+          await backfillBodies(db, client, account, path, { ...options.bodies, limit: NEW_BODIES });
         options.onSync?.(r);
       } while (again && !stopped);
     } catch (e) {

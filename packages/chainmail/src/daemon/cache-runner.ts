@@ -159,6 +159,7 @@ export class CacheRunner {
       const client = await openImap(account, this.secretsDir);
       const w = await watchInbox(this.db, client, name, {
         onError: () => undefined,
+        bodies: { dailyBudgetBytes: this.settings.daily_budget_bytes },
       });
       if (this.stopped) {
         await w.stop();
