@@ -231,8 +231,10 @@ export async function fetchMessages(
 export async function fetchRaw(client: ImapFlow, ref: MessageRef): Promise<Buffer> {
   await examine(client, ref);
   const m = await client.fetchOne(String(ref.uid), { uid: true, source: true }, { uid: true });
-  if (!m || !m.source) throw new MailError("NOT_FOUND", "the message no longer exists on the server");
-  return m.source;
+  // fetchOne answers false (not undefined) for a UID that is gone; `m?.source` would not type-check
+  const source = m ? m.source : undefined;
+  if (!source) throw new MailError("NOT_FOUND", "the message no longer exists on the server");
+  return source;
 }
 
 export async function fetchPart(

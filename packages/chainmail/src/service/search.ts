@@ -240,8 +240,9 @@ async function addSnippets(ctx: ServiceContext, rows: Hit[]): Promise<void> {
           { uid: true, source: { maxLength: 256 * 1024 } },
           { uid: true },
         );
-        if (!m || !m.source) continue;
-        const parsed = await simpleParser(m.source);
+        const source = m ? m.source : undefined; // fetchOne answers false for a UID that is gone
+        if (!source) continue;
+        const parsed = await simpleParser(source);
         let text = parsed.text ?? "";
         if (!text.trim() && typeof parsed.html === "string") text = htmlToText(parsed.html);
         r.snippet = text.replace(/\s+/g, " ").trim().slice(0, 200);
