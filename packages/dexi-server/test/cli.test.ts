@@ -171,6 +171,45 @@ describe("dexi import", () => {
     ).toEqual({ c: 1 });
   });
 
+  it("with --prune removes notes whose files are gone, unless edited in dexi, and never on an empty vault", async () => {
+    const vault = join(dir, `prune-${n}`);
+    cpSync(join(FIX, "vault"), vault, { recursive: true });
+    expect((await dexi("import", vault)).out).toMatch(/^markdown: 4 created/);
+    const uuidOf = (title: string) =>
+      withStore(
+        (s) => (s.db.prepare("SELECT uuid FROM notes WHERE title = ?").get(title) as { uuid: string }).uuid,
+      );
+    const journal = uuidOf("2025-11-04");
+    withStore((s) => s.db.prepare("UPDATE notes SET body = 'edited in dexi' WHERE uuid = ?").run(journal));
+    rmSync(join(vault, "Welcome.md"));
+    rmSync(join(vault, "Journal", "2025-11-04.md"));
+    // Without --prune nothing goes.
+    expect((await dexi("import", vault)).out).toMatch(
+      /^markdown: 0 created, 0 updated, 2 already imported in/,
+    );
+    expect(rows()).toHaveLength(4);
+
+    const r = await dexi("import", vault, "--prune");
+    expect(r.out).toMatch(
+      /^markdown: 0 created, 0 updated, 2 already imported, 1 removed \(their files are gone\), 1 kept as edited in dexi \(their files are gone\) in/,
+    );
+    expect(r.err).toContain(`kept note ${journal} as edited in dexi; its source is gone`);
+    expect(rows().map((x) => x.title)).toEqual([
+      "2025-11-04",
+      "Alpha kickoff meeting",
+      "broken-front-matter",
+    ]);
+
+    // An emptied (or unmounted) vault removes nothing; --prune is for folders of Markdown only.
+    const empty = join(dir, `empty-${n}`);
+    cpSync(join(FIX, "vault"), empty, { recursive: true });
+    for (const f of ["Welcome.md", "Journal", "Projects"]) rmSync(join(empty, f), { recursive: true });
+    const none = await dexi("import", empty, "--prune", "--kind", "markdown");
+    expect([none.code, none.err]).toEqual([2, `dexi: --prune found no Markdown files under ${empty}\n`]);
+    expect((await dexi("import", join(FIX, "bookmarks.html"), "--prune")).code).toBe(2);
+    expect(rows()).toHaveLength(3);
+  });
+
   it("imports browser bookmarks with source_url, folders, tags and descriptions", async () => {
     const r = await dexi("import", join(FIX, "bookmarks.html"));
     expect(r.out).toMatch(/^bookmarks: 4 created/);

@@ -1,10 +1,10 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { extname, join, resolve } from "node:path";
+import { extname, join, resolve, sep } from "node:path";
 import { type App, openApp } from "../app.js";
 import { DEFAULT_USER } from "../config.js";
 import { DexiError } from "../domain/errors.js";
-import { importItems } from "../domain/importing.js";
+import { importItems, pruneMissing } from "../domain/importing.js";
 import { isValidTimeZone } from "../domain/time.js";
 import { EMBEDDER_CONFIG_KEYS } from "../embed/config.js";
 import { WorkerPoolEmbedder } from "../embed/pool.js";
@@ -33,7 +33,9 @@ Usage: dexi <command> [--db PATH] [--user NAME] ...
                               file an own note into a folder (created if new) or take it out of any
   import PATH [--kind markdown|bookmarks|email|mbox|feed] [--workers N] [--no-embed] [--verbose]
                               import a Markdown folder / Obsidian vault, a bookmarks .html export,
-                              .eml files (or a folder of them), an mbox, or an RSS/Atom file
+                              .eml files (or a folder of them), an mbox, or an RSS/Atom file;
+                              again: brings in edits made at the source (never over dexi edits)
+         [--prune]            for a vault: also remove notes whose files are gone (unless edited in dexi)
   feeds add URL | feeds poll | feeds list
   reindex [--force] [--workers N]   embed notes that have no vector from the current model
 
@@ -41,7 +43,7 @@ Usage: dexi <command> [--db PATH] [--user NAME] ...
   --user NAME  whose data (env DEXI_USER; default "${DEFAULT_USER}")
 `;
 
-const SWITCHES = ["off", "verbose", "force", "no-embed", "unfiled", "help", "version"];
+const SWITCHES = ["off", "verbose", "force", "no-embed", "unfiled", "prune", "help", "version"];
 
 export async function main(
   argv: string[],
@@ -324,7 +326,12 @@ async function importCmd(ctx: Ctx): Promise<number> {
   if (kindFlag && !["markdown", "bookmarks", "email", "mbox", "feed"].includes(kindFlag))
     throw new UsageError(`unknown --kind ${kindFlag}`);
   const kind = (kindFlag as Kind | undefined) ?? detectKind(path);
+  const prune = ctx.args.switches.has("prune");
+  if (prune && (kind !== "markdown" || !statSync(path).isDirectory()))
+    throw new UsageError("--prune works on a folder of Markdown files (a vault)");
   const items = await collect(resolve(path), kind);
+  // A vault that is unmounted or emptied by mistake must not empty the notes.
+  if (prune && items.length === 0) throw new UsageError(`--prune found no Markdown files under ${path}`);
   const id = userId(ctx);
   const embedder = bulkEmbedder(ctx);
   const verbose = ctx.args.switches.has("verbose");
@@ -338,10 +345,27 @@ async function importCmd(ctx: Ctx): Promise<number> {
         ctx.err(`imported ${r.created + r.updated}/${total}\n`);
       },
     });
+    const pruned = prune
+      ? pruneMissing(
+          ctx.app.notes,
+          id,
+          `md:${realpathSync(path)}${sep}`,
+          new Set(items.map((it) => it.key)),
+          (l) => ctx.err(`${l}\n`),
+        )
+      : undefined;
     const secs = ((Date.now() - started) / 1000).toFixed(1);
-    ctx.out(
-      `${kind}: ${report.created} created, ${report.updated} updated, ${report.skipped} already imported${report.kept ? `, ${report.kept} kept as edited in dexi (their source changed too)` : ""}${report.overCap ? `, ${report.overCap} over the plan's note cap` : ""}${report.unembedded ? `, ${report.unembedded} without vectors (run dexi reindex)` : ""} in ${secs}s\n`,
-    );
+    const parts = [
+      `${report.created} created`,
+      `${report.updated} updated`,
+      `${report.skipped} already imported`,
+      ...(report.kept ? [`${report.kept} kept as edited in dexi (their source changed too)`] : []),
+      ...(pruned ? [`${pruned.removed} removed (their files are gone)`] : []),
+      ...(pruned?.kept ? [`${pruned.kept} kept as edited in dexi (their files are gone)`] : []),
+      ...(report.overCap ? [`${report.overCap} over the plan's note cap`] : []),
+      ...(report.unembedded ? [`${report.unembedded} without vectors (run dexi reindex)`] : []),
+    ];
+    ctx.out(`${kind}: ${parts.join(", ")} in ${secs}s\n`);
     return report.overCap > 0 ? 5 : 0;
   } finally {
     if (embedder && embedder !== ctx.app.notes.embedder) await embedder.close?.();

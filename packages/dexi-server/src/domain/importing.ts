@@ -172,3 +172,36 @@ export async function importItems(
   }
   return report;
 }
+
+export interface PruneReport {
+  /** Notes removed because their source is gone and nobody edited them in dexi. */
+  removed: number;
+  /** Notes whose source is gone but which were edited in dexi: left in place. */
+  kept: number;
+}
+
+/**
+ * Removes the user's notes imported under `keyPrefix` (a vault's folder) whose key is not among
+ * `present`, the keys the source still has: a deleted file's note goes too. A note edited in dexi
+ * since its import stays, and is named in the log.
+ */
+export function pruneMissing(
+  notes: NotesService,
+  userId: number,
+  keyPrefix: string,
+  present: ReadonlySet<string>,
+  log: (line: string) => void = () => {},
+): PruneReport {
+  const report: PruneReport = { removed: 0, kept: 0 };
+  for (const note of notes.store.notes.importedUnder(userId, keyPrefix)) {
+    if (present.has(note.key)) continue;
+    if (note.importHash !== importHash(note.title, note.body)) {
+      report.kept++;
+      log(`dexi: kept note ${note.uuid} as edited in dexi; its source is gone (${note.key})`);
+      continue;
+    }
+    notes.delete({ userId, scopes: [] }, note.uuid);
+    report.removed++;
+  }
+  return report;
+}

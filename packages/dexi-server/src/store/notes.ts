@@ -162,6 +162,16 @@ export class NoteStore {
       .get(userId, key) as ImportedNote | undefined;
   }
 
+  /** Own imported notes whose content key starts with `prefix`, with their keys. */
+  importedUnder(userId: number, prefix: string): (ImportedNote & { key: string })[] {
+    return this.db
+      .prepare(
+        `SELECT id, uuid, title, body, import_hash AS importHash, content_key AS key FROM notes
+         WHERE user_id = ? AND substr(content_key, 1, length(?)) = ?`,
+      )
+      .all(userId, prefix, prefix) as (ImportedNote & { key: string })[];
+  }
+
   setImportHash(id: number, hash: string): void {
     this.db.prepare("UPDATE notes SET import_hash = ? WHERE id = ?").run(hash, id);
   }
