@@ -23,20 +23,32 @@ afterAll(async () => {
   await env?.close();
 });
 
+/** Starts a watch and a promise of the first later sync that adds mail (rejecting after 10 s). */
+async function startWatch(options: Parameters<typeof watchInbox>[3] = {}) {
+  const c = await env.client();
+  const syncs: SyncResult[] = [];
+  let arrived: () => void = () => undefined;
+  const gotNew = new Promise<void>((r) => {
+    arrived = r;
+  });
+  const watch = await watchInbox(env.db, c, "acct", {
+    ...options,
+    onSync: (r) => {
+      syncs.push(r);
+      if (r.added > 0 && syncs.length > 1) arrived();
+    },
+  });
+  const nextNewMail = () =>
+    Promise.race([
+      gotNew,
+      new Promise((_, rej) => setTimeout(() => rej(new Error("no sync after new mail")), 10_000)),
+    ]);
+  return { watch, syncs, nextNewMail };
+}
+
 describe("watchInbox", () => {
   it("syncs on start, stays fresh while IDLE runs, and syncs new mail as it arrives", async () => {
-    const c = await env.client();
-    const syncs: SyncResult[] = [];
-    let arrived: () => void = () => undefined;
-    const gotNew = new Promise<void>((r) => {
-      arrived = r;
-    });
-    const watch = await watchInbox(env.db, c, "acct", {
-      onSync: (r) => {
-        syncs.push(r);
-        if (r.added > 0 && syncs.length > 1) arrived();
-      },
-    });
+    const { watch, syncs, nextNewMail } = await startWatch();
     expect(syncs[0]).toMatchObject({ added: 1 });
     expect(isWatched("acct", "INBOX")).toBe(true);
     // freshSeconds 0 would make any synced folder stale; a watched one stays fresh
@@ -44,10 +56,7 @@ describe("watchInbox", () => {
     expect(st.accounts[0]?.folders[0]).toMatchObject({ name: "INBOX", watching: true, fresh: true });
 
     await env.append("INBOX", msg(2));
-    await Promise.race([
-      gotNew,
-      new Promise((_, rej) => setTimeout(() => rej(new Error("no sync after new mail")), 10_000)),
-    ]);
+    await nextNewMail();
     expect(searchCache(env.db, parseQuery("subject:watched")).count).toBe(2);
 
     await watch.stop();
@@ -57,19 +66,7 @@ describe("watchInbox", () => {
   });
 
   it("fetches new mail's bodies with bodies set, so a word search finds it in the cache", async () => {
-    const c = await env.client();
-    const syncs: SyncResult[] = [];
-    let arrived: () => void = () => undefined;
-    const gotNew = new Promise<void>((r) => {
-      arrived = r;
-    });
-    const watch = await watchInbox(env.db, c, "acct", {
-      bodies: { dailyBudgetBytes: 10 * 1024 * 1024 },
-      onSync: (r) => {
-        syncs.push(r);
-        if (r.added > 0 && syncs.length > 1) arrived();
-      },
-    });
+    const { watch, nextNewMail } = await startWatch({ bodies: { dailyBudgetBytes: 10 * 1024 * 1024 } });
     const word = "zanzibarquokka";
     await env.append(
       "INBOX",
@@ -82,10 +79,7 @@ describe("watchInbox", () => {
         text: `The ${word} arrived.\n`,
       }),
     );
-    await Promise.race([
-      gotNew,
-      new Promise((_, rej) => setTimeout(() => rej(new Error("no sync after new mail")), 10_000)),
-    ]);
+    await nextNewMail();
     // onSync runs after the bodies are in: the word is found at once, with no other backfill.
     expect(searchCache(env.db, parseQuery(word)).count).toBe(1);
     const stored = env.db
