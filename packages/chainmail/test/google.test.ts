@@ -7,6 +7,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ImapFlow } from "imapflow";
+import { newMailFolder } from "../src/cache/index.js";
 import { DaemonClient } from "../src/client/index.js";
 import { type Daemon, startDaemon } from "../src/daemon/server.js";
 import { resolveHome } from "../src/home.js";
@@ -110,23 +112,49 @@ describe("Google accounts", () => {
     expect(t.messages.every((m) => m.thread_id === row.thread_id && m.source === "server")).toBe(true);
   });
 
-  it("answers from the cache with one row per message, from All Mail, as the server does", async () => {
+  it("caches All Mail alone, with labels: one row per message, in: and label: read from the labels", async () => {
     const query = 'subject:"project thread 1"';
     const server = await client.search({ query, source: "server" });
     expect(server.count).toBe(3);
-    // A label folder holding the same messages: its copies must not show up as more matches.
+    // Label folders are views of All Mail on Gmail: the cache neither syncs them nor counts a
+    // labelled message once per label.
     await client.createFolder({ account: "gmail", name: "Projects" });
-    expect(await client.copy({ refs: server.rows.map((r) => r.ref), folder: "Projects" })).toMatchObject({
-      succeeded: 3,
-    });
-    await client.cacheSync({ accounts: ["gmail"] });
+    await client.setLabels({ refs: server.rows.map((r) => r.ref), add: ["Projects"] });
+    const [report] = (await client.cacheSync({ accounts: ["gmail"] })).accounts;
+    expect(report).toMatchObject({ ok: true });
+    const status = await client.cacheStatus({ accounts: ["gmail"] });
+    expect(status.accounts[0]!.folders.map((f) => f.name).sort()).toEqual([
+      "[Gmail]/All Mail",
+      "[Gmail]/Spam",
+      "[Gmail]/Trash",
+    ]);
     const cached = await client.search({ query, source: "cache" });
-    expect(cached.source).toBe("cache");
-    expect(cached.count).toBe(3);
+    expect(cached).toMatchObject({ source: "cache", count: 3, partial: [] });
     expect(cached.rows.map((r) => r.ref).sort()).toEqual(server.rows.map((r) => r.ref).sort());
-    // in: still reaches the label folder.
     const inProjects = await client.search({ query: `in:projects ${query}`, source: "cache" });
-    expect(inProjects.count).toBe(3);
-    expect(new Set(inProjects.rows.map((r) => r.folder))).toEqual(new Set(["Projects"]));
+    expect(inProjects.rows.map((r) => r.ref).sort()).toEqual(server.rows.map((r) => r.ref).sort());
+    expect((await client.search({ query: "label:projects", source: "cache" })).count).toBe(3);
+    // in:inbox is the \Inbox label: the cache and the server agree on how many messages have it.
+    const inboxServer = await client.search({ query: "in:inbox", source: "server", count_only: true });
+    const inboxCache = await client.search({ query: "in:inbox", source: "cache", count_only: true });
+    expect(inboxCache.count).toBe(inboxServer.count);
+    expect(inboxCache.count).toBeGreaterThan(0);
+  });
+
+  it("watches All Mail for new mail, where the cache keeps it", async () => {
+    const imap = new ImapFlow({
+      host: "127.0.0.1",
+      port: gm.port,
+      secure: false,
+      doSTARTTLS: false,
+      auth: { user: "gina", pass: "gina-pw" },
+      logger: false,
+    });
+    await imap.connect();
+    try {
+      expect(await newMailFolder(imap)).toBe("[Gmail]/All Mail");
+    } finally {
+      await imap.logout();
+    }
   });
 });

@@ -64,7 +64,10 @@ export function cacheCanAnswerQuery(
   const out: CacheAnswerability = { complete: folders.length > 0, fresh: folders.length > 0, lacking: [] };
   for (const f of folders) {
     const info = { path: f.path, role: f.role };
-    if (!folderInScope(ast, info) || bindQuery(ast, { account, folder: info }).kind === "none") continue;
+    // All Mail holds the labels that in:inbox and label: read on Gmail, so it always counts
+    const labels = f.role === "all";
+    if (!labels && (!folderInScope(ast, info) || bindQuery(ast, { account, folder: info }).kind === "none"))
+      continue;
     if (f.last_sync === null) {
       out.complete = false;
       out.fresh = false;

@@ -266,8 +266,9 @@ export async function syncAccount(
   options: SyncOptions = {},
 ): Promise<SyncResult[]> {
   const out: SyncResult[] = [];
-  const listed = (await client.list()).filter(
-    (f) => !f.flags.has("\\Noselect") && !f.flags.has("\\NonExistent"),
+  const listed = cachedFolders(
+    client,
+    (await client.list()).filter((f) => !f.flags.has("\\Noselect") && !f.flags.has("\\NonExistent")),
   );
   const paths = new Set(listed.map((f) => f.path));
   for (const cached of stmt(db, "SELECT id, path FROM folders WHERE account = ?").all(account) as {
@@ -285,4 +286,20 @@ export async function syncAccount(
     );
   }
   return out;
+}
+
+/**
+ * The folders an account's cache holds. On Gmail (X-GM-EXT-1 with an All Mail folder) every message is
+ * in All Mail and INBOX and the label folders are views of it, so the cache holds All Mail, with each
+ * message's labels, plus Trash and Spam, which All Mail leaves out: one copy of each message instead of
+ * one per label. `in:inbox` and `label:` are then answered from the labels.
+ */
+export function cachedFolders<F extends { path: string; specialUse?: string }>(
+  client: ImapFlow,
+  folders: F[],
+): F[] {
+  if (!client.capabilities.has("X-GM-EXT-1")) return folders;
+  const role = (f: F) => roleFromSpecialUse(f.specialUse, f.path);
+  if (!folders.some((f) => role(f) === "all")) return folders;
+  return folders.filter((f) => ["all", "trash", "junk"].includes(role(f) ?? ""));
 }

@@ -9,6 +9,16 @@ const key = (account: string, path: string) => `${account}\u0000${path}`;
 
 export const isWatched = (account: string, path: string) => watched.has(key(account, path));
 
+/**
+ * The folder to watch for new mail: INBOX, or on Gmail, whose cache holds All Mail instead of INBOX
+ * (see `cachedFolders`), All Mail, where new mail appears too.
+ */
+export async function newMailFolder(client: ImapFlow): Promise<string> {
+  if (!client.capabilities.has("X-GM-EXT-1")) return "INBOX";
+  const all = (await client.list()).find((f) => f.specialUse?.toLowerCase() === "\\all");
+  return all?.path ?? "INBOX";
+}
+
 /** Bodies fetched after one sync of the watched folder; a larger arrival waits for the background pass. */
 const NEW_BODIES = 50;
 

@@ -17,6 +17,7 @@ import {
   type InboxWatch,
   openCache,
   syncAccount,
+  newMailFolder,
   watchInbox,
 } from "../cache/index.js";
 import type { AccountConfig, CacheConfig, Config } from "../config.js";
@@ -158,6 +159,7 @@ export class CacheRunner {
     try {
       const client = await openImap(account, this.secretsDir);
       const w = await watchInbox(this.db, client, name, {
+        folder: await newMailFolder(client),
         onError: () => undefined,
         bodies: { dailyBudgetBytes: this.settings.daily_budget_bytes },
       });
