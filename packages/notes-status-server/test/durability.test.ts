@@ -1,0 +1,83 @@
+/**
+ * The built server killed with SIGKILL in the middle of a stream of writes: every note whose
+ * create_note was answered is there afterwards, the database passes integrity_check, and the counts
+ * the triggers keep still equal the rows (no write was half applied).
+ */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { expect, it } from "vitest";
+import { tempDir } from "./helpers.js";
+
+const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+const WRITES = 3000;
+
+it("a server killed with SIGKILL mid-stream keeps every acknowledged note and consistent counts", async () => {
+  const dir = tempDir("notes-kill");
+  try {
+    const db = join(dir.path, "notes.db");
+    const child = spawn(process.execPath, [CLI, "--db", db, "--no-scheduler"], {
+      env: { ...process.env, XDG_DATA_HOME: join(dir.path, "xdg") },
+      stdio: ["pipe", "pipe", "ignore"],
+    });
+    const send = (msg: object) => child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...msg })}\n`);
+    child.stdin.on("error", () => undefined); // writes after the kill
+    const acked = new Set<string>();
+    let buf = "";
+    const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+    child.stdout.on("data", (chunk: Buffer) => {
+      buf += chunk.toString("utf8");
+      for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+        const msg = JSON.parse(buf.slice(0, nl)) as {
+          id?: number;
+          result?: { structuredContent?: { note?: { id: string } } };
+        };
+        buf = buf.slice(nl + 1);
+        const id = msg.result?.structuredContent?.note?.id;
+        if (id) acked.add(id);
+      }
+      if (acked.size >= 500 && child.signalCode === null) child.kill("SIGKILL");
+    });
+    send({
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "kill", version: "0" } },
+    });
+    send({ method: "notifications/initialized" });
+    for (let i = 1; i <= WRITES; i++) {
+      send({
+        id: i,
+        method: "tools/call",
+        params: {
+          name: "create_note",
+          arguments: {
+            content: `note ${i} ${"words ".repeat(30)}`,
+            tags: [`t${i % 7}`, "all"],
+            status: "ready",
+          },
+        },
+      });
+    }
+    await exited;
+    expect(child.signalCode).toBe("SIGKILL");
+    expect(acked.size).toBeGreaterThanOrEqual(500);
+    expect(acked.size).toBeLessThan(WRITES);
+
+    const check = new Database(db);
+    try {
+      expect(check.pragma("integrity_check", { simple: true })).toBe("ok");
+      const ids = new Set((check.prepare("SELECT id FROM notes").all() as { id: string }[]).map((r) => r.id));
+      for (const id of acked) expect(ids.has(id)).toBe(true);
+      // Each note's two tags went in with it, and the kept counts match the rows.
+      const count = (sql: string) => (check.prepare(sql).get() as { n: number }).n;
+      expect(count("SELECT count(*) AS n FROM note_tags")).toBe(2 * ids.size);
+      expect(count("SELECT n FROM note_counts WHERE tag = '' AND status = ''")).toBe(ids.size);
+      expect(count("SELECT n FROM note_counts WHERE tag = 'all' AND status = 'ready'")).toBe(ids.size);
+    } finally {
+      check.close();
+    }
+  } finally {
+    dir.cleanup();
+  }
+});
