@@ -13,3 +13,4 @@ export type { SearchResult, SearchRow } from "./service/search.js";
 export type { Message, AttachmentInfo, Address } from "./imap/messages.js";
 export type { ThreadResult } from "./imap/thread.js";
 export type { AuditRow } from "./store/state.js";
+export type { CacheStatus } from "./cache/index.js";

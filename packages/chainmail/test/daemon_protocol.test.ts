@@ -200,7 +200,7 @@ describe("the daemon protocol", () => {
     }
     expect(new Set(answers.map((a) => a["id"])).size).toBe(sent.length);
     raw.end();
-    expect(await env.client.call("ping")).toBeTruthy();
+    expect(await env.client.call("ping")).toMatchObject({ ok: true, protocol: PROTOCOL_VERSION });
   });
 
   it("refuses an oversized line and closes only that connection", async () => {
@@ -212,6 +212,6 @@ describe("the daemon protocol", () => {
     expect((answer!["error"] as { message: string }).message).toContain("longer than");
     await raw.answers(1); // waits for the close
     expect(raw.closed).toBe(true);
-    expect(await env.client.call("ping")).toBeTruthy();
+    expect(await env.client.call("ping")).toMatchObject({ ok: true, protocol: PROTOCOL_VERSION });
   });
 });

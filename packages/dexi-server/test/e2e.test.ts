@@ -44,7 +44,7 @@ it("serves all twelve tools over stdio with the offline model; a fresh database 
   expect(items[0]!.similarity).toBeGreaterThan(items[1]!.similarity);
   await conn.close();
   const store = Store.open(db);
-  expect(store.accounts.userByName("ann")).toBeDefined();
+  expect(store.accounts.userByName("ann")).toMatchObject({ name: "ann" });
   expect(store.vectors.models()).toEqual([{ model: "use-lite-512", count: 2 }]);
   store.close();
 }, 60_000);
@@ -72,7 +72,7 @@ it("takes the grant and boundary from flags and env", async () => {
   expect(n.structuredContent).toMatchObject({ text: "call notes #acme", folder: "Clients" });
   await boxed.close();
   const store = Store.open(db);
-  expect(store.accounts.userByName("local")).toBeDefined();
+  expect(store.accounts.userByName("local")).toMatchObject({ name: "local" });
   store.close();
 }, 60_000);
 

@@ -15,8 +15,13 @@ const exact = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x 
 describe("the SIMD score kernel", () => {
   it("assembles into a module this runtime validates and runs", () => {
     const kernel = createScoreKernel();
-    expect(kernel).toBeDefined();
-    expect(kernel!.memory.buffer.byteLength).toBeGreaterThan(0);
+    expect(kernel?.memory.buffer.byteLength).toBeGreaterThan(0);
+    // One row, one query: the kernel writes their dot product where it is told to.
+    const f = new Float32Array(kernel!.memory.buffer);
+    f.set([1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 0); // query
+    f.set([2, 0.5, -1, 0.25, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 16); // row
+    kernel!.scores(0, 64, 1, 16, 128);
+    expect(new Float32Array(kernel!.memory.buffer)[32]).toBe(1 * 2 + 2 * 0.5 - 3 + 4 * 0.25);
   });
 
   for (const dims of [1, 3, 16, 17, 100, 512, 1536]) {

@@ -4,32 +4,6 @@ import { z } from "zod";
 import { defineTool, GROUPS } from "../context.js";
 import { accountList } from "../schemas.js";
 
-/** The daemon's cache.status result (packages/chainmail src/cache/status.ts), before wrapping. */
-interface CacheStatusIn {
-  accounts: Array<{
-    account: string;
-    state: "empty" | "syncing" | "ready" | "stale" | "error";
-    last_sync: string | null;
-    download_today: { bytes: number; budget_bytes: number };
-    folders: Array<{
-      name: string;
-      role: string | null;
-      messages: number;
-      headers_cached: number;
-      backfill: number;
-      bodies_cached: number;
-      body_coverage: number;
-      complete: boolean;
-      fresh: boolean;
-      watching: boolean;
-      last_sync: string | null;
-      error: string | null;
-    }>;
-  }>;
-  size_bytes: number;
-  max_size_bytes: number;
-}
-
 const CacheFolder = z.object({
   name: untrustedField("The folder's name"),
   role: z.string().nullable(),
@@ -71,7 +45,7 @@ export const cacheTools = [
     summary: (r) =>
       `Cache of ${r.accounts.length} account${r.accounts.length === 1 ? "" : "s"}: ${r.size_bytes} of ${r.max_size_bytes} bytes`,
     handler: async ({ accounts }, { ctx }) => {
-      const r = (await ctx.client.cacheStatus({ accounts: accounts ?? [] })) as CacheStatusIn;
+      const r = await ctx.client.cacheStatus({ accounts: accounts ?? [] });
       return {
         accounts: r.accounts.map((a) => ({
           account: a.account,
