@@ -1,13 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { Caller } from "./define.js";
-import type { KitServer } from "./server.js";
-import {
-  type HttpHandle,
-  serveHttp,
-  serveStdio,
-  staticTokenVerifier,
-  type TokenVerifier,
-} from "./transports.js";
+import type { AnyKit } from "./server.js";
+import { serveStdio } from "./stdio.js";
+import { type HttpHandle, serveHttp, staticTokenVerifier, type TokenVerifier } from "./transports.js";
 
 export interface HttpAddress {
   host: string;
@@ -28,6 +23,10 @@ export interface CommonFlags {
   http?: HttpAddress;
   /** The bearer token for --http (also from MCP_HTTP_TOKEN); generated when absent. */
   token?: string;
+  /** --session-idle-minutes: a 2025-era HTTP session unused this long is closed. */
+  sessionIdleMinutes?: number;
+  /** --max-sessions: at most this many live 2025-era HTTP sessions. */
+  maxSessions?: number;
   help: boolean;
   version: boolean;
   /** Everything the kit did not recognise, in order, for the server's own flags. */
@@ -49,6 +48,8 @@ export function parseCommonFlags(argv: readonly string[]): CommonFlags {
     };
     if (name === "--http") flags.http = parseHttpAddress(value());
     else if (name === "--token") flags.token = value();
+    else if (name === "--session-idle-minutes") flags.sessionIdleMinutes = positive(name, value());
+    else if (name === "--max-sessions") flags.maxSessions = Math.floor(positive(name, value()));
     else if (name === "--help" || name === "-h") flags.help = true;
     else if (name === "--version" || name === "-v") flags.version = true;
     else flags.rest.push(arg);
@@ -56,8 +57,17 @@ export function parseCommonFlags(argv: readonly string[]): CommonFlags {
   return flags;
 }
 
-export const COMMON_FLAGS_HELP = `  --http [HOST:]PORT  serve Streamable HTTP on HOST (default 127.0.0.1) instead of stdio
+function positive(name: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} takes a positive number; got "${text}"`);
+  return n;
+}
+
+export const COMMON_FLAGS_HELP = `  --http [HOST:]PORT  serve Streamable HTTP on HOST (default 127.0.0.1) instead of stdio; both protocol
+                      eras on one endpoint (2026-07-28 statelessly, 2025 clients in sessions)
   --token TOKEN       the bearer token HTTP clients must send (default: $MCP_HTTP_TOKEN, else generated)
+  --session-idle-minutes N  close a 2025-era HTTP session unused for N minutes (default 30)
+  --max-sessions N    refuse new 2025-era HTTP sessions (503) past N live ones (default 1000)
   --help, --version`;
 
 export interface RunOptions {
@@ -72,11 +82,7 @@ export interface RunOptions {
 }
 
 /** Serves the kit server on stdio, or on HTTP when --http was given. Logs only to stderr. */
-export async function runServer(
-  // biome-ignore lint/suspicious/noExplicitAny: any context and state types
-  kit: KitServer<any, any>,
-  options: RunOptions,
-): Promise<HttpHandle | undefined> {
+export async function runServer(kit: AnyKit, options: RunOptions): Promise<HttpHandle | undefined> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const { flags } = options;
   if (!flags.http) {
@@ -97,7 +103,16 @@ export async function runServer(
     if (!flags.token && !process.env["MCP_HTTP_TOKEN"]) log(`Bearer token for this run: ${token}`);
     verifier = staticTokenVerifier(token, options.caller.scopes, options.caller.clientId);
   }
-  const handle = await serveHttp(kit, { host: flags.http.host, port: flags.http.port, verifier });
+  const handle = await serveHttp(kit, {
+    host: flags.http.host,
+    port: flags.http.port,
+    verifier,
+    log,
+    legacySessions: {
+      ...(flags.sessionIdleMinutes ? { idleMs: flags.sessionIdleMinutes * 60_000 } : {}),
+      ...(flags.maxSessions ? { maxSessions: flags.maxSessions } : {}),
+    },
+  });
   log(`${kit.name} ${kit.version} listening on ${handle.url}`);
   const stop = () => void handle.close().then(() => process.exit(0));
   process.once("SIGINT", stop);

@@ -19,6 +19,7 @@ export {
   TOOL_NAME_PATTERN,
 } from "./schema.js";
 export {
+  type AnyKit,
   createServer,
   GROUP_META_KEY,
   SCOPE_META_KEY,
@@ -34,12 +35,18 @@ export {
   untrusted,
   untrustedField,
 } from "./untrusted.js";
+export { createKitHttpHandler, type KitHttpHandler } from "./http/handler.js";
+export { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } from "./http/sessions.js";
+export { checkMessage, decodeLine } from "./jsonrpc.js";
+export { KitStdioTransport, MAX_STDIO_LINE_BYTES, type StdioHandle, serveStdio } from "./stdio.js";
 export {
   type HttpHandle,
+  type HttpHandlerOptions,
   type HttpOptions,
+  type LegacySessionOptions,
   serveHttp,
-  serveStdio,
   staticTokenVerifier,
   type TokenVerifier,
 } from "./transports.js";
 export { COMMON_FLAGS_HELP, type CommonFlags, parseCommonFlags, parseHttpAddress, runServer } from "./cli.js";
+export { packageVersion } from "./version.js";

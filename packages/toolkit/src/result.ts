@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { type ErrorBody, isReasonedError, KIT_REASONS, type Reasons } from "./errors.js";
 
 /** How the text block of a successful result reads. */

@@ -1,13 +1,11 @@
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  CallToolRequestSchema,
+  type AuthInfo,
   type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
   type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/server";
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import type { z } from "zod";
@@ -61,8 +59,9 @@ interface CompiledTool<Ctx, State> {
 const stderrLog = (line: string) => process.stderr.write(`${line}\n`);
 
 /**
- * A server built from tool declarations. One instance serves any number of connections (stdio, HTTP
- * sessions, in-memory test pairs); each connection gets its own SDK `Server` speaking through it.
+ * A server built from tool declarations. One instance serves any number of connections and requests
+ * (stdio, HTTP in either protocol era, in-memory test pairs); each gets its own SDK `Server`
+ * (`protocolInstance`) over the same compiled tools and gate state.
  */
 export class KitServer<Ctx, State = undefined> {
   readonly name: string;
@@ -73,7 +72,9 @@ export class KitServer<Ctx, State = undefined> {
   private readonly validateOutput: boolean;
   private readonly log: (line: string) => void;
   private readonly now: () => number;
-  private readonly sessions = new Set<Server>();
+  /** Connections that hear list changes as the 2025 era does (notifications/tools/list_changed). */
+  private readonly listeners = new Set<Server>();
+  private readonly changeListeners = new Set<() => void | Promise<void>>();
   private state: State;
   private lastCheck = Number.NEGATIVE_INFINITY;
   private refreshing: Promise<boolean> | undefined;
@@ -131,7 +132,16 @@ export class KitServer<Ctx, State = undefined> {
     const next = this.snapshotOf(this.listTools());
     if (next === this.snapshot) return false;
     this.snapshot = next;
-    await Promise.all([...this.sessions].map((s) => s.sendToolListChanged().catch(() => undefined)));
+    await Promise.all([
+      ...[...this.listeners].map((s) => s.sendToolListChanged().catch(() => undefined)),
+      ...[...this.changeListeners].map(async (notify) => {
+        try {
+          await notify();
+        } catch (err) {
+          this.log(`a tools-changed listener failed: ${(err as Error).message}`);
+        }
+      }),
+    ]);
     return true;
   }
 
@@ -143,7 +153,7 @@ export class KitServer<Ctx, State = undefined> {
   async callTool(name: string, args: unknown, caller: Caller, signal?: AbortSignal): Promise<CallToolResult> {
     const tool = this.tools.get(name);
     if (!tool || !this.isVisible(tool.def)) {
-      throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
     }
     const def = tool.def;
     try {
@@ -171,8 +181,15 @@ export class KitServer<Ctx, State = undefined> {
     }
   }
 
-  /** Serves one connection. `caller` is used when the transport carries no auth of its own (stdio). */
-  async connect(transport: Transport, caller: Caller): Promise<Server> {
+  /**
+   * A protocol instance answering tools/list and tools/call for this server. The serving entries
+   * (stdio, HTTP, in-memory pairs) call it once per connection or, for 2026-07-28 over HTTP, once
+   * per request. `caller` is who calls when the transport carries no token (stdio); a verified
+   * HTTP token takes its place. A `listening` instance is told when the tool list changes: a
+   * connection is; a per-request instance is not (its era hears of changes through
+   * `onToolsChanged` instead).
+   */
+  protocolInstance(caller: Caller, options: { listening: boolean }): Server {
     const server = new Server(
       { name: this.name, version: this.version },
       {
@@ -180,26 +197,34 @@ export class KitServer<Ctx, State = undefined> {
         ...(this.def.instructions ? { instructions: this.def.instructions } : {}),
       },
     );
-    server.setRequestHandler(ListToolsRequestSchema, async () => {
+    server.setRequestHandler("tools/list", async () => {
       await this.refreshIfStale();
       return { tools: this.listTools() };
     });
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const auth = extra.authInfo;
-      const who: Caller = auth
-        ? { scopes: auth.scopes, clientId: auth.clientId, ...(auth.extra ? { extra: auth.extra } : {}) }
-        : caller;
-      return this.callTool(request.params.name, request.params.arguments, who, extra.signal);
+    server.setRequestHandler("tools/call", async (request, ctx) => {
+      const who = callerOf(ctx.http?.authInfo) ?? caller;
+      return this.callTool(request.params.name, request.params.arguments, who, ctx.mcpReq.signal);
     });
-    this.sessions.add(server);
-    server.onclose = () => this.sessions.delete(server);
-    await server.connect(transport);
-    if (this.def.gate && this.lastCheck === Number.NEGATIVE_INFINITY) await this.refresh();
+    if (options.listening) {
+      this.listeners.add(server);
+      server.onclose = () => this.listeners.delete(server);
+    }
     return server;
   }
 
+  /** Reads the gate state once, if it was never read: the serving entries call this before serving. */
+  async ready(): Promise<void> {
+    if (this.def.gate && this.lastCheck === Number.NEGATIVE_INFINITY) await this.refresh();
+  }
+
+  /** Runs `listener` whenever the listed tools or their annotations change. Returns the unsubscribe. */
+  onToolsChanged(listener: () => void | Promise<void>): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
   async close(): Promise<void> {
-    await Promise.all([...this.sessions].map((s) => s.close()));
+    await Promise.all([...this.listeners].map((s) => s.close()));
   }
 
   private isVisible(def: AnyTool<Ctx, State>): boolean {
@@ -235,6 +260,12 @@ export class KitServer<Ctx, State = undefined> {
   }
 }
 
+/** The caller a verified HTTP token stands for; undefined when the request carried none (stdio). */
+function callerOf(auth: AuthInfo | undefined): Caller | undefined {
+  if (!auth) return undefined;
+  return { scopes: auth.scopes, clientId: auth.clientId, ...(auth.extra ? { extra: auth.extra } : {}) };
+}
+
 function compileAll<Ctx, State>(
   tools: readonly AnyTool<Ctx, State>[],
 ): Map<string, CompiledTool<Ctx, State>> {
@@ -265,6 +296,10 @@ function sharedAjv(): Ajv {
   }
   return ajv;
 }
+
+/** A kit server of any context and state, as the transports see it. */
+// biome-ignore lint/suspicious/noExplicitAny: a transport does not care about context and state types
+export type AnyKit = KitServer<any, any>;
 
 /** Builds a server from declarations; throws at start-up, naming the tool, when a declaration is wrong. */
 export function createServer<Ctx, State = undefined>(

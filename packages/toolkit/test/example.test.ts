@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { createExampleServer, exampleReasons } from "../src/example/server.js";
 import { connectInMemory, connectStdio, runInspector } from "../src/testing/clients.js";
@@ -37,12 +36,13 @@ describe("the example server", () => {
   it("over stdio: every error result passes the SDK client's validation and list_changed arrives when the gate flips", async () => {
     const gateFile = join(dir, "gate.json");
     writeFileSync(gateFile, JSON.stringify({ allowPurge: false }));
-    const conn = await connectStdio({
-      command: process.execPath,
-      args: [cli, "--gate-file", gateFile, "--gate-max-age-ms", "0"],
+    let changedNow = () => {};
+    const changed = new Promise<void>((resolve) => {
+      changedNow = resolve;
     });
-    const changed = new Promise<void>((resolve) =>
-      conn.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => resolve()),
+    const conn = await connectStdio(
+      { command: process.execPath, args: [cli, "--gate-file", gateFile, "--gate-max-age-ms", "0"] },
+      { onToolsChanged: () => changedNow() },
     );
     for (const [name, args] of [
       ["get_note", { id: 99 }],

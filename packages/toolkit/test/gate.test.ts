@@ -1,8 +1,7 @@
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { createExampleServer } from "../src/example/server.js";
 import type { ExampleState } from "../src/example/tools.js";
-import { type Connected, connectInMemory } from "../src/testing/clients.js";
+import { type Connected, connectInMemory, type Era } from "../src/testing/clients.js";
 
 const caller = { scopes: ["example:read", "example:write"] };
 let open: Connected | undefined;
@@ -12,7 +11,7 @@ afterEach(async () => {
 });
 
 /** An example server whose gate state and clock the test controls, counting state loads. */
-async function setup(maxAgeMs = 60_000) {
+async function setup(era: Era, maxAgeMs = 60_000) {
   const gate = { state: { allowPurge: false } as ExampleState, loads: 0, now: 0 };
   const kit = createExampleServer({
     loadState: async () => {
@@ -22,11 +21,8 @@ async function setup(maxAgeMs = 60_000) {
     maxAgeMs,
     now: () => gate.now,
   });
-  open = await connectInMemory(kit, caller);
   const notices: number[] = [];
-  open.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-    notices.push(gate.now);
-  });
+  open = await connectInMemory(kit, caller, { era, onToolsChanged: () => notices.push(gate.now) });
   const names = async () => (await open!.client.listTools()).tools.map((t) => t.name);
   const annotationsOf = async (name: string) =>
     (await open!.client.listTools()).tools.find((t) => t.name === name)?.annotations;
@@ -35,16 +31,16 @@ async function setup(maxAgeMs = 60_000) {
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
-describe("gating and live annotations", () => {
+describe.each(["legacy", "modern"] as const)("gating and live annotations (%s era)", (era) => {
   it("checks the state once at connect and lists the gated tool only while it holds", async () => {
-    const { gate, names } = await setup();
+    const { gate, names } = await setup(era);
     expect(gate.loads).toBe(1);
     expect(await names()).not.toContain("purge");
     expect(await names()).toContain("archive_all");
   });
 
   it("re-checks before tools/list only once the last check is older than the max age, with no timer", async () => {
-    const { gate, names } = await setup(60_000);
+    const { gate, names } = await setup(era, 60_000);
     gate.state.allowPurge = true;
     gate.now = 59_999;
     expect(await names()).not.toContain("purge");
@@ -57,7 +53,7 @@ describe("gating and live annotations", () => {
   });
 
   it("sends list_changed exactly when the list or an annotation changed", async () => {
-    const { kit, gate, notices, annotationsOf } = await setup();
+    const { kit, gate, notices, annotationsOf } = await setup(era);
     expect(await kit.refresh()).toBe(false);
     await settle();
     expect(notices).toHaveLength(0);
@@ -77,7 +73,7 @@ describe("gating and live annotations", () => {
   });
 
   it("answers a call to an unlisted tool exactly as a call to an unknown tool", async () => {
-    const { client } = await setup();
+    const { client } = await setup(era);
     const unlisted = await client
       .callTool({ name: "purge", arguments: {} })
       .then(String, (e: Error) => e.message);
@@ -89,7 +85,7 @@ describe("gating and live annotations", () => {
   });
 
   it("a gated tool becomes callable once listed", async () => {
-    const { kit, gate, client } = await setup();
+    const { kit, gate, client } = await setup(era);
     gate.state.allowPurge = true;
     await kit.refresh();
     const result = await client.callTool({ name: "purge", arguments: {} });

@@ -1,9 +1,8 @@
 import { request } from "node:http";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCommonFlags, parseHttpAddress } from "../src/cli.js";
 import { createExampleServer } from "../src/example/server.js";
+import { connectHttp } from "../src/testing/clients.js";
 import { type HttpHandle, serveHttp, staticTokenVerifier } from "../src/transports.js";
 
 let http: HttpHandle;
@@ -95,23 +94,23 @@ describe("Streamable HTTP", () => {
     expect(status).toBe(403);
   });
 
-  it("serves an SDK client, with the token's scopes deciding each call", async () => {
-    const client = new Client({ name: "t", version: "0" });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(http.url), {
-        requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
-      }),
-    );
-    const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toContain("list_notes");
-    const read = await client.callTool({ name: "list_notes", arguments: {} });
-    expect(read.structuredContent).toEqual({ notes: [], total: 0 });
-    const write = await client.callTool({ name: "add_note", arguments: { text: "x" } });
-    expect((write.structuredContent as { error: { reason: string } }).error.reason).toBe(
-      "INSUFFICIENT_SCOPE",
-    );
-    await client.close();
-  });
+  it.each(["legacy", "modern"] as const)(
+    "serves a %s-era SDK client, with the token's scopes deciding each call",
+    async (era) => {
+      const { client, close } = await connectHttp(http.url, TOKEN, { era });
+      expect(client.getProtocolEra()).toBe(era);
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain("list_notes");
+      const read = await client.callTool({ name: "list_notes", arguments: {} });
+      expect(read.structuredContent).toEqual({ notes: [], total: 0 });
+      const write = await client.callTool({ name: "add_note", arguments: { text: "x" } });
+      expect(write.isError).toBe(true);
+      expect((write.structuredContent as { error: { reason: string } }).error.reason).toBe(
+        "INSUFFICIENT_SCOPE",
+      );
+      await close();
+    },
+  );
 });
 
 describe("common flags", () => {

@@ -47,7 +47,7 @@ async function kitClient(): Promise<Client> {
     ],
   });
   const [c, s] = InMemoryTransport.createLinkedPair();
-  await kit.connect(s, { scopes: [] });
+  await kit.protocolInstance({ scopes: [] }, { listening: true }).connect(s);
   const client = new Client({ name: "bench", version: "0" });
   await client.connect(c);
   await client.listTools();

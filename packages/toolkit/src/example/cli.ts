@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { COMMON_FLAGS_HELP, parseCommonFlags, runServer } from "../cli.js";
+import { packageVersion } from "../version.js";
 import { createExampleServer, EXAMPLE_SCOPES, stateFromFile } from "./server.js";
 
 const HELP = `mcpforge-example: the kit's example MCP server (a small notebook)
@@ -15,7 +16,7 @@ ${COMMON_FLAGS_HELP}
 async function main() {
   const flags = parseCommonFlags(process.argv.slice(2));
   if (flags.help) return void process.stdout.write(HELP);
-  if (flags.version) return void process.stdout.write("0.1.0\n");
+  if (flags.version) return void process.stdout.write(`${packageVersion(import.meta.url)}\n`);
   let gateFile: string | undefined;
   let maxAgeMs: number | undefined;
   let scopes: string[] = [...EXAMPLE_SCOPES];

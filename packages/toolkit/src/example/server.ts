@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { defineReasons } from "../errors.js";
 import { createServer, type KitServer } from "../server.js";
+import { packageVersion } from "../version.js";
 import { Notebook } from "./notebook.js";
 import { type ExampleContext, type ExampleState, exampleTools } from "./tools.js";
 
@@ -37,7 +38,7 @@ export function createExampleServer(options: ExampleOptions = {}): KitServer<Exa
   const notebook = options.notebook ?? new Notebook();
   return createServer<ExampleContext, ExampleState>({
     name: "mcpforge-example",
-    version: "0.1.0",
+    version: packageVersion(import.meta.url),
     instructions: "A tiny notebook that shows every feature of the kit.",
     tools: exampleTools,
     reasons: exampleReasons,

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 
 /** Renders a server's tools/list as the golden file holds it: JSON round-tripped, two-space indented. */
 export async function renderToolsList(client: Client): Promise<string> {

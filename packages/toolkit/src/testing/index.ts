@@ -1,9 +1,15 @@
 export {
+  type ClientOptions,
   type Connected,
+  connectHttp,
   connectInMemory,
   connectStdio,
+  type Era,
   inspectorCliPath,
+  MODERN_REVISION,
+  newClient,
   runInspector,
+  runInspectorHttp,
   type StdioSpawn,
 } from "./clients.js";
 export { expectToolsListGolden, lineDiff, renderToolsList } from "./golden.js";

@@ -1,0 +1,50 @@
+import type { OAuthTokenVerifier } from "@modelcontextprotocol/server";
+import type { Caller } from "../define.js";
+
+/** Verifies a bearer token: the SDK's verifier interface, so an OAuth provider plugs in unchanged. */
+export type TokenVerifier = OAuthTokenVerifier;
+
+/** How the 2025-era sessions of an HTTP endpoint live and die. */
+export interface LegacySessionOptions {
+  /** A session unused this long is closed. Default 30 minutes. */
+  idleMs?: number;
+  /** At most this many live sessions; a new `initialize` past it gets 503. Default 1,000. */
+  maxSessions?: number;
+  /** The clock idleness is measured by (tests inject one). */
+  now?: () => number;
+}
+
+export interface HttpHandlerOptions {
+  /** Verifies each request's bearer token; without one every request is `caller` (in-process tests). */
+  verifier?: TokenVerifier;
+  /** Who calls when there is no verifier. Default: no scopes. */
+  caller?: Caller;
+  /** Scopes a token needs to reach the server at all (403 insufficient_scope otherwise). */
+  requiredScopes?: string[];
+  /** Advertised in WWW-Authenticate on 401 and 403 so clients find the authorization server. */
+  resourceMetadataUrl?: string;
+  /** Host header names (no port) accepted; DNS-rebinding protection refuses every other. */
+  allowedHosts: string[];
+  /** The path the MCP endpoint answers on; default /mcp. */
+  path?: string;
+  legacySessions?: LegacySessionOptions;
+  /** Where diagnostics go; default stderr. */
+  log?: (line: string) => void;
+}
+
+export interface HttpOptions extends Omit<HttpHandlerOptions, "allowedHosts" | "verifier"> {
+  verifier: TokenVerifier;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Extra Host header values to accept besides the bound host and the loopback names. */
+  allowedHosts?: string[];
+}
+
+export interface HttpHandle {
+  url: string;
+  /** How many 2025-era sessions are live (for tests and the benchmark). */
+  liveSessions(): number;
+  close(): Promise<void>;
+}

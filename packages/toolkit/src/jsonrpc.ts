@@ -1,0 +1,106 @@
+import {
+  type JSONRPCErrorResponse,
+  type JSONRPCMessage,
+  parseJSONRPCMessage,
+  ProtocolErrorCode,
+  type RequestId,
+} from "@modelcontextprotocol/server";
+
+/**
+ * The kit's answers to malformed JSON-RPC, shared by stdio and HTTP. The SDK answers a bad
+ * `tools/call` with -32602 whose message is a multi-line zod issue dump, and drops an unparsable
+ * stdio line without a word; a client deserves the code the JSON-RPC spec names and one line it
+ * can show a person.
+ */
+
+export type Inbound =
+  | { ok: true; message: JSONRPCMessage }
+  | { ok: false; answer: JSONRPCErrorResponse | undefined };
+
+function errorOf(id: RequestId | null, code: number, message: string): JSONRPCErrorResponse {
+  // JSON-RPC answers an error whose request id could not be read with id null.
+  return { jsonrpc: "2.0", id: id as RequestId, error: { code, message } };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+function idOf(value: unknown): RequestId | null {
+  if (!isObject(value)) return null;
+  const id = value["id"];
+  return typeof id === "string" || typeof id === "number" ? id : null;
+}
+
+/** Checks one decoded message; a refused request gets its answer, a refused notification none. */
+export function checkMessage(value: unknown): Inbound {
+  const id = idOf(value);
+  const isRequest = isObject(value) && typeof value["method"] === "string" && id !== null;
+  if (isRequest) {
+    const problem = paramsProblem(value["method"] as string, value["params"]);
+    if (problem) {
+      return {
+        ok: false,
+        answer: errorOf(id, ProtocolErrorCode.InvalidParams, `Invalid params: ${problem}`),
+      };
+    }
+  }
+  try {
+    return { ok: true, message: parseJSONRPCMessage(value) };
+  } catch {
+    // A broken notification is dropped without an answer, as JSON-RPC has nobody to answer.
+    const notification = isObject(value) && typeof value["method"] === "string" && !("id" in value);
+    if (notification) return { ok: false, answer: undefined };
+    return {
+      ok: false,
+      answer: errorOf(id, ProtocolErrorCode.InvalidRequest, "Invalid request: not a JSON-RPC 2.0 message"),
+    };
+  }
+}
+
+/** Decodes one stdio line (or HTTP body); unparsable text gets -32700 with id null. */
+export function decodeLine(text: string): Inbound[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const why = err instanceof Error ? err.message.split("\n")[0] : "not JSON";
+    return [{ ok: false, answer: errorOf(null, ProtocolErrorCode.ParseError, `Parse error: ${why}`) }];
+  }
+  if (Array.isArray(value)) {
+    if (value.length === 0)
+      return [
+        {
+          ok: false,
+          answer: errorOf(null, ProtocolErrorCode.InvalidRequest, "Invalid request: empty batch"),
+        },
+      ];
+    return value.map(checkMessage);
+  }
+  return [checkMessage(value)];
+}
+
+function paramsProblem(method: string, params: unknown): string | undefined {
+  if (params !== undefined && !isObject(params)) return "params must be an object";
+  if (method !== "tools/call") return undefined;
+  if (params === undefined) return "tools/call needs params with the tool's name and arguments";
+  if (typeof params["name"] !== "string") return "params.name must be the tool's name, a string";
+  const args = params["arguments"];
+  if (args !== undefined && !isObject(args))
+    return "params.arguments must be an object of the tool's arguments";
+  return undefined;
+}
+
+/**
+ * Reduces an SDK validation dump in an outgoing -32602 to its first line plus the paths it names,
+ * so a refusal the kit's own checks did not catch still reads as one line.
+ */
+export function oneLineError(message: JSONRPCMessage): JSONRPCMessage {
+  if (!("error" in message) || !message.error.message.includes("\n")) return message;
+  const text = message.error.message;
+  const head = text.split("\n")[0]!.replace(/[:\s[{]+$/, "");
+  const paths = [...text.matchAll(/"path":\s*\[([^\]]*)\]/g)].map((m) =>
+    (m[1] ?? "").replace(/[\s"]/g, "").replaceAll(",", "."),
+  );
+  const detail = paths.length > 0 ? ` (at ${[...new Set(paths)].join(", ")})` : "";
+  return { ...message, error: { ...message.error, message: `${head}${detail}` } };
+}

@@ -1,0 +1,114 @@
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
+import { serveStdio as sdkServeStdio } from "@modelcontextprotocol/server/stdio";
+import type { Caller } from "./define.js";
+import { decodeLine, oneLineError } from "./jsonrpc.js";
+import type { AnyKit } from "./server.js";
+
+/** A line longer than this is refused (-32600) and dropped, so one bad client line cannot exhaust memory. */
+export const MAX_STDIO_LINE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Newline-delimited JSON-RPC over stdin/stdout that answers what the SDK's own stdio transport
+ * drops or dumps: an unparsable line gets -32700, a malformed request -32600 or -32602 with one
+ * line of text, and a line over the bound -32600. Bytes are split on newlines before decoding, so
+ * a UTF-8 character cut across two reads stays whole.
+ */
+export class KitStdioTransport implements Transport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: JSONRPCMessage) => void) | undefined;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private dropping = false;
+  private closed = false;
+
+  constructor(
+    private readonly input: NodeJS.ReadableStream = process.stdin,
+    private readonly output: NodeJS.WritableStream = process.stdout,
+  ) {}
+
+  async start(): Promise<void> {
+    this.input.on("data", this.onData);
+    this.input.on("error", this.onInputError);
+    this.input.once("end", this.onEnd);
+    this.input.once("close", this.onEnd);
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return Promise.reject(new Error("the stdio transport is closed"));
+    const line = `${JSON.stringify(oneLineError(message))}\n`;
+    return new Promise((resolve) => {
+      if (this.output.write(line)) resolve();
+      else this.output.once("drain", () => resolve());
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.input.off("data", this.onData);
+    this.input.off("error", this.onInputError);
+    this.input.off("end", this.onEnd);
+    this.input.off("close", this.onEnd);
+    this.pending = [];
+    this.onclose?.();
+  }
+
+  private readonly onEnd = () => void this.close();
+  private readonly onInputError = (err: Error) => this.onerror?.(err);
+
+  private readonly onData = (chunk: Buffer | string) => {
+    let data = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a)) {
+      this.push(data.subarray(0, nl));
+      const line = Buffer.concat(this.pending).toString("utf8");
+      const dropped = this.dropping;
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.dropping = false;
+      if (dropped) this.refuseLongLine();
+      else this.handleLine(line);
+      data = data.subarray(nl + 1);
+    }
+    this.push(data);
+  };
+
+  private push(part: Buffer): void {
+    if (this.dropping || part.length === 0) return;
+    this.pendingBytes += part.length;
+    if (this.pendingBytes > MAX_STDIO_LINE_BYTES) {
+      this.dropping = true;
+      this.pending = [];
+      return;
+    }
+    this.pending.push(part);
+  }
+
+  private refuseLongLine(): void {
+    void this.send({
+      jsonrpc: "2.0",
+      id: null as unknown as string,
+      error: { code: -32600, message: `Invalid request: a line over ${MAX_STDIO_LINE_BYTES} bytes` },
+    });
+  }
+
+  private handleLine(line: string): void {
+    if (line.trim() === "") return;
+    for (const inbound of decodeLine(line.replace(/\r$/, ""))) {
+      if (inbound.ok) this.onmessage?.(inbound.message);
+      else if (inbound.answer) void this.send(inbound.answer);
+    }
+  }
+}
+
+export interface StdioHandle {
+  close(): Promise<void>;
+}
+
+/** Serves the kit on stdio in whichever era the client opens with: `initialize` (2025) or 2026-07-28. */
+export async function serveStdio(kit: AnyKit, caller: Caller, transport?: Transport): Promise<StdioHandle> {
+  await kit.ready();
+  return sdkServeStdio(() => kit.protocolInstance(caller, { listening: true }), {
+    transport: transport ?? new KitStdioTransport(),
+  });
+}

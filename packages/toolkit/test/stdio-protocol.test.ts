@@ -1,0 +1,96 @@
+import { PassThrough } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
+import { createExampleServer } from "../src/example/server.js";
+import { KitStdioTransport, MAX_STDIO_LINE_BYTES, type StdioHandle, serveStdio } from "../src/stdio.js";
+
+let handle: StdioHandle | undefined;
+afterEach(async () => {
+  await handle?.close();
+  handle = undefined;
+});
+
+/** A kit server on stdio-like pipes: write lines in, read answers out by id. */
+async function pipes() {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const answers: Record<string, unknown>[] = [];
+  let buffered = "";
+  output.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString("utf8");
+    let nl = buffered.indexOf("\n");
+    while (nl !== -1) {
+      answers.push(JSON.parse(buffered.slice(0, nl)));
+      buffered = buffered.slice(nl + 1);
+      nl = buffered.indexOf("\n");
+    }
+  });
+  handle = await serveStdio(
+    createExampleServer(),
+    { scopes: ["example:read", "example:write"] },
+    new KitStdioTransport(input, output),
+  );
+  const send = (line: string | object) =>
+    input.write(`${typeof line === "string" ? line : JSON.stringify(line)}\n`);
+  const answerTo = async (id: unknown) => {
+    for (let i = 0; i < 200; i++) {
+      const found = answers.find((a) => a["id"] === id);
+      if (found) return found as { id: unknown; error?: { code: number; message: string }; result?: unknown };
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error(`no answer to id ${String(id)}; got ${JSON.stringify(answers)}`);
+  };
+  send({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+  });
+  await answerTo(0);
+  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  return { send, answerTo, input };
+}
+
+describe("malformed JSON-RPC on stdio", () => {
+  it("answers each bad request with the code JSON-RPC names, one line of text, and stays up", async () => {
+    const { send, answerTo } = await pipes();
+    send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_notes", arguments: "x" } });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/call" });
+    send({ jsonrpc: "2.0", id: 3, method: "no/such/method", params: {} });
+    send("{this is not json");
+    send({ jsonrpc: "2.0", id: 4, method: "tools/list" });
+    expect((await answerTo(1)).error).toMatchObject({ code: -32602 });
+    expect((await answerTo(1)).error?.message).toMatch(/^Invalid params: params.arguments must be an object/);
+    expect((await answerTo(2)).error).toMatchObject({ code: -32602 });
+    expect((await answerTo(3)).error).toMatchObject({ code: -32601 });
+    const parse = await answerTo(null);
+    expect(parse.error?.code).toBe(-32700);
+    expect(parse.error?.message).toMatch(/^Parse error/);
+    for (const id of [1, 2, 3, null]) expect((await answerTo(id)).error?.message).not.toMatch(/\n/);
+    const list = (await answerTo(4)).result as { tools: { name: string }[] };
+    expect(list.tools.map((t) => t.name)).toContain("list_notes");
+  });
+
+  it("keeps a UTF-8 character split across two reads whole", async () => {
+    const { input, answerTo } = await pipes();
+    const line = Buffer.from(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "add_note", arguments: { text: "café" } } })}\n`,
+    );
+    const cut = line.indexOf(Buffer.from("é")) + 1;
+    input.write(line.subarray(0, cut));
+    await new Promise((r) => setTimeout(r, 10));
+    input.write(line.subarray(cut));
+    const answer = (await answerTo(5)) as { result?: { structuredContent: { note: { text: string } } } };
+    expect(answer.result?.structuredContent.note.text).toBe("café");
+  });
+
+  it("refuses a line over the size bound with -32600 and carries on", async () => {
+    const { input, send, answerTo } = await pipes();
+    const chunk = Buffer.alloc(1 << 20, 0x61);
+    for (let sent = 0; sent <= MAX_STDIO_LINE_BYTES; sent += chunk.length) input.write(chunk);
+    input.write("\n");
+    const refused = await answerTo(null);
+    expect(refused.error?.code).toBe(-32600);
+    send({ jsonrpc: "2.0", id: 6, method: "tools/list" });
+    expect((await answerTo(6)).result).toBeDefined();
+  });
+});
