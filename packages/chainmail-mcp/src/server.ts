@@ -1,6 +1,6 @@
 /** createChainmailMcpServer: the 19 reading and organizing tools over one DaemonClient. */
 import { type DaemonClient, REASONS } from "@mcpforge/chainmail";
-import { createServer, defineReasons, type KitServer } from "@mcpforge/toolkit";
+import { createServer, defineReasons, type KitServer, packageVersion } from "@mcpforge/toolkit";
 import { type ChainmailContext, type GateState, UNREACHABLE } from "./context.js";
 import { accountTools } from "./tools/accounts.js";
 import { cacheTools } from "./tools/cache.js";
@@ -8,7 +8,7 @@ import { fileTools } from "./tools/files.js";
 import { organizeTools } from "./tools/organize.js";
 import { readingTools } from "./tools/reading.js";
 
-export const VERSION = "0.1.0";
+export const VERSION = packageVersion(import.meta.url);
 
 /** chainmail's reasons (the daemon's and the CLI's), plus the kit's own. */
 export const chainmailReasons = defineReasons(REASONS);

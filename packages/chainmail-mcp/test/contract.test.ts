@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import { REASONS } from "@mcpforge/chainmail";
 import { DaemonClient } from "@mcpforge/chainmail";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import { isUntrustedSchema } from "@mcpforge/toolkit";
 import { connectInMemory, expectToolsListGolden } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

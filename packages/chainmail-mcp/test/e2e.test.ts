@@ -6,7 +6,7 @@
 import { execFile, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { connectStdio } from "@mcpforge/toolkit/testing";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type MailEnv, startMailEnv } from "../../chainmail/test/support/mailenv.js";
 import { generateCorpus } from "./helpers.js";

@@ -3,7 +3,6 @@
  * tools/list once its last check is 60 s old (an injected clock stands in for time), runs no timer,
  * and sends list_changed when the list changes. While the daemon is down the two are not listed.
  */
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startDaemon } from "../../chainmail/src/daemon/server.js";
 import { fails, type McpEnv, ok, startMcpEnv } from "./helpers.js";
@@ -13,8 +12,7 @@ let clock = 1_000_000;
 let changed = 0;
 
 beforeAll(async () => {
-  m = await startMcpEnv({}, { now: () => clock });
-  m.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  m = await startMcpEnv({}, { now: () => clock }, () => {
     changed++;
   });
 });

@@ -3,8 +3,8 @@
  * server over a DaemonClient of kind "mcp", and a real SDK client connected in memory.
  */
 import { DaemonClient } from "@mcpforge/chainmail";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/client";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { connectInMemory } from "@mcpforge/toolkit/testing";
 import { expect } from "vitest";
 import { type MailEnv, type PolicyOpts, startMailEnv } from "../../chainmail/test/support/mailenv.js";
@@ -24,11 +24,12 @@ export interface McpEnv {
 export async function startMcpEnv(
   policy: PolicyOpts = {},
   options: Omit<ChainmailMcpOptions, "client"> = {},
+  onToolsChanged?: () => void,
 ): Promise<McpEnv> {
   const env = await startMailEnv(policy);
   const daemonClient = new DaemonClient({ socketPath: env.home.socketPath, client: "mcp" });
   const kit = createChainmailMcpServer({ client: daemonClient, log: () => undefined, ...options });
-  const conn = await connectInMemory(kit, { scopes: [] });
+  const conn = await connectInMemory(kit, { scopes: [] }, onToolsChanged ? { onToolsChanged } : {});
   return {
     env,
     daemonClient,

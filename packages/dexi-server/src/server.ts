@@ -1,10 +1,10 @@
-import { type Caller, createServer, defineReasons, type KitServer } from "@mcpforge/toolkit";
+import { type Caller, createServer, defineReasons, type KitServer, packageVersion } from "@mcpforge/toolkit";
 import type { Viewer } from "./domain/access.js";
 import { DEXI_REASONS } from "./domain/errors.js";
 import type { NotesService } from "./domain/notes.js";
 import { type DexiContext, dexiTools } from "./tools/index.js";
 
-export const DEXI_VERSION = "0.1.0";
+export const DEXI_VERSION = packageVersion(import.meta.url);
 export const DEXI_SCOPES = ["notes:read", "notes:write"] as const;
 export const dexiReasons = defineReasons(DEXI_REASONS);
 

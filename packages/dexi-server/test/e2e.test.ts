@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { connectStdio } from "@mcpforge/toolkit/testing";
+import { connectHttp, connectStdio } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Store } from "../src/store/index.js";
 
@@ -135,10 +135,6 @@ it("--demo seeds sample notes into the demo database once and embeds them after 
 }, 60_000);
 
 it("serves Streamable HTTP behind a bearer token with --http", async () => {
-  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-  const { StreamableHTTPClientTransport } = await import(
-    "@modelcontextprotocol/sdk/client/streamableHttp.js"
-  );
   const child = spawn(
     process.execPath,
     [BIN, "--db", join(dir, "h.db"), "--http", "127.0.0.1:0", "--token", "t0ken"],
@@ -160,14 +156,12 @@ it("serves Streamable HTTP behind a bearer token with --http", async () => {
     body: "{}",
   });
   expect(denied.status).toBe(401);
-  const client = new Client({ name: "t", version: "0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: "Bearer t0ken" } },
-    }),
-  );
-  const r = (await client.callTool({ name: "create_note", arguments: { text: "over http #web" } })) as Result;
-  expect(r.structuredContent).toMatchObject({ tags: ["#web"] });
-  await client.close();
+  for (const era of ["legacy", "modern"] as const) {
+    const { client, close } = await connectHttp(url, "t0ken", { era });
+    expect(client.getProtocolEra()).toBe(era);
+    const r = (await client.callTool({ name: "create_note", arguments: { text: `over http #web ${era}` } })) as Result;
+    expect(r.structuredContent).toMatchObject({ tags: ["#web"] });
+    await close();
+  }
   child.kill();
 }, 60_000);

@@ -1,4 +1,4 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { connectInMemory } from "@mcpforge/toolkit/testing";
 import { type App, openApp } from "../src/app.js";
 import type { Restriction, Viewer } from "../src/domain/access.js";

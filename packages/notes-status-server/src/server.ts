@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { createServer, defineReasons, type KitServer } from "@mcpforge/toolkit";
+import { createServer, defineReasons, type KitServer, packageVersion } from "@mcpforge/toolkit";
 import { NOTES_REASONS } from "./domain/errors.js";
 import { NotesService } from "./domain/notes.js";
 import { OutboxPublisher } from "./domain/publishers/outbox.js";
@@ -12,7 +12,7 @@ import { SqliteNotesRepository } from "./store/repository.js";
 import { type NotesContext, notesTools } from "./tools/index.js";
 
 export const SERVER_NAME = "notes-status-mcp";
-export const SERVER_VERSION = "0.1.0";
+export const SERVER_VERSION = packageVersion(import.meta.url);
 
 /** Every reason a tool of this server can answer with (the kit's own included). */
 export const notesReasons = defineReasons(NOTES_REASONS);

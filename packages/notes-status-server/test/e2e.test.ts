@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { connectStdio } from "@mcpforge/toolkit/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "./helpers.js";

@@ -1,5 +1,5 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/client";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { connectInMemory, type Connected } from "@mcpforge/toolkit/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type TestApp, testApp } from "./helpers.js";

@@ -1,7 +1,5 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { Client, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { ListedTool, ServerInfo } from "./model.js";
 import { VERSION } from "./version.js";
 
@@ -27,7 +25,9 @@ const STDERR_TAIL = 4000;
 const MAX_PAGES = 1000;
 
 /**
- * Connects as an MCP client (the official SDK), reads every page of `tools/list` and disconnects.
+ * Connects as an MCP client (the official SDK, with the 2025 `initialize` handshake that every server
+ * of either era answers; a probe for 2026-07-28 would cost a spawn per run and change nothing in
+ * what tools/list says), reads every page of `tools/list` and disconnects.
  * Only what the server says over MCP is used; its source is never read. Fails with a message that
  * includes the end of the server's stderr, since that is usually where the reason is.
  */
