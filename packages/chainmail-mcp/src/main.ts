@@ -21,6 +21,19 @@ call fails with DAEMON_UNAVAILABLE.
 
 const usage = (message: string) => new MailError("INVALID_ARGUMENT", message, "Run chainmail-mcp --help.");
 
+/**
+ * CHAINMAIL_MCP_GATE_MAX_AGE_MS shortens the 60 s between policy checks, so a test (or someone
+ * watching a policy change take effect) need not wait a minute. Not a user setting: the policy is
+ * enforced by the daemon on every call whatever the listing says.
+ */
+function gateMaxAgeMs(value: string | undefined): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0)
+    throw usage(`CHAINMAIL_MCP_GATE_MAX_AGE_MS takes milliseconds, 0 or more; got "${value}"`);
+  return n;
+}
+
 /** Runs the server until the client hangs up. A bad flag is a MailError INVALID_ARGUMENT. */
 export async function main(argv: readonly string[]): Promise<void> {
   let flags: ReturnType<typeof parseCommonFlags>;
@@ -43,7 +56,12 @@ export async function main(argv: readonly string[]): Promise<void> {
     else throw usage(`unknown argument ${JSON.stringify(arg)}`);
   }
   const client = new DaemonClient({ socketPath: resolveHome(home).socketPath, client: "mcp" });
-  const kit = createChainmailMcpServer({ client, listGatedTools });
+  const maxAgeMs = gateMaxAgeMs(process.env["CHAINMAIL_MCP_GATE_MAX_AGE_MS"]);
+  const kit = createChainmailMcpServer({
+    client,
+    listGatedTools,
+    ...(maxAgeMs !== undefined ? { maxAgeMs } : {}),
+  });
   // The kit exits when a stdio client hangs up; the daemon socket is closed first.
   await runServer(kit, { flags, caller: { scopes: [], clientId: "local" }, onClose: () => client.close() });
 }

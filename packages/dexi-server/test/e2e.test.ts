@@ -159,7 +159,10 @@ it("serves Streamable HTTP behind a bearer token with --http", async () => {
   for (const era of ["legacy", "modern"] as const) {
     const { client, close } = await connectHttp(url, "t0ken", { era });
     expect(client.getProtocolEra()).toBe(era);
-    const r = (await client.callTool({ name: "create_note", arguments: { text: `over http #web ${era}` } })) as Result;
+    const r = (await client.callTool({
+      name: "create_note",
+      arguments: { text: `over http #web ${era}` },
+    })) as Result;
     expect(r.structuredContent).toMatchObject({ tags: ["#web"] });
     await close();
   }

@@ -22,3 +22,10 @@ export {
   fuzzTools,
 } from "./fuzz.js";
 export { type PackedInstall, type PackOptions, packAndInstall } from "./pack.js";
+export {
+  checkCombination,
+  MATRIX,
+  type MatrixClient,
+  type MatrixTarget,
+  type MatrixTransport,
+} from "./matrix.js";

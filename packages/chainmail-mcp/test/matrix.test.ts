@@ -1,0 +1,56 @@
+/**
+ * The built chainmail-mcp bin against a real daemon and Dovecot, in every client and transport. The
+ * gate is the policy: expunge is listed only while some account allows it, and a policy change
+ * reaches each client in its era's way.
+ */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { checkCombination, MATRIX } from "@mcpforge/toolkit/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type MailEnv, startMailEnv } from "../../chainmail/test/support/mailenv.js";
+
+const BIN = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+let env: MailEnv;
+
+beforeAll(async () => {
+  env = await startMailEnv({});
+});
+afterAll(async () => {
+  await env?.stop();
+});
+
+describe("the chainmail-mcp bin in every client and transport", () => {
+  it.each(MATRIX)(
+    "$client over $transport",
+    async ({ client, transport }) => {
+      await checkCombination(
+        {
+          spawn: {
+            command: process.execPath,
+            args: [BIN, "--home", env.dir],
+            env: { CHAINMAIL_MCP_GATE_MAX_AGE_MS: "0" },
+          },
+          serverInfo: { name: "chainmail", version },
+          listed: ["list_accounts", "search", "get_message", "move"],
+          ok: {
+            tool: "list_accounts",
+            args: {},
+            check: (s) => expect((s["accounts"] as unknown[]).length).toBeGreaterThan(0),
+          },
+          error: { tool: "test_account", args: { account: "nobody" }, reason: "NOT_FOUND" },
+          gate: {
+            tool: "expunge",
+            open: () => env.writeConfig({ work: { allow_expunge: true } }),
+            close: () => env.writeConfig({}),
+          },
+        },
+        client,
+        transport,
+      );
+    },
+    90_000,
+  );
+});
