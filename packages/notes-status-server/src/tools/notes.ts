@@ -54,7 +54,8 @@ export const listNotes = notesTool({
       count: page.items.length,
       total: page.total,
       skip,
-      hasMore: skip + page.items.length < page.total,
+      // An empty page never promises more: a pager adding count to skip would not move.
+      hasMore: page.items.length > 0 && skip + page.items.length < page.total,
     };
   },
 });
