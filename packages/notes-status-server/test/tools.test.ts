@@ -88,7 +88,9 @@ describe("list_notes (the seed's contract)", () => {
     for (const tag of ["", "   "]) {
       const e = await fails("list_notes", { tag });
       expect(e.reason).toBe("INVALID_ARGUMENT");
-      expect(e.message).toBe("tag must not be empty or only spaces; leave tag out to list notes with any tag");
+      expect(e.message).toBe(
+        "tag must not be empty or only spaces; leave tag out to list notes with any tag",
+      );
     }
   });
 
