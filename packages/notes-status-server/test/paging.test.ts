@@ -15,7 +15,7 @@ const TAGS = ["a", "b", "Tech", "c d"];
 /** Filter tags as an agent might send them: known ones in other spellings, unknown, blank, too long. */
 const FILTER_TAGS = ["a", "B ", "tech", " TECH", "c d", "zzz", "", "   ", "\t", "x".repeat(60)];
 
-type Kind = "draft" | "ready" | "evergreen" | "scheduled" | "published";
+type Kind = "draft" | "ready" | "evergreen" | "scheduled" | "published" | "failed";
 interface Made {
   id: string;
   status: Kind;
@@ -23,7 +23,7 @@ interface Made {
 }
 
 const noteArb = fc.record({
-  status: fc.constantFrom<Kind>("draft", "ready", "evergreen", "scheduled", "published"),
+  status: fc.constantFrom<Kind>("draft", "ready", "evergreen", "scheduled", "published", "failed"),
   tags: fc.subarray(TAGS),
 });
 const filterArb = fc.record({
@@ -32,24 +32,41 @@ const filterArb = fc.record({
   limit: fc.integer({ min: 1, max: 50 }),
 });
 
-/** Creates the notes through the domain, publishing the "published" ones with the scheduler. */
+/**
+ * Creates the notes through the domain: the scheduler publishes the "published" ones, then gives up
+ * on the "failed" ones after the default 8 failed runs.
+ */
 async function fill(app: TestApp, notes: ReadonlyArray<{ status: Kind; tags: string[] }>): Promise<Made[]> {
   const made: Made[] = [];
   const toPublish: string[] = [];
+  const toFail: string[] = [];
   for (const n of notes) {
     app.time.advance(1000);
-    const creatable = n.status === "scheduled" || n.status === "published" ? "ready" : n.status;
+    const creatable =
+      n.status === "draft" || n.status === "ready" || n.status === "evergreen" ? n.status : "ready";
     const id = app.notes.create({ content: "n", tags: n.tags, status: creatable }).id;
     if (n.status === "scheduled") app.notes.schedule([{ id, scheduledAt: "2030-01-01T00:00:00Z" }]);
     if (n.status === "published") {
       app.notes.schedule([{ id, scheduledAt: new Date(app.time.now() + 60_000).toISOString() }]);
       toPublish.push(id);
     }
+    if (n.status === "failed") toFail.push(id);
     made.push({ id, status: n.status, tags: n.tags.map(normaliseTag) });
   }
   app.time.advance(10 * 60_000);
   const report = await app.scheduler.publishDue();
   expect(report.published.sort()).toEqual(toPublish.sort());
+  if (toFail.length > 0) {
+    const at = new Date(app.time.now() + 60_000).toISOString();
+    app.notes.schedule(toFail.map((id) => ({ id, scheduledAt: at })));
+    app.publisher.failing = "platform is down";
+    const gaveUp: string[] = [];
+    for (let run = 0; run < 8; run++) {
+      app.time.advance(3_600_000);
+      gaveUp.push(...(await app.scheduler.publishDue()).gaveUp);
+    }
+    expect(gaveUp.sort()).toEqual(toFail.sort());
+  }
   return made;
 }
 

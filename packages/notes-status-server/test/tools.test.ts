@@ -107,8 +107,9 @@ describe("list_notes (the seed's contract)", () => {
     const props = t.inputSchema.properties as Record<string, Obj>;
     expect(props["limit"]).toMatchObject({ type: "number", default: 20, minimum: 1, maximum: 50 });
     expect(props["skip"]).toMatchObject({ type: "number", default: 0 });
+    // The five statuses of the contract, then failed (publishing gave up), added after them.
     expect(props["status"]).toMatchObject({
-      enum: ["draft", "ready", "scheduled", "published", "evergreen"],
+      enum: ["draft", "ready", "scheduled", "published", "evergreen", "failed"],
     });
     expect(t.inputSchema.required ?? []).toEqual([]);
   });
