@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { COMMON_FLAGS_HELP, parseCommonFlags, runServer } from "@mcpforge/toolkit";
 import { OutboxPublisher } from "./domain/publishers/outbox.js";
 import type { Publisher } from "./domain/publishers/types.js";
+import { DEFAULT_GIVE_UP_AFTER } from "./domain/scheduler.js";
 import { WebhookPublisher } from "./domain/publishers/webhook.js";
 import { createNotesApp, SERVER_NAME, SERVER_VERSION } from "./server.js";
 import { defaultDataDir, defaultDbPath } from "./store/db.js";
@@ -23,6 +24,8 @@ Options:
   --webhook-secret KEY   HMAC-SHA256 key for X-Signature-256 (default $NOTES_STATUS_WEBHOOK_SECRET; required
                          with a webhook)
   --tick-seconds N       how often the server publishes due notes (default 60)
+  --give-up-after N      stop trying a note after N scheduler runs in a row failed to publish it: it
+                         becomes status failed (default $NOTES_STATUS_GIVE_UP_AFTER, else 8)
   --no-scheduler         serve without publishing anything (leave it to cron)
 ${COMMON_FLAGS_HELP}
 `;
@@ -34,6 +37,7 @@ interface Options {
   webhookUrl: string | undefined;
   webhookSecret: string | undefined;
   tickSeconds: number;
+  giveUpAfter: number;
   scheduler: boolean;
 }
 
@@ -45,6 +49,10 @@ function parseOwn(rest: readonly string[], env: NodeJS.ProcessEnv): Options {
     webhookUrl: env["NOTES_STATUS_WEBHOOK_URL"] || undefined,
     webhookSecret: env["NOTES_STATUS_WEBHOOK_SECRET"] || undefined,
     tickSeconds: 60,
+    giveUpAfter: runs(
+      env["NOTES_STATUS_GIVE_UP_AFTER"] || String(DEFAULT_GIVE_UP_AFTER),
+      "NOTES_STATUS_GIVE_UP_AFTER",
+    ),
     scheduler: true,
   };
   for (let i = 0; i < rest.length; i++) {
@@ -62,9 +70,16 @@ function parseOwn(rest: readonly string[], env: NodeJS.ProcessEnv): Options {
       o.tickSeconds = Number(value());
       if (!Number.isFinite(o.tickSeconds) || o.tickSeconds < 1)
         fail("--tick-seconds takes a number of seconds, 1 or more");
-    } else fail(`unknown argument ${arg}; see --help`);
+    } else if (name === "--give-up-after") o.giveUpAfter = runs(value(), "--give-up-after");
+    else fail(`unknown argument ${arg}; see --help`);
   }
   return o;
+}
+
+function runs(text: string, name: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || n < 1) fail(`${name} takes a whole number of runs, 1 or more`);
+  return n;
 }
 
 function publisherOf(o: Options): Publisher {
@@ -84,7 +99,12 @@ async function main(): Promise<void> {
   if (flags.version) return void process.stdout.write(`${SERVER_VERSION}\n`);
   const o = parseOwn(flags.rest, process.env);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const app = createNotesApp({ db: o.db, publisher: publisherOf(o), log });
+  const app = createNotesApp({
+    db: o.db,
+    publisher: publisherOf(o),
+    scheduler: { giveUpAfter: o.giveUpAfter },
+    log,
+  });
   if (o.command === "publish-due") {
     const report = await app.scheduler.tick();
     process.stdout.write(`${JSON.stringify(report)}\n`);

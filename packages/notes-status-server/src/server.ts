@@ -54,7 +54,7 @@ export function createNotesApp(options: NotesStatusServerOptions = {}): NotesApp
     name: SERVER_NAME,
     version: SERVER_VERSION,
     instructions:
-      "A writer's queue of short notes. Notes move draft -> ready -> scheduled -> published; evergreen notes are sources re-posted as scheduled copies into free slots. Times are ISO 8601; the weekly slot plan is in its own IANA time zone.",
+      "A writer's queue of short notes. Notes move draft -> ready -> scheduled -> published (or failed, when publishing keeps failing); evergreen notes are sources re-posted as scheduled copies into free slots. Times are ISO 8601; the weekly slot plan is in its own IANA time zone.",
     tools: notesTools,
     reasons: notesReasons,
     textMode: "json",

@@ -6,7 +6,8 @@ import { promisify } from "node:util";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { connectStdio } from "@mcpforge/toolkit/testing";
 import { beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "./helpers.js";
+import { createNotesApp } from "../src/server.js";
+import { RecordingPublisher, tempDir } from "./helpers.js";
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
@@ -86,6 +87,46 @@ describe("the built bin over stdio", () => {
       const listed = (await mem.client.callTool({ name: "list_notes", arguments: {} })) as CallToolResult;
       expect(listed.structuredContent).toMatchObject({ total: 0 });
       await mem.close();
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it("gives up on a note after --give-up-after (or $NOTES_STATUS_GIVE_UP_AFTER) failed runs", async () => {
+    const dir = tempDir("notes-giveup");
+    try {
+      // A note due now, in a database of its own.
+      const dueNote = async (name: string) => {
+        const db = join(dir.path, name);
+        const hourAgo = () => new Date(Date.now() - 3_600_000);
+        const app = createNotesApp({ db, clock: hourAgo, publisher: new RecordingPublisher() });
+        const id = app.notes.create({ content: "doomed", status: "ready" }).id;
+        app.notes.schedule([{ id, scheduledAt: new Date(Date.now() - 60_000).toISOString() }]);
+        await app.close();
+        return { db, id };
+      };
+      // The outbox path is a folder, so every publish fails.
+      const publishDue = (db: string, flags: string[], giveUpAfter: string) =>
+        run(process.execPath, [CLI, "publish-due", "--db", db, "--outbox", dir.path, ...flags], {
+          env: { ...process.env, NOTES_STATUS_GIVE_UP_AFTER: giveUpAfter },
+        }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+      const one = await dueNote("one.db");
+      const byEnv = await publishDue(one.db, [], "1");
+      expect(byEnv).toMatchObject({ code: 1 });
+      expect(JSON.parse(byEnv.stdout)).toMatchObject({ failed: [{ id: one.id }], gaveUp: [one.id] });
+      const two = await dueNote("two.db");
+      const byFlag = await publishDue(two.db, ["--give-up-after", "3"], "1");
+      expect(JSON.parse(byFlag.stdout)).toMatchObject({ failed: [{ id: two.id }], gaveUp: [] });
+      for (const [flags, env] of [
+        [["--give-up-after", "0"], ""],
+        [[], "eight"],
+      ] as const) {
+        const bad = await publishDue(one.db, [...flags], env);
+        expect(bad).toMatchObject({ code: 2 });
+        expect(bad.stderr).toMatch(
+          /(--give-up-after|NOTES_STATUS_GIVE_UP_AFTER) takes a whole number of runs/,
+        );
+      }
     } finally {
       dir.cleanup();
     }

@@ -1,36 +1,64 @@
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { packAndInstall, runInspector } from "@mcpforge/toolkit/testing";
+import { connectStdio, packAndInstall, runInspector, type StdioSpawn } from "@mcpforge/toolkit/testing";
 import { describe, expect, it } from "vitest";
 
 const here = fileURLToPath(new URL("..", import.meta.url));
 const toolkit = join(here, "..", "toolkit");
+const PKG = "@mcpforge/notes-status-server";
+const TOOLS = [
+  "create_note",
+  "delete_note",
+  "get_next_available_slots",
+  "get_note",
+  "get_queue",
+  "get_queue_slots",
+  "list_notes",
+  "list_tags",
+  "schedule_notes",
+  "set_queue_slots",
+  "unschedule_note",
+  "update_note",
+];
+
+/**
+ * `npx <pkg> <args>` as a user types it, run from `cwd`: npm itself picks the package's default bin
+ * (the only one, or the one named after the package). The npm settings of this test run (a workspace
+ * prefix, the package running the tests) are unset, so npm finds the package in the folder it was
+ * installed into, as it would on a user's machine; --offline keeps it off the network.
+ */
+function npx(pkg: string, args: string[], cwd: string, env: Record<string, string>): StdioSpawn {
+  const unset = Object.keys(process.env)
+    .filter((k) => /^npm_/i.test(k) && k.toLowerCase() !== "npm_config_cache")
+    .flatMap((k) => ["-u", k]);
+  return { command: "env", args: [...unset, "npm", "exec", "--offline", "--", pkg, ...args], cwd, env };
+}
 
 describe("the packed tarball", () => {
-  it("installs into an empty folder and answers tools/list through the MCP Inspector CLI", async () => {
+  it("installs into an empty folder, answers tools/list through the MCP Inspector CLI, and starts under npx", async () => {
     const installed = await packAndInstall([toolkit, here], { reuseNativeBuilds: ["better-sqlite3"] });
     try {
-      const bin = installed.path("@mcpforge/notes-status-server", "dist/cli.js");
+      const env = { XDG_DATA_HOME: installed.dir };
+      const bin = installed.path(PKG, "dist/cli.js");
       const { json } = await runInspector(
-        { command: process.execPath, args: [bin, "--db", ":memory:"], env: { XDG_DATA_HOME: installed.dir } },
+        { command: process.execPath, args: [bin, "--db", ":memory:"], env },
         ["--method", "tools/list"],
       );
       const names = (json as { tools: Array<{ name: string }> }).tools.map((t) => t.name).sort();
-      expect(names).toEqual([
-        "create_note",
-        "delete_note",
-        "get_next_available_slots",
-        "get_note",
-        "get_queue",
-        "get_queue_slots",
-        "list_notes",
-        "list_tags",
-        "schedule_notes",
-        "set_queue_slots",
-        "unschedule_note",
-        "update_note",
-      ]);
+      expect(names).toEqual(TOOLS);
+
+      // The client snippets' `npx -y @mcpforge/notes-status-server`, from an empty working folder.
+      const empty = join(installed.dir, "empty");
+      mkdirSync(empty);
+      const conn = await connectStdio(npx(PKG, ["--db", ":memory:"], empty, env));
+      try {
+        expect(conn.client.getServerVersion()).toMatchObject({ name: "notes-status-mcp" });
+        const { tools } = await conn.client.listTools();
+        expect(tools.map((t) => t.name).sort()).toEqual(TOOLS);
+      } finally {
+        await conn.close();
+      }
     } finally {
       rmSync(installed.dir, { recursive: true, force: true });
     }

@@ -61,7 +61,11 @@ describe("publishing", () => {
   });
 
   it("backs off a failing note: 1, 2, 4 ... minutes after each attempt, never more than an hour", async () => {
-    app = testApp();
+    // Past the default limit of 8 failed runs, to see the back-off reach its cap.
+    const time = manualClock("2026-03-02T08:00:00.000Z");
+    const publisher = new RecordingPublisher();
+    const own = { db: ":memory:", clock: time.clock, publisher, scheduler: { giveUpAfter: 20 } };
+    app = { ...createNotesApp(own), publisher, time };
     const id = app.notes.create({ content: "down", status: "ready" }).id;
     app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
     app.time.set("2026-03-02T09:00:00Z");

@@ -59,6 +59,14 @@ const EXPECTED: Record<NoteStatus, Record<string, NoteStatus | "refused" | "unch
     "unschedule:ready": "refused",
     "unschedule:draft": "refused",
   },
+  failed: {
+    "update:draft": "draft",
+    "update:ready": "ready",
+    "update:evergreen": "refused",
+    schedule: "scheduled",
+    "unschedule:ready": "refused",
+    "unschedule:draft": "refused",
+  },
 };
 
 const key = (a: Action) => (a.kind === "schedule" ? "schedule" : `${a.kind}:${a.to}`);
@@ -80,6 +88,18 @@ async function noteIn(status: NoteStatus): Promise<string> {
     expect(report.published).toEqual([id]);
     app.time.set("2026-03-02T08:00:00Z");
   }
+  if (status === "failed") {
+    app.time.set("2026-03-02T09:00:00Z");
+    app.publisher.failing = "platform is down";
+    // The default limit, 8 failed runs; an hour apart is past every back-off.
+    for (let run = 0; run < 8; run++) {
+      await app.scheduler.publishDue();
+      app.time.advance(3_600_000);
+    }
+    app.publisher.failing = undefined;
+    expect(app.notes.get(id).status).toBe("failed");
+    app.time.set("2026-03-02T08:00:00Z");
+  }
   return id;
 }
 
@@ -91,7 +111,7 @@ function run(id: string, action: Action) {
 }
 
 describe("the status state machine", () => {
-  for (const from of ["draft", "ready", "evergreen", "scheduled", "published"] as const) {
+  for (const from of ["draft", "ready", "evergreen", "scheduled", "published", "failed"] as const) {
     for (const action of ACTIONS) {
       const expected = EXPECTED[from][key(action)]!;
       it(`${from} --${key(action)}--> ${expected}`, async () => {

@@ -1,8 +1,9 @@
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { MIGRATIONS } from "../src/store/migrations.js";
 import { migrate, openDatabase } from "../src/store/db.js";
-import { testApp } from "./helpers.js";
+import { tempDir, testApp } from "./helpers.js";
 
 describe("the SQLite store", () => {
   it("migrates a fresh database to the last version, once", () => {
@@ -17,6 +18,101 @@ describe("the SQLite store", () => {
     db.pragma(`user_version = ${MIGRATIONS.length + 1}`);
     expect(() => migrate(db)).toThrow(/newer than this program knows/);
     db.close();
+  });
+
+  it("upgrades a version 3 database to allow failed notes, keeping every row, tag, count and reference", () => {
+    const dir = tempDir("notes-migrate");
+    try {
+      const path = join(dir.path, "v3.db");
+      const old = new Database(path);
+      old.pragma("foreign_keys = ON");
+      for (const sql of MIGRATIONS.slice(0, 3)) old.exec(sql);
+      old.pragma("user_version = 3");
+      const insert = old.prepare(
+        `INSERT INTO notes (id, content, tags, status, scheduled_at, created_at, updated_at, source_note_id,
+           attempts, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const tag = old.prepare(`INSERT INTO note_tags (note_id, tag, status, created_at) VALUES (?, ?, ?, ?)`);
+      const at = "2026-03-01T00:00:00.000Z";
+      insert.run("src", "source", '["x"]', "evergreen", null, at, at, null, 0, null);
+      insert.run(
+        "copy",
+        "copy",
+        '["x","y"]',
+        "scheduled",
+        "2026-03-02T09:00:00.000Z",
+        at,
+        at,
+        "src",
+        3,
+        "down",
+      );
+      tag.run("src", "x", "evergreen", at);
+      tag.run("copy", "x", "scheduled", at);
+      tag.run("copy", "y", "scheduled", at);
+      old.close();
+
+      const db = openDatabase(path);
+      expect(db.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
+      expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
+      expect(
+        db
+          .prepare(
+            `SELECT id, status, source_note_id, attempts, last_error, failed_runs FROM notes ORDER BY id`,
+          )
+          .all(),
+      ).toEqual([
+        {
+          id: "copy",
+          status: "scheduled",
+          source_note_id: "src",
+          attempts: 3,
+          last_error: "down",
+          failed_runs: 0,
+        },
+        {
+          id: "src",
+          status: "evergreen",
+          source_note_id: null,
+          attempts: 0,
+          last_error: null,
+          failed_runs: 0,
+        },
+      ]);
+      expect(db.prepare(`SELECT count(*) FROM note_tags`).pluck().get()).toBe(3);
+      expect(db.prepare(`SELECT n FROM note_counts WHERE tag = '' AND status = ''`).pluck().get()).toBe(2);
+      // The rebuilt table takes the new status, its count triggers and its references work again.
+      db.prepare(`UPDATE notes SET status = 'failed' WHERE id = 'copy'`).run();
+      expect(db.prepare(`SELECT n FROM note_counts WHERE tag = '' AND status = 'failed'`).pluck().get()).toBe(
+        1,
+      );
+      db.prepare(`DELETE FROM notes WHERE id = 'src'`).run();
+      expect(db.prepare(`SELECT source_note_id FROM notes WHERE id = 'copy'`).pluck().get()).toBeNull();
+      db.prepare(`DELETE FROM note_tags WHERE note_id = 'copy'`).run();
+      db.prepare(`DELETE FROM notes WHERE id = 'copy'`).run();
+      expect(db.prepare(`SELECT count(*) FROM note_tags`).pluck().get()).toBe(0);
+      expect(db.prepare(`SELECT n FROM note_counts WHERE tag = '' AND status = ''`).pluck().get()).toBe(0);
+      const names = db
+        .prepare(`SELECT name FROM sqlite_master WHERE tbl_name = 'notes' AND type IN ('index', 'trigger')`)
+        .pluck()
+        .all();
+      expect(names).toEqual(
+        expect.arrayContaining([
+          "notes_by_created",
+          "notes_by_status",
+          "notes_scheduled",
+          "notes_restack_due",
+          "notes_by_source",
+          "notes_count_insert",
+          "notes_count_delete",
+          "notes_count_status",
+        ]),
+      );
+      expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+      db.close();
+    } finally {
+      dir.cleanup();
+    }
   });
 
   it("keeps the trigger-maintained counts equal to the real ones through every kind of change", async () => {

@@ -84,6 +84,14 @@ describe("list_notes (the seed's contract)", () => {
     expect((await fails("list_notes", { limit: 2.5 })).message).toMatch(/limit.*integer/);
     expect((await fails("list_notes", { skip: -1 })).reason).toBe("INVALID_ARGUMENT");
     expect((await fails("list_notes", { status: "archived" })).message).toMatch(/status.*one of/);
+    // A blank tag would count every note in total and match none: refused, not paged forever.
+    for (const tag of ["", "   "]) {
+      const e = await fails("list_notes", { tag });
+      expect(e.reason).toBe("INVALID_ARGUMENT");
+      expect(e.message).toBe(
+        "tag must not be empty or only spaces; leave tag out to list notes with any tag",
+      );
+    }
   });
 
   it("is advertised as the seed says", async () => {
@@ -99,8 +107,9 @@ describe("list_notes (the seed's contract)", () => {
     const props = t.inputSchema.properties as Record<string, Obj>;
     expect(props["limit"]).toMatchObject({ type: "number", default: 20, minimum: 1, maximum: 50 });
     expect(props["skip"]).toMatchObject({ type: "number", default: 0 });
+    // The five statuses of the contract, then failed (publishing gave up), added after them.
     expect(props["status"]).toMatchObject({
-      enum: ["draft", "ready", "scheduled", "published", "evergreen"],
+      enum: ["draft", "ready", "scheduled", "published", "evergreen", "failed"],
     });
     expect(t.inputSchema.required ?? []).toEqual([]);
   });

@@ -143,6 +143,14 @@ export class NotesService {
 
   list(filter: ListFilter, limit: number, skip: number): Page<Note> {
     const tag = filter.tag === undefined ? undefined : normaliseTag(filter.tag);
+    // No note carries an empty tag, and the store counts "every tag" under '', so a blank filter
+    // would report every note in total while matching none: refuse it rather than guess.
+    if (tag === "") {
+      throw new NotesError(
+        "INVALID_ARGUMENT",
+        "tag must not be empty or only spaces; leave tag out to list notes with any tag",
+      );
+    }
     return this.repo.list(
       { ...(filter.status ? { status: filter.status } : {}), ...(tag !== undefined ? { tag } : {}) },
       limit,
@@ -187,6 +195,10 @@ export class NotesService {
         next.status = patch.status;
         // Evergreen notes are sources, never on the queue themselves.
         if (patch.status === "evergreen") next.scheduledAt = null;
+        // Back in the owner's hands: the failed publishing is over, a later schedule starts afresh.
+        if (note.status === "failed") {
+          Object.assign(next, { scheduledAt: null, attempts: 0, lastError: null, lastAttemptAt: null });
+        }
       }
       if (patch.content !== undefined) next.content = patch.content;
       if (tags !== undefined) next.tags = tags;

@@ -8,6 +8,9 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
 
+/** Failed runs in a row before a note is no longer tried. */
+export const DEFAULT_GIVE_UP_AFTER = 8;
+
 /**
  * How long a note that failed waits before the next try: 1 minute after its first attempt, doubling
  * with each attempt (a webhook's own retries count), at most an hour, so a platform that is down is not
@@ -23,6 +26,8 @@ export interface PublishReport {
   /** Published notes handed over once more as restacks. */
   restacked: string[];
   failed: Array<{ id: string; kind: "post" | "restack"; error: string }>;
+  /** Of the failed ones, those that reached the limit of failed runs and are no longer tried. */
+  gaveUp: string[];
 }
 
 export interface TickReport extends PublishReport {
@@ -35,6 +40,11 @@ export interface SchedulerOptions {
   leaseMs?: number;
   /** Notes per kind per run. Default 100; the rest wait for the next run. */
   batch?: number;
+  /**
+   * After this many runs in a row whose publish of a note failed, that note is no longer tried: a post
+   * becomes status failed, a restack is dropped. Default 8 (with the back-off, about two hours).
+   */
+  giveUpAfter?: number;
   log?: (line: string) => void;
 }
 
@@ -45,6 +55,7 @@ export interface SchedulerOptions {
 export class Scheduler {
   private readonly leaseMs: number;
   private readonly batch: number;
+  private readonly giveUpAfter: number;
   private readonly log: (line: string) => void;
   private running: Promise<TickReport> | undefined;
 
@@ -56,16 +67,19 @@ export class Scheduler {
   ) {
     this.leaseMs = options.leaseMs ?? 10 * 60_000;
     this.batch = options.batch ?? 100;
+    this.giveUpAfter = options.giveUpAfter ?? DEFAULT_GIVE_UP_AFTER;
+    if (!Number.isInteger(this.giveUpAfter) || this.giveUpAfter < 1)
+      throw new Error("giveUpAfter must be a whole number of runs, 1 or more");
     this.log = options.log ?? (() => undefined);
   }
 
   /**
    * Hands every due scheduled note to the publisher (it becomes published) and every due restack. A
    * failure leaves the note as it was, with `attempts` and `lastError`, to be tried again by the first
-   * run after its back-off (`retryDelayMs`).
+   * run after its back-off (`retryDelayMs`), until `giveUpAfter` runs in a row have failed.
    */
   async publishDue(now: Date = this.clock()): Promise<PublishReport> {
-    const report: PublishReport = { published: [], restacked: [], failed: [] };
+    const report: PublishReport = { published: [], restacked: [], failed: [], gaveUp: [] };
     const nowIso = iso(now.getTime());
     const until = iso(now.getTime() + this.leaseMs);
     for (const listed of this.repo.duePosts(nowIso, this.batch)) {
@@ -92,7 +106,7 @@ export class Scheduler {
         });
         report.published.push(note.id);
       } catch (err) {
-        retryAt = this.recordFailure(note.id, err, now);
+        retryAt = this.recordFailure(note.id, "post", err, now, report);
         report.failed.push({ id: note.id, kind: "post", error: (err as Error).message });
       } finally {
         if (retryAt) this.repo.defer(note.id, retryAt);
@@ -112,32 +126,55 @@ export class Scheduler {
         });
         report.restacked.push(note.id);
       } catch (err) {
-        retryAt = this.recordFailure(note.id, err, now);
+        retryAt = this.recordFailure(note.id, "restack", err, now, report);
         report.failed.push({ id: note.id, kind: "restack", error: (err as Error).message });
       } finally {
         if (retryAt) this.repo.defer(note.id, retryAt);
         else this.repo.release(note.id);
       }
     }
-    for (const f of report.failed) this.log(`publishing ${f.kind} of note ${f.id} failed: ${f.error}`);
+    for (const f of report.failed) {
+      const end = report.gaveUp.includes(f.id) ? `; gave up after ${this.giveUpAfter} failed runs` : "";
+      this.log(`publishing ${f.kind} of note ${f.id} failed: ${f.error}${end}`);
+    }
     return report;
   }
 
-  /** Records a failed try; returns when the note may be tried again (undefined if it was deleted). */
-  private recordFailure(id: string, err: unknown, now: Date): string | undefined {
+  /**
+   * Records a failed run; returns when the note may be tried again, or undefined when it is not to be
+   * tried again: deleted meanwhile, or at the limit of failed runs, when a post becomes failed and a
+   * restack is dropped (restackDueAt null). Either keeps attempts and lastError.
+   */
+  private recordFailure(
+    id: string,
+    kind: "post" | "restack",
+    err: unknown,
+    now: Date,
+    report: PublishReport,
+  ): string | undefined {
     const tries = err instanceof PublishError ? err.attempts : 1;
     const nowIso = iso(now.getTime());
     return this.repo.transaction(() => {
       const current = this.repo.get(id);
       if (!current) return undefined;
-      const attempts = current.attempts + tries;
-      this.repo.update({
+      const failed: NoteDetail = {
         ...current,
-        attempts,
+        attempts: current.attempts + tries,
         lastError: (err as Error).message || String(err),
         lastAttemptAt: nowIso,
-      });
-      return iso(now.getTime() + retryDelayMs(attempts));
+      };
+      this.repo.update(failed);
+      const runs = this.repo.addFailedRun(id);
+      // The owner may have moved the note while it was out (unscheduled it): only a delivery that is
+      // still pending is given up on.
+      const pending =
+        kind === "post"
+          ? current.status === "scheduled"
+          : current.status === "published" && current.restackedAt === null;
+      if (runs < this.giveUpAfter || !pending) return iso(now.getTime() + retryDelayMs(failed.attempts));
+      this.repo.update(kind === "post" ? { ...failed, status: "failed" } : { ...failed, restackDueAt: null });
+      report.gaveUp.push(id);
+      return undefined;
     });
   }
 

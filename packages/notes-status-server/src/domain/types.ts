@@ -74,6 +74,11 @@ export interface NotesRepository {
   release(id: string): void;
   /** Keeps every run away from the note until `untilIso` (a failed note's back-off). */
   defer(id: string, untilIso: string): void;
+  /**
+   * Counts one more scheduler run whose publish of the note failed and returns the runs in a row so
+   * far (the count ends whenever `update` clears lastError); 0 when the note is gone.
+   */
+  addFailedRun(id: string): number;
   /** Evergreen notes, least recently recycled first (never recycled first of all). */
   evergreenByLeastRecentUse(): NoteDetail[];
   /** Whether a copy of `sourceId` is scheduled or published with scheduledAt in (fromIso, toIso). */

@@ -31,7 +31,11 @@ export function openDatabase(path: string): Db {
   return db;
 }
 
-/** Applies the migrations the database has not seen yet, each in its own transaction. */
+/**
+ * Applies the migrations the database has not seen yet, each in its own transaction. Foreign keys are
+ * off meanwhile (the pragma cannot change inside a transaction) so that a migration may rebuild a
+ * referenced table; each one must still leave every reference valid, or it is rolled back.
+ */
 export function migrate(db: Db): number {
   const current = db.pragma("user_version", { simple: true }) as number;
   if (current > MIGRATIONS.length) {
@@ -39,11 +43,22 @@ export function migrate(db: Db): number {
       `The database is at schema version ${current}, newer than this program knows (${MIGRATIONS.length}); upgrade notes-status-mcp`,
     );
   }
-  for (let v = current; v < MIGRATIONS.length; v++) {
-    db.transaction(() => {
-      db.exec(MIGRATIONS[v]!);
-      db.pragma(`user_version = ${v + 1}`);
-    }).immediate();
+  if (current === MIGRATIONS.length) return MIGRATIONS.length;
+  const foreignKeys = db.pragma("foreign_keys", { simple: true }) as number;
+  db.pragma("foreign_keys = OFF");
+  try {
+    for (let v = current; v < MIGRATIONS.length; v++) {
+      db.transaction(() => {
+        db.exec(MIGRATIONS[v]!);
+        const broken = db.pragma("foreign_key_check") as unknown[];
+        if (broken.length > 0) {
+          throw new Error(`Migration ${v + 1} left ${broken.length} broken references; nothing was changed`);
+        }
+        db.pragma(`user_version = ${v + 1}`);
+      }).immediate();
+    }
+  } finally {
+    db.pragma(`foreign_keys = ${foreignKeys ? "ON" : "OFF"}`);
   }
   return MIGRATIONS.length;
 }

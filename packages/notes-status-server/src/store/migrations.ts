@@ -91,4 +91,60 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX notes_scheduled;
   CREATE INDEX notes_scheduled ON notes(scheduled_at, created_at, id) WHERE status = 'scheduled';
   `,
+  // 4: status 'failed' (publishing gave up) and failed_runs, the scheduler runs in a row whose publish
+  // failed. A CHECK cannot be altered in place, so notes is rebuilt (SQLite's documented procedure;
+  // migrate() runs it with foreign keys off, so dropping the old table cascades nothing into note_tags).
+  // Rows keep their status, so note_counts stays right; its triggers and the indexes are recreated.
+  // Notes that were failing before the upgrade start counting runs from 0.
+  `
+  CREATE TABLE notes_v4 (
+    id TEXT PRIMARY KEY,
+    content TEXT NOT NULL,
+    tags TEXT NOT NULL DEFAULT '[]',
+    status TEXT NOT NULL
+      CHECK (status IN ('draft', 'ready', 'scheduled', 'published', 'evergreen', 'failed')),
+    scheduled_at TEXT,
+    auto_restack_after_hours REAL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    published_at TEXT,
+    restack_due_at TEXT,
+    restacked_at TEXT,
+    source_note_id TEXT REFERENCES notes(id) ON DELETE SET NULL,
+    last_recycled_at TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    last_attempt_at TEXT,
+    claimed_until TEXT,
+    failed_runs INTEGER NOT NULL DEFAULT 0
+  );
+  INSERT INTO notes_v4 (id, content, tags, status, scheduled_at, auto_restack_after_hours, created_at,
+      updated_at, published_at, restack_due_at, restacked_at, source_note_id, last_recycled_at, attempts,
+      last_error, last_attempt_at, claimed_until)
+    SELECT id, content, tags, status, scheduled_at, auto_restack_after_hours, created_at, updated_at,
+      published_at, restack_due_at, restacked_at, source_note_id, last_recycled_at, attempts, last_error,
+      last_attempt_at, claimed_until
+    FROM notes;
+  DROP TABLE notes;
+  ALTER TABLE notes_v4 RENAME TO notes;
+
+  CREATE INDEX notes_by_created ON notes(created_at DESC, id DESC);
+  CREATE INDEX notes_by_status ON notes(status, created_at DESC, id DESC);
+  CREATE INDEX notes_scheduled ON notes(scheduled_at, created_at, id) WHERE status = 'scheduled';
+  CREATE INDEX notes_restack_due ON notes(restack_due_at)
+    WHERE status = 'published' AND restack_due_at IS NOT NULL AND restacked_at IS NULL;
+  CREATE INDEX notes_by_source ON notes(source_note_id, scheduled_at) WHERE source_note_id IS NOT NULL;
+
+  CREATE TRIGGER notes_count_insert AFTER INSERT ON notes BEGIN
+    INSERT INTO note_counts VALUES ('', '', 1) ON CONFLICT DO UPDATE SET n = n + 1;
+    INSERT INTO note_counts VALUES ('', NEW.status, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER notes_count_delete AFTER DELETE ON notes BEGIN
+    UPDATE note_counts SET n = n - 1 WHERE tag = '' AND status IN ('', OLD.status);
+  END;
+  CREATE TRIGGER notes_count_status AFTER UPDATE OF status ON notes WHEN OLD.status <> NEW.status BEGIN
+    UPDATE note_counts SET n = n - 1 WHERE tag = '' AND status = OLD.status;
+    INSERT INTO note_counts VALUES ('', NEW.status, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+  END;
+  `,
 ];

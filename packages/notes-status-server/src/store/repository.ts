@@ -99,14 +99,20 @@ export class SqliteNotesRepository implements NotesRepository {
       .join(", ");
     this.s = {
       insert: db.prepare(`INSERT INTO notes (${all}) VALUES (${named})`),
+      // failed_runs counts the failed runs since lastError was last cleared: every success and every
+      // fresh start (scheduling, leaving failed) clears lastError, and so ends the count.
       update: db.prepare(
         `UPDATE notes SET ${all
           .split(",")
           .map((c) => c.trim())
           .filter((c) => c !== "id")
           .map((c) => `${c} = @${c}`)
-          .join(", ")} WHERE id = @id`,
+          .join(", ")},
+         failed_runs = CASE WHEN @last_error IS NULL THEN 0 ELSE failed_runs END WHERE id = @id`,
       ),
+      addFailedRun: db
+        .prepare(`UPDATE notes SET failed_runs = failed_runs + 1 WHERE id = ? RETURNING failed_runs`)
+        .pluck(),
       get: db.prepare(`SELECT * FROM notes WHERE id = ?`),
       delete: db.prepare(`DELETE FROM notes WHERE id = ?`),
       deleteTags: db.prepare(`DELETE FROM note_tags WHERE note_id = ?`),
@@ -282,6 +288,10 @@ export class SqliteNotesRepository implements NotesRepository {
 
   defer(id: string, untilIso: string): void {
     this.s.defer.run(untilIso, id);
+  }
+
+  addFailedRun(id: string): number {
+    return (this.s.addFailedRun.get(id) as number | undefined) ?? 0;
   }
 
   evergreenByLeastRecentUse(): NoteDetail[] {

@@ -40,7 +40,9 @@ export const NoteDetailSchema = NoteSchema.extend({
   lastError: z
     .string()
     .nullable()
-    .describe("The last publishing failure, or null; a failed note stays scheduled"),
+    .describe(
+      "The last publishing failure, or null; a failing note stays scheduled until the scheduler gives up and makes it failed",
+    ),
   lastAttemptAt: z.string().nullable().describe("When the publisher last tried, or null"),
 });
 

@@ -30,7 +30,7 @@ export const listNotes = notesTool({
     status: statusEnum
       .optional()
       .describe(
-        "Only notes with this status. evergreen means the source notes set to repeat; it is a status, not a tag.",
+        "Only notes with this status. evergreen means the source notes set to repeat; it is a status, not a tag. failed means publishing gave up after repeated errors (get_note shows lastError; schedule_notes retries).",
       ),
     tag: z.string().optional().describe("Only notes with this category/tag name"),
   },
@@ -54,7 +54,8 @@ export const listNotes = notesTool({
       count: page.items.length,
       total: page.total,
       skip,
-      hasMore: skip + page.items.length < page.total,
+      // An empty page never promises more: a pager adding count to skip would not move.
+      hasMore: page.items.length > 0 && skip + page.items.length < page.total,
     };
   },
 });
@@ -64,7 +65,7 @@ export const getNote = notesTool({
   title: "Get a note",
   group: "Notes",
   description:
-    "Reads one note by id, with its publishing facts: when it was published or restacked, the evergreen note it was copied from, and, when publishing failed, attempts and lastError (a failed note stays scheduled and is tried again).",
+    "Reads one note by id, with its publishing facts: when it was published or restacked, the evergreen note it was copied from, and, when publishing failed, attempts and lastError. A failing note stays scheduled and is tried again, less and less often; after 8 failed runs in a row (by default) it becomes failed and is not tried again until you schedule it again with schedule_notes.",
   scope: null,
   input: { id: noteId() },
   output: { note: NoteDetailSchema },
@@ -97,7 +98,7 @@ export const updateNote = notesTool({
   title: "Update a note",
   group: "Notes",
   description:
-    "Changes a note's content, tags, status or autoRestackAfterHours; fields left out stay as they are, and the given ones replace the old values. Status changes allowed here: draft <-> ready, draft/ready -> evergreen, evergreen -> draft/ready, published -> evergreen. Scheduling goes through schedule_notes and unschedule_note; a published note keeps its content.",
+    "Changes a note's content, tags, status or autoRestackAfterHours; fields left out stay as they are, and the given ones replace the old values. Status changes allowed here: draft <-> ready, draft/ready -> evergreen, evergreen -> draft/ready, published -> evergreen, failed -> draft/ready. Scheduling goes through schedule_notes and unschedule_note; a published note keeps its content.",
   scope: null,
   input: {
     id: noteId(),
