@@ -28,4 +28,6 @@ export {
   type MatrixClient,
   type MatrixTarget,
   type MatrixTransport,
+  startHttpBin,
 } from "./matrix.js";
+export { type Proxy, roundRobinProxy } from "./proxy.js";

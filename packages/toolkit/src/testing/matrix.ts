@@ -60,17 +60,16 @@ async function waitFor(what: string, test: () => boolean, timeoutMs = 10_000): P
   }
 }
 
-/** Starts the bin over HTTP and resolves with its URL once it says where it listens. */
-async function startHttp(target: MatrixTarget, token: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(
-    target.spawn.command,
-    [...(target.spawn.args ?? []), "--http", "127.0.0.1:0", "--token", token],
-    {
-      env: { ...process.env, ...(target.spawn.env ?? {}) },
-      ...(target.spawn.cwd ? { cwd: target.spawn.cwd } : {}),
-      stdio: ["ignore", "ignore", "pipe"],
-    },
-  );
+/** Starts a server bin with `--http 127.0.0.1:0 --token <token>`; resolves with its URL once it says where it listens. */
+export async function startHttpBin(
+  server: StdioSpawn,
+  token: string,
+): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(server.command, [...(server.args ?? []), "--http", "127.0.0.1:0", "--token", token], {
+    env: { ...process.env, ...(server.env ?? {}) },
+    ...(server.cwd ? { cwd: server.cwd } : {}),
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let stderr = "";
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
@@ -201,7 +200,7 @@ export async function checkCombination(
   transport: MatrixTransport,
 ): Promise<void> {
   const token = `matrix-${Math.random().toString(36).slice(2)}`;
-  const http = transport === "http" ? await startHttp(target, token) : undefined;
+  const http = transport === "http" ? await startHttpBin(target.spawn, token) : undefined;
   const url = http?.url ?? "";
   let driver: Driver | undefined;
   try {
