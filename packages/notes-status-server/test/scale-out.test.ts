@@ -8,13 +8,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { connectHttp, type Proxy, roundRobinProxy, startHttpBin } from "@mcpforge/toolkit/testing";
+import { connectHttp, type RoundRobinProxy, roundRobinProxy, startHttpBin } from "@mcpforge/toolkit/testing";
 import { afterAll, expect, it } from "vitest";
 
 const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "notes-scale-"));
 const children: ChildProcess[] = [];
-let proxy: Proxy | undefined;
+let proxy: RoundRobinProxy | undefined;
 afterAll(async () => {
   await proxy?.close();
   for (const c of children) c.kill();

@@ -30,4 +30,4 @@ export {
   type MatrixTransport,
   startHttpBin,
 } from "./matrix.js";
-export { type Proxy, roundRobinProxy } from "./proxy.js";
+export { type RoundRobinProxy, roundRobinProxy } from "./proxy.js";

@@ -1,7 +1,7 @@
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export interface Proxy {
+export interface RoundRobinProxy {
   url: string;
   /** Which upstream answered each request, in order (0-based). */
   served: number[];
@@ -13,7 +13,7 @@ export interface Proxy {
  * session affinity, as a load balancer in front of stateless instances would send it. Responses
  * (SSE streams included) are piped back as they come.
  */
-export async function roundRobinProxy(upstreams: readonly string[], path = "/mcp"): Promise<Proxy> {
+export async function roundRobinProxy(upstreams: readonly string[], path = "/mcp"): Promise<RoundRobinProxy> {
   const targets = upstreams.map((u) => new URL(u));
   const served: number[] = [];
   let next = 0;
