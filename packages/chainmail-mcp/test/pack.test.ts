@@ -7,7 +7,7 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { connectStdio, packAndInstall, type StdioSpawn } from "@mcpforge/toolkit/testing";
 import { expect, it } from "vitest";
 

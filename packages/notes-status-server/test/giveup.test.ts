@@ -3,7 +3,7 @@
  * a post becomes status failed (visible to list_notes) and a restack is dropped, both keeping attempts
  * and lastError. Scheduling a failed note again, or setting it ready or draft, starts afresh.
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { PublishError } from "../src/domain/publishers/types.js";
 import { createNotesApp } from "../src/server.js";

@@ -3,7 +3,7 @@
  * size, that loop must end, and the pages together must hold exactly `total` notes, each once: the
  * ones the filter matches.
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { normaliseTag } from "../src/domain/notes.js";
