@@ -3,16 +3,14 @@
  * gate is the policy: expunge is listed only while some account allows it, and a policy change
  * reaches each client in its era's way.
  */
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { packageVersion } from "@mcpforge/toolkit";
 import { checkCombination, MATRIX } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type MailEnv, startMailEnv } from "../../chainmail/test/support/mailenv.js";
 
 const BIN = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
-const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
-  version: string;
-};
+const version = packageVersion(import.meta.url);
 let env: MailEnv;
 
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { connectStdio, packAndInstall, runInspector, type StdioSpawn } from "@mcpforge/toolkit/testing";
+import { connectStdio, packAndInstall, runInspector, npxSpawn } from "@mcpforge/toolkit/testing";
 import { expect, it } from "vitest";
 
 /**
@@ -26,19 +26,6 @@ const TOOLS = [
   "semantic_search",
   "update_note",
 ];
-
-/**
- * `npx <pkg> <args>` as a user types it, run from `cwd`: npm itself picks the package's default bin
- * (the only one, or the one named after the package). The npm settings of this test run (a workspace
- * prefix, the package running the tests) are unset, so npm finds the package in the folder it was
- * installed into, as it would on a user's machine; --offline keeps it off the network.
- */
-function npx(pkg: string, args: string[], cwd: string, env: Record<string, string>): StdioSpawn {
-  const unset = Object.keys(process.env)
-    .filter((k) => /^npm_/i.test(k) && k.toLowerCase() !== "npm_config_cache")
-    .flatMap((k) => ["-u", k]);
-  return { command: "env", args: [...unset, "npm", "exec", "--offline", "--", pkg, ...args], cwd, env };
-}
 
 it("the packed tarball installs into an empty folder, answers through the Inspector and starts under npx", async () => {
   const installed = await packAndInstall([KIT, PKG], { reuseNativeBuilds: ["better-sqlite3"] });
@@ -69,7 +56,9 @@ it("the packed tarball installs into an empty folder, answers through the Inspec
     // find the MCP server among the package's bins (dexi-server, dexi-mcp and the admin CLI dexi).
     const empty = join(installed.dir, "empty");
     mkdirSync(empty);
-    const conn = await connectStdio(npx(NAME, ["--db", join(installed.dir, "npx.db")], empty, server.env));
+    const conn = await connectStdio(
+      npxSpawn(NAME, ["--db", join(installed.dir, "npx.db")], empty, server.env),
+    );
     try {
       expect(conn.client.getServerVersion()).toMatchObject({ name: "dexi" });
       const { tools } = await conn.client.listTools();

@@ -1,14 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { packageVersion } from "@mcpforge/toolkit";
 import { checkCombination, MATRIX } from "@mcpforge/toolkit/testing";
 import { afterAll, describe, expect, it } from "vitest";
 
 const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
-const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
-  version: string;
-};
+const version = packageVersion(import.meta.url);
 const dir = mkdtempSync(join(tmpdir(), "notes-matrix-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { connectStdio, packAndInstall, runInspector, type StdioSpawn } from "@mcpforge/toolkit/testing";
+import { connectStdio, packAndInstall, runInspector, npxSpawn } from "@mcpforge/toolkit/testing";
 import { describe, expect, it } from "vitest";
 
 const here = fileURLToPath(new URL("..", import.meta.url));
@@ -22,19 +22,6 @@ const TOOLS = [
   "update_note",
 ];
 
-/**
- * `npx <pkg> <args>` as a user types it, run from `cwd`: npm itself picks the package's default bin
- * (the only one, or the one named after the package). The npm settings of this test run (a workspace
- * prefix, the package running the tests) are unset, so npm finds the package in the folder it was
- * installed into, as it would on a user's machine; --offline keeps it off the network.
- */
-function npx(pkg: string, args: string[], cwd: string, env: Record<string, string>): StdioSpawn {
-  const unset = Object.keys(process.env)
-    .filter((k) => /^npm_/i.test(k) && k.toLowerCase() !== "npm_config_cache")
-    .flatMap((k) => ["-u", k]);
-  return { command: "env", args: [...unset, "npm", "exec", "--offline", "--", pkg, ...args], cwd, env };
-}
-
 describe("the packed tarball", () => {
   it("installs into an empty folder, answers tools/list through the MCP Inspector CLI, and starts under npx", async () => {
     const installed = await packAndInstall([toolkit, here], { reuseNativeBuilds: ["better-sqlite3"] });
@@ -51,7 +38,7 @@ describe("the packed tarball", () => {
       // The client snippets' `npx -y @mcpforge/notes-status-server`, from an empty working folder.
       const empty = join(installed.dir, "empty");
       mkdirSync(empty);
-      const conn = await connectStdio(npx(PKG, ["--db", ":memory:"], empty, env));
+      const conn = await connectStdio(npxSpawn(PKG, ["--db", ":memory:"], empty, env));
       try {
         expect(conn.client.getServerVersion()).toMatchObject({ name: "notes-status-mcp" });
         const { tools } = await conn.client.listTools();

@@ -1,14 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkCombination, MATRIX, type MatrixTarget } from "../src/testing/matrix.js";
+import { packageVersion } from "../src/version.js";
 
 const cli = fileURLToPath(new URL("../dist/example/cli.js", import.meta.url));
-const version = (
-  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
-).version;
+const version = packageVersion(import.meta.url);
 const dir = mkdtempSync(join(tmpdir(), "kit-matrix-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -21,7 +21,7 @@ export {
   type FuzzReport,
   fuzzTools,
 } from "./fuzz.js";
-export { type PackedInstall, type PackOptions, packAndInstall } from "./pack.js";
+export { npxSpawn, type PackedInstall, type PackOptions, packAndInstall } from "./pack.js";
 export {
   checkCombination,
   MATRIX,

@@ -58,3 +58,16 @@ export async function packAndInstall(
   }
   return { dir, path: (pkg, file) => join(dir, "node_modules", pkg, file) };
 }
+
+/**
+ * `npx <pkg> <args>` as a user types it, run from `cwd`: npm itself picks the package's default bin
+ * (the only one, or the one named after the package). The npm settings of the test run (a workspace
+ * prefix, the package running the tests) are unset, so npm finds the package in the folder it was
+ * installed into, as it would on a user's machine; --offline keeps it off the network.
+ */
+export function npxSpawn(pkg: string, args: string[], cwd: string, env: Record<string, string>) {
+  const unset = Object.keys(process.env)
+    .filter((k) => /^npm_/i.test(k) && k.toLowerCase() !== "npm_config_cache")
+    .flatMap((k) => ["-u", k]);
+  return { command: "env", args: [...unset, "npm", "exec", "--offline", "--", pkg, ...args], cwd, env };
+}
