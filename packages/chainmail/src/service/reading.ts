@@ -52,7 +52,7 @@ export async function getMessages(
         byFolder.set(key, [...(byFolder.get(key) ?? []), d]);
       }
       if (byFolder.size > 0)
-        await ctx.pool.use(account, async (client) => {
+        await ctx.pool.read(account, async (client) => {
           for (const group of byFolder.values()) {
             const first = group[0]!.r;
             try {
@@ -114,7 +114,7 @@ export async function getThread(
     account = r.account;
     const a = accountOf(ctx, r.account);
     const google = a.provider === "google";
-    const res = await ctx.pool.use(a, (c) =>
+    const res = await ctx.pool.read(a, (c) =>
       readThread(
         c,
         r,
@@ -152,7 +152,7 @@ export async function downloadAttachment(
     account = r.account;
     const a = accountOf(ctx, r.account);
     const target = checkDir(dir, ctx.home.attachmentsDir);
-    const got = await ctx.pool.use(a, (c) => fetchPart(c, r, part));
+    const got = await ctx.pool.read(a, (c) => fetchPart(c, r, part));
     const filename = sanitizeFilename(got.filename, `attachment-${part}`);
     const path = writeNewFile(target, filename, got.content);
     audit(ctx, call, "attachment", account, "allowed", `part ${part}, ${got.content.length} bytes`);
@@ -175,7 +175,7 @@ export async function saveRaw(
     account = r.account;
     const a = accountOf(ctx, r.account);
     const target = checkDir(dir, ctx.home.attachmentsDir);
-    const raw = await ctx.pool.use(a, (c) => fetchRaw(c, r));
+    const raw = await ctx.pool.read(a, (c) => fetchRaw(c, r));
     const path = writeNewFile(target, "message.eml", raw);
     audit(ctx, call, "get.raw", account, "allowed", `${raw.length} bytes`);
     return { path, size: raw.length, content_type: "message/rfc822" };
