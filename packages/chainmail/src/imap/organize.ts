@@ -55,13 +55,17 @@ export async function existing(
   return { present: b.uids.filter((u) => found.has(u)), missing: b.uids.filter((u) => !found.has(u)) };
 }
 
-/** Moves or copies; returns each source UID's new ref (undefined when the server did not report it). */
+/**
+ * Moves or copies; returns each source UID's new ref (undefined when the server did not report it),
+ * or a MailError for a UID the server's COPYUID leaves out: that message was not moved or copied
+ * (another client expunged it since the batch looked).
+ */
 export async function transfer(
   client: ImapFlow,
   b: FolderBatch,
   destPath: string,
   mode: "move" | "copy",
-): Promise<Map<number, string | undefined>> {
+): Promise<Map<number, string | MailError | undefined>> {
   takeRefusalText(client);
   let res: Awaited<ReturnType<ImapFlow["messageCopy"]>>;
   if (mode === "copy") {
@@ -73,10 +77,14 @@ export async function transfer(
   } else {
     res = await moveByCopy(client, b, destPath);
   }
-  const out = new Map<number, string | undefined>();
+  const out = new Map<number, string | MailError | undefined>();
   const uv = res.uidValidity !== undefined ? Number(res.uidValidity) : undefined;
   for (const uid of b.uids) {
     const n = res.uidMap?.get(uid);
+    if (n === undefined && res.uidMap && uv) {
+      out.set(uid, new MailError("NOT_FOUND", "the message no longer exists on the server"));
+      continue;
+    }
     out.set(
       uid,
       n !== undefined && uv

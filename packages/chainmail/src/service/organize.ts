@@ -27,7 +27,10 @@ export interface BatchResult {
 }
 
 /** What an operation does to one folder's present messages: each UID's new ref, or none. */
-type GroupOp = (client: ImapFlow, batch: FolderBatch) => Promise<Map<number, string | undefined> | undefined>;
+type GroupOp = (
+  client: ImapFlow,
+  batch: FolderBatch,
+) => Promise<Map<number, string | MailError | undefined> | undefined>;
 
 interface BatchSpec {
   action: string;
@@ -110,7 +113,8 @@ async function runBatch(
               const r = decoded[i]!;
               if (missingSet.has(r.uid)) continue;
               const n = newRefs?.get(r.uid);
-              if (n) outcomes[i]!.new_ref = n;
+              if (n instanceof MailError) fail([i], n);
+              else if (n) outcomes[i]!.new_ref = n;
               settled.add(i);
             }
           } catch (err) {
