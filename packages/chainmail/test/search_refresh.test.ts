@@ -33,7 +33,9 @@ afterAll(async () => {
 });
 
 const subjects = async (query: string) =>
-  (await env.client.search({ query, accounts: ["work"], source: "server" })).rows.map((r) => r.subject).sort();
+  (await env.client.search({ query, accounts: ["work"], source: "server" })).rows
+    .map((r) => r.subject)
+    .sort();
 
 describe("server-path search after another client's change", () => {
   it("finds a message another client appended since the last search", async () => {

@@ -66,6 +66,8 @@ export async function transfer(
   destPath: string,
   mode: "move" | "copy",
 ): Promise<Map<number, string | MailError | undefined>> {
+  // Mail moved where no ref can name it would be out of the caller's reach: refuse before moving.
+  encodeRef({ account: b.account, folder: destPath, uidValidity: 0xffffffff, uid: 0xffffffff });
   takeRefusalText(client);
   let res: Awaited<ReturnType<ImapFlow["messageCopy"]>>;
   if (mode === "copy") {
