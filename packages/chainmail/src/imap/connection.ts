@@ -66,6 +66,10 @@ function refusalLogger(slot: { text?: string }) {
     debug: none,
     info: none,
     error: none,
+    // without its own method imapflow would print fatal entries to the console
+    fatal: none,
+    // imapflow asks before building debug lines (every command and response, compiled again).
+    isLevelEnabled: (level: string) => level === "warn",
     warn: (entry: unknown) => {
       const err = (entry as { err?: { responseText?: unknown; message?: unknown } } | undefined)?.err;
       if (!err) return;
