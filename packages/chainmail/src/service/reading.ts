@@ -36,7 +36,6 @@ export async function getMessages(
   for (const d of decoded) byAccount.set(d.r.account, [...(byAccount.get(d.r.account) ?? []), d]);
   const found = new Map<string, Message>();
   for (const [name, list] of byAccount) {
-    let ok = 0;
     try {
       const account = accountOf(ctx, name);
       const byFolder = new Map<string, Array<{ ref: string; r: MessageRef }>>();
@@ -45,7 +44,6 @@ export async function getMessages(
         const m = readCached(ctx, d.r, { full, google });
         if (m) {
           found.set(d.ref, { ...m, ref: d.ref });
-          ok++;
           continue;
         }
         const key = `${d.r.folder}\u0000${d.r.uidValidity}`;
@@ -69,7 +67,6 @@ export async function getMessages(
                 const m = got.get(g.r.uid);
                 if (m) {
                   found.set(g.ref, { ...m, ref: g.ref });
-                  ok++;
                 } else
                   errors.push({
                     ref: g.ref,
@@ -87,6 +84,8 @@ export async function getMessages(
     } catch (err) {
       for (const d of list) if (!found.has(d.ref)) errors.push({ ref: d.ref, error: toErrorBody(err) });
     }
+    // Counted from what was found, since a read that ran twice after a reconnect sets refs twice.
+    const ok = list.filter((d) => found.has(d.ref)).length;
     audit(ctx, call, "get", name, ok > 0 ? "allowed" : "error", `${list.length} ref(s): ${ok} read`);
   }
   // Keep the caller's order, and each failed ref once.
