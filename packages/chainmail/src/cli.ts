@@ -103,7 +103,7 @@ function human(command: string, result: unknown): string {
             `${a.account}\t${a.state}\tlast sync ${a.last_sync ?? "never"}\tdownloaded today ${a.download_today.bytes} of ${a.download_today.budget_bytes} bytes`,
             ...a.folders.map(
               (f) =>
-                `  ${f.name}\theaders ${f.headers_cached}/${f.messages}\tbodies ${Math.round(f.body_coverage * 100)}%\t${f.complete ? "complete" : "incomplete"}\t${f.watching ? "watching" : f.fresh ? "fresh" : "stale"}${f.error ? `\terror: ${f.error}` : ""}`,
+                `  ${f.name}\theaders ${f.headers_cached}/${f.messages}\tbodies ${Math.round(f.body_coverage * 100)}%\t${f.complete ? "complete" : "incomplete"}\t${f.watching ? "watching, " : ""}${f.fresh ? "fresh" : "stale"}${f.error ? `\terror: ${f.error}` : ""}${f.watch_error ? `\twatch error: ${f.watch_error}` : ""}`,
             ),
           ]),
           `cache ${status.size_bytes} of ${status.max_size_bytes} bytes`,

@@ -46,7 +46,7 @@ export interface CacheConfig {
   background: boolean;
   max_size_bytes: number;
   daily_budget_bytes: number;
-  /** A folder synced this recently counts as fresh (a watched INBOX always is). */
+  /** A folder synced this recently counts as fresh (so does a watched INBOX while its syncs succeed). */
   fresh_seconds: number;
   /** Seconds between background syncs of every folder; at most fresh_seconds. */
   sync_interval_seconds: number;

@@ -19,6 +19,15 @@ const CacheFolder = z.object({
   error: untrustedField("The last sync error, which may quote the server").nullable(),
 });
 
+/**
+ * The folder's last sync error, else its watch's (a failed sync, IDLE or connection of the watch),
+ * which is why a watched folder is not fresh; both may quote the server.
+ */
+function lastError(f: { error: string | null; watch_error: string | null }) {
+  const text = f.error ?? f.watch_error;
+  return text === null ? null : untrusted(text);
+}
+
 export const cacheTools = [
   defineTool({
     name: "cache_status",
@@ -64,7 +73,7 @@ export const cacheTools = [
             fresh: f.fresh,
             watching: f.watching,
             last_sync: f.last_sync,
-            error: f.error === null ? null : untrusted(f.error),
+            error: lastError(f),
           })),
         })),
         size_bytes: r.size_bytes,

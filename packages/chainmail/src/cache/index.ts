@@ -29,7 +29,15 @@ export {
   cacheStatus,
   folderFresh,
 } from "./status.js";
-export { type InboxWatch, isWatched, newMailFolder, watchInbox } from "./watch.js";
+export {
+  type InboxWatch,
+  isWatched,
+  newMailFolder,
+  recordWatchError,
+  watchError,
+  watchInbox,
+  watchKeepsFresh,
+} from "./watch.js";
 export { compactFts, ftsNeedsMerge } from "./fts.js";
 export { type FolderRow, getFolder, threadKey } from "./store.js";
 export { htmlToPlain, textFromSource } from "./body.js";

@@ -2,7 +2,7 @@ import { type QueryNode, bindQuery, folderInScope, queryNeeds } from "../query/i
 import { DEFAULT_DAILY_BUDGET, cacheSizeBytes, downloadedToday } from "./backfill.js";
 import { type CacheDb, stmt } from "./schema.js";
 import type { FolderRow } from "./store.js";
-import { isWatched } from "./watch.js";
+import { isWatched, watchError, watchKeepsFresh } from "./watch.js";
 
 /** A folder synced within this many seconds is fresh (see README "Fresh and complete"). */
 export const DEFAULT_FRESH_SECONDS = 300;
@@ -16,7 +16,9 @@ export function folderFresh(
   f: Pick<FolderRow, "account" | "path" | "last_sync" | "last_error">,
   o: FreshnessOptions = {},
 ): boolean {
-  if (isWatched(f.account, f.path)) return true;
+  // A watch keeps its folder fresh only while its syncs succeed; after a failure the folder is as
+  // fresh as its last successful sync, like any other.
+  if (watchKeepsFresh(f.account, f.path)) return true;
   const now = o.now ?? Date.now();
   return f.last_sync !== null && now - f.last_sync <= (o.freshSeconds ?? DEFAULT_FRESH_SECONDS) * 1000;
 }
@@ -118,6 +120,8 @@ export interface CacheStatus {
       watching: boolean;
       last_sync: string | null;
       error: string | null;
+      /** The last failure of the folder's IDLE watch (sync, IDLE, connection), until it syncs again. */
+      watch_error: string | null;
     }[];
   }[];
   size_bytes: number;
@@ -148,6 +152,7 @@ export function cacheStatus(db: CacheDb, o: CacheStatusOptions = {}): CacheStatu
       watching: isWatched(account, f.path),
       last_sync: iso(f.last_sync),
       error: f.last_error,
+      watch_error: watchError(account, f.path)?.message ?? null,
     }));
     const lastSync = folders.reduce<string | null>(
       (acc, f) => (f.last_sync && (!acc || f.last_sync > acc) ? f.last_sync : acc),
@@ -156,7 +161,7 @@ export function cacheStatus(db: CacheDb, o: CacheStatusOptions = {}): CacheStatu
     const state: AccountCacheState =
       folders.length === 0 || folders.every((f) => f.last_sync === null)
         ? "empty"
-        : folders.some((f) => f.error)
+        : folders.some((f) => f.error || f.watch_error)
           ? "error"
           : folders.some((f) => !f.complete)
             ? "syncing"

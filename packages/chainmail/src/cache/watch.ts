@@ -3,11 +3,45 @@ import { type BackfillOptions, backfillBodies } from "./backfill.js";
 import type { CacheDb } from "./schema.js";
 import { type SyncResult, syncFolder } from "./sync.js";
 
-/** Folders with a live IDLE watch in this process, as "account\u0000path". */
-const watched = new Set<string>();
+/**
+ * Folders with a live IDLE watch in this process, as "account\u0000path", and whether the watch's
+ * last sync succeeded: only then does the watch keep the folder fresh.
+ */
+const watched = new Map<string, { healthy: boolean }>();
+/** The last failure of a folder's watch (its sync, its IDLE, its connection, or starting it). */
+const watchErrors = new Map<string, { message: string; at: number }>();
 const key = (account: string, path: string) => `${account}\u0000${path}`;
 
+/** An IDLE watch on the folder is live (its syncs may still be failing: see watchKeepsFresh). */
 export const isWatched = (account: string, path: string) => watched.has(key(account, path));
+
+/** A live watch whose last sync succeeded: the folder is as fresh as the server. */
+export const watchKeepsFresh = (account: string, path: string) =>
+  watched.get(key(account, path))?.healthy === true;
+
+/** The folder's last watch failure, until the watch syncs successfully again. */
+export function watchError(account: string, path: string): { message: string; at: number } | undefined {
+  return watchErrors.get(key(account, path));
+}
+
+/** Records a failure of the folder's watch; the daemon calls it when a watch cannot start. */
+export function recordWatchError(account: string, path: string, err: unknown): void {
+  const raw = err instanceof Error ? err.message : String(err);
+  const message =
+    raw
+      .replace(/[\p{Cc}]+/gu, " ")
+      .trim()
+      .slice(0, 500) || "unknown error";
+  watchErrors.set(key(account, path), { message, at: Date.now() });
+  const w = watched.get(key(account, path));
+  if (w) w.healthy = false;
+}
+
+function recordWatchSync(account: string, path: string): void {
+  watchErrors.delete(key(account, path));
+  const w = watched.get(key(account, path));
+  if (w) w.healthy = true;
+}
 
 /**
  * The folder to watch for new mail: INBOX, or on Gmail, whose cache holds All Mail instead of INBOX
@@ -31,7 +65,8 @@ export interface InboxWatch {
 /**
  * Keeps one folder (INBOX by default) fresh over a dedicated connection: syncs it, selects it,
  * IDLEs, and on every EXISTS/EXPUNGE/FLAGS notice syncs again (coalescing notices that arrive
- * during a sync). While it runs the folder counts as fresh. With `bodies`, new messages' bodies are
+ * during a sync). While it runs and its last sync succeeded the folder counts as fresh; a failed
+ * sync, a failed IDLE or a closed connection is kept for cache_status (watchError). With `bodies`, new messages' bodies are
  * fetched right after the sync that found them (within the daily budget, at most 50 a time), so a
  * word search can stay on the cache instead of waiting for the next background pass. The client must not be shared: the
  * daemon gives each watched folder its own ImapFlow. When the connection drops, the watch ends
@@ -65,27 +100,41 @@ export async function watchInbox(
         const r = await syncFolder(db, client, account, path);
         if (r.added > 0 && options.bodies)
           await backfillBodies(db, client, account, path, { ...options.bodies, limit: NEW_BODIES });
+        recordWatchSync(account, path);
         options.onSync?.(r);
       } while (again && !stopped);
     } catch (e) {
+      // Until a later sync succeeds the folder falls back to the last-sync rule, and
+      // cache_status shows why.
+      recordWatchError(account, path, e);
       options.onError?.(e);
     } finally {
       running = false;
     }
   };
 
-  await syncFolder(db, client, account, path).then((r) => options.onSync?.(r));
-  await client.mailboxOpen(path, { readOnly: true });
+  let first: SyncResult;
+  try {
+    first = await syncFolder(db, client, account, path);
+    await client.mailboxOpen(path, { readOnly: true });
+  } catch (e) {
+    recordWatchError(account, path, e);
+    throw e;
+  }
+  recordWatchSync(account, path);
+  options.onSync?.(first);
   const onChange = (ev: { path?: string }) => {
     if (!stopped && (ev.path === undefined || ev.path === path)) void runSync();
   };
   client.on("exists", onChange);
   client.on("expunge", onChange);
   client.on("flags", onChange);
-  watched.add(key(account, path));
+  watched.set(key(account, path), { healthy: true });
 
   const done = new Promise<void>((resolve) => {
     const end = () => {
+      if (!stopped && watched.has(key(account, path)))
+        recordWatchError(account, path, new Error("the watch's IMAP connection closed"));
       watched.delete(key(account, path));
       client.off("exists", onChange);
       client.off("expunge", onChange);
@@ -99,7 +148,10 @@ export async function watchInbox(
         try {
           await client.idle();
         } catch (e) {
-          if (!stopped) options.onError?.(e);
+          if (!stopped) {
+            recordWatchError(account, path, e);
+            options.onError?.(e);
+          }
           break;
         }
         if (running) await new Promise((r) => setTimeout(r, 20));

@@ -16,6 +16,7 @@ import {
   evictBodies,
   type InboxWatch,
   openCache,
+  recordWatchError,
   syncAccount,
   newMailFolder,
   watchInbox,
@@ -43,6 +44,8 @@ export class CacheRunner {
   readonly db: CacheDb;
   private readonly running = new Map<string, Promise<AccountSyncReport>>();
   private readonly watches = new Map<string, InboxWatch>();
+  /** The folder each account's watch is on (All Mail on Gmail), for errors before it is known. */
+  private readonly watchFolders = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   private retryTimers = new Set<NodeJS.Timeout>();
   private stopped = false;
@@ -156,11 +159,19 @@ export class CacheRunner {
     if (this.stopped || this.watches.has(name)) return;
     const account = this.config().accounts.find((a) => a.name === name);
     if (!account) return;
+    let folder = this.watchFolders.get(name) ?? "INBOX";
+    // Once watchInbox runs it records its own failures.
+    let started = false;
     try {
       const client = await openImap(account, this.secretsDir);
+      folder = await newMailFolder(client);
+      this.watchFolders.set(name, folder);
+      started = true;
       const w = await watchInbox(this.db, client, name, {
-        folder: await newMailFolder(client),
-        onError: () => undefined,
+        folder,
+        // watchInbox keeps the error for cache_status; the log says that it happened.
+        onError: (e) =>
+          this.log(`cache watch of ${name} failed: ${toErrorBody(mapImapError(e, name)).reason}`),
         bodies: { dailyBudgetBytes: this.settings.daily_budget_bytes },
       });
       if (this.stopped) {
@@ -173,7 +184,10 @@ export class CacheRunner {
         this.retryWatch(name);
       });
     } catch (err) {
-      this.log(`cache watch of ${name} failed: ${toErrorBody(mapImapError(err, name)).reason}`);
+      const body = toErrorBody(mapImapError(err, name));
+      // A watch that cannot start leaves its folder on the last-sync rule; cache_status says why.
+      if (!started) recordWatchError(name, folder, new Error(body.message));
+      this.log(`cache watch of ${name} failed: ${body.reason}`);
       this.retryWatch(name);
     }
   }

@@ -46,14 +46,47 @@ export function mapImapError(err: unknown, account: string): MailError {
   );
 }
 
-export function imapOptions(account: AccountConfig, password: string) {
+/**
+ * imapflow answers a refused MOVE, COPY, STORE or EXPUNGE with `false` and only logs the server's
+ * reply; the logger below keeps the last one per connection, so a refusal can quote the server.
+ */
+const lastRefusal = new WeakMap<ImapFlow, { text?: string }>();
+
+/** The server's text of the last command imapflow reported as failed, and forgets it. */
+export function takeRefusalText(client: ImapFlow): string | undefined {
+  const slot = lastRefusal.get(client);
+  const text = slot?.text;
+  if (slot) slot.text = undefined;
+  return text;
+}
+
+function refusalLogger(slot: { text?: string }) {
+  const none = () => undefined;
+  return {
+    debug: none,
+    info: none,
+    error: none,
+    // without its own method imapflow would print fatal entries to the console
+    fatal: none,
+    // imapflow asks before building debug lines (every command and response, compiled again).
+    isLevelEnabled: (level: string) => level === "warn",
+    warn: (entry: unknown) => {
+      const err = (entry as { err?: { responseText?: unknown; message?: unknown } } | undefined)?.err;
+      if (!err) return;
+      const text = typeof err.responseText === "string" ? err.responseText : err.message;
+      if (typeof text === "string") slot.text = text;
+    },
+  };
+}
+
+export function imapOptions(account: AccountConfig, password: string, refusals: { text?: string } = {}) {
   return {
     host: account.imap.host,
     port: account.imap.port,
     secure: account.imap.tls === "tls",
     doSTARTTLS: account.imap.tls === "starttls" ? true : account.imap.tls === "none" ? false : undefined,
     auth: { user: account.username, pass: password },
-    logger: false as const,
+    logger: refusalLogger(refusals),
     // Test servers and some hosts answer slowly to the first command; imapflow's defaults are minutes.
     connectionTimeout: 15_000,
     greetingTimeout: 10_000,
@@ -68,7 +101,9 @@ export async function openImap(account: AccountConfig, secretsDir: string): Prom
   if (password === undefined) {
     throw new MailError("AUTH_REQUIRED", `no password is stored for account ${account.name}`);
   }
-  const client = new ImapFlow(imapOptions(account, password));
+  const refusals: { text?: string } = {};
+  const client = new ImapFlow(imapOptions(account, password, refusals));
+  lastRefusal.set(client, refusals);
   // imapflow emits 'error' on socket failures; unhandled it would crash the daemon.
   client.on("error", () => undefined);
   try {
@@ -89,44 +124,92 @@ export class ImapPool {
   private readonly slots = new Map<string, Slot>();
   constructor(private readonly secretsDir: string) {}
 
-  /** Runs `fn` with this account's connection, serialized with the account's other calls. */
-  use<T>(account: AccountConfig, fn: (client: ImapFlow) => Promise<T>): Promise<T> {
+  /**
+   * Runs a read (SEARCH, FETCH, LIST, EXAMINE) with this account's connection, serialized with the
+   * account's other calls. Reads are safe to repeat, so when the connection is lost during one (a
+   * BYE, e.g. after its selected folder was deleted, or a drop), it runs once more on a new one.
+   */
+  read<T>(account: AccountConfig, fn: (client: ImapFlow) => Promise<T>): Promise<T> {
+    return this.queue(account, async (s) => {
+      const client = await this.ready(s, account);
+      try {
+        const result = await fn(client);
+        // imapflow answers some reads on a closed connection with false or an empty list rather
+        // than an error, so a result from a connection that died meanwhile is not trusted.
+        if (client.usable) return result;
+      } catch (err) {
+        if (client.usable) throw this.settle(s, client, err, account);
+      }
+      client.close();
+      s.client = undefined;
+      const again = await this.ready(s, account);
+      try {
+        const result = await fn(again);
+        if (!again.usable)
+          throw new MailError(
+            "SERVER_UNAVAILABLE",
+            `the IMAP server of account ${account.name} dropped the connection twice`,
+          );
+        return result;
+      } catch (err) {
+        throw this.settle(s, again, err, account);
+      }
+    });
+  }
+
+  /**
+   * Runs a change (MOVE, COPY, STORE, EXPUNGE, CREATE, RENAME, DELETE) with this account's
+   * connection. It runs at most once: after a drop its earlier commands may already have reached the
+   * server, and running them again would copy twice or report moved mail as missing. So the
+   * connection is checked with a NOOP first, and replaced then, before anything is changed.
+   */
+  write<T>(account: AccountConfig, fn: (client: ImapFlow) => Promise<T>): Promise<T> {
+    return this.queue(account, async (s) => {
+      let client = await this.ready(s, account);
+      try {
+        await client.noop();
+      } catch {
+        // noop() only fails when the connection is gone; nothing of this call has run yet.
+      }
+      if (!client.usable) {
+        client.close();
+        s.client = undefined;
+        client = await this.ready(s, account);
+      }
+      try {
+        return await fn(client);
+      } catch (err) {
+        throw this.settle(s, client, err, account);
+      }
+    });
+  }
+
+  private queue<T>(account: AccountConfig, run: (s: Slot) => Promise<T>): Promise<T> {
     let slot = this.slots.get(account.name);
     if (!slot) {
       slot = { client: undefined, queue: Promise.resolve() };
       this.slots.set(account.name, slot);
     }
     const s = slot;
-    const run = async (): Promise<T> => {
-      if (!s.client?.usable) {
-        s.client?.close();
-        s.client = undefined;
-        s.client = await openImap(account, this.secretsDir);
-      }
-      const client = s.client;
-      try {
-        return await fn(client);
-      } catch (err) {
-        if (!client.usable) s.client = undefined;
-        // NoConnection means the server had already closed the connection (a BYE, e.g. after its
-        // selected folder was deleted) before our first command went out: nothing ran, so a
-        // fresh connection may run the whole call once more.
-        if ((err as { code?: string })?.code === "NoConnection") {
-          client.close();
-          s.client = await openImap(account, this.secretsDir);
-          try {
-            return await fn(s.client);
-          } catch (again) {
-            if (!s.client.usable) s.client = undefined;
-            throw mapImapError(again, account.name);
-          }
-        }
-        throw mapImapError(err, account.name);
-      }
-    };
-    const result = s.queue.then(run, run);
+    const go = () => run(s);
+    const result = s.queue.then(go, go);
     s.queue = result.catch(() => undefined);
     return result;
+  }
+
+  private async ready(s: Slot, account: AccountConfig): Promise<ImapFlow> {
+    if (!s.client?.usable) {
+      s.client?.close();
+      s.client = undefined;
+      s.client = await openImap(account, this.secretsDir);
+    }
+    return s.client;
+  }
+
+  /** Forgets a connection that died and maps the failure to a chainmail reason. */
+  private settle(s: Slot, client: ImapFlow, err: unknown, account: AccountConfig): MailError {
+    if (!client.usable && s.client === client) s.client = undefined;
+    return mapImapError(err, account.name);
   }
 
   /** Drops an account's connection (after a config change or a test's server restart). */

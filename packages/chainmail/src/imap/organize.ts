@@ -1,6 +1,14 @@
-/** Changing messages in one folder of one account: move, copy, expunge, flags and Gmail labels. */
+/**
+ * Changing messages in one folder of one account: move, copy, expunge, flags and Gmail labels.
+ *
+ * imapflow answers a MOVE, COPY, STORE or EXPUNGE the server refused with `false` (or `undefined`)
+ * instead of throwing, so every result is checked here and a refusal throws: a batch outcome says
+ * what the server did, never what was asked.
+ */
 import type { ImapFlow } from "imapflow";
+import { MailError, quoteServerText } from "../errors.js";
 import { encodeRef } from "../refs.js";
+import { takeRefusalText } from "./connection.js";
 import { select } from "./messages.js";
 
 export interface FolderBatch {
@@ -10,31 +18,75 @@ export interface FolderBatch {
   uids: number[];
 }
 
+const REFUSED_HINT =
+  "The mail server refused the change for these messages (a read-only folder, missing rights or a folder deleted meanwhile). Check the folder on the server, or search again for fresh refs.";
+
+/**
+ * The error for a command imapflow reported as failed. A connection that dropped during the command
+ * leaves its outcome unknown, and says so, since the server may have carried it out.
+ */
+function refused(client: ImapFlow, account: string, what: string): MailError {
+  const text = takeRefusalText(client);
+  if (!client.usable) {
+    return new MailError(
+      "SERVER_UNAVAILABLE",
+      `the connection to the IMAP server of account ${account} dropped during ${what}; the server may or may not have done it`,
+      "Search again to see where the messages are now before retrying.",
+    );
+  }
+  return new MailError(
+    "SERVER_UNAVAILABLE",
+    `the IMAP server of account ${account} refused ${what}${text ? ` ${quoteServerText(text)}` : ""}`,
+    REFUSED_HINT,
+  );
+}
+
 /** Selects the folder and splits the UIDs into those that exist and those that do not. */
 export async function existing(
   client: ImapFlow,
   b: FolderBatch,
 ): Promise<{ present: number[]; missing: number[] }> {
   await select(client, b.account, b.folder, b.uidValidity);
-  const found = new Set((await client.search({ uid: b.uids.join(",") }, { uid: true })) || []);
+  takeRefusalText(client);
+  const res = await client.search({ uid: b.uids.join(",") }, { uid: true });
+  // A failed SEARCH is not "no such messages": it says nothing about them.
+  if (!Array.isArray(res)) throw refused(client, b.account, "SEARCH");
+  const found = new Set(res);
   return { present: b.uids.filter((u) => found.has(u)), missing: b.uids.filter((u) => !found.has(u)) };
 }
 
-/** Moves or copies; returns each source UID's new ref (undefined when the server did not report it). */
+/**
+ * Moves or copies; returns each source UID's new ref (undefined when the server did not report it),
+ * or a MailError for a UID the server's COPYUID leaves out: that message was not moved or copied
+ * (another client expunged it since the batch looked).
+ */
 export async function transfer(
   client: ImapFlow,
   b: FolderBatch,
   destPath: string,
   mode: "move" | "copy",
-): Promise<Map<number, string | undefined>> {
-  const res =
-    mode === "move"
-      ? await client.messageMove(b.uids, destPath, { uid: true })
-      : await client.messageCopy(b.uids, destPath, { uid: true });
-  const out = new Map<number, string | undefined>();
-  const uv = res && res.uidValidity !== undefined ? Number(res.uidValidity) : undefined;
+): Promise<Map<number, string | MailError | undefined>> {
+  // Mail moved where no ref can name it would be out of the caller's reach: refuse before moving.
+  encodeRef({ account: b.account, folder: destPath, uidValidity: 0xffffffff, uid: 0xffffffff });
+  takeRefusalText(client);
+  let res: Awaited<ReturnType<ImapFlow["messageCopy"]>>;
+  if (mode === "copy") {
+    res = await client.messageCopy(b.uids, destPath, { uid: true });
+    if (!res) throw refused(client, b.account, `COPY to ${JSON.stringify(destPath)}`);
+  } else if (client.capabilities.has("MOVE")) {
+    res = await client.messageMove(b.uids, destPath, { uid: true });
+    if (!res) throw refused(client, b.account, `MOVE to ${JSON.stringify(destPath)}`);
+  } else {
+    res = await moveByCopy(client, b, destPath);
+  }
+  const out = new Map<number, string | MailError | undefined>();
+  const uv = res.uidValidity !== undefined ? Number(res.uidValidity) : undefined;
   for (const uid of b.uids) {
-    const n = res ? res.uidMap?.get(uid) : undefined;
+    const n = res.uidMap?.get(uid);
+    if (n === undefined && res.uidMap && uv) {
+      out.set(uid, new MailError("NOT_FOUND", "the message no longer exists on the server"));
+      continue;
+    }
     out.set(
       uid,
       n !== undefined && uv
@@ -45,9 +97,42 @@ export async function transfer(
   return out;
 }
 
+function needUidPlus(client: ImapFlow, account: string, what: string): void {
+  if (client.capabilities.has("UIDPLUS")) return;
+  // Without UIDPLUS there is only the plain EXPUNGE, which removes every \Deleted message of the
+  // folder, including ones another client marked and this call never named.
+  throw new MailError(
+    "UNSUPPORTED",
+    `the IMAP server of account ${account} lacks UIDPLUS, so ${what} would expunge every message marked deleted in the folder, not only these`,
+    "Nothing was changed. Use trash, or a mail client that shows which messages are marked deleted.",
+  );
+}
+
+/**
+ * MOVE for servers without it (RFC 6851 section 3.3): COPY, then STORE \Deleted and UID EXPUNGE of
+ * exactly these UIDs. imapflow's own fallback uses a plain EXPUNGE when UIDPLUS is missing, which
+ * would remove other messages too, so that case is refused before anything is copied.
+ */
+async function moveByCopy(client: ImapFlow, b: FolderBatch, destPath: string) {
+  needUidPlus(client, b.account, "a move (COPY + EXPUNGE, as the server has no MOVE)");
+  const res = await client.messageCopy(b.uids, destPath, { uid: true });
+  if (!res) throw refused(client, b.account, `COPY to ${JSON.stringify(destPath)} (for a move)`);
+  if (!(await client.messageDelete(b.uids, { uid: true }))) {
+    const err = refused(client, b.account, "removing the moved messages from the source folder");
+    throw new MailError(
+      err.reason,
+      `${err.message}: they were copied to ${JSON.stringify(destPath)} and are still in the source folder too`,
+      err.hint,
+    );
+  }
+  return res;
+}
+
 export async function expungeUids(client: ImapFlow, b: FolderBatch): Promise<void> {
-  // imapflow uses UID EXPUNGE with UIDPLUS, so other \Deleted messages in the folder are left alone.
-  await client.messageDelete(b.uids, { uid: true });
+  needUidPlus(client, b.account, "expunge");
+  takeRefusalText(client);
+  // With UIDPLUS, imapflow sends UID EXPUNGE for exactly these UIDs.
+  if (!(await client.messageDelete(b.uids, { uid: true }))) throw refused(client, b.account, "EXPUNGE");
 }
 
 export async function changeFlags(
@@ -58,6 +143,26 @@ export async function changeFlags(
   labels: boolean,
 ): Promise<void> {
   const opts = { uid: true, ...(labels ? { useLabels: true } : {}) };
-  if (add.length) await client.messageFlagsAdd(b.uids, add, opts);
-  if (remove.length) await client.messageFlagsRemove(b.uids, remove, opts);
+  const kind = labels ? "X-GM-LABELS" : "FLAGS";
+  // imapflow silently drops the flags a folder's PERMANENTFLAGS does not list and stores the rest,
+  // so a flag the folder cannot keep would be reported as set.
+  const permanent = client.mailbox ? client.mailbox.permanentFlags : undefined;
+  const unkept =
+    labels || !permanent?.size || permanent.has("\\*") ? [] : add.filter((f) => !permanent.has(f));
+  if (unkept.length) {
+    throw new MailError(
+      "UNSUPPORTED",
+      `the folder ${JSON.stringify(b.folder)} of account ${b.account} cannot keep the flag(s) ${unkept.join(", ")}`,
+      "Nothing was changed. The server decides which flags a folder keeps.",
+    );
+  }
+  takeRefusalText(client);
+  // imapflow also answers false without asking the server when the folder accepts none of the
+  // flags (a read-only folder has no PERMANENTFLAGS): that too is a change that did not happen.
+  if (add.length && !(await client.messageFlagsAdd(b.uids, add, opts)))
+    throw refused(client, b.account, `STORE +${kind}`);
+  if (remove.length && !(await client.messageFlagsRemove(b.uids, remove, opts))) {
+    const err = refused(client, b.account, `STORE -${kind}`);
+    throw add.length ? new MailError(err.reason, `${err.message}; the additions were stored`, err.hint) : err;
+  }
 }

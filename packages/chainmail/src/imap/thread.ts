@@ -80,17 +80,35 @@ export async function readThread(
       hits.push({ folder: f.path, uidValidity, uid: m.uid, date: date ? new Date(date).getTime() : 0, id });
     }
   }
+  // A message with no Message-ID, References or In-Reply-To is named by nothing the search can
+  // match (its thread id is its own ref), and one in Trash or Junk is outside the folders searched:
+  // its thread is still at least the message itself.
+  const startKey = `${ref.folder}\u0000${ref.uid}`;
+  if (
+    !hits.some((h) => h.folder === ref.folder && h.uid === ref.uid) &&
+    !(start.message_id && seenIds.has(start.message_id))
+  ) {
+    hits.push({
+      folder: ref.folder,
+      uidValidity: ref.uidValidity,
+      uid: ref.uid,
+      date: start.date ? Date.parse(start.date) : 0,
+      id: start.message_id ?? startKey,
+    });
+  }
   hits.sort((a, b) => a.date - b.date || a.uid - b.uid);
   const shown = hits.slice(-THREAD_MAX_MESSAGES);
   const omitted = hits.slice(0, Math.max(0, hits.length - THREAD_MAX_MESSAGES));
   const messages: Message[] = [];
   const byFolder = new Map<string, Hit[]>();
   for (const h of shown) byFolder.set(h.folder, [...(byFolder.get(h.folder) ?? []), h]);
-  const got = new Map<string, Message>();
+  // The message asked for is already read.
+  const got = new Map<string, Message>([[startKey, start]]);
   for (const [folder, all] of byFolder) {
     const uv = all[0]!.uidValidity;
     const list: Hit[] = [];
     for (const h of all) {
+      if (got.has(`${folder}\u0000${h.uid}`)) continue;
       const m = cached(folder, uv, h.uid);
       if (m) got.set(`${folder}\u0000${h.uid}`, m);
       else list.push(h);

@@ -44,8 +44,15 @@ export async function imapSearchFolder(
 ): Promise<number[]> {
   const plan = compileToImap(ast, scope.now, { folder: scope.folder, account: scope.account });
   if (!plan) return [];
+  const reused = client.mailbox
+    ? client.mailbox.path === scope.folder.path && client.mailbox.readOnly
+    : false;
   const lock = await client.getMailboxLock(scope.folder.path, { readOnly: true });
   try {
+    // The lock does not select a mailbox that is already selected, and the server answers SEARCH
+    // from its view of the mailbox as of the last sync point, so another client's appends, flag
+    // changes and expunges since the previous call would be missed: NOOP lets the server catch up.
+    if (reused) await client.noop();
     const candidates = await uidSearch(client, plan.search);
     if (plan.exact || candidates.length === 0) return candidates.sort((a, b) => a - b);
     const structure = new Map<number, ReturnType<typeof attachmentsFromStructure>>();

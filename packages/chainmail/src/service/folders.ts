@@ -31,7 +31,7 @@ export async function listFolders(
   await Promise.all(
     accounts.map(async (a) => {
       try {
-        const list = await ctx.pool.use(a, (c) => listAll(c, true));
+        const list = await ctx.pool.read(a, (c) => listAll(c, true));
         const folders: FolderRow[] = [];
         for (const f of list) {
           const info = toInfo(f);
@@ -65,7 +65,7 @@ export async function listFolders(
 export async function createFolderCall(ctx: ServiceContext, call: Call, account: string, name: string) {
   return audited(ctx, call, "folders.create", account, `create ${q(name)}`, async () => {
     const a = accountOf(ctx, account);
-    const res = await ctx.pool.use(a, (c) => createFolder(c, name));
+    const res = await ctx.pool.write(a, (c) => createFolder(c, name));
     return { account, name: res.name };
   });
 }
@@ -79,7 +79,7 @@ export async function renameFolderCall(
 ) {
   return audited(ctx, call, "folders.rename", account, `rename ${q(from)} to ${q(to)}`, async () => {
     const a = accountOf(ctx, account);
-    const res = await ctx.pool.use(a, (c) => renameFolder(c, from, to));
+    const res = await ctx.pool.write(a, (c) => renameFolder(c, from, to));
     return { account, name: res.name };
   });
 }
@@ -106,7 +106,7 @@ export async function deleteFolderCall(
           `Only the user can allow it: set allow_delete_folder = true under [accounts.policy] for ${account} in config.toml.`,
         );
       }
-      const res = await ctx.pool.use(a, (c) => deleteFolder(c, name, force));
+      const res = await ctx.pool.write(a, (c) => deleteFolder(c, name, force));
       return { account, name: res.name, deleted: res.deleted };
     },
   );

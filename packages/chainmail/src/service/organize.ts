@@ -6,6 +6,7 @@
 import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
 import { type ErrorBody, MailError, toErrorBody } from "../errors.js";
+import { mapImapError } from "../imap/connection.js";
 import { findByRole, findFolder } from "../imap/folders.js";
 import { changeFlags, existing, expungeUids, type FolderBatch, transfer } from "../imap/organize.js";
 import { decodeRef, encodeRef, type MessageRef } from "../refs.js";
@@ -26,7 +27,10 @@ export interface BatchResult {
 }
 
 /** What an operation does to one folder's present messages: each UID's new ref, or none. */
-type GroupOp = (client: ImapFlow, batch: FolderBatch) => Promise<Map<number, string | undefined> | undefined>;
+type GroupOp = (
+  client: ImapFlow,
+  batch: FolderBatch,
+) => Promise<Map<number, string | MailError | undefined> | undefined>;
 
 interface BatchSpec {
   action: string;
@@ -65,9 +69,10 @@ async function runBatch(
   });
   for (const [name, indexes] of byAccount) {
     let denied = false;
+    // Refs whose group the server finished: a later failure (a dropped connection) leaves them be.
+    const settled = new Set<number>();
     const fail = (idx: number[], err: unknown) => {
-      for (const i of idx)
-        if (!outcomes[i]!.error && outcomes[i]!.new_ref === undefined) outcomes[i]!.error = errorOf(err);
+      for (const i of idx) if (!settled.has(i)) outcomes[i]!.error = errorOf(err);
     };
     try {
       const account = ctx.config.accounts.find((a) => a.name === name);
@@ -78,7 +83,7 @@ async function runBatch(
         denied = (err as MailError).reason === "POLICY_DENIED";
         throw err;
       }
-      await ctx.pool.use(account, async (client) => {
+      await ctx.pool.write(account, async (client) => {
         const op = await spec.prepare(client, account);
         const groups = new Map<string, number[]>();
         for (const i of indexes) {
@@ -99,21 +104,23 @@ async function runBatch(
             const { present, missing } = await existing(client, batch);
             const missingSet = new Set(missing);
             const gone = new MailError("NOT_FOUND", "the message no longer exists on the server");
-            fail(
-              idx.filter((i) => missingSet.has(decoded[i]!.uid)),
-              gone,
-            );
+            const gones = idx.filter((i) => missingSet.has(decoded[i]!.uid));
+            fail(gones, gone);
+            for (const i of gones) settled.add(i);
             if (present.length === 0) continue;
             const newRefs = await op(client, { ...batch, uids: present });
             for (const i of idx) {
               const r = decoded[i]!;
               if (missingSet.has(r.uid)) continue;
               const n = newRefs?.get(r.uid);
-              if (n) outcomes[i]!.new_ref = n;
+              if (n instanceof MailError) fail([i], n);
+              else if (n) outcomes[i]!.new_ref = n;
+              settled.add(i);
             }
           } catch (err) {
+            fail(idx, mapImapError(err, name));
+            for (const i of idx) settled.add(i);
             if (!client.usable) throw err;
-            fail(idx, err);
           }
         }
       });

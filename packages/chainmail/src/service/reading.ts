@@ -36,7 +36,6 @@ export async function getMessages(
   for (const d of decoded) byAccount.set(d.r.account, [...(byAccount.get(d.r.account) ?? []), d]);
   const found = new Map<string, Message>();
   for (const [name, list] of byAccount) {
-    let ok = 0;
     try {
       const account = accountOf(ctx, name);
       const byFolder = new Map<string, Array<{ ref: string; r: MessageRef }>>();
@@ -45,14 +44,13 @@ export async function getMessages(
         const m = readCached(ctx, d.r, { full, google });
         if (m) {
           found.set(d.ref, { ...m, ref: d.ref });
-          ok++;
           continue;
         }
         const key = `${d.r.folder}\u0000${d.r.uidValidity}`;
         byFolder.set(key, [...(byFolder.get(key) ?? []), d]);
       }
       if (byFolder.size > 0)
-        await ctx.pool.use(account, async (client) => {
+        await ctx.pool.read(account, async (client) => {
           for (const group of byFolder.values()) {
             const first = group[0]!.r;
             try {
@@ -69,7 +67,6 @@ export async function getMessages(
                 const m = got.get(g.r.uid);
                 if (m) {
                   found.set(g.ref, { ...m, ref: g.ref });
-                  ok++;
                 } else
                   errors.push({
                     ref: g.ref,
@@ -87,6 +84,8 @@ export async function getMessages(
     } catch (err) {
       for (const d of list) if (!found.has(d.ref)) errors.push({ ref: d.ref, error: toErrorBody(err) });
     }
+    // Counted from what was found, since a read that ran twice after a reconnect sets refs twice.
+    const ok = list.filter((d) => found.has(d.ref)).length;
     audit(ctx, call, "get", name, ok > 0 ? "allowed" : "error", `${list.length} ref(s): ${ok} read`);
   }
   // Keep the caller's order, and each failed ref once.
@@ -114,7 +113,7 @@ export async function getThread(
     account = r.account;
     const a = accountOf(ctx, r.account);
     const google = a.provider === "google";
-    const res = await ctx.pool.use(a, (c) =>
+    const res = await ctx.pool.read(a, (c) =>
       readThread(
         c,
         r,
@@ -152,7 +151,7 @@ export async function downloadAttachment(
     account = r.account;
     const a = accountOf(ctx, r.account);
     const target = checkDir(dir, ctx.home.attachmentsDir);
-    const got = await ctx.pool.use(a, (c) => fetchPart(c, r, part));
+    const got = await ctx.pool.read(a, (c) => fetchPart(c, r, part));
     const filename = sanitizeFilename(got.filename, `attachment-${part}`);
     const path = writeNewFile(target, filename, got.content);
     audit(ctx, call, "attachment", account, "allowed", `part ${part}, ${got.content.length} bytes`);
@@ -175,7 +174,7 @@ export async function saveRaw(
     account = r.account;
     const a = accountOf(ctx, r.account);
     const target = checkDir(dir, ctx.home.attachmentsDir);
-    const raw = await ctx.pool.use(a, (c) => fetchRaw(c, r));
+    const raw = await ctx.pool.read(a, (c) => fetchRaw(c, r));
     const path = writeNewFile(target, "message.eml", raw);
     audit(ctx, call, "get.raw", account, "allowed", `${raw.length} bytes`);
     return { path, size: raw.length, content_type: "message/rfc822" };

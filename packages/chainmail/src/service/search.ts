@@ -232,7 +232,7 @@ async function addSnippets(ctx: ServiceContext, rows: Hit[]): Promise<void> {
   for (const r of rows) byAccount.set(r.account, [...(byAccount.get(r.account) ?? []), r]);
   for (const [name, list] of byAccount) {
     const account = accountOf(ctx, name);
-    await ctx.pool.use(account, async (client) => {
+    await ctx.pool.read(account, async (client) => {
       for (const r of list) {
         await client.mailboxOpen(r.path, { readOnly: true });
         const m = await client.fetchOne(
@@ -437,7 +437,13 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
     onServer.map(async ({ name, bound }) => {
       const account = accountOf(ctx, name);
       try {
-        const hits = await ctx.pool.use(account, (c) => serverSearch(c, account, bound, partial));
+        // Each attempt collects its own partial entries: a read may run twice after a reconnect.
+        const got = await ctx.pool.read(account, async (c) => {
+          const mine: SearchResult["partial"] = [];
+          return { hits: await serverSearch(c, account, bound, mine), mine };
+        });
+        const hits = got.hits;
+        partial.push(...got.mine);
         all.push(...hits);
         audit(
           ctx,

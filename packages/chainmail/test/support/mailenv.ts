@@ -52,12 +52,17 @@ allow_delete_folder = ${p.allow_delete_folder ?? false}
   return `[daemon]\nbody_limit = 2000\n${cache}${acct("work", "alice", policy.work)}${acct("home", "bob", policy.home)}`;
 }
 
-export async function startMailEnv(policy: PolicyOpts = {}): Promise<MailEnv> {
+export async function startMailEnv(
+  policy: PolicyOpts = {},
+  /** Extra dovecot.conf lines (ACLs, a smaller capability list). */
+  dovecotConfig?: string,
+): Promise<MailEnv> {
   const dv = await startDovecot({
     users: [
       { name: "alice", password: "alice-secret-pw" },
       { name: "bob", password: "bob-secret-pw" },
     ],
+    ...(dovecotConfig ? { extraConfig: dovecotConfig } : {}),
   });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-home-"));
   const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
