@@ -60,14 +60,39 @@ export interface ToolDefinition<
 // biome-ignore lint/suspicious/noExplicitAny: a heterogeneous list of tools needs erased shapes
 export type AnyTool<Ctx = any, State = any> = ToolDefinition<any, any, Ctx, State>;
 
+/** What every declaration of one file shares: its group and, unless a tool says otherwise, its scope. */
+export interface ToolDefaults {
+  group: string;
+  scope: string | null;
+}
+
+type Declared<I extends Shape, O extends Shape, Ctx, State> = ToolDefinition<I, O, Ctx, State>;
+type WithDefaults<I extends Shape, O extends Shape, Ctx, State> = Omit<
+  Declared<I, O, Ctx, State>,
+  "group" | "scope"
+> &
+  Partial<Pick<Declared<I, O, Ctx, State>, "group" | "scope">>;
+
 /**
  * Returns a `defineTool` bound to a server's context and state types, so every declaration
- * type-checks its handler against the same context without repeating generics.
+ * type-checks its handler against the same context without repeating generics. With `defaults`, a
+ * file states its group and scope once and its declarations leave them out (or override the scope).
  */
-export function toolFactory<Ctx, State = undefined>() {
+export function toolFactory<Ctx, State = undefined>(): <I extends Shape, O extends Shape>(
+  def: Declared<I, O, Ctx, State>,
+) => Declared<I, O, Ctx, State>;
+export function toolFactory<Ctx, State = undefined>(
+  defaults: ToolDefaults,
+): <I extends Shape, O extends Shape>(def: WithDefaults<I, O, Ctx, State>) => Declared<I, O, Ctx, State>;
+export function toolFactory<Ctx, State = undefined>(defaults?: ToolDefaults) {
   return function defineTool<I extends Shape, O extends Shape>(
-    def: ToolDefinition<I, O, Ctx, State>,
-  ): ToolDefinition<I, O, Ctx, State> {
-    return def;
+    def: WithDefaults<I, O, Ctx, State>,
+  ): Declared<I, O, Ctx, State> {
+    const group = def.group ?? defaults?.group;
+    const scope = def.scope !== undefined ? def.scope : defaults?.scope;
+    if (group === undefined || scope === undefined) {
+      throw new Error(`Tool "${def.name}" needs a group and a scope (or a toolFactory with defaults)`);
+    }
+    return { ...def, group, scope };
   };
 }

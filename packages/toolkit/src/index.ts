@@ -1,5 +1,6 @@
 export type { Annotations, AnyTool, Caller, CallInfo, Shape, ToolDefinition } from "./define.js";
-export { toolFactory } from "./define.js";
+export { hints, openWorld } from "./annotations.js";
+export { type ToolDefaults, toolFactory } from "./define.js";
 export {
   defineReasons,
   type ErrorBody,

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { hints, openWorld } from "../src/annotations.js";
+import { toolFactory } from "../src/define.js";
 import { echo, serverOf, tool, z } from "./helpers.js";
 
 const base = {
@@ -110,5 +112,55 @@ describe("tools/list is deterministic", () => {
     const anyOf = listed?.outputSchema?.["anyOf"] as { title?: string }[];
     expect(anyOf).toHaveLength(2);
     expect(anyOf[1]?.title).toBe("ToolError");
+  });
+});
+
+describe("the shared vocabulary", () => {
+  const filed = toolFactory<{ greeting: string }>({ group: "Filed", scope: "x:read" });
+  const common = {
+    title: "T",
+    description: "D.",
+    input: {},
+    output: { ok: z.boolean() },
+    summary: () => "ok",
+    handler: () => ({ ok: true }),
+  };
+
+  it("a factory with defaults gives each declaration its file's group and scope, which a tool may override", () => {
+    const reads = filed({ ...common, name: "reads", annotations: hints.readOnly });
+    const writes = filed({ ...common, name: "writes", scope: "x:write", annotations: hints.additive });
+    const open = filed({
+      ...common,
+      name: "anyone",
+      scope: null,
+      annotations: openWorld(hints.idempotentWrite),
+    });
+    const listed = serverOf([reads, writes, open]).kit.listTools();
+    expect(listed.map((t) => t._meta)).toEqual([
+      { "io.mcpforge/group": "Filed" },
+      { "io.mcpforge/group": "Filed", "io.mcpforge/scope": "x:read" },
+      { "io.mcpforge/group": "Filed", "io.mcpforge/scope": "x:write" },
+    ]);
+    expect(listed[0]?.annotations).toEqual({
+      title: "T",
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: true,
+    });
+  });
+
+  it("every preset states all four hints, and only openWorld() opens the world", () => {
+    for (const preset of Object.values(hints)) {
+      expect(Object.keys(preset).sort()).toEqual(["destructive", "idempotent", "openWorld", "readOnly"]);
+      expect(preset.openWorld).toBe(false);
+      expect(openWorld(preset)).toEqual({ ...preset, openWorld: true });
+    }
+    expect(hints.destructiveIdempotent).toEqual({
+      readOnly: false,
+      destructive: true,
+      idempotent: true,
+      openWorld: false,
+    });
   });
 });
