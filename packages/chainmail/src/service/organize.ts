@@ -12,6 +12,8 @@ import { decodeRef, encodeRef, type MessageRef } from "../refs.js";
 import { type Call, type ServiceContext, audit, q } from "./context.js";
 
 export const MAX_BATCH = 500;
+/** The longest Gmail label name; the MCP schema advertises this same bound. */
+export const MAX_LABEL_LENGTH = 225;
 
 export interface Outcome {
   ref: string;
@@ -294,7 +296,7 @@ export function toLabels(names: string[], what: string): string[] {
       return sys;
     }
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-    if (n.trim() === "" || n.length > 225 || /[\x00-\x1f\x7f]/.test(n)) {
+    if (n.trim() === "" || n.length > MAX_LABEL_LENGTH || /[\x00-\x1f\x7f]/.test(n)) {
       throw new MailError("INVALID_ARGUMENT", `${what}[${i}] is not a valid label name`);
     }
     return n;
