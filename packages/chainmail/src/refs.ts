@@ -2,7 +2,7 @@
  * Refs name one message: account, folder, UIDVALIDITY and UID, as "m1." + base64url(JSON). Opaque to
  * callers; validated on the way in. A ref whose UIDVALIDITY no longer matches its folder is STALE_REF.
  */
-import { MailError } from "./errors.js";
+import { MailError, quoteServerText } from "./errors.js";
 
 export interface MessageRef {
   account: string;
@@ -54,6 +54,6 @@ export function decodeRef(ref: unknown): MessageRef {
 export function staleRef(ref: MessageRef): MailError {
   return new MailError(
     "STALE_REF",
-    `the ref names a message in ${JSON.stringify(ref.folder)} before the folder was recreated on the server`,
+    `the ref names a message in ${quoteServerText(ref.folder)} before the folder was recreated on the server`,
   );
 }

@@ -4,7 +4,7 @@
  */
 import type { FetchMessageObject, ImapFlow, MessageStructureObject } from "imapflow";
 import { type AddressObject, simpleParser } from "mailparser";
-import { MailError } from "../errors.js";
+import { MailError, quoteServerText } from "../errors.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
 import { htmlToText, shapeBody } from "./body.js";
@@ -77,7 +77,7 @@ export async function examine(client: ImapFlow, ref: MessageRef): Promise<void> 
       await client.mailboxOpen(ref.folder, { readOnly: true });
     } catch (err) {
       if (client.usable)
-        throw new MailError("NOT_FOUND", `the folder ${JSON.stringify(ref.folder)} no longer exists`);
+        throw new MailError("NOT_FOUND", `the folder ${quoteServerText(ref.folder)} no longer exists`);
       throw err;
     }
   }
@@ -97,7 +97,7 @@ export async function select(
       await client.mailboxOpen(folder);
     } catch (err) {
       if (client.usable)
-        throw new MailError("NOT_FOUND", `the folder ${JSON.stringify(folder)} no longer exists`);
+        throw new MailError("NOT_FOUND", `the folder ${quoteServerText(folder)} no longer exists`);
       throw err;
     }
   }

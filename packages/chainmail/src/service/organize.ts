@@ -5,7 +5,7 @@
  */
 import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
-import { type ErrorBody, MailError, toErrorBody } from "../errors.js";
+import { type ErrorBody, MailError, quoteServerText, toErrorBody } from "../errors.js";
 import { findByRole, findFolder } from "../imap/folders.js";
 import { changeFlags, existing, expungeUids, type FolderBatch, transfer } from "../imap/organize.js";
 import { decodeRef, encodeRef, type MessageRef } from "../refs.js";
@@ -164,7 +164,7 @@ async function destination(client: ImapFlow, folder: string): Promise<string> {
   if (!f)
     throw new MailError(
       "NOT_FOUND",
-      `no folder ${JSON.stringify(folder)} on this account`,
+      `no folder ${quoteServerText(folder)} on this account`,
       "list_folders gives the folder names.",
     );
   return f.path;
