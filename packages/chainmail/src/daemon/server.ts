@@ -57,7 +57,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }
   let config: Config = loadConfig(home.configFile);
   let configMtime = fs.existsSync(home.configFile) ? fs.statSync(home.configFile).mtimeMs : 0;
-  const state = new StateDb(home.dbFile);
+  const state = new StateDb(home.dbFile, { log });
   const pool = new ImapPool(home.secretsDir);
   const ctx: ServiceContext = { config, home, pool, state };
   // cache.db sits next to state.db; the runner reads ctx.config on every use, so reloads apply.
