@@ -7,6 +7,7 @@ import fs from "node:fs";
 import net from "node:net";
 import { type Config, changedConnections, loadConfig } from "../config.js";
 import { MailError, toErrorBody } from "../errors.js";
+import { removeStaleParts } from "../files/save.js";
 import { ensurePrivateDir, type Home } from "../home.js";
 import { ImapPool } from "../imap/connection.js";
 import type { ServiceContext } from "../service/context.js";
@@ -61,6 +62,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   let configMtime = fs.existsSync(home.configFile) ? fs.statSync(home.configFile).mtimeMs : 0;
   const state = new StateDb(home.dbFile, { log });
   const pool = new ImapPool(home.secretsDir);
+  // Temp files a crash left in the default save dir; other dirs are cleaned before each save there.
+  removeStaleParts(home.attachmentsDir);
   const ctx: ServiceContext = { config, home, pool, state };
   // cache.db sits next to state.db; the runner reads ctx.config on every use, so reloads apply.
   if (config.cache.enabled)
