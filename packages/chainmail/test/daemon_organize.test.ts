@@ -286,3 +286,30 @@ describe("audit", () => {
     expect((await env.client.listAccounts()).accounts).toHaveLength(2);
   });
 });
+
+describe("flags in any case on Dovecot", () => {
+  // Dovecot compares keywords without case itself; the cache and the server path must agree with it.
+  it("set_flags and label: terms agree between the cache and the server", async () => {
+    const [a] = await refs('subject:"Filler message 5"', "work");
+    const both = async (query: string) => {
+      await env.client.cacheSync({ accounts: ["work"] });
+      const out: Record<string, string[]> = {};
+      for (const source of ["cache", "server"] as const) {
+        const r = await env.client.search({ query, accounts: ["work"], source, limit: 200 });
+        expect(r.source).toBe(source);
+        out[source] = r.rows.map((x) => `${x.ref} ${x.flags.join(",")} ${x.keywords.join(",")}`);
+      }
+      expect(out["cache"]).toEqual(out["server"]);
+      return out["server"]!;
+    };
+    await env.client.setFlags({ refs: [a!], add: ["$Label1", "SEEN"] });
+    expect(await both("label:$LABEL1")).toEqual([`${a} seen $Label1`]);
+    expect(await both("label:$label1 is:read")).toEqual([`${a} seen $Label1`]);
+    await env.client.setFlags({ refs: [a!], add: ["$LABEL1"], remove: ["Seen"] });
+    expect(await both("label:$label1")).toEqual([`${a}  $Label1`]);
+    await env.client.setFlags({ refs: [a!], remove: ["$LABEL1"] });
+    expect(await both("label:$Label1")).toEqual([]);
+    const m = (await env.client.getMessages({ refs: [a!] })).messages[0]!;
+    expect(m.keywords).toEqual([]);
+  });
+});

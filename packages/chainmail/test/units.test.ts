@@ -2,7 +2,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { splitFlags as cacheSplitFlags } from "../src/cache/store.js";
 import { parseConfig } from "../src/config.js";
+import { keywordSpellings } from "../src/imap/flags.js";
+import { splitFlags } from "../src/imap/messages.js";
 import { exitCodeOf, quoteServerText, REASONS } from "../src/errors.js";
 import { mapImapError } from "../src/imap/connection.js";
 import {
@@ -143,6 +146,39 @@ describe("home and secrets", () => {
     expect(fs.statSync(path.join(dir, "a.secret")).mode & 0o777).toBe(0o600);
     expect(getSecret(dir, "b")).toBeUndefined();
     expect(() => setSecret(dir, "a", "\n")).toThrow(/empty/);
+  });
+});
+
+describe("flags in any case", () => {
+  it("split the same on the server path and in the cache", () => {
+    const raw = new Set(["\\SEEN", "\\flagged", "\\Recent", "\\Custom", "$Label1", "$label1", "Work"]);
+    expect(splitFlags(raw)).toEqual({ flags: ["flagged", "seen"], keywords: ["$Label1", "Work"] });
+    expect(cacheSplitFlags(raw)).toEqual({
+      seen: 1,
+      flagged: 1,
+      answered: 0,
+      draft: 0,
+      deleted: 0,
+      keywords: ["$Label1", "Work"],
+    });
+  });
+
+  it("send the folder's spelling of a keyword, and every spelling to remove", () => {
+    const known = ["\\Seen", "$Label1", "$LABEL1", "Todo"];
+    expect(keywordSpellings(["\\Seen", "$label1", "todo", "New"], known, "add")).toEqual([
+      "\\Seen",
+      "$Label1",
+      "Todo",
+      "New",
+    ]);
+    expect(keywordSpellings(["$label1", "TODO", "gone"], known, "remove")).toEqual([
+      "$label1",
+      "$Label1",
+      "$LABEL1",
+      "TODO",
+      "Todo",
+      "gone",
+    ]);
   });
 });
 

@@ -7,6 +7,7 @@ import { type AddressObject, simpleParser } from "mailparser";
 import { MailError, quoteServerText } from "../errors.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
+import { classifyFlags } from "./flags.js";
 import { htmlToText, shapeBody } from "./body.js";
 import { displayName } from "./folders.js";
 
@@ -49,24 +50,10 @@ export interface Message {
   source: "server" | "cache";
 }
 
-const SHORT_FLAGS: Record<string, string> = {
-  "\\Seen": "seen",
-  "\\Flagged": "flagged",
-  "\\Answered": "answered",
-  "\\Draft": "draft",
-  "\\Deleted": "deleted",
-};
-
+/** Short system flag names and keywords, sorted; case-insensitive as IMAP flags are (see flags.ts). */
 export function splitFlags(flags: Iterable<string> | undefined): { flags: string[]; keywords: string[] } {
-  const out = { flags: [] as string[], keywords: [] as string[] };
-  for (const f of flags ?? []) {
-    const short = SHORT_FLAGS[f];
-    if (short) out.flags.push(short);
-    else if (f !== "\\Recent") out.keywords.push(f);
-  }
-  out.flags.sort();
-  out.keywords.sort();
-  return out;
+  const { system, keywords } = classifyFlags(flags);
+  return { flags: [...system].sort(), keywords: keywords.sort() };
 }
 
 /** Opens the ref's folder read-only and checks its UIDVALIDITY. */

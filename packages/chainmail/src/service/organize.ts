@@ -6,6 +6,7 @@
 import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
 import { type ErrorBody, MailError, quoteServerText, toErrorBody } from "../errors.js";
+import { keywordSpellings, knownKeywords } from "../imap/flags.js";
 import { findByRole, findFolder } from "../imap/folders.js";
 import { changeFlags, existing, expungeUids, type FolderBatch, transfer } from "../imap/organize.js";
 import { decodeRef, encodeRef, type MessageRef } from "../refs.js";
@@ -276,7 +277,16 @@ export function setFlags(ctx: ServiceContext, call: Call, refs: string[], add: s
     action: "flags",
     describe: `flags +${a.length} -${r.length}:`,
     prepare: async () => async (client, b) => {
-      await changeFlags(client, b, a, r, false);
+      // Keywords compare without case: send the spellings the folder uses (see imap/flags.ts).
+      const needsKnown = [...a, ...r].some((f) => !f.startsWith("\\"));
+      const known = needsKnown ? await knownKeywords(client, b.uids) : [];
+      await changeFlags(
+        client,
+        b,
+        keywordSpellings(a, known, "add"),
+        keywordSpellings(r, known, "remove"),
+        false,
+      );
       return sameRefs(b);
     },
   });
