@@ -145,7 +145,7 @@ export class ImapPool {
     });
   }
 
-  /** Drops an account's connection at once (a failed login, a test's server restart). */
+  /** Drops an account's connection at once, even under a call in flight (retire waits for it). */
   drop(name: string): void {
     const slot = this.slots.get(name);
     slot?.client?.close();
