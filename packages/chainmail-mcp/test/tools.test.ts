@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { MAX_LABEL_LENGTH } from "@mcpforge/chainmail";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   call,
@@ -394,6 +395,36 @@ describe("organizing", () => {
     const a = await refOf("HTML only newsletter");
     const e = await fails(m.client, "set_labels", { refs: [a], add: ["Work"] });
     expect(e.reason).toBe("UNSUPPORTED");
+  });
+
+  it("set_labels advertises the label bound the daemon applies (Gmail's 225 characters)", async () => {
+    const tool = (await m.client.listTools()).tools.find((t) => t.name === "set_labels")!;
+    const props = tool.inputSchema.properties as Record<string, { items: { maxLength: number } }>;
+    expect(MAX_LABEL_LENGTH).toBe(225);
+    expect(props["add"]!.items.maxLength).toBe(MAX_LABEL_LENGTH);
+    expect(props["remove"]!.items.maxLength).toBe(MAX_LABEL_LENGTH);
+    const a = await refOf("HTML only newsletter");
+    // The longest label the schema admits passes the daemon's checks too: only the provider refuses it.
+    for (const key of ["add", "remove"]) {
+      const longest = await fails(m.client, "set_labels", {
+        refs: [a],
+        [key]: ["l".repeat(MAX_LABEL_LENGTH)],
+      });
+      expect(longest.reason).toBe("UNSUPPORTED");
+      const over = await fails(m.client, "set_labels", {
+        refs: [a],
+        [key]: ["l".repeat(MAX_LABEL_LENGTH + 1)],
+      });
+      expect(over.reason).toBe("INVALID_ARGUMENT");
+      expect(over.message).toContain(String(MAX_LABEL_LENGTH));
+    }
+    // The daemon refuses the same length for any client, with the same bound.
+    await expect(
+      m.env.client.setLabels({ refs: [a], add: ["l".repeat(MAX_LABEL_LENGTH + 1)] }),
+    ).rejects.toMatchObject({ reason: "INVALID_ARGUMENT", message: expect.stringMatching(/add\[0\]/) });
+    await expect(
+      m.env.client.setLabels({ refs: [a], add: ["l".repeat(MAX_LABEL_LENGTH)] }),
+    ).rejects.toMatchObject({ reason: "UNSUPPORTED" });
   });
 
   it("expunge acts where the policy allows it and reports POLICY_DENIED per ref elsewhere", async () => {

@@ -270,3 +270,12 @@ export function loadConfig(file: string): Config {
   }
   return parseConfig(text, file);
 }
+
+/** What an account's IMAP connection depends on; a change of any of it needs a new connection. */
+const connectionKey = (a: AccountConfig) => JSON.stringify([a.provider, a.username, a.imap]);
+
+/** Accounts of `prev` that `next` removed or whose IMAP connection settings it changed. */
+export function changedConnections(prev: Config, next: Config): string[] {
+  const now = new Map(next.accounts.map((a) => [a.name, connectionKey(a)]));
+  return prev.accounts.filter((a) => now.get(a.name) !== connectionKey(a)).map((a) => a.name);
+}

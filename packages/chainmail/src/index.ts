@@ -7,7 +7,7 @@ export { type AccountConfig, type Config, loadConfig, parseConfig } from "./conf
 export { decodeRef, encodeRef, type MessageRef } from "./refs.js";
 export type { AccountSummary } from "./service/accounts.js";
 export type { ListFoldersResult, FolderRow } from "./service/folders.js";
-export type { BatchResult, Outcome } from "./service/organize.js";
+export { type BatchResult, MAX_LABEL_LENGTH, type Outcome } from "./service/organize.js";
 export type { GetMessagesResult, SavedFile } from "./service/reading.js";
 export type { SearchResult, SearchRow } from "./service/search.js";
 export type { Message, AttachmentInfo, Address } from "./imap/messages.js";

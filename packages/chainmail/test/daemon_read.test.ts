@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MailError } from "../src/errors.js";
-import { decodeRef } from "../src/refs.js";
+import { decodeRef, encodeRef } from "../src/refs.js";
 import { generateCorpus, INJECTION_TEXT, TINY_PNG } from "./support/corpus.js";
 import { type MailEnv, startMailEnv } from "./support/mailenv.js";
 
@@ -224,6 +224,82 @@ describe("files", () => {
     const a = await env.client.downloadAttachment({ ref, part: m.attachments[0]!.part, dir });
     expect(path.dirname(a.path)).toBe(dir);
     expect(path.basename(a.path)).toBe("etc_.passwd.txt");
+  });
+
+  it("strips invisible characters from a saved name; refuses a dir under a symlink or a shared ancestor", async () => {
+    const raw = [
+      "From: Sender <s@example.com>",
+      "To: alice@example.com",
+      "Subject: Invisible name",
+      "Message-ID: <invisible@example.com>",
+      "MIME-Version: 1.0",
+      'Content-Type: multipart/mixed; boundary="b"',
+      "",
+      "--b",
+      "Content-Type: text/plain",
+      "",
+      "see attached",
+      "--b",
+      "Content-Type: application/pdf",
+      // in<ZWSP>voice<LS><BOM><RLO>.pdf
+      "Content-Disposition: attachment; filename*=utf-8''in%E2%80%8Bvoice%E2%80%A8%EF%BB%BF%E2%80%AE.pdf",
+      "Content-Transfer-Encoding: base64",
+      "",
+      Buffer.from("%PDF-1.4 test").toString("base64"),
+      "--b--",
+      "",
+    ].join("\r\n");
+    // A folder of its own, opened fresh, so no earlier selection of INBOX hides the new message.
+    const c = await env.dv.connect("alice");
+    await c.mailboxCreate("Invisible");
+    await c.logout();
+    const put = await env.dv.appendMessage("alice", "Invisible", raw);
+    const ref = encodeRef({
+      account: "work",
+      folder: "Invisible",
+      uidValidity: put.uidValidity,
+      uid: put.uid,
+    });
+    const m = (await env.client.getMessages({ refs: [ref] })).messages[0]!;
+    const part = m.attachments[0]!.part;
+    const dir = fs.mkdtempSync(path.join(env.dir, "dl-"));
+    fs.chmodSync(dir, 0o700);
+    const a = await env.client.downloadAttachment({ ref, part, dir });
+    expect(path.basename(a.path)).toBe("invoice.pdf");
+
+    // A dir that is fine itself but reached through a symlink, or under a dir others can write to.
+    fs.symlinkSync(env.dir, path.join(dir, "via"));
+    await expect(
+      env.client.downloadAttachment({ ref, part, dir: path.join(dir, "via", path.basename(dir)) }),
+    ).rejects.toMatchObject({ reason: "INVALID_ARGUMENT", message: expect.stringMatching(/symlink/) });
+    const open = fs.mkdtempSync(path.join(env.dir, "open-"));
+    fs.mkdirSync(path.join(open, "mine"), { mode: 0o700 });
+    fs.chmodSync(open, 0o777);
+    await expect(
+      env.client.downloadAttachment({ ref, part, dir: path.join(open, "mine") }),
+    ).rejects.toMatchObject({
+      reason: "INVALID_ARGUMENT",
+      message: expect.stringMatching(/writable by other users/),
+    });
+    expect(fs.readdirSync(path.join(open, "mine"))).toEqual([]);
+  });
+
+  it("removes temp files a crash left: in the default dir at start, in a dir before a save there", async () => {
+    const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    const leftover = ".chainmail-00112233445566ff.part";
+    const defaultDir = path.join(env.dir, "cache", "chainmail", "attachments");
+    fs.mkdirSync(defaultDir, { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(defaultDir, leftover), "half a message");
+    fs.utimesSync(path.join(defaultDir, leftover), old, old);
+    await env.restartDaemon();
+    expect(fs.existsSync(path.join(defaultDir, leftover))).toBe(false);
+
+    const dir = fs.mkdtempSync(path.join(env.dir, "dl-"));
+    fs.chmodSync(dir, 0o700);
+    fs.writeFileSync(path.join(dir, leftover), "half an attachment");
+    fs.utimesSync(path.join(dir, leftover), old, old);
+    await env.client.saveRaw({ ref: await refOf("Filler message 3"), dir });
+    expect(fs.readdirSync(dir)).toEqual(["message.eml"]);
   });
 
   it("refuses relative, missing, shared and foreign dirs; an unknown part is NOT_FOUND", async () => {

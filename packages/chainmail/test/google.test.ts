@@ -17,6 +17,16 @@ import { generateCorpus } from "./support/corpus.js";
 import { type GmailServer, startGmail } from "./support/gmail.js";
 
 const corpus = generateCorpus({ threads: 2, fillers: 2, hugeBytes: 0 });
+const MIXED_CASE = [
+  "From: Mixed <mixed@example.com>",
+  "To: gina@example.com",
+  "Subject: Mixed case flags",
+  "Message-ID: <mixed-case@example.com>",
+  "Date: Tue, 2 Dec 2025 09:00:00 +0000",
+  "",
+  "flags in any case",
+  "",
+].join("\r\n");
 let gm: GmailServer;
 let dir: string;
 let daemon: Daemon;
@@ -26,7 +36,11 @@ beforeAll(async () => {
   gm = await startGmail({
     user: "gina",
     password: "gina-pw",
-    inbox: corpus.map((m) => ({ raw: m.raw, flags: m.flags ?? [] })),
+    inbox: [
+      ...corpus.map((m) => ({ raw: m.raw, flags: m.flags ?? [] })),
+      // A server that keeps flags as they were sent: a system flag in capitals, a keyword in mixed case.
+      { raw: MIXED_CASE, flags: ["\\SEEN", "$Label1"] },
+    ],
   });
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-gmail-"));
   const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
@@ -156,5 +170,56 @@ describe("Google accounts", () => {
     } finally {
       await imap.logout();
     }
+  });
+});
+
+describe("flags in any case", () => {
+  const query = 'subject:"mixed case flags"';
+  const rowOf = async (source: "server" | "cache") => {
+    const r = await client.search({ query, source });
+    expect(r.source).toBe(source);
+    return r.rows[0]!;
+  };
+
+  it("read the same on the server path and from the cache", async () => {
+    await client.cacheSync({ accounts: ["gmail"] });
+    const server = await rowOf("server");
+    const cached = await rowOf("cache");
+    expect(cached.ref).toBe(server.ref);
+    expect({ flags: server.flags, keywords: server.keywords }).toEqual({
+      flags: ["seen"],
+      keywords: ["$Label1"],
+    });
+    expect({ flags: cached.flags, keywords: cached.keywords }).toEqual({
+      flags: ["seen"],
+      keywords: ["$Label1"],
+    });
+    for (const source of ["server", "cache"] as const) {
+      const read = await client.search({ query: `${query} is:read`, source });
+      const unread = await client.search({ query: `${query} is:unread`, source });
+      expect([source, read.count, unread.count]).toEqual([source, 1, 0]);
+    }
+  });
+
+  it("set_flags removes and adds a keyword whatever case the server keeps it in", async () => {
+    const ref = (await rowOf("server")).ref;
+    const message = async () => {
+      const m = (await client.getMessages({ refs: [ref] })).messages[0]!;
+      expect(m.source).toBe("server");
+      return { flags: m.flags, keywords: m.keywords };
+    };
+    expect(await client.setFlags({ refs: [ref], remove: ["$label1"] })).toMatchObject({ succeeded: 1 });
+    expect(await message()).toEqual({ flags: ["seen"], keywords: [] });
+    await client.setFlags({ refs: [ref], add: ["$LABEL1"] });
+    await client.setFlags({ refs: [ref], add: ["$label1", "SEEN"] });
+    expect(await message()).toEqual({ flags: ["seen"], keywords: ["$LABEL1"] });
+    await client.cacheSync({ accounts: ["gmail"] });
+    const cached = await rowOf("cache");
+    expect({ flags: cached.flags, keywords: cached.keywords }).toEqual({
+      flags: ["seen"],
+      keywords: ["$LABEL1"],
+    });
+    await client.setFlags({ refs: [ref], remove: ["$Label1"] });
+    expect(await message()).toEqual({ flags: ["seen"], keywords: [] });
   });
 });

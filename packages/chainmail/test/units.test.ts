@@ -2,10 +2,19 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { splitFlags as cacheSplitFlags } from "../src/cache/store.js";
 import { parseConfig } from "../src/config.js";
+import { keywordSpellings } from "../src/imap/flags.js";
+import { splitFlags } from "../src/imap/messages.js";
 import { exitCodeOf, quoteServerText, REASONS } from "../src/errors.js";
 import { mapImapError } from "../src/imap/connection.js";
-import { checkDir, sanitizeFilename, writeNewFile } from "../src/files/save.js";
+import {
+  checkDir,
+  removeStaleParts,
+  STALE_PART_MS,
+  sanitizeFilename,
+  writeNewFile,
+} from "../src/files/save.js";
 import { resolveHome } from "../src/home.js";
 import { decodeRef, encodeRef } from "../src/refs.js";
 import { getSecret, setSecret } from "../src/secrets.js";
@@ -140,6 +149,39 @@ describe("home and secrets", () => {
   });
 });
 
+describe("flags in any case", () => {
+  it("split the same on the server path and in the cache", () => {
+    const raw = new Set(["\\SEEN", "\\flagged", "\\Recent", "\\Custom", "$Label1", "$label1", "Work"]);
+    expect(splitFlags(raw)).toEqual({ flags: ["flagged", "seen"], keywords: ["$Label1", "Work"] });
+    expect(cacheSplitFlags(raw)).toEqual({
+      seen: 1,
+      flagged: 1,
+      answered: 0,
+      draft: 0,
+      deleted: 0,
+      keywords: ["$Label1", "Work"],
+    });
+  });
+
+  it("send the folder's spelling of a keyword, and every spelling to remove", () => {
+    const known = ["\\Seen", "$Label1", "$LABEL1", "Todo"];
+    expect(keywordSpellings(["\\Seen", "$label1", "todo", "New"], known, "add")).toEqual([
+      "\\Seen",
+      "$Label1",
+      "Todo",
+      "New",
+    ]);
+    expect(keywordSpellings(["$label1", "TODO", "gone"], known, "remove")).toEqual([
+      "$label1",
+      "$Label1",
+      "$LABEL1",
+      "TODO",
+      "Todo",
+      "gone",
+    ]);
+  });
+});
+
 describe("file rules", () => {
   it("sanitizes names", () => {
     expect(sanitizeFilename("../../x/..")).toBe("x");
@@ -160,7 +202,128 @@ describe("file rules", () => {
     expect(fs.readFileSync(path.join(dir, "a.txt"), "utf8")).toBe("keep");
     expect(fs.readdirSync(dir).filter((f) => f.endsWith(".part"))).toEqual([]);
     fs.symlinkSync(dir, `${dir}-link`);
-    expect(() => checkDir(`${dir}-link`, dir)).toThrow(/not a directory/);
+    expect(() => checkDir(`${dir}-link`, dir)).toThrow(/symlink/);
+  });
+
+  it("strips zero-width, separator, bidi and other invisible characters from names", () => {
+    const hidden = [
+      "\u200b",
+      "\u200c",
+      "\u200d",
+      "\u200e",
+      "\u200f",
+      "\u2028",
+      "\u2029",
+      "\u202a",
+      "\u202e",
+      "\u2060",
+      "\u2064",
+      "\u2066",
+      "\u2069",
+      "\ufeff",
+      "\u00ad",
+      "\u061c",
+      "\u180e",
+      "\ufe0f",
+      "\u3164",
+    ];
+    expect(sanitizeFilename(`in${hidden.join("")}voice.pdf`)).toBe("invoice.pdf");
+    // Reversed text ("fdp.exe" shown as "exe.pdf") and a name that hides its real extension.
+    expect(sanitizeFilename("report\u202Efdp.exe")).toBe("reportfdp.exe");
+    expect(sanitizeFilename("\u2028\u200b.bashrc")).toBe("bashrc");
+    expect(sanitizeFilename("\u200b\ufeff")).toBe("attachment");
+  });
+
+  it("checks every ancestor of dir: real directories, owned by this user or root, writable by no other", () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), "cm-anc-"));
+    fs.chmodSync(base, 0o700);
+    const real = path.join(base, "real");
+    fs.mkdirSync(path.join(real, "inner"), { recursive: true, mode: 0o700 });
+    expect(checkDir(path.join(real, "inner"), real)).toBe(path.join(real, "inner"));
+    // /tmp itself is root's and sticky: other users cannot swap what is in it.
+    expect(fs.statSync(os.tmpdir()).mode & 0o1000).toBe(0o1000);
+
+    fs.symlinkSync(real, path.join(base, "via"));
+    expect(() => checkDir(path.join(base, "via", "inner"), real)).toThrow(/through a symlink: its ancestor/);
+    // .. is resolved before the walk, so what is checked is the path that is used.
+    expect(checkDir(path.join(real, "inner", "..", "inner"), real)).toBe(path.join(real, "inner"));
+
+    const open = path.join(base, "open");
+    fs.mkdirSync(path.join(open, "mine"), { recursive: true });
+    fs.chmodSync(open, 0o777);
+    fs.chmodSync(path.join(open, "mine"), 0o700);
+    expect(() => checkDir(path.join(open, "mine"), real)).toThrow(
+      /ancestor .*open" is writable by other users/,
+    );
+    fs.chmodSync(open, 0o1777);
+    // Sticky but not root's: its owner could still replace "mine".
+    if (process.getuid?.() !== 0)
+      expect(() => checkDir(path.join(open, "mine"), real)).toThrow(/writable by other users/);
+    fs.chmodSync(open, 0o770);
+    expect(() => checkDir(path.join(open, "mine"), real)).toThrow(/writable by other users/);
+    fs.chmodSync(open, 0o755);
+    expect(checkDir(path.join(open, "mine"), real)).toBe(path.join(open, "mine"));
+
+    if (process.getuid?.() === 0) {
+      const foreign = path.join(base, "foreign");
+      fs.mkdirSync(path.join(foreign, "mine"), { recursive: true, mode: 0o700 });
+      fs.chownSync(foreign, 65534, 65534);
+      expect(() => checkDir(path.join(foreign, "mine"), real)).toThrow(/owned by another user/);
+    }
+    expect(() => checkDir(path.join(base, "nope", "x"), real)).toThrow(/which does not exist/);
+    fs.rmSync(base, { recursive: true, force: true });
+  });
+
+  it("saves on a filesystem without hard links with O_EXCL, never replacing a file", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-nolink-"));
+    fs.writeFileSync(path.join(dir, "a.txt"), "keep");
+    const calls: string[] = [];
+    // What link() does on FAT, exFAT and many FUSE mounts.
+    const noLinks = (_from: string, to: string) => {
+      calls.push(path.basename(to));
+      throw Object.assign(new Error("EPERM: operation not permitted, link"), { code: "EPERM" });
+    };
+    const first = writeNewFile(dir, "a.txt", Buffer.from("one"), { link: noLinks });
+    const second = writeNewFile(dir, "a.txt", Buffer.from("two"), { link: noLinks });
+    expect([path.basename(first), path.basename(second)]).toEqual(["a (2).txt", "a (3).txt"]);
+    expect(calls).toEqual(["a.txt", "a.txt"]);
+    expect(fs.readFileSync(path.join(dir, "a.txt"), "utf8")).toBe("keep");
+    expect(fs.readFileSync(first, "utf8")).toBe("one");
+    expect(fs.readFileSync(second, "utf8")).toBe("two");
+    expect(fs.statSync(second).mode & 0o777).toBe(0o600);
+    expect(fs.readdirSync(dir).sort()).toEqual(["a (2).txt", "a (3).txt", "a.txt"]);
+    // Any other link() failure is not taken for a missing feature.
+    const broken = () => {
+      throw Object.assign(new Error("EIO"), { code: "EIO" });
+    };
+    expect(() => writeNewFile(dir, "b.txt", Buffer.from("x"), { link: broken })).toThrow(/EIO/);
+    expect(fs.readdirSync(dir).some((f) => f.startsWith("b") || f.endsWith(".part"))).toBe(false);
+  });
+
+  it("removes .part files of ours left by a crash, older than the bound, before a save", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-parts-"));
+    const old = new Date(Date.now() - STALE_PART_MS - 60_000);
+    const stale = ".chainmail-0123456789abcdef.part";
+    const fresh = ".chainmail-fedcba9876543210.part";
+    const notOurs = ".chainmail-report.part";
+    for (const f of [stale, fresh, notOurs]) fs.writeFileSync(path.join(dir, f), "half");
+    fs.mkdirSync(path.join(dir, ".chainmail-00000000000000aa.part"));
+    fs.symlinkSync(path.join(dir, notOurs), path.join(dir, ".chainmail-00000000000000bb.part"));
+    for (const f of [stale, notOurs, ".chainmail-00000000000000aa.part"])
+      fs.utimesSync(path.join(dir, f), old, old);
+    fs.lutimesSync(path.join(dir, ".chainmail-00000000000000bb.part"), old, old);
+    writeNewFile(dir, "x.txt", Buffer.from("x"));
+    expect(fs.readdirSync(dir).sort()).toEqual(
+      [
+        ".chainmail-00000000000000aa.part",
+        ".chainmail-00000000000000bb.part",
+        fresh,
+        notOurs,
+        "x.txt",
+      ].sort(),
+    );
+    expect(removeStaleParts(dir, Date.now() + 2 * STALE_PART_MS)).toBe(1);
+    expect(fs.existsSync(path.join(dir, fresh))).toBe(false);
   });
 });
 

@@ -3,6 +3,7 @@
  * account, and returns one outcome per ref in order; only when every ref fails is the call an error
  * (the daemon raises it with the first failure's reason).
  */
+import { MAX_LABEL_LENGTH } from "@mcpforge/chainmail";
 import { z } from "zod";
 import { defineTool, GROUPS } from "../context.js";
 import { BatchOutput, batchRefs, folderName } from "../schemas.js";
@@ -23,7 +24,7 @@ const FLAG = z
   .max(100)
   .regex(/^[A-Za-z0-9$_.-]+$/, "seen, flagged, answered, draft, or a keyword of A-Z a-z 0-9 $ _ . -");
 
-const LABEL = z.string().min(1).max(300);
+const LABEL = z.string().min(1).max(MAX_LABEL_LENGTH);
 
 export const organizeTools = [
   defineTool({

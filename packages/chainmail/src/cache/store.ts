@@ -1,6 +1,7 @@
 import type { FetchMessageObject, MessageAddressObject } from "imapflow";
 import { type FolderRole, attachmentsFromStructure, listColumn } from "../query/index.js";
 import { type CacheDb, stmt } from "./schema.js";
+import { classifyFlags, type ShortFlag } from "../imap/flags.js";
 
 export interface FolderRow {
   id: number;
@@ -60,22 +61,18 @@ export function threadKey(p: {
   return root ? root.toLowerCase() : `uid:${p.folderId}:${p.uid}`;
 }
 
-const SYSTEM_FLAGS: Record<string, "seen" | "flagged" | "answered" | "draft" | "deleted"> = {
-  "\\seen": "seen",
-  "\\flagged": "flagged",
-  "\\answered": "answered",
-  "\\draft": "draft",
-  "\\deleted": "deleted",
-};
-
+/** The flag columns and keywords of a message; case-insensitive as IMAP flags are (see flags.ts). */
 export function splitFlags(flags: Set<string> | undefined) {
-  const out = { seen: 0, flagged: 0, answered: 0, draft: 0, deleted: 0, keywords: [] as string[] };
-  for (const f of flags ?? []) {
-    const sys = SYSTEM_FLAGS[f.toLowerCase()];
-    if (sys) out[sys] = 1;
-    else if (!f.startsWith("\\")) out.keywords.push(f);
-  }
-  return out;
+  const { system, keywords } = classifyFlags(flags);
+  const bit = (f: ShortFlag) => (system.has(f) ? 1 : 0);
+  return {
+    seen: bit("seen"),
+    flagged: bit("flagged"),
+    answered: bit("answered"),
+    draft: bit("draft"),
+    deleted: bit("deleted"),
+    keywords,
+  };
 }
 
 const ftsDelete = (db: CacheDb, id: number) => stmt(db, "DELETE FROM messages_fts WHERE rowid = ?").run(id);

@@ -46,7 +46,13 @@ export class CacheRunner {
   private readonly watches = new Map<string, InboxWatch>();
   /** The folder each account's watch is on (All Mail on Gmail), for errors before it is known. */
   private readonly watchFolders = new Map<string, string>();
+  /** Accounts the background schedule covers, each with a generation that a reconnect bumps. */
+  private readonly watchGen = new Map<string, number>();
+  private generations = 0;
+  /** Watches being stopped by a config change; stop() waits for them too. */
+  private readonly ending = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
+  private timerMs = 0;
   private retryTimers = new Set<NodeJS.Timeout>();
   private stopped = false;
   /** Accounts changed through the daemon since their last pass began, with a change counter. */
@@ -68,14 +74,52 @@ export class CacheRunner {
 
   /** Starts the background schedule (when the config asks for it). */
   start(): void {
-    if (!this.settings.background) return;
-    for (const a of this.config().accounts) {
-      void this.sync(a).then(() => this.watch(a.name));
+    this.reconcile([]);
+  }
+
+  /**
+   * Follows a config change without a restart: an added account gets its first pass and its watch,
+   * a removed one loses its watch, and one whose connection settings changed (`changed`) gets a
+   * new watch. Turning `background` on or off, or a new interval, applies too.
+   */
+  reconcile(changed: string[]): void {
+    if (this.stopped) return;
+    const every = this.settings.background ? this.settings.sync_interval_seconds * 1000 : 0;
+    if (this.timer && this.timerMs !== every) {
+      clearInterval(this.timer);
+      this.timer = undefined;
     }
-    this.timer = setInterval(() => {
-      for (const a of this.config().accounts) void this.sync(a);
-    }, this.settings.sync_interval_seconds * 1000);
-    this.timer.unref();
+    if (every && !this.timer) {
+      this.timer = setInterval(() => {
+        for (const a of this.config().accounts) void this.sync(a);
+      }, every);
+      this.timer.unref();
+      this.timerMs = every;
+    }
+    const names = new Set(every ? this.config().accounts.map((a) => a.name) : []);
+    const ending = [...this.watchGen.keys()].filter((n) => !names.has(n) || changed.includes(n));
+    for (const name of ending) {
+      // Without its generation, the old watch's end and any pending retry stand down.
+      this.watchGen.delete(name);
+      const w = this.watches.get(name);
+      this.watches.delete(name);
+      // The new watch starts only after the old one has ended, so one INBOX never has two.
+      const ended = (async () => {
+        await w?.stop();
+        if (this.config().accounts.some((a) => a.name === name)) this.begin(name);
+      })();
+      this.ending.add(ended);
+      void ended.finally(() => this.ending.delete(ended));
+    }
+    for (const name of names) if (!ending.includes(name)) this.begin(name);
+  }
+
+  private begin(name: string): void {
+    if (this.stopped || !this.settings.background || this.watchGen.has(name)) return;
+    const gen = ++this.generations;
+    this.watchGen.set(name, gen);
+    const a = this.config().accounts.find((x) => x.name === name);
+    if (a) void this.sync(a).then(() => this.watch(name, gen));
   }
 
   /**
@@ -155,8 +199,9 @@ export class CacheRunner {
     return report;
   }
 
-  private async watch(name: string): Promise<void> {
-    if (this.stopped || this.watches.has(name)) return;
+  private async watch(name: string, gen: number): Promise<void> {
+    const current = () => !this.stopped && this.watchGen.get(name) === gen;
+    if (!current() || this.watches.has(name)) return;
     const account = this.config().accounts.find((a) => a.name === name);
     if (!account) return;
     let folder = this.watchFolders.get(name) ?? "INBOX";
@@ -174,29 +219,30 @@ export class CacheRunner {
           this.log(`cache watch of ${name} failed: ${toErrorBody(mapImapError(e, name)).reason}`),
         bodies: { dailyBudgetBytes: this.settings.daily_budget_bytes },
       });
-      if (this.stopped) {
+      if (!current()) {
         await w.stop();
         return;
       }
       this.watches.set(name, w);
       void w.done.then(() => {
+        if (!current()) return;
         this.watches.delete(name);
-        this.retryWatch(name);
+        this.retryWatch(name, gen);
       });
     } catch (err) {
       const body = toErrorBody(mapImapError(err, name));
       // A watch that cannot start leaves its folder on the last-sync rule; cache_status says why.
       if (!started) recordWatchError(name, folder, new Error(body.message));
       this.log(`cache watch of ${name} failed: ${body.reason}`);
-      this.retryWatch(name);
+      this.retryWatch(name, gen);
     }
   }
 
-  private retryWatch(name: string): void {
+  private retryWatch(name: string, gen: number): void {
     if (this.stopped) return;
     const t = setTimeout(() => {
       this.retryTimers.delete(t);
-      void this.watch(name);
+      void this.watch(name, gen);
     }, WATCH_RETRY_MS);
     t.unref();
     this.retryTimers.add(t);
@@ -218,6 +264,7 @@ export class CacheRunner {
     if (this.timer) clearInterval(this.timer);
     for (const t of this.retryTimers) clearTimeout(t);
     await Promise.allSettled([...this.watches.values()].map((w) => w.stop()));
+    await Promise.allSettled([...this.ending]);
     await Promise.allSettled([...this.running.values()]);
     this.db.close();
   }

@@ -4,7 +4,16 @@ import { decodeRef } from "../refs.js";
 import { listAccounts, testAccount } from "../service/accounts.js";
 import { accountsOf, audit, type Call, cacheOf, type ServiceContext } from "../service/context.js";
 import { createFolderCall, deleteFolderCall, listFolders, renameFolderCall } from "../service/folders.js";
-import { archive, expunge, MAX_BATCH, move, setFlags, setLabels, trash } from "../service/organize.js";
+import {
+  archive,
+  expunge,
+  MAX_BATCH,
+  MAX_LABEL_LENGTH,
+  move,
+  setFlags,
+  setLabels,
+  trash,
+} from "../service/organize.js";
 import { downloadAttachment, getMessages, getThread, saveRaw } from "../service/reading.js";
 import { search, type SearchSource } from "../service/search.js";
 import { asParams, bool, int, type Params, str, strArray } from "./params.js";
@@ -91,8 +100,8 @@ export const HANDLERS: Record<Method, Handler> = {
       ctx,
       call,
       refsOf(p),
-      strArray(p, "add", { max: 50, itemMax: 300 }),
-      strArray(p, "remove", { max: 50, itemMax: 300 }),
+      strArray(p, "add", { max: 50, itemMax: MAX_LABEL_LENGTH }),
+      strArray(p, "remove", { max: 50, itemMax: MAX_LABEL_LENGTH }),
     ),
   "cache.status": (ctx, _call, p) => {
     const names = accountsOf(ctx, strArray(p, "accounts", { max: 100, itemMax: 64 })).map((a) => a.name);

@@ -5,8 +5,9 @@
  */
 import fs from "node:fs";
 import net from "node:net";
-import { type Config, loadConfig } from "../config.js";
+import { type Config, changedConnections, loadConfig } from "../config.js";
 import { MailError, toErrorBody } from "../errors.js";
+import { removeStaleParts } from "../files/save.js";
 import { ensurePrivateDir, type Home } from "../home.js";
 import { ImapPool } from "../imap/connection.js";
 import type { ServiceContext } from "../service/context.js";
@@ -24,6 +25,8 @@ export interface DaemonOptions {
   home: Home;
   /** Where unexpected errors go; never given secrets or bodies. */
   log?: (line: string) => void;
+  /** How often config.toml's mtime is checked between requests (default 2000 ms). */
+  configPollMs?: number;
 }
 
 async function socketIsLive(path: string): Promise<boolean> {
@@ -57,23 +60,30 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }
   let config: Config = loadConfig(home.configFile);
   let configMtime = fs.existsSync(home.configFile) ? fs.statSync(home.configFile).mtimeMs : 0;
-  const state = new StateDb(home.dbFile);
+  const state = new StateDb(home.dbFile, { log });
   const pool = new ImapPool(home.secretsDir);
+  // Temp files a crash left in the default save dir; other dirs are cleaned before each save there.
+  removeStaleParts(home.attachmentsDir);
   const ctx: ServiceContext = { config, home, pool, state };
   // cache.db sits next to state.db; the runner reads ctx.config on every use, so reloads apply.
   if (config.cache.enabled)
     ctx.cache = new CacheRunner(home.cacheFile, () => ctx.config, home.secretsDir, log);
 
-  // The policy is read from config.toml on every call that follows an edit of the file, so a user's
-  // change takes effect without a restart; an invalid edit keeps the last good config and is logged.
+  // config.toml is re-read before every call that follows an edit and on a timer, so a user's change
+  // (policy, a new account) takes effect without a restart; an invalid edit keeps the last good
+  // config and is logged. Calls in flight keep their connections: an account whose connection
+  // settings changed gets a new one after them, and the cache's watches follow the new accounts.
   const refreshConfig = () => {
     const m = fs.existsSync(home.configFile) ? fs.statSync(home.configFile).mtimeMs : 0;
     if (m === configMtime) return;
     try {
+      const prev = config;
       config = loadConfig(home.configFile);
       configMtime = m;
       ctx.config = config;
-      for (const a of config.accounts) pool.drop(a.name);
+      const changed = changedConnections(prev, config);
+      for (const name of changed) pool.retire(name);
+      ctx.cache?.reconcile(changed);
     } catch (err) {
       log(`config reload failed, keeping the previous config: ${(err as Error).message}`);
       configMtime = m;
@@ -163,12 +173,21 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   fs.chmodSync(home.socketPath, 0o600);
   ctx.cache?.start();
+  const configTimer = setInterval(() => {
+    try {
+      refreshConfig();
+    } catch (err) {
+      log(`config check failed: ${(err as Error).message}`);
+    }
+  }, options.configPollMs ?? 2000);
+  configTimer.unref();
 
   let stopping: Promise<void> | undefined;
   return {
     socketPath: home.socketPath,
     stop: () => {
       stopping ??= (async () => {
+        clearInterval(configTimer);
         // close() stops accepting at once but calls back only when every connection has ended.
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         await Promise.allSettled([...inflight]);

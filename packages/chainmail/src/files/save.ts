@@ -1,7 +1,8 @@
 /**
  * The file rules of download_attachment and save_raw_message: a new file of mode 0600 that never
  * replaces an existing one, a sanitized name, `name (2).ext` on a clash, and a directory that is
- * absolute, existing, owned by this user and writable by no other.
+ * absolute, existing, owned by this user and writable by no other, reached through real
+ * directories that no other user can change (ssh's StrictModes, applied to every ancestor).
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -10,11 +11,19 @@ import { MailError } from "../errors.js";
 
 export const MAX_NAME_BYTES = 200;
 
-/** No separators, no leading dots, no control or bidi characters, bounded length. */
+/**
+ * Characters that show as nothing or reorder what follows: controls, format characters (zero-width
+ * U+200B-U+200F, bidi U+202A-U+202E and U+2066-U+2069, U+2060-U+2064, U+FEFF, soft hyphen...), the
+ * line and paragraph separators, fillers and variation selectors.
+ */
+const INVISIBLE =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each combining mark is removed on its own
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\u{e0100}-\u{e01ef}]/gu;
+
+/** No separators, no leading dots, no invisible or bidi characters, bounded length. */
 export function sanitizeFilename(name: string | undefined, fallback = "attachment"): string {
   let s = (name ?? "").normalize("NFC");
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
-  s = s.replace(/[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "");
+  s = s.replace(INVISIBLE, "");
   // Path segments become one name: "../../etc/x" -> "etc_x".
   s = s
     .split(/[/\\]+/)
@@ -33,38 +42,55 @@ export function sanitizeFilename(name: string | undefined, fallback = "attachmen
   return s;
 }
 
-/** Checks a caller's dir; the default dir is created (0700) when missing. */
+const bad = (dir: string, why: string, hint?: string) =>
+  new MailError("INVALID_ARGUMENT", `dir ${JSON.stringify(dir)} ${why}`, hint);
+
+/**
+ * Checks a caller's dir; the default dir is created (0700) when missing. The dir must be a real
+ * directory owned by this user and writable by no other; each of its ancestors must be a real
+ * directory (no symlink) owned by this user or root and writable by no other, except a root-owned
+ * sticky directory such as /tmp, whose entries other users cannot rename or remove. Returns the
+ * normalized path, which is the one checked.
+ */
 export function checkDir(dir: string | undefined, defaultDir: string): string {
   if (dir === undefined || dir === "") {
     fs.mkdirSync(defaultDir, { recursive: true, mode: 0o700 });
     dir = defaultDir;
   } else if (!path.isAbsolute(dir)) {
-    throw new MailError("INVALID_ARGUMENT", `dir ${JSON.stringify(dir)} is not an absolute path`);
+    throw bad(dir, "is not an absolute path");
   }
-  let st: fs.Stats;
-  try {
-    st = fs.lstatSync(dir);
-  } catch {
-    throw new MailError(
-      "INVALID_ARGUMENT",
-      `dir ${JSON.stringify(dir)} does not exist`,
-      "Pass an existing directory.",
-    );
-  }
-  if (!st.isDirectory())
-    throw new MailError("INVALID_ARGUMENT", `dir ${JSON.stringify(dir)} is not a directory`);
+  const target = path.resolve(dir);
   const uid = process.getuid?.();
-  if (uid !== undefined && st.uid !== uid) {
-    throw new MailError("INVALID_ARGUMENT", `dir ${JSON.stringify(dir)} is not owned by this user`);
+  const parts = target.split(path.sep).filter(Boolean);
+  for (let i = 0; i <= parts.length; i++) {
+    const at = path.sep + parts.slice(0, i).join(path.sep);
+    const last = i === parts.length;
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(at);
+    } catch {
+      throw bad(
+        dir,
+        last ? "does not exist" : `is under ${JSON.stringify(at)}, which does not exist`,
+        "Pass an existing directory.",
+      );
+    }
+    const where = last ? "" : `: its ancestor ${JSON.stringify(at)}`;
+    if (st.isSymbolicLink()) throw bad(dir, `is reached through a symlink${where}`, "Pass the real path.");
+    if (!st.isDirectory()) throw bad(dir, last ? "is not a directory" : `${where} is not a directory`);
+    if (uid !== undefined && st.uid !== uid && (last || st.uid !== 0)) {
+      throw bad(dir, last ? "is not owned by this user" : `is unsafe${where} is owned by another user`);
+    }
+    const sharedSticky = !last && st.uid === 0 && (st.mode & 0o1000) !== 0;
+    if ((st.mode & 0o022) !== 0 && !sharedSticky) {
+      throw bad(
+        dir,
+        last ? "is writable by other users" : `is unsafe${where} is writable by other users`,
+        "Use a directory only you can write to (chmod go-w), under directories only you or root can write to.",
+      );
+    }
   }
-  if ((st.mode & 0o022) !== 0) {
-    throw new MailError(
-      "INVALID_ARGUMENT",
-      `dir ${JSON.stringify(dir)} is writable by other users`,
-      "Use a directory only you can write to (chmod go-w).",
-    );
-  }
-  return dir;
+  return target;
 }
 
 function candidate(name: string, n: number): string {
@@ -74,32 +100,95 @@ function candidate(name: string, n: number): string {
   return `${stem} (${n})${ext && ext !== name ? ext : ""}`;
 }
 
-/**
- * Writes the whole content to a private temp file, then hard-links it under the first free name:
- * link() never replaces, so no existing file is touched and no half-written file is ever visible.
- */
-export function writeNewFile(dir: string, name: string, content: Buffer): string {
-  const tmp = path.join(dir, `.chainmail-${crypto.randomBytes(8).toString("hex")}.part`);
-  const fd = fs.openSync(
-    tmp,
-    fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
-    0o600,
-  );
+/** Our temp files: `.chainmail-` + 16 hex digits + `.part`. */
+const PART_RE = /^\.chainmail-[0-9a-f]{16}\.part$/;
+/** A temp file older than this was left by a crash: a save writes its file in one go. */
+export const STALE_PART_MS = 60 * 60 * 1000;
+
+/** Removes temp files of ours older than STALE_PART_MS (regular files owned by this user only). */
+export function removeStaleParts(dir: string, now = Date.now()): number {
+  let removed = 0;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    if (!PART_RE.test(name)) continue;
+    const file = path.join(dir, name);
+    try {
+      const st = fs.lstatSync(file);
+      if (!st.isFile() || (uid !== undefined && st.uid !== uid) || now - st.mtimeMs < STALE_PART_MS) continue;
+      fs.unlinkSync(file);
+      removed++;
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+  return removed;
+}
+
+/** link() errors of a filesystem without hard links (FAT, exFAT, some FUSE and SMB mounts). */
+const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK", "EXDEV"]);
+
+const EXCLUSIVE =
+  fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
+
+/** Creates `file` (never an existing one: EEXIST) and writes all of `content`; false on EEXIST. */
+function writeExclusive(file: string, content: Buffer): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, EXCLUSIVE, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
+  }
   try {
     fs.writeSync(fd, content);
     fs.fsyncSync(fd);
-  } finally {
     fs.closeSync(fd);
+  } catch (err) {
+    fs.closeSync(fd);
+    fs.rmSync(file, { force: true });
+    throw err;
   }
+  return true;
+}
+
+export interface WriteOptions {
+  /** The hard-link call; tests pass one that fails as a filesystem without hard links does. */
+  link?: (existing: string, target: string) => void;
+}
+
+/**
+ * Writes the whole content to a private temp file, then hard-links it under the first free name:
+ * link() never replaces, so no existing file is touched and no half-written file is ever visible.
+ * On a filesystem without hard links, the name is created with O_EXCL (which never replaces either)
+ * and written in place. Stale temp files of earlier crashes in the dir are removed first.
+ */
+export function writeNewFile(dir: string, name: string, content: Buffer, options: WriteOptions = {}): string {
+  removeStaleParts(dir);
+  const link = options.link ?? fs.linkSync;
+  const tmp = path.join(dir, `.chainmail-${crypto.randomBytes(8).toString("hex")}.part`);
+  if (!writeExclusive(tmp, content)) throw new MailError("CONFLICT", "a temp file name clashed; try again");
+  let direct = false;
   try {
     for (let n = 1; n <= 1000; n++) {
       const target = path.join(dir, candidate(name, n));
-      try {
-        fs.linkSync(tmp, target);
-        return target;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      if (!direct) {
+        try {
+          link(tmp, target);
+          return target;
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code ?? "";
+          if (code === "EEXIST") continue;
+          if (!NO_HARD_LINKS.has(code)) throw err;
+          direct = true;
+        }
       }
+      if (writeExclusive(target, content)) return target;
     }
     throw new MailError("CONFLICT", `1000 files named like ${JSON.stringify(name)} already exist in ${dir}`);
   } finally {

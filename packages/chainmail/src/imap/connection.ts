@@ -212,7 +212,23 @@ export class ImapPool {
     return mapImapError(err, account.name);
   }
 
-  /** Drops an account's connection (after a config change or a test's server restart). */
+  /**
+   * Replaces an account's connection once the calls already queued on it have finished (a config
+   * change): a call in flight keeps its connection; the next call opens a new one.
+   */
+  retire(name: string): void {
+    const s = this.slots.get(name);
+    if (!s) return;
+    s.queue = s.queue.then(() => {
+      const old = s.client;
+      s.client = undefined;
+      // Not awaited: a server slow to answer LOGOUT must not hold up the account's next call.
+      if (old?.usable) void old.logout().catch(() => old.close());
+      else old?.close();
+    });
+  }
+
+  /** Drops an account's connection at once, even under a call in flight (retire waits for it). */
   drop(name: string): void {
     const slot = this.slots.get(name);
     slot?.client?.close();

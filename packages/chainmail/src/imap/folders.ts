@@ -3,7 +3,7 @@
  * the server's delimiter here; a name as list_folders gives it is always accepted back unchanged.
  */
 import type { ImapFlow, ListResponse } from "imapflow";
-import { MailError } from "../errors.js";
+import { MailError, quoteServerText } from "../errors.js";
 
 export type FolderRole = "inbox" | "sent" | "drafts" | "trash" | "junk" | "archive" | "all" | "flagged";
 
@@ -51,7 +51,7 @@ export function validateFolderName(name: string, what = "folder name"): void {
     throw new MailError("INVALID_ARGUMENT", `the ${what} contains a control character`);
   if (/[*%]/.test(name)) throw new MailError("INVALID_ARGUMENT", `the ${what} contains a wildcard (* or %)`);
   if (name.startsWith("/") || name.endsWith("/") || name.includes("//")) {
-    throw new MailError("INVALID_ARGUMENT", `the ${what} ${JSON.stringify(name)} has an empty level`);
+    throw new MailError("INVALID_ARGUMENT", `the ${what} ${quoteServerText(name)} has an empty level`);
   }
 }
 
@@ -87,7 +87,7 @@ export async function requireFolder(client: ImapFlow, name: string): Promise<Lis
   if (!f)
     throw new MailError(
       "NOT_FOUND",
-      `no folder ${JSON.stringify(name)}`,
+      `no folder ${quoteServerText(name)}`,
       "list_folders gives the folder names.",
     );
   return f;
@@ -138,7 +138,7 @@ export async function renameFolder(client: ImapFlow, from: string, to: string): 
   const all = await listAll(client, false);
   const dest = serverPathFor(client, to);
   if (all.some((f) => f.path === dest)) {
-    throw new MailError("CONFLICT", `a folder ${JSON.stringify(to)} already exists`);
+    throw new MailError("CONFLICT", `a folder ${quoteServerText(to)} already exists`);
   }
   // Create missing parents of the new name first, as create_folder does.
   const delimiter = src.delimiter || "/";
@@ -168,13 +168,13 @@ export async function deleteFolder(
   if (role)
     throw new MailError(
       "INVALID_ARGUMENT",
-      `${JSON.stringify(shown)} is the ${role} folder and cannot be deleted`,
+      `${quoteServerText(shown)} is the ${role} folder and cannot be deleted`,
     );
   const prefix = f.path + (f.delimiter || "/");
   if (all.some((x) => x.path.startsWith(prefix))) {
     throw new MailError(
       "CONFLICT",
-      `${JSON.stringify(shown)} has subfolders`,
+      `${quoteServerText(shown)} has subfolders`,
       "Delete or move its subfolders first.",
     );
   }
@@ -183,7 +183,7 @@ export async function deleteFolder(
     if (st && (st.messages ?? 0) > 0) {
       throw new MailError(
         "CONFLICT",
-        `${JSON.stringify(shown)} holds ${st.messages} message(s)`,
+        `${quoteServerText(shown)} holds ${st.messages} message(s)`,
         "Move the mail out first, or pass force to delete it with the folder.",
       );
     }

@@ -4,9 +4,10 @@
  */
 import type { FetchMessageObject, ImapFlow, MessageStructureObject } from "imapflow";
 import { type AddressObject, simpleParser } from "mailparser";
-import { MailError } from "../errors.js";
+import { MailError, quoteServerText } from "../errors.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
+import { classifyFlags } from "./flags.js";
 import { htmlToText, shapeBody } from "./body.js";
 import { displayName } from "./folders.js";
 
@@ -49,24 +50,10 @@ export interface Message {
   source: "server" | "cache";
 }
 
-const SHORT_FLAGS: Record<string, string> = {
-  "\\Seen": "seen",
-  "\\Flagged": "flagged",
-  "\\Answered": "answered",
-  "\\Draft": "draft",
-  "\\Deleted": "deleted",
-};
-
+/** Short system flag names and keywords, sorted; case-insensitive as IMAP flags are (see flags.ts). */
 export function splitFlags(flags: Iterable<string> | undefined): { flags: string[]; keywords: string[] } {
-  const out = { flags: [] as string[], keywords: [] as string[] };
-  for (const f of flags ?? []) {
-    const short = SHORT_FLAGS[f];
-    if (short) out.flags.push(short);
-    else if (f !== "\\Recent") out.keywords.push(f);
-  }
-  out.flags.sort();
-  out.keywords.sort();
-  return out;
+  const { system, keywords } = classifyFlags(flags);
+  return { flags: [...system].sort(), keywords: keywords.sort() };
 }
 
 /** Opens the ref's folder read-only and checks its UIDVALIDITY. */
@@ -77,7 +64,7 @@ export async function examine(client: ImapFlow, ref: MessageRef): Promise<void> 
       await client.mailboxOpen(ref.folder, { readOnly: true });
     } catch (err) {
       if (client.usable)
-        throw new MailError("NOT_FOUND", `the folder ${JSON.stringify(ref.folder)} no longer exists`);
+        throw new MailError("NOT_FOUND", `the folder ${quoteServerText(ref.folder)} no longer exists`);
       throw err;
     }
   }
@@ -97,7 +84,7 @@ export async function select(
       await client.mailboxOpen(folder);
     } catch (err) {
       if (client.usable)
-        throw new MailError("NOT_FOUND", `the folder ${JSON.stringify(folder)} no longer exists`);
+        throw new MailError("NOT_FOUND", `the folder ${quoteServerText(folder)} no longer exists`);
       throw err;
     }
   }

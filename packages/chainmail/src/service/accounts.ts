@@ -36,7 +36,7 @@ export async function testAccount(
       testImap(account, ctx.home.secretsDir),
       testSmtp(account, ctx.home.secretsDir),
     ]);
-    ctx.pool.drop(name);
+    ctx.pool.retire(name);
     return { account: name, imap, smtp };
   });
 }

@@ -5,14 +5,17 @@
  */
 import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
-import { type ErrorBody, MailError, toErrorBody } from "../errors.js";
+import { type ErrorBody, MailError, quoteServerText, toErrorBody } from "../errors.js";
 import { mapImapError } from "../imap/connection.js";
+import { keywordSpellings, knownKeywords } from "../imap/flags.js";
 import { findByRole, findFolder } from "../imap/folders.js";
 import { changeFlags, existing, expungeUids, type FolderBatch, transfer } from "../imap/organize.js";
 import { decodeRef, encodeRef, type MessageRef } from "../refs.js";
 import { type Call, type ServiceContext, audit, q } from "./context.js";
 
 export const MAX_BATCH = 500;
+/** The longest Gmail label name; the MCP schema advertises this same bound. */
+export const MAX_LABEL_LENGTH = 225;
 
 export interface Outcome {
   ref: string;
@@ -169,7 +172,7 @@ async function destination(client: ImapFlow, folder: string): Promise<string> {
   if (!f)
     throw new MailError(
       "NOT_FOUND",
-      `no folder ${JSON.stringify(folder)} on this account`,
+      `no folder ${quoteServerText(folder)} on this account`,
       "list_folders gives the folder names.",
     );
   return f.path;
@@ -281,7 +284,16 @@ export function setFlags(ctx: ServiceContext, call: Call, refs: string[], add: s
     action: "flags",
     describe: `flags +${a.length} -${r.length}:`,
     prepare: async () => async (client, b) => {
-      await changeFlags(client, b, a, r, false);
+      // Keywords compare without case: send the spellings the folder uses (see imap/flags.ts).
+      const needsKnown = [...a, ...r].some((f) => !f.startsWith("\\"));
+      const known = needsKnown ? await knownKeywords(client, b.uids) : [];
+      await changeFlags(
+        client,
+        b,
+        keywordSpellings(a, known, "add"),
+        keywordSpellings(r, known, "remove"),
+        false,
+      );
       return sameRefs(b);
     },
   });
@@ -301,7 +313,7 @@ export function toLabels(names: string[], what: string): string[] {
       return sys;
     }
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-    if (n.trim() === "" || n.length > 225 || /[\x00-\x1f\x7f]/.test(n)) {
+    if (n.trim() === "" || n.length > MAX_LABEL_LENGTH || /[\x00-\x1f\x7f]/.test(n)) {
       throw new MailError("INVALID_ARGUMENT", `${what}[${i}] is not a valid label name`);
     }
     return n;

@@ -33,13 +33,42 @@ export interface AuditRow {
   summary: string;
 }
 
+export interface StateDbOptions {
+  /** Where audit write failures are reported (never given summaries' contents beyond the action). */
+  log?: (line: string) => void;
+  /** Audit rows kept in memory while the store refuses them; the oldest go first past this. */
+  maxPendingAudit?: number;
+}
+
+type PendingRow = Omit<AuditRow, "id">;
+
+/** A row that can never be stored (a CHECK or NOT NULL violation) is a bug, not a passing fault. */
+const isBadRow = (err: unknown) =>
+  ["SQLITE_CONSTRAINT_CHECK", "SQLITE_CONSTRAINT_NOTNULL"].includes((err as { code?: string })?.code ?? "");
+
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 30_000;
+
 export class StateDb {
   readonly db: Database.Database;
-  constructor(file: string) {
+  private readonly log: (line: string) => void;
+  private readonly maxPending: number;
+  /** Audit rows the store refused, oldest first, written before any newer row. */
+  private readonly pending: PendingRow[] = [];
+  private lost = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryMs = RETRY_FIRST_MS;
+  private lastError = "";
+
+  constructor(file: string, options: StateDbOptions = {}) {
+    this.log = options.log ?? (() => undefined);
+    this.maxPending = options.maxPendingAudit ?? 10_000;
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     this.db = new Database(file);
     this.db.pragma("journal_mode = WAL");
-    this.db.pragma("busy_timeout = 5000");
+    // Short: a write that waits for another process's lock blocks the daemon's event loop, and a
+    // refused audit row waits in memory anyway.
+    this.db.pragma("busy_timeout = 250");
     this.db.pragma("foreign_keys = ON");
     fs.chmodSync(file, 0o600);
     this.migrate();
@@ -59,30 +88,89 @@ export class StateDb {
     return this.db.pragma("user_version", { simple: true }) as number;
   }
 
-  audit(row: Omit<AuditRow, "id" | "time"> & { time?: string }): void {
+  private insert(row: PendingRow): void {
     this.db
       .prepare(
         "INSERT INTO audit (time, client, action, account, decision, summary) VALUES (?, ?, ?, ?, ?, ?)",
       )
-      .run(
-        row.time ?? new Date().toISOString(),
-        row.client,
-        row.action,
-        row.account,
-        row.decision,
-        row.summary.slice(0, 500),
-      );
+      .run(row.time, row.client, row.action, row.account, row.decision, row.summary);
   }
 
-  /** Several rows at once, all or none. */
-  auditMany(rows: Array<Omit<AuditRow, "id" | "time">>): void {
-    const time = new Date().toISOString();
-    this.db.transaction(() => {
-      for (const r of rows) this.audit({ ...r, time });
-    })();
+  /**
+   * Records one row. A store that refuses the insert (locked, read-only, full, a failing disk) never
+   * fails the operation being audited: the row is logged, kept in memory and written, in order and
+   * with its own time, on the next audit, read or retry. Returns whether the row is in the table.
+   */
+  audit(row: Omit<AuditRow, "id" | "time"> & { time?: string }): boolean {
+    const full: PendingRow = {
+      time: row.time ?? new Date().toISOString(),
+      client: row.client,
+      action: row.action,
+      account: row.account,
+      decision: row.decision,
+      summary: row.summary.slice(0, 500),
+    };
+    if (this.flushAudit()) {
+      try {
+        this.insert(full);
+        return true;
+      } catch (err) {
+        if (isBadRow(err)) throw err;
+        this.lastError = (err as Error).message;
+      }
+    }
+    this.log(`audit: writing a ${full.action} row failed, keeping it to retry: ${this.lastError}`);
+    this.pending.push(full);
+    if (this.pending.length > this.maxPending) {
+      this.pending.shift();
+      if (this.lost++ === 0)
+        this.log(`audit: more than ${this.maxPending} rows wait for the store; the oldest are dropped`);
+    }
+    this.scheduleRetry();
+    return false;
+  }
+
+  /** Writes the rows waiting in memory; true when none is left. */
+  flushAudit(): boolean {
+    if (this.pending.length === 0) return true;
+    try {
+      this.db.transaction(() => {
+        for (const r of this.pending) this.insert(r);
+      })();
+    } catch (err) {
+      if (isBadRow(err)) throw err;
+      this.lastError = (err as Error).message;
+      return false;
+    }
+    this.log(
+      `audit: wrote ${this.pending.length} delayed row(s)${this.lost ? `; ${this.lost} row(s) were dropped` : ""}`,
+    );
+    this.pending.length = 0;
+    this.lost = 0;
+    this.retryMs = RETRY_FIRST_MS;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    return true;
+  }
+
+  /** Rows waiting in memory for the store. */
+  pendingAudit(): number {
+    return this.pending.length;
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer || !this.db.open) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (!this.db.open || this.flushAudit()) return;
+      this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+      this.scheduleRetry();
+    }, this.retryMs);
+    this.retryTimer.unref();
   }
 
   readAudit(filter: { action?: string; since?: string; limit?: number }): AuditRow[] {
+    this.flushAudit();
     const where: string[] = [];
     const args: unknown[] = [];
     if (filter.action) {
@@ -98,6 +186,9 @@ export class StateDb {
   }
 
   close(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    if (!this.flushAudit()) this.log(`audit: ${this.pending.length} row(s) could not be written before exit`);
     this.db.close();
   }
 }

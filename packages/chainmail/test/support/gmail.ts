@@ -160,9 +160,11 @@ export function gmailRawMatches(q: string, message: HoodieMessage): boolean {
           starred: "\\Flagged",
           answered: "\\Answered",
         };
-        const flag = flags[v];
+        const flag = flags[v]?.toLowerCase();
         if (!flag) return true;
-        return flag.startsWith("!") ? !message.flags.includes(flag.slice(1)) : message.flags.includes(flag);
+        // Gmail, like IMAP, compares flags without case; hoodiecrow keeps whatever was stored.
+        const has = (f: string) => message.flags.some((x) => x.toLowerCase() === f);
+        return flag.startsWith("!") ? !has(flag.slice(1)) : has(flag);
       }
       case "has":
         return /content-disposition:\s*attachment/i.test(message.raw);

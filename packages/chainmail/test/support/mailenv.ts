@@ -12,10 +12,13 @@ import { setSecret } from "../../src/secrets.js";
 import { type Dovecot, startDovecot } from "./dovecot.js";
 
 export interface PolicyOpts {
-  work?: { allow_expunge?: boolean; allow_delete_folder?: boolean };
+  /** `port`: another IMAP port for work (a dead one, to see which connection a call uses). */
+  work?: { allow_expunge?: boolean; allow_delete_folder?: boolean; port?: number };
   home?: { allow_expunge?: boolean; allow_delete_folder?: boolean };
   /** Extra lines of the `[cache]` section; the background loop is off unless this turns it on. */
   cache?: string;
+  /** More accounts after work and home (Dovecot user carol exists for them; store her password). */
+  extra?: Array<{ name: string; user: string; port?: number }>;
 }
 
 export interface MailEnv {
@@ -31,7 +34,7 @@ export interface MailEnv {
 }
 
 export function configToml(dv: Dovecot, policy: PolicyOpts): string {
-  const acct = (name: string, user: string, p: PolicyOpts["work"] = {}) => `
+  const acct = (name: string, user: string, p: PolicyOpts["work"] = {}, port = dv.port) => `
 [[accounts]]
 name = "${name}"
 provider = "imap"
@@ -41,7 +44,7 @@ archive_folder = "Archive"
 signature = "-- \\n${user}"
 [accounts.imap]
 host = "127.0.0.1"
-port = ${dv.port}
+port = ${port}
 tls = "none"
 [accounts.policy]
 allow_expunge = ${p.allow_expunge ?? false}
@@ -49,7 +52,8 @@ allow_delete_folder = ${p.allow_delete_folder ?? false}
 `;
   const extra = policy.cache ?? "";
   const cache = `[cache]\n${extra.includes("background") ? "" : "background = false\n"}${extra}\n`;
-  return `[daemon]\nbody_limit = 2000\n${cache}${acct("work", "alice", policy.work)}${acct("home", "bob", policy.home)}`;
+  const more = (policy.extra ?? []).map((x) => acct(x.name, x.user, {}, x.port)).join("");
+  return `[daemon]\nbody_limit = 2000\n${cache}${acct("work", "alice", policy.work, policy.work?.port)}${acct("home", "bob", policy.home)}${more}`;
 }
 
 export async function startMailEnv(
@@ -61,13 +65,14 @@ export async function startMailEnv(
     users: [
       { name: "alice", password: "alice-secret-pw" },
       { name: "bob", password: "bob-secret-pw" },
+      { name: "carol", password: "carol-secret-pw" },
     ],
     ...(dovecotConfig ? { extraConfig: dovecotConfig } : {}),
   });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-home-"));
   const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
   const writeConfig = (p: PolicyOpts) => {
-    fs.writeFileSync(home.configFile, configToml(dv, { cache: policy.cache, ...p }));
+    fs.writeFileSync(home.configFile, configToml(dv, { cache: policy.cache, extra: policy.extra, ...p }));
     // mtime resolution can hide two writes in one millisecond from the daemon's reload check.
     const t = new Date(Date.now() + Math.floor(Math.random() * 100000));
     fs.utimesSync(home.configFile, t, t);
