@@ -1,4 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { type ParseArgsConfig, parseArgs } from "node:util";
+
+/** The `options` of a node:util parseArgs call. */
+export type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig["options"]>;
 import type { Caller } from "./define.js";
 import type { AnyKit } from "./server.js";
 import { serveStdio } from "./stdio.js";
@@ -33,7 +37,58 @@ export interface CommonFlags {
   rest: string[];
 }
 
-/** Takes the flags every kit server shares out of argv and leaves the rest to the server. */
+/** The flags every kit server takes, in `node:util` parseArgs form, for a bin to extend with its own. */
+export const COMMON_OPTIONS = {
+  http: { type: "string" },
+  token: { type: "string" },
+  "session-idle-minutes": { type: "string" },
+  "max-sessions": { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+} as const satisfies ParseArgsOptionsConfig;
+
+/** The values parseArgs reads for a bin's own `options`. */
+export type OwnValues<O extends ParseArgsOptionsConfig> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: boolean }>
+>["values"];
+
+export interface ServerArgs<O extends ParseArgsOptionsConfig> {
+  flags: CommonFlags;
+  values: OwnValues<O>;
+  positionals: string[];
+}
+
+/**
+ * Parses a server bin's argv with `node:util` parseArgs: the kit's common flags plus the bin's own
+ * `options`. Strict: an unknown flag or a missing value throws with parseArgs' one-line message.
+ * Returns the common flags read (as `runServer` takes them), the bin's own values and positionals.
+ */
+export function parseServerArgs<const O extends ParseArgsOptionsConfig>(
+  argv: readonly string[],
+  options: O,
+  config: { allowPositionals?: boolean } = {},
+): ServerArgs<O> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: { ...COMMON_OPTIONS, ...options },
+    strict: true,
+    allowPositionals: config.allowPositionals ?? false,
+  });
+  const common = values as { [K in keyof typeof COMMON_OPTIONS]?: string | boolean };
+  const flags: CommonFlags = { help: common.help === true, version: common.version === true, rest: [] };
+  if (typeof common.http === "string") flags.http = parseHttpAddress(common.http);
+  if (typeof common.token === "string") flags.token = common.token;
+  if (typeof common["session-idle-minutes"] === "string")
+    flags.sessionIdleMinutes = positive("--session-idle-minutes", common["session-idle-minutes"]);
+  if (typeof common["max-sessions"] === "string")
+    flags.maxSessions = Math.floor(positive("--max-sessions", common["max-sessions"]));
+  return { flags, values: values as OwnValues<O>, positionals };
+}
+
+/**
+ * Takes the flags every kit server shares out of argv and leaves the rest to the server.
+ * @deprecated Bins parse with `parseServerArgs`, which knows every flag and refuses unknown ones.
+ */
 export function parseCommonFlags(argv: readonly string[]): CommonFlags {
   const flags: CommonFlags = { help: false, version: false, rest: [] };
   for (let i = 0; i < argv.length; i++) {

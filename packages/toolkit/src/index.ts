@@ -49,5 +49,16 @@ export {
   staticTokenVerifier,
   type TokenVerifier,
 } from "./transports.js";
-export { COMMON_FLAGS_HELP, type CommonFlags, parseCommonFlags, parseHttpAddress, runServer } from "./cli.js";
+export {
+  COMMON_FLAGS_HELP,
+  COMMON_OPTIONS,
+  type CommonFlags,
+  parseCommonFlags,
+  parseHttpAddress,
+  type OwnValues,
+  type ParseArgsOptionsConfig,
+  parseServerArgs,
+  runServer,
+  type ServerArgs,
+} from "./cli.js";
 export { packageVersion } from "./version.js";

@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseCommonFlags, parseHttpAddress } from "../src/cli.js";
+import { parseCommonFlags, parseHttpAddress, parseServerArgs } from "../src/cli.js";
 import { createExampleServer } from "../src/example/server.js";
 import { connectHttp } from "../src/testing/clients.js";
 import { type HttpHandle, serveHttp, staticTokenVerifier } from "../src/transports.js";
@@ -135,5 +135,27 @@ describe("common flags", () => {
       token: "t",
       rest: ["--db", "x.db", "--user", "ann"],
     });
+  });
+
+  it("parses a bin's argv with parseArgs: the common flags plus its own, strictly", () => {
+    const { flags, values, positionals } = parseServerArgs(
+      ["--db", "x.db", "--http=8080", "--session-idle-minutes", "5", "--max-sessions", "3", "import", "-h"],
+      { db: { type: "string" }, quiet: { type: "boolean" } },
+      { allowPositionals: true },
+    );
+    expect(flags).toMatchObject({
+      http: { host: "127.0.0.1", port: 8080 },
+      sessionIdleMinutes: 5,
+      maxSessions: 3,
+      help: true,
+    });
+    expect(values.db).toBe("x.db");
+    expect(values.quiet).toBeUndefined();
+    expect(positionals).toEqual(["import"]);
+    expect(() => parseServerArgs(["--nope"], {})).toThrow(/Unknown option '--nope'/);
+    expect(() => parseServerArgs(["--db"], { db: { type: "string" } })).toThrow(/argument missing/);
+    expect(() => parseServerArgs(["--max-sessions", "0"], {})).toThrow(
+      /--max-sessions takes a positive number/,
+    );
   });
 });

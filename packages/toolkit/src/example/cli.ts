@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { COMMON_FLAGS_HELP, parseCommonFlags, runServer } from "../cli.js";
+import { COMMON_FLAGS_HELP, parseServerArgs, runServer } from "../cli.js";
 import { packageVersion } from "../version.js";
 import { createExampleServer, EXAMPLE_SCOPES, stateFromFile } from "./server.js";
 
@@ -14,20 +14,17 @@ ${COMMON_FLAGS_HELP}
 `;
 
 async function main() {
-  const flags = parseCommonFlags(process.argv.slice(2));
+  const { flags, values } = parseServerArgs(process.argv.slice(2), {
+    "gate-file": { type: "string" },
+    "gate-max-age-ms": { type: "string" },
+    scopes: { type: "string" },
+  });
   if (flags.help) return void process.stdout.write(HELP);
   if (flags.version) return void process.stdout.write(`${packageVersion(import.meta.url)}\n`);
-  let gateFile: string | undefined;
-  let maxAgeMs: number | undefined;
-  let scopes: string[] = [...EXAMPLE_SCOPES];
-  for (let i = 0; i < flags.rest.length; i++) {
-    const arg = flags.rest[i];
-    const next = () => flags.rest[++i] ?? fail(`${arg} needs a value`);
-    if (arg === "--gate-file") gateFile = next();
-    else if (arg === "--gate-max-age-ms") maxAgeMs = Number(next());
-    else if (arg === "--scopes") scopes = next().split(",").filter(Boolean);
-    else fail(`unknown flag ${arg}; see --help`);
-  }
+  const gateFile = values["gate-file"];
+  const maxAgeMs = values["gate-max-age-ms"] === undefined ? undefined : Number(values["gate-max-age-ms"]);
+  if (maxAgeMs !== undefined && !(maxAgeMs >= 0)) fail("--gate-max-age-ms takes milliseconds, 0 or more");
+  const scopes = values.scopes === undefined ? [...EXAMPLE_SCOPES] : values.scopes.split(",").filter(Boolean);
   const kit = createExampleServer({
     ...(gateFile ? { loadState: stateFromFile(gateFile) } : {}),
     ...(maxAgeMs !== undefined ? { maxAgeMs } : {}),
