@@ -31,3 +31,4 @@ export {
   startHttpBin,
 } from "./matrix.js";
 export { type RoundRobinProxy, roundRobinProxy } from "./proxy.js";
+export { type ManualClock, manualClock, type Session, session } from "./session.js";
