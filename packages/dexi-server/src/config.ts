@@ -1,3 +1,4 @@
+import { checkRestriction } from "./domain/access.js";
 import { defaultDbPath } from "./store/db.js";
 
 /** The identity and grant a stdio (or static-token HTTP) connection runs with. */
@@ -15,16 +16,22 @@ export interface McpConfig extends Identity {
 
 export const DEFAULT_USER = "local";
 
+const DEFAULT_SCOPES = "notes:read,notes:write";
+
+/** A comma-separated scope list; an empty one grants nothing (it never falls back to the default). */
+const scopeList = (text: string) =>
+  text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+
 /** `--db`, `--user`, `--scopes`, `--folder`, `--tag`, `--demo`; env DEXI_DB, DEXI_USER, DEXI_SCOPES, DEXI_FOLDER, DEXI_TAG. */
 export function parseMcpFlags(rest: readonly string[], env: NodeJS.ProcessEnv = process.env): McpConfig {
   const cfg: McpConfig = {
     db: env["DEXI_DB"] || "",
     demo: false,
     user: env["DEXI_USER"] || DEFAULT_USER,
-    scopes: (env["DEXI_SCOPES"] || "notes:read,notes:write")
-      .split(",")
-      .map((s) => s.trim())
-      .filter(Boolean),
+    scopes: scopeList(env["DEXI_SCOPES"] ?? DEFAULT_SCOPES),
     ...(env["DEXI_FOLDER"] ? { folder: env["DEXI_FOLDER"] } : {}),
     ...(env["DEXI_TAG"] ? { tag: env["DEXI_TAG"] } : {}),
   };
@@ -44,12 +51,13 @@ export function parseMcpFlags(rest: readonly string[], env: NodeJS.ProcessEnv = 
       case "--user":
         cfg.user = value();
         break;
-      case "--scopes":
-        cfg.scopes = value()
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean);
+      case "--scopes": {
+        // An explicit empty list (`--scopes ""`, `--scopes=`) is a grant of nothing, not a missing value.
+        const v = inline ?? rest[++i];
+        if (v === undefined) throw new Error(`${name} needs a value`);
+        cfg.scopes = scopeList(v);
         break;
+      }
       case "--folder":
         cfg.folder = value();
         break;
@@ -67,6 +75,13 @@ export function parseMcpFlags(rest: readonly string[], env: NodeJS.ProcessEnv = 
     if (s !== "notes:read" && s !== "notes:write")
       throw new Error(`unknown scope "${s}": use notes:read and/or notes:write`);
   }
+  const restriction = checkRestriction({
+    ...(cfg.folder !== undefined ? { folder: cfg.folder } : {}),
+    ...(cfg.tag !== undefined ? { tag: cfg.tag } : {}),
+  });
+  delete cfg.folder;
+  delete cfg.tag;
+  Object.assign(cfg, restriction);
   if (!cfg.db) cfg.db = cfg.demo ? defaultDbPath().replace(/dexi\.db$/, "demo.db") : defaultDbPath();
   return cfg;
 }

@@ -26,6 +26,9 @@ async function main() {
   if (flags.help) return void process.stdout.write(HELP);
   if (flags.version) return void process.stdout.write(`${DEXI_VERSION}\n`);
   const cfg = parseMcpFlags(flags.rest);
+  if (cfg.scopes.length === 0) {
+    process.stderr.write("dexi-mcp: the scope list is empty, so every tool call will be refused\n");
+  }
   const app = openApp(cfg.db);
   const viewerOf = viewerResolver(app, cfg);
   if (cfg.demo) {

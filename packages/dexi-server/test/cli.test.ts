@@ -383,6 +383,15 @@ describe("dexi settings, users, teams, share", () => {
     const r = await dexi("settings", "--time-zone", "Europe/Berlin", "--review-tags", "planning, #ideas");
     expect(r.out).toContain("review deck updated: 2 notes enrolled, 1 dropped");
     expect(r.out).toContain("time zone: Europe/Berlin\nreview deck tags: #planning #ideas\n");
+    // Deck tags are normalised and checked by the tag parser like any tag a person gives.
+    const deck = await dexi("settings", "--review-tags", "#Cards, ÉTÉ,#cards");
+    expect(deck.out).toContain("review deck tags: #cards #été\n");
+    const bad = await dexi("settings", "--review-tags", "#cards,#c++");
+    expect([bad.code, bad.err]).toEqual([
+      2,
+      'dexi: --review-tags: "#c++" is not one tag: Dexi reads it as #c (a hashtag ends at "+")\n',
+    ]);
+    expect((await dexi("settings")).out).toContain("review deck tags: #cards #été\n");
     expect((await dexi("settings", "--embeddings", "bert")).code).toBe(2);
     expect(
       (

@@ -5,6 +5,7 @@ import { type App, openApp } from "../app.js";
 import { DEFAULT_USER } from "../config.js";
 import { DexiError } from "../domain/errors.js";
 import { importItems, pruneMissing } from "../domain/importing.js";
+import { checkTag, tagCheckMessage } from "../domain/tags.js";
 import { isValidTimeZone } from "../domain/time.js";
 import { EMBEDDER_CONFIG_KEYS } from "../embed/config.js";
 import { WorkerPoolEmbedder } from "../embed/pool.js";
@@ -132,10 +133,7 @@ function settings(ctx: Ctx): number {
   if (tz !== undefined && !isValidTimeZone(tz))
     throw new UsageError(`unknown time zone "${tz}" (use an IANA name such as Europe/Berlin)`);
   const tagsText = args.flags.get("review-tags");
-  const reviewTags = tagsText
-    ?.split(/[,\s]+/)
-    .filter(Boolean)
-    .map((t) => (t.startsWith("#") || t.startsWith("@") ? t : `#${t}`).toLowerCase());
+  const reviewTags = tagsText === undefined ? undefined : deckTags(tagsText);
   const capText = args.flags.get("note-cap");
   let noteCap: number | null | undefined;
   if (capText !== undefined) {
@@ -175,6 +173,17 @@ function settings(ctx: Ctx): number {
     `embeddings: ${emb.length ? emb.map(([k, v]) => `${k.slice(11)}=${v}`).join(" ") : "use (default)"}\n`,
   );
   return 0;
+}
+
+/** Review deck tags, each normalised and checked by the tag parser like a restriction's tag; deduplicated. */
+function deckTags(text: string): string[] {
+  const out: string[] = [];
+  for (const given of text.split(/[,\s]+/).filter(Boolean)) {
+    const check = checkTag(given);
+    if (!check.ok) throw new UsageError(`--review-tags: ${tagCheckMessage(check)}`);
+    if (!out.includes(check.tag)) out.push(check.tag);
+  }
+  return out;
 }
 
 function users(ctx: Ctx): number {

@@ -24,9 +24,12 @@ export interface FolderRow {
   name: string;
 }
 
-/** Folder names compare case-insensitively (Unicode-aware), so the key is the lower-cased, NFC name. */
+/**
+ * Folder names are trimmed and compare case-insensitively (Unicode-aware), so the key is the trimmed,
+ * lower-cased, NFC name: " Work" and "work" are the folder "Work".
+ */
 export function folderKey(name: string): string {
-  return name.normalize("NFC").toLowerCase();
+  return name.trim().normalize("NFC").toLowerCase();
 }
 
 /** Users, teams, folders, per-user settings and global config. */
@@ -140,7 +143,7 @@ export class Accounts {
     if (found) return found;
     this.db
       .prepare("INSERT INTO folders (user_id, name, name_key) VALUES (?, ?, ?)")
-      .run(userId, name, folderKey(name));
+      .run(userId, name.trim(), folderKey(name));
     return this.folderByName(userId, name)!;
   }
 
