@@ -15,7 +15,7 @@ export interface App {
 /** Opens the database and wires the notes service with the configured embedder (loaded lazily). */
 export function openApp(
   dbPath: string,
-  options: { embedder?: Embedder; now?: () => number; log?: (l: string) => void } = {},
+  options: { embedder?: Embedder; now?: () => number; log?: (l: string) => void; timeZone?: string } = {},
 ): App {
   const store = Store.open(dbPath);
   const embedderConfig = resolveEmbedderConfig((k) => store.accounts.config(k));
@@ -25,6 +25,7 @@ export function openApp(
     embedder,
     ...(options.now ? { now: options.now } : {}),
     ...(options.log ? { log: options.log } : {}),
+    ...(options.timeZone ? { timeZone: options.timeZone } : {}),
   });
   return {
     store,

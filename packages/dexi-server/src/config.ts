@@ -1,4 +1,5 @@
 import { checkRestriction } from "./domain/access.js";
+import { canonicalTimeZone } from "./domain/time.js";
 import { defaultDbPath } from "./store/db.js";
 
 /** The identity and grant a stdio (or static-token HTTP) connection runs with. */
@@ -12,6 +13,8 @@ export interface Identity {
 export interface McpConfig extends Identity {
   db: string;
   demo: boolean;
+  /** The zone for `period` of users who set none (`dexi settings --time-zone`); default this machine's. */
+  timeZone?: string;
 }
 
 export const DEFAULT_USER = "local";
@@ -25,7 +28,10 @@ const scopeList = (text: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-/** `--db`, `--user`, `--scopes`, `--folder`, `--tag`, `--demo`; env DEXI_DB, DEXI_USER, DEXI_SCOPES, DEXI_FOLDER, DEXI_TAG. */
+/**
+ * `--db`, `--user`, `--scopes`, `--folder`, `--tag`, `--time-zone`, `--demo`; env DEXI_DB, DEXI_USER,
+ * DEXI_SCOPES, DEXI_FOLDER, DEXI_TAG, DEXI_TIME_ZONE.
+ */
 export function parseMcpFlags(rest: readonly string[], env: NodeJS.ProcessEnv = process.env): McpConfig {
   const cfg: McpConfig = {
     db: env["DEXI_DB"] || "",
@@ -34,6 +40,7 @@ export function parseMcpFlags(rest: readonly string[], env: NodeJS.ProcessEnv = 
     scopes: scopeList(env["DEXI_SCOPES"] ?? DEFAULT_SCOPES),
     ...(env["DEXI_FOLDER"] ? { folder: env["DEXI_FOLDER"] } : {}),
     ...(env["DEXI_TAG"] ? { tag: env["DEXI_TAG"] } : {}),
+    ...(env["DEXI_TIME_ZONE"] ? { timeZone: env["DEXI_TIME_ZONE"] } : {}),
   };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
@@ -64,6 +71,9 @@ export function parseMcpFlags(rest: readonly string[], env: NodeJS.ProcessEnv = 
       case "--tag":
         cfg.tag = value();
         break;
+      case "--time-zone":
+        cfg.timeZone = value();
+        break;
       case "--demo":
         cfg.demo = true;
         break;
@@ -74,6 +84,12 @@ export function parseMcpFlags(rest: readonly string[], env: NodeJS.ProcessEnv = 
   for (const s of cfg.scopes) {
     if (s !== "notes:read" && s !== "notes:write")
       throw new Error(`unknown scope "${s}": use notes:read and/or notes:write`);
+  }
+  if (cfg.timeZone !== undefined) {
+    const zone = canonicalTimeZone(cfg.timeZone);
+    if (!zone)
+      throw new Error(`unknown time zone "${cfg.timeZone}" (use an IANA name such as Europe/Berlin)`);
+    cfg.timeZone = zone;
   }
   const restriction = checkRestriction({
     ...(cfg.folder !== undefined ? { folder: cfg.folder } : {}),

@@ -108,3 +108,13 @@ describe("a connection restricted by flags", () => {
     await s.close();
   });
 });
+
+describe("the server's time zone", () => {
+  it("takes --time-zone or DEXI_TIME_ZONE in the zone's own spelling; refuses an unknown zone", () => {
+    expect(flags([]).timeZone).toBeUndefined();
+    expect(flags(["--time-zone", "europe/berlin"]).timeZone).toBe("Europe/Berlin");
+    expect(flags([], { DEXI_TIME_ZONE: "Asia/Tokyo" }).timeZone).toBe("Asia/Tokyo");
+    expect(flags(["--time-zone=UTC"], { DEXI_TIME_ZONE: "Asia/Tokyo" }).timeZone).toBe("UTC");
+    expect(() => flags(["--time-zone", "Mars/Olympus"])).toThrow('unknown time zone "Mars/Olympus"');
+  });
+});

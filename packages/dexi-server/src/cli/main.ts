@@ -6,7 +6,7 @@ import { DEFAULT_USER } from "../config.js";
 import { DexiError } from "../domain/errors.js";
 import { importItems, pruneMissing } from "../domain/importing.js";
 import { checkTag, tagCheckMessage } from "../domain/tags.js";
-import { isValidTimeZone } from "../domain/time.js";
+import { canonicalTimeZone, machineTimeZone } from "../domain/time.js";
 import { EMBEDDER_CONFIG_KEYS } from "../embed/config.js";
 import { WorkerPoolEmbedder } from "../embed/pool.js";
 import type { Embedder } from "../embed/types.js";
@@ -24,7 +24,7 @@ const HELP = `dexi: administer a Dexi notes database (the MCP server is dexi-mcp
 
 Usage: dexi <command> [--db PATH] [--user NAME] ...
 
-  settings [--time-zone TZ] [--review-tags "#review,#cards"] [--plan NAME] [--note-cap N|none]
+  settings [--time-zone TZ|none] [--review-tags "#review,#cards"] [--plan NAME] [--note-cap N|none]
            [--embeddings use|openai|hash] [--embeddings-url URL] [--embeddings-model NAME]
                               show or change a user's settings (and the embedding model)
   users [add NAME [--team T]]  list or add users
@@ -129,9 +129,15 @@ function settings(ctx: Ctx): number {
     "embeddings-model",
   ]);
   const id = userId(ctx);
-  const tz = args.flags.get("time-zone");
-  if (tz !== undefined && !isValidTimeZone(tz))
-    throw new UsageError(`unknown time zone "${tz}" (use an IANA name such as Europe/Berlin)`);
+  const tzText = args.flags.get("time-zone");
+  // undefined: unchanged; null ("none"): forget it, so periods follow the server's zone.
+  let tz: string | null | undefined;
+  if (tzText === "none") tz = null;
+  else if (tzText !== undefined) {
+    tz = canonicalTimeZone(tzText);
+    if (tz === undefined)
+      throw new UsageError(`unknown time zone "${tzText}" (use an IANA name such as Europe/Berlin, or none)`);
+  }
   const tagsText = args.flags.get("review-tags");
   const reviewTags = tagsText === undefined ? undefined : deckTags(tagsText);
   const capText = args.flags.get("note-cap");
@@ -162,9 +168,9 @@ function settings(ctx: Ctx): number {
     ctx.out(`review deck updated: ${enrolled} notes enrolled, ${dropped} dropped\n`);
   }
   const s = app.store.accounts.settings(id);
-  ctx.out(
-    `user: ${ctx.user}\ntime zone: ${s.timeZone}\nreview deck tags: ${s.reviewTags.join(" ") || "(none)"}\n`,
-  );
+  const zone =
+    s.timeZone ?? `not set (dexi-mcp uses its --time-zone, else this machine's: ${machineTimeZone()})`;
+  ctx.out(`user: ${ctx.user}\ntime zone: ${zone}\nreview deck tags: ${s.reviewTags.join(" ") || "(none)"}\n`);
   ctx.out(`plan: ${s.plan}\nnote cap: ${s.noteCap ?? "none"} (${app.store.notes.countOwn(id)} notes)\n`);
   const emb = EMBEDDER_CONFIG_KEYS.map((k) => [k, app.store.accounts.config(k)] as const).filter(
     ([, v]) => v !== undefined,

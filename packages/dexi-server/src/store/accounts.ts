@@ -4,7 +4,8 @@ export interface UserRow {
   id: number;
   name: string;
   team_id: number | null;
-  time_zone: string;
+  /** null until the user sets one: periods then use the server's zone. */
+  time_zone: string | null;
   review_tags: string;
   plan: string;
   note_cap: number | null;
@@ -12,7 +13,8 @@ export interface UserRow {
 }
 
 export interface UserSettings {
-  timeZone: string;
+  /** The user's own time zone, or null: none set, so the server's zone applies. */
+  timeZone: string | null;
   reviewTags: string[];
   plan: string;
   noteCap: number | null;
