@@ -36,15 +36,27 @@ Usage: dexi <command> [--db PATH] [--user NAME] ...
                               import a Markdown folder / Obsidian vault, a bookmarks .html export,
                               .eml files (or a folder of them), an mbox, or an RSS/Atom file;
                               again: brings in edits made at the source (never over dexi edits)
+                              and skips items whose notes were deleted in dexi
          [--prune]            for a vault: also remove notes whose files are gone (unless edited in dexi)
-  feeds add URL | feeds poll | feeds list
+         [--restore-deleted]  import items whose notes were deleted in dexi too
+  feeds add URL | feeds poll [--restore-deleted] | feeds list
   reindex [--force] [--workers N]   embed notes that have no vector from the current model
 
   --db PATH    database file (env DEXI_DB; default ${defaultDbPath()})
   --user NAME  whose data (env DEXI_USER; default "${DEFAULT_USER}")
 `;
 
-const SWITCHES = ["off", "verbose", "force", "no-embed", "unfiled", "prune", "help", "version"];
+const SWITCHES = [
+  "off",
+  "verbose",
+  "force",
+  "no-embed",
+  "unfiled",
+  "prune",
+  "restore-deleted",
+  "help",
+  "version",
+];
 
 export async function main(
   argv: string[],
@@ -329,7 +341,7 @@ async function collect(path: string, kind: Kind): Promise<ImportItem[]> {
     case "mbox":
       return Promise.all(splitMbox(readFileSync(path, "utf8")).map((m) => emailItem(m)));
     case "feed":
-      return parseFeed(readFileSync(path, "utf8")).items;
+      return parseFeed(readFileSync(path, "utf8"), { file: realpathSync(path) }).items;
   }
 }
 
@@ -354,6 +366,7 @@ async function importCmd(ctx: Ctx): Promise<number> {
   try {
     const report = await importItems(ctx.app.notes, id, items, {
       ...(embedder ? { embedder } : {}),
+      ...(ctx.args.switches.has("restore-deleted") ? { restoreDeleted: true } : {}),
       log: (l) => ctx.err(`${l}\n`),
       onCommitted: (done, r, total) => {
         if (verbose) for (const n of done) ctx.out(`${n.updated ? "updated" : "created"} ${n.id} ${n.key}\n`);
@@ -377,6 +390,7 @@ async function importCmd(ctx: Ctx): Promise<number> {
       ...(report.kept ? [`${report.kept} kept as edited in dexi (their source changed too)`] : []),
       ...(pruned ? [`${pruned.removed} removed (their files are gone)`] : []),
       ...(pruned?.kept ? [`${pruned.kept} kept as edited in dexi (their files are gone)`] : []),
+      ...(report.deleted ? [deletedPart(report.deleted)] : []),
       ...(report.overCap ? [`${report.overCap} over the plan's note cap`] : []),
       ...(report.unembedded ? [`${report.unembedded} without vectors (run dexi reindex)`] : []),
     ];
@@ -386,6 +400,9 @@ async function importCmd(ctx: Ctx): Promise<number> {
     if (embedder && embedder !== ctx.app.notes.embedder) await embedder.close?.();
   }
 }
+
+const deletedPart = (n: number) =>
+  `${n} deleted in dexi (not imported again; --restore-deleted brings them back)`;
 
 async function feeds(ctx: Ctx): Promise<number> {
   only(ctx.args, COMMON);
@@ -404,15 +421,19 @@ async function feeds(ctx: Ctx): Promise<number> {
   if (sub === "poll") {
     const embedder = bulkEmbedder(ctx);
     try {
-      const results = await pollFeeds(ctx.app.notes, id, embedder ? { embedder } : {});
+      const results = await pollFeeds(ctx.app.notes, id, {
+        ...(embedder ? { embedder } : {}),
+        ...(ctx.args.switches.has("restore-deleted") ? { restoreDeleted: true } : {}),
+      });
       let failed = 0;
       for (const r of results) {
         if (r.error) {
           failed++;
           ctx.out(`${r.url}: failed: ${r.error}\n`);
         } else {
-          const { created, updated, skipped } = r.report!;
-          ctx.out(`${r.url}: ${created} new, ${updated} updated, ${skipped} already seen\n`);
+          const { created, updated, skipped, deleted } = r.report!;
+          const gone = deleted ? `, ${deletedPart(deleted)}` : "";
+          ctx.out(`${r.url}: ${created} new, ${updated} updated, ${skipped} already seen${gone}\n`);
         }
       }
       return failed > 0 ? 1 : 0;

@@ -226,12 +226,25 @@ export class NotesService {
     return this.fullById(note.id, viewer);
   }
 
-  delete(viewer: Viewer, uuid: string): { deleted: true; id: string; title: string } {
+  /**
+   * Deletes a note. An imported note's key is remembered (see Tombstones), so importing or polling its
+   * source again does not bring it back; `remember: false` is for notes whose source is gone (prune).
+   */
+  delete(
+    viewer: Viewer,
+    uuid: string,
+    options: { remember?: boolean } = {},
+  ): { deleted: true; id: string; title: string } {
     const note = this.access.writable(
       viewer,
       this.store.notes.visibleByUuid(this.access.scope(viewer), uuid),
     );
-    this.store.tx(() => this.store.notes.delete(note.id));
+    this.store.tx(() => {
+      const key = this.store.notes.contentKeyOf(note.id);
+      if (key !== null && options.remember !== false)
+        this.store.tombstones.remember(note.user_id, key, this.now());
+      this.store.notes.delete(note.id);
+    });
     this.index.remove(note.id);
     return { deleted: true, id: note.uuid, title: note.title };
   }

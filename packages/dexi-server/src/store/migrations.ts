@@ -158,6 +158,24 @@ export const MIGRATIONS: readonly string[] = [
         AND trim(h.name_key, char(32, 9, 10, 13)) = trim(folders.name_key, char(32, 9, 10, 13))
     );
   `,
+  // 4: imported items deleted in dexi, remembered so the next import or feed poll skips them (purged
+  // after a while, see TOMBSTONE_DAYS). Feed articles from a subscription are keyed per feed, not per
+  // user: two feeds reusing a guid such as "1" are two articles. Articles imported from files keep
+  // their old key until their file is imported again (see importing.ts).
+  `
+  CREATE TABLE import_tombstones (
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    content_key TEXT NOT NULL,
+    deleted_ms INTEGER NOT NULL,
+    PRIMARY KEY (user_id, content_key)
+  ) WITHOUT ROWID;
+  CREATE INDEX import_tombstones_deleted ON import_tombstones (deleted_ms);
+  UPDATE notes SET content_key = (
+    SELECT 'feed#' || fa.feed_id || ':' || fa.guid FROM feed_articles fa WHERE fa.note_id = notes.id
+  )
+  WHERE source = 'feed' AND content_key IS NOT NULL
+    AND EXISTS (SELECT 1 FROM feed_articles fa WHERE fa.note_id = notes.id AND fa.feed_id IS NOT NULL);
+  `,
 ];
 
 /** Brings a database up to the newest schema; refuses one written by a newer version. */

@@ -172,6 +172,18 @@ export class NoteStore {
       .all(userId, prefix, prefix) as (ImportedNote & { key: string })[];
   }
 
+  /** The key an imported note was imported under (null for notes written in dexi). */
+  contentKeyOf(id: number): string | null {
+    const row = this.db.prepare("SELECT content_key FROM notes WHERE id = ?").get(id) as
+      | { content_key: string | null }
+      | undefined;
+    return row?.content_key ?? null;
+  }
+
+  setContentKey(id: number, key: string): void {
+    this.db.prepare("UPDATE notes SET content_key = ? WHERE id = ?").run(key, id);
+  }
+
   setImportHash(id: number, hash: string): void {
     this.db.prepare("UPDATE notes SET import_hash = ? WHERE id = ?").run(hash, id);
   }
