@@ -1,6 +1,6 @@
 import { createEmbedder, type EmbedderConfig, resolveEmbedderConfig } from "./embed/config.js";
 import type { Embedder } from "./embed/types.js";
-import type { Viewer } from "./domain/access.js";
+import { checkRestriction, type Restriction, type Viewer } from "./domain/access.js";
 import { NotesService } from "./domain/notes.js";
 import type { Identity } from "./config.js";
 import { Store } from "./store/index.js";
@@ -15,7 +15,7 @@ export interface App {
 /** Opens the database and wires the notes service with the configured embedder (loaded lazily). */
 export function openApp(
   dbPath: string,
-  options: { embedder?: Embedder; now?: () => number; log?: (l: string) => void } = {},
+  options: { embedder?: Embedder; now?: () => number; log?: (l: string) => void; timeZone?: string } = {},
 ): App {
   const store = Store.open(dbPath);
   const embedderConfig = resolveEmbedderConfig((k) => store.accounts.config(k));
@@ -25,6 +25,7 @@ export function openApp(
     embedder,
     ...(options.now ? { now: options.now } : {}),
     ...(options.log ? { log: options.log } : {}),
+    ...(options.timeZone ? { timeZone: options.timeZone } : {}),
   });
   return {
     store,
@@ -37,19 +38,24 @@ export function openApp(
   };
 }
 
-/** A viewer for a fixed identity; the user is created on first use. */
+/**
+ * A viewer for a fixed identity; the user is created on first use. The restriction is checked here,
+ * once, so a folder or tag that could never hold a note stops the server before it serves anything.
+ */
 export function viewerResolver(
   app: App,
   identity: Identity,
   now: () => number = Date.now,
 ): (scopes: readonly string[]) => Viewer {
+  const given: Restriction = {
+    ...(identity.folder !== undefined ? { folder: identity.folder } : {}),
+    ...(identity.tag !== undefined ? { tag: identity.tag } : {}),
+  };
+  const restriction = checkRestriction(given);
+  const restricted = restriction.folder !== undefined || restriction.tag !== undefined;
   let userId: number | undefined;
   return (scopes) => {
     userId ??= app.store.accounts.ensureUser(identity.user, now()).id;
-    const restriction = {
-      ...(identity.folder ? { folder: identity.folder } : {}),
-      ...(identity.tag ? { tag: identity.tag } : {}),
-    };
-    return { userId, scopes, ...(identity.folder || identity.tag ? { restriction } : {}) };
+    return { userId, scopes, ...(restricted ? { restriction } : {}) };
   };
 }

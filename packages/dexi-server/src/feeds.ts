@@ -14,7 +14,7 @@ export interface PollResult {
 export async function pollFeeds(
   notes: NotesService,
   userId: number,
-  options: { embedder?: Embedder; timeoutMs?: number; now?: () => number } = {},
+  options: { embedder?: Embedder; timeoutMs?: number; now?: () => number; restoreDeleted?: boolean } = {},
 ): Promise<PollResult[]> {
   const out: PollResult[] = [];
   for (const feed of notes.store.records.feeds(userId)) {
@@ -27,9 +27,11 @@ export async function pollFeeds(
         signal: AbortSignal.timeout(options.timeoutMs ?? 20_000),
       });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      const parsed = parseFeed(await res.text(), feed.id);
+      const parsed = parseFeed(await res.text(), { feedId: feed.id });
       const report = await importItems(notes, userId, parsed.items, {
         ...(options.embedder ? { embedder: options.embedder } : {}),
+        ...(options.now ? { now: options.now } : {}),
+        ...(options.restoreDeleted ? { restoreDeleted: true } : {}),
       });
       notes.store.records.markPolled(feed.id, parsed.title, (options.now ?? Date.now)());
       out.push({ url: feed.url, title: parsed.title, report });

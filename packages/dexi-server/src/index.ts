@@ -1,10 +1,16 @@
 export { type App, openApp, viewerResolver } from "./app.js";
 export { type Identity, parseMcpFlags } from "./config.js";
-export { Access, type Restriction, type Viewer } from "./domain/access.js";
+export {
+  Access,
+  checkRestriction,
+  InvalidRestriction,
+  type Restriction,
+  type Viewer,
+} from "./domain/access.js";
 export { DEXI_REASONS, DexiError } from "./domain/errors.js";
 export { appendText, ftsQuery, NotesService } from "./domain/notes.js";
 export { GRADE_TO_QUALITY, schedule } from "./domain/sm2.js";
-export { parseTags } from "./domain/tags.js";
+export { checkTag, parseTags, type TagCheck, tagCheckMessage } from "./domain/tags.js";
 export { type NoteFull, type NoteItem, similarityOf } from "./domain/view.js";
 export { createEmbedder, type EmbedderConfig, resolveEmbedderConfig } from "./embed/config.js";
 export { HashEmbedder } from "./embed/hash.js";

@@ -7,13 +7,16 @@ import { createDexiServer, DEXI_VERSION } from "./server.js";
 
 const HELP = `dexi-mcp: personal notes over MCP (search, semantic search, tags, folders, review)
 
-Usage: dexi-mcp [--db PATH] [--user NAME] [--scopes notes:read,notes:write] [--folder NAME] [--tag TAG] [--demo]
+Usage: dexi-mcp [--db PATH] [--user NAME] [--scopes notes:read,notes:write] [--folder NAME] [--tag TAG]
+                [--time-zone TZ] [--demo]
 
   --db PATH        the database file (env DEXI_DB; default $XDG_DATA_HOME/dexi/dexi.db)
   --user NAME      whose notes (env DEXI_USER; default "local"); created on first use
   --scopes LIST    granted scopes (env DEXI_SCOPES; default notes:read,notes:write)
   --folder NAME    restrict this connection to one folder (env DEXI_FOLDER)
   --tag TAG        restrict this connection to notes with one tag (env DEXI_TAG)
+  --time-zone TZ   the zone of period today/yesterday/week for users who set none with
+                   \`dexi settings --time-zone\` (env DEXI_TIME_ZONE; default this machine's)
   --demo           use a demo database (default .../dexi/demo.db) seeded with sample notes
 ${COMMON_FLAGS_HELP}
 
@@ -26,7 +29,10 @@ async function main() {
   if (flags.help) return void process.stdout.write(HELP);
   if (flags.version) return void process.stdout.write(`${DEXI_VERSION}\n`);
   const cfg = parseMcpFlags(flags.rest);
-  const app = openApp(cfg.db);
+  if (cfg.scopes.length === 0) {
+    process.stderr.write("dexi-mcp: the scope list is empty, so every tool call will be refused\n");
+  }
+  const app = openApp(cfg.db, cfg.timeZone ? { timeZone: cfg.timeZone } : {});
   const viewerOf = viewerResolver(app, cfg);
   if (cfg.demo) {
     const { userId } = viewerOf([]);

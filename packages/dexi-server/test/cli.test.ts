@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { main } from "../src/cli/main.js";
+import { machineTimeZone } from "../src/domain/time.js";
 import { Store } from "../src/store/index.js";
 
 // Bulk embedding runs in worker threads (dist/embed/worker.js: build first) with the instant hash model.
@@ -375,7 +376,9 @@ describe("dexi feeds", () => {
 describe("dexi settings, users, teams, share", () => {
   it("shows and changes settings; validates the time zone and cap; re-syncs the review deck", async () => {
     const shown = await dexi("settings");
-    expect(shown.out).toContain("time zone: UTC\nreview deck tags: #review\n");
+    expect(shown.out).toContain(
+      `time zone: not set (dexi-mcp uses its --time-zone, else this machine's: ${machineTimeZone()})\nreview deck tags: #review\n`,
+    );
     expect(shown.out).toContain("note cap: none (0 notes)");
     expect((await dexi("settings", "--time-zone", "Mars/Olympus")).code).toBe(2);
     expect((await dexi("settings", "--note-cap", "-1")).code).toBe(2);
@@ -383,6 +386,18 @@ describe("dexi settings, users, teams, share", () => {
     const r = await dexi("settings", "--time-zone", "Europe/Berlin", "--review-tags", "planning, #ideas");
     expect(r.out).toContain("review deck updated: 2 notes enrolled, 1 dropped");
     expect(r.out).toContain("time zone: Europe/Berlin\nreview deck tags: #planning #ideas\n");
+    expect((await dexi("settings", "--time-zone", "asia/tokyo")).out).toContain("time zone: Asia/Tokyo\n");
+    expect((await dexi("settings", "--time-zone", "none")).out).toContain("time zone: not set");
+    expect(withStore((s) => s.accounts.settings(1).timeZone)).toBeNull();
+    // Deck tags are normalised and checked by the tag parser like any tag a person gives.
+    const deck = await dexi("settings", "--review-tags", "#Cards, ÉTÉ,#cards");
+    expect(deck.out).toContain("review deck tags: #cards #été\n");
+    const bad = await dexi("settings", "--review-tags", "#cards,#c++");
+    expect([bad.code, bad.err]).toEqual([
+      2,
+      'dexi: --review-tags: "#c++" is not one tag: Dexi reads it as #c (a hashtag ends at "+")\n',
+    ]);
+    expect((await dexi("settings")).out).toContain("review deck tags: #cards #été\n");
     expect((await dexi("settings", "--embeddings", "bert")).code).toBe(2);
     expect(
       (

@@ -109,6 +109,16 @@ it("rejects unknown flags and scopes with a clear message", async () => {
     code: 2,
     stderr: expect.stringContaining('unknown scope "notes:admin"'),
   });
+  // A restriction tag its own notes could not carry stops the server before it serves anything.
+  expect(await run(["--db", join(dir, "r.db"), "--tag", "work.notes"])).toEqual({
+    code: 2,
+    stderr:
+      'dexi-mcp: Restriction tag "#work.notes" is not one tag: Dexi reads it as #work (a hashtag ends at ".")\n',
+  });
+  expect(await run(["--db", join(dir, "r.db"), "--folder", "unfiled"])).toMatchObject({
+    code: 2,
+    stderr: expect.stringContaining('Restriction folder "unfiled" is not a folder name'),
+  });
 });
 
 it("--demo seeds sample notes into the demo database once and embeds them after connecting", async () => {

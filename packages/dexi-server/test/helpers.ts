@@ -28,11 +28,12 @@ export function clock(start = Date.parse("2026-03-10T12:00:00Z")): Clock {
 }
 
 /** An in-memory database with the lexical hash embedder (fast); pass a real one for semantic tests. */
-export function memoryApp(options: { embedder?: Embedder; now?: () => number } = {}): App {
+export function memoryApp(options: { embedder?: Embedder; now?: () => number; timeZone?: string } = {}): App {
   return openApp(":memory:", {
     embedder: options.embedder ?? new HashEmbedder(),
     log: () => {},
     ...(options.now ? { now: options.now } : {}),
+    ...(options.timeZone ? { timeZone: options.timeZone } : {}),
   });
 }
 

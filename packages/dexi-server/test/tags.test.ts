@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseTags, tagCandidates } from "../src/domain/tags.js";
+import { checkTag, parseTags, tagCandidates } from "../src/domain/tags.js";
 
 const tags = (text: string) => parseTags(text).map((t) => t.tag);
 
@@ -57,5 +57,33 @@ describe("tag rules", () => {
     expect(tagCandidates("#ML")).toEqual(["#ml"]);
     expect(tagCandidates("@Bob")).toEqual(["@bob"]);
     expect(tagCandidates(" rust ")).toEqual(["#rust", "@rust"]);
+  });
+});
+
+describe("checkTag: a tag a person gives must parse back to exactly itself", () => {
+  it("accepts and normalises tags that round-trip; a bare word is the hashtag", () => {
+    expect(checkTag("ML")).toEqual({ ok: true, tag: "#ml" });
+    expect(checkTag("@Ada.Lovelace")).toEqual({ ok: true, tag: "@ada.lovelace" });
+    expect(checkTag("#2024q1")).toEqual({ ok: true, tag: "#2024q1" });
+  });
+
+  it("refuses the others with what the parser reads instead and the rule that decides it", () => {
+    expect(checkTag("#work.notes")).toEqual({
+      ok: false,
+      tag: "#work.notes",
+      readAs: ["#work"],
+      problem: 'a hashtag ends at "."',
+    });
+    expect(checkTag("@bob.")).toMatchObject({
+      ok: false,
+      readAs: ["@bob"],
+      problem: 'a tag cannot end with "."',
+    });
+    expect(checkTag("#a#b")).toMatchObject({ ok: false, readAs: ["#a"], problem: 'a hashtag ends at "#"' });
+    expect(checkTag("#123")).toMatchObject({
+      ok: false,
+      readAs: [],
+      problem: "a tag needs at least one letter",
+    });
   });
 });

@@ -315,6 +315,55 @@ describe("list_notes", () => {
     t.set(Date.parse("2026-03-17T03:59:00Z")); // 23:59 on March 16 local: the 10th is 6 days back
     expect(await titles("week")).toEqual(["early on the 10th"]);
   });
+
+  it("uses the server's zone (--time-zone), else the machine's, for a user who set none", async () => {
+    const titlesToday = async (a: App) => {
+      const session = await connect(a, "ann");
+      await session.call("create_note", { title: "at 23:30 UTC on the 9th" });
+      // 10:00 UTC on the 10th: the note is from "today" in Tokyo (08:30 on the 10th), not in UTC.
+      t.set(Date.parse("2026-03-10T10:00:00Z"));
+      const got = items(await session.call("list_notes", { period: "today" })).map((i) => i.title);
+      await session.close();
+      return got;
+    };
+    t.set(Date.parse("2026-03-09T23:30:00Z"));
+    const tokyo = memoryApp({ now: t.now, timeZone: "Asia/Tokyo" });
+    expect(await titlesToday(tokyo)).toEqual(["at 23:30 UTC on the 9th"]);
+    // The user's own setting wins over the server's zone.
+    tokyo.store.accounts.updateSettings(userId(tokyo, "ann"), { timeZone: "UTC" });
+    const own = await connect(tokyo, "ann");
+    expect(items(await own.call("list_notes", { period: "today" }))).toEqual([]);
+    await own.close();
+    await tokyo.close();
+
+    const before = process.env["TZ"];
+    process.env["TZ"] = "Asia/Tokyo";
+    try {
+      t.set(Date.parse("2026-03-09T23:30:00Z"));
+      const machine = memoryApp({ now: t.now });
+      expect(machine.notes.timeZone).toBe("Asia/Tokyo");
+      expect(await titlesToday(machine)).toEqual(["at 23:30 UTC on the 9th"]);
+      await machine.close();
+    } finally {
+      if (before === undefined) delete process.env["TZ"];
+      else process.env["TZ"] = before;
+    }
+  });
+
+  it("starts a day where DST skips its midnight at the first instant of that date", async () => {
+    app.store.accounts.updateSettings(userId(app, "ann"), { timeZone: "America/Sao_Paulo" });
+    // 2018-11-04 in São Paulo: 00:00 did not exist (clocks went from 23:59:59 on the 3rd to 01:00).
+    t.set(Date.parse("2018-11-04T02:30:00Z")); // 23:30 on the 3rd, local
+    await s.call("create_note", { title: "late on the 3rd" });
+    t.set(Date.parse("2018-11-04T03:00:00Z")); // 01:00 on the 4th, local: the day's first instant
+    await s.call("create_note", { title: "first minute of the 4th" });
+    t.set(Date.parse("2018-11-04T15:00:00Z"));
+    const titles = async (period: string) =>
+      items(await s.call("list_notes", { period })).map((i) => i.title);
+    expect(await titles("today")).toEqual(["first minute of the 4th"]);
+    t.set(Date.parse("2018-11-05T15:00:00Z"));
+    expect(await titles("yesterday")).toEqual(["first minute of the 4th"]);
+  });
 });
 
 describe("list_tags and list_folders", () => {

@@ -5,7 +5,8 @@ import { type App, openApp } from "../app.js";
 import { DEFAULT_USER } from "../config.js";
 import { DexiError } from "../domain/errors.js";
 import { importItems, pruneMissing } from "../domain/importing.js";
-import { isValidTimeZone } from "../domain/time.js";
+import { checkTag, tagCheckMessage } from "../domain/tags.js";
+import { canonicalTimeZone, machineTimeZone } from "../domain/time.js";
 import { EMBEDDER_CONFIG_KEYS } from "../embed/config.js";
 import { WorkerPoolEmbedder } from "../embed/pool.js";
 import type { Embedder } from "../embed/types.js";
@@ -23,7 +24,7 @@ const HELP = `dexi: administer a Dexi notes database (the MCP server is dexi-mcp
 
 Usage: dexi <command> [--db PATH] [--user NAME] ...
 
-  settings [--time-zone TZ] [--review-tags "#review,#cards"] [--plan NAME] [--note-cap N|none]
+  settings [--time-zone TZ|none] [--review-tags "#review,#cards"] [--plan NAME] [--note-cap N|none]
            [--embeddings use|openai|hash] [--embeddings-url URL] [--embeddings-model NAME]
                               show or change a user's settings (and the embedding model)
   users [add NAME [--team T]]  list or add users
@@ -35,15 +36,27 @@ Usage: dexi <command> [--db PATH] [--user NAME] ...
                               import a Markdown folder / Obsidian vault, a bookmarks .html export,
                               .eml files (or a folder of them), an mbox, or an RSS/Atom file;
                               again: brings in edits made at the source (never over dexi edits)
+                              and skips items whose notes were deleted in dexi
          [--prune]            for a vault: also remove notes whose files are gone (unless edited in dexi)
-  feeds add URL | feeds poll | feeds list
+         [--restore-deleted]  import items whose notes were deleted in dexi too
+  feeds add URL | feeds poll [--restore-deleted] | feeds list
   reindex [--force] [--workers N]   embed notes that have no vector from the current model
 
   --db PATH    database file (env DEXI_DB; default ${defaultDbPath()})
   --user NAME  whose data (env DEXI_USER; default "${DEFAULT_USER}")
 `;
 
-const SWITCHES = ["off", "verbose", "force", "no-embed", "unfiled", "prune", "help", "version"];
+const SWITCHES = [
+  "off",
+  "verbose",
+  "force",
+  "no-embed",
+  "unfiled",
+  "prune",
+  "restore-deleted",
+  "help",
+  "version",
+];
 
 export async function main(
   argv: string[],
@@ -128,14 +141,17 @@ function settings(ctx: Ctx): number {
     "embeddings-model",
   ]);
   const id = userId(ctx);
-  const tz = args.flags.get("time-zone");
-  if (tz !== undefined && !isValidTimeZone(tz))
-    throw new UsageError(`unknown time zone "${tz}" (use an IANA name such as Europe/Berlin)`);
+  const tzText = args.flags.get("time-zone");
+  // undefined: unchanged; null ("none"): forget it, so periods follow the server's zone.
+  let tz: string | null | undefined;
+  if (tzText === "none") tz = null;
+  else if (tzText !== undefined) {
+    tz = canonicalTimeZone(tzText);
+    if (tz === undefined)
+      throw new UsageError(`unknown time zone "${tzText}" (use an IANA name such as Europe/Berlin, or none)`);
+  }
   const tagsText = args.flags.get("review-tags");
-  const reviewTags = tagsText
-    ?.split(/[,\s]+/)
-    .filter(Boolean)
-    .map((t) => (t.startsWith("#") || t.startsWith("@") ? t : `#${t}`).toLowerCase());
+  const reviewTags = tagsText === undefined ? undefined : deckTags(tagsText);
   const capText = args.flags.get("note-cap");
   let noteCap: number | null | undefined;
   if (capText !== undefined) {
@@ -164,9 +180,9 @@ function settings(ctx: Ctx): number {
     ctx.out(`review deck updated: ${enrolled} notes enrolled, ${dropped} dropped\n`);
   }
   const s = app.store.accounts.settings(id);
-  ctx.out(
-    `user: ${ctx.user}\ntime zone: ${s.timeZone}\nreview deck tags: ${s.reviewTags.join(" ") || "(none)"}\n`,
-  );
+  const zone =
+    s.timeZone ?? `not set (dexi-mcp uses its --time-zone, else this machine's: ${machineTimeZone()})`;
+  ctx.out(`user: ${ctx.user}\ntime zone: ${zone}\nreview deck tags: ${s.reviewTags.join(" ") || "(none)"}\n`);
   ctx.out(`plan: ${s.plan}\nnote cap: ${s.noteCap ?? "none"} (${app.store.notes.countOwn(id)} notes)\n`);
   const emb = EMBEDDER_CONFIG_KEYS.map((k) => [k, app.store.accounts.config(k)] as const).filter(
     ([, v]) => v !== undefined,
@@ -175,6 +191,17 @@ function settings(ctx: Ctx): number {
     `embeddings: ${emb.length ? emb.map(([k, v]) => `${k.slice(11)}=${v}`).join(" ") : "use (default)"}\n`,
   );
   return 0;
+}
+
+/** Review deck tags, each normalised and checked by the tag parser like a restriction's tag; deduplicated. */
+function deckTags(text: string): string[] {
+  const out: string[] = [];
+  for (const given of text.split(/[,\s]+/).filter(Boolean)) {
+    const check = checkTag(given);
+    if (!check.ok) throw new UsageError(`--review-tags: ${tagCheckMessage(check)}`);
+    if (!out.includes(check.tag)) out.push(check.tag);
+  }
+  return out;
 }
 
 function users(ctx: Ctx): number {
@@ -314,7 +341,7 @@ async function collect(path: string, kind: Kind): Promise<ImportItem[]> {
     case "mbox":
       return Promise.all(splitMbox(readFileSync(path, "utf8")).map((m) => emailItem(m)));
     case "feed":
-      return parseFeed(readFileSync(path, "utf8")).items;
+      return parseFeed(readFileSync(path, "utf8"), { file: realpathSync(path) }).items;
   }
 }
 
@@ -339,6 +366,7 @@ async function importCmd(ctx: Ctx): Promise<number> {
   try {
     const report = await importItems(ctx.app.notes, id, items, {
       ...(embedder ? { embedder } : {}),
+      ...(ctx.args.switches.has("restore-deleted") ? { restoreDeleted: true } : {}),
       log: (l) => ctx.err(`${l}\n`),
       onCommitted: (done, r, total) => {
         if (verbose) for (const n of done) ctx.out(`${n.updated ? "updated" : "created"} ${n.id} ${n.key}\n`);
@@ -362,6 +390,7 @@ async function importCmd(ctx: Ctx): Promise<number> {
       ...(report.kept ? [`${report.kept} kept as edited in dexi (their source changed too)`] : []),
       ...(pruned ? [`${pruned.removed} removed (their files are gone)`] : []),
       ...(pruned?.kept ? [`${pruned.kept} kept as edited in dexi (their files are gone)`] : []),
+      ...(report.deleted ? [deletedPart(report.deleted)] : []),
       ...(report.overCap ? [`${report.overCap} over the plan's note cap`] : []),
       ...(report.unembedded ? [`${report.unembedded} without vectors (run dexi reindex)`] : []),
     ];
@@ -371,6 +400,9 @@ async function importCmd(ctx: Ctx): Promise<number> {
     if (embedder && embedder !== ctx.app.notes.embedder) await embedder.close?.();
   }
 }
+
+const deletedPart = (n: number) =>
+  `${n} deleted in dexi (not imported again; --restore-deleted brings them back)`;
 
 async function feeds(ctx: Ctx): Promise<number> {
   only(ctx.args, COMMON);
@@ -389,15 +421,19 @@ async function feeds(ctx: Ctx): Promise<number> {
   if (sub === "poll") {
     const embedder = bulkEmbedder(ctx);
     try {
-      const results = await pollFeeds(ctx.app.notes, id, embedder ? { embedder } : {});
+      const results = await pollFeeds(ctx.app.notes, id, {
+        ...(embedder ? { embedder } : {}),
+        ...(ctx.args.switches.has("restore-deleted") ? { restoreDeleted: true } : {}),
+      });
       let failed = 0;
       for (const r of results) {
         if (r.error) {
           failed++;
           ctx.out(`${r.url}: failed: ${r.error}\n`);
         } else {
-          const { created, updated, skipped } = r.report!;
-          ctx.out(`${r.url}: ${created} new, ${updated} updated, ${skipped} already seen\n`);
+          const { created, updated, skipped, deleted } = r.report!;
+          const gone = deleted ? `, ${deletedPart(deleted)}` : "";
+          ctx.out(`${r.url}: ${created} new, ${updated} updated, ${skipped} already seen${gone}\n`);
         }
       }
       return failed > 0 ? 1 : 0;

@@ -15,7 +15,7 @@ import type { Store } from "../store/index.js";
 import type { FolderRow } from "../store/accounts.js";
 import type { NoteRow, Scope } from "../store/index.js";
 import { DexiError, folderNotFound } from "./errors.js";
-import { hasTag, tagCandidates } from "./tags.js";
+import { checkTag, hasTag, tagCheckMessage } from "./tags.js";
 
 export interface Restriction {
   folder?: string;
@@ -29,10 +29,38 @@ export interface Viewer {
   restriction?: Restriction;
 }
 
+/** A restriction that could never hold a note, refused where it is given (start-up, a consent page). */
+export class InvalidRestriction extends Error {
+  override readonly name = "InvalidRestriction";
+}
+
+/**
+ * A restriction as a connection keeps it, or InvalidRestriction saying why it cannot be one:
+ * the folder name trimmed (and never `unfiled`, which list_notes reads as "in no folder"), the tag as
+ * Dexi's own tag parser reads it back from a note (see checkTag), so what create_note writes inside
+ * the boundary is found inside it again.
+ */
+export function checkRestriction(r: Restriction): Restriction {
+  const out: Restriction = {};
+  if (r.folder !== undefined) {
+    const folder = r.folder.trim();
+    if (folder === "") throw new InvalidRestriction("Restriction folder is empty: name a folder");
+    if (folder.toLowerCase() === "unfiled") {
+      throw new InvalidRestriction(
+        `Restriction folder "${folder}" is not a folder name: list_notes reads "unfiled" as notes in no folder, so no call could name it`,
+      );
+    }
+    out.folder = folder;
+  }
+  if (r.tag !== undefined) out.tag = restrictionTag(r.tag);
+  return out;
+}
+
 /** A restriction's tag as stored: `#x`/`@x` lower-cased; a bare word means the hashtag. */
 export function restrictionTag(tag: string): string {
-  const [first] = tagCandidates(tag);
-  return first!;
+  const check = checkTag(tag);
+  if (!check.ok) throw new InvalidRestriction(`Restriction tag ${tagCheckMessage(check)}`);
+  return check.tag;
 }
 
 export function isRestricted(viewer: Viewer): boolean {

@@ -16,6 +16,8 @@ export interface ImportReport {
   kept: number;
   /** Items left out because the plan's note cap was reached. */
   overCap: number;
+  /** Items whose notes were deleted in dexi: not imported again (unless `restoreDeleted`). */
+  deleted: number;
   /** Created or updated notes without a vector (embedding failed); `dexi reindex` fills them in. */
   unembedded: number;
 }
@@ -32,7 +34,15 @@ export interface ImportOptions {
   ) => void;
   now?: () => number;
   log?: (line: string) => void;
+  /** Import items whose notes were deleted in dexi too, and forget those deletions. */
+  restoreDeleted?: boolean;
 }
+
+/**
+ * How long a deletion of an imported note is remembered. Long enough to outlive any feed's window and
+ * the usual re-import of an archive; bounded so the table does not grow without end.
+ */
+export const TOMBSTONE_DAYS = 365;
 
 /** What an import writes into a note, hashed: the same source item always gives the same hash. */
 export function importHash(title: string, body: string): string {
@@ -44,6 +54,8 @@ interface Planned {
   hash: string;
   /** Set when the item updates this existing note. */
   existing?: ImportedNote;
+  /** Set when the item's note had been deleted in dexi and is imported again on request. */
+  restored?: true;
 }
 
 /**
@@ -57,7 +69,7 @@ function plan(
   userId: number,
   items: readonly ImportItem[],
   report: ImportReport,
-  log: (line: string) => void,
+  o: { log: (line: string) => void; restoreDeleted: boolean; deletedSince: number },
 ) {
   const creates: Planned[] = [];
   const updates: Planned[] = [];
@@ -69,9 +81,11 @@ function plan(
     }
     seen.add(item.key);
     const hash = importHash(item.title, item.body);
-    const existing = notes.store.notes.byContentKey(userId, item.key);
+    const existing = notes.store.notes.byContentKey(userId, item.key) ?? adoptLegacy(notes, userId, item);
     if (!existing) {
-      creates.push({ item, hash });
+      if (!notes.store.tombstones.has(userId, item.key, o.deletedSince)) creates.push({ item, hash });
+      else if (o.restoreDeleted) creates.push({ item, hash, restored: true });
+      else report.deleted++;
       continue;
     }
     const current = importHash(existing.title, existing.body);
@@ -83,12 +97,20 @@ function plan(
     else if (existing.importHash === current) updates.push({ item, hash, existing });
     else {
       report.kept++;
-      log(
-        `dexi: kept note ${existing.uuid} as edited in dexi; its source changed too (${item.key}). Delete the note and import again to take the source's version.`,
+      o.log(
+        `dexi: kept note ${existing.uuid} as edited in dexi; its source changed too (${item.key}). Delete the note and import again with --restore-deleted to take the source's version.`,
       );
     }
   }
   return { creates, updates };
+}
+
+/** A note imported under the item's older key (see ImportItem.legacyKey) takes the item's key now. */
+function adoptLegacy(notes: NotesService, userId: number, item: ImportItem): ImportedNote | undefined {
+  if (item.legacyKey === undefined) return undefined;
+  const old = notes.store.notes.byContentKey(userId, item.legacyKey);
+  if (old) notes.store.notes.setContentKey(old.id, item.key);
+  return old;
 }
 
 /**
@@ -104,8 +126,23 @@ export async function importItems(
   o: ImportOptions = {},
 ): Promise<ImportReport> {
   const { store } = notes;
-  const report: ImportReport = { created: 0, updated: 0, skipped: 0, kept: 0, overCap: 0, unembedded: 0 };
-  const { creates, updates } = plan(notes, userId, items, report, o.log ?? (() => {}));
+  const report: ImportReport = {
+    created: 0,
+    updated: 0,
+    skipped: 0,
+    kept: 0,
+    overCap: 0,
+    deleted: 0,
+    unembedded: 0,
+  };
+  const now = o.now ?? Date.now;
+  const deletedSince = now() - TOMBSTONE_DAYS * 86_400_000;
+  store.tombstones.expire(deletedSince);
+  const { creates, updates } = plan(notes, userId, items, report, {
+    log: o.log ?? (() => {}),
+    restoreDeleted: o.restoreDeleted === true,
+    deletedSince,
+  });
   const { noteCap } = store.accounts.settings(userId);
   let allowed = creates;
   if (noteCap !== null) {
@@ -115,7 +152,6 @@ export async function importItems(
   }
   const todo = [...updates, ...allowed];
   const batch = o.batch ?? 32;
-  const now = o.now ?? Date.now;
   for (let i = 0; i < todo.length; i += batch) {
     const chunk = todo.slice(i, i + batch);
     let vectors: (Float32Array | undefined)[] = [];
@@ -127,7 +163,7 @@ export async function importItems(
       }
     }
     const done = store.tx(() =>
-      chunk.map(({ item: it, hash, existing }, j) => {
+      chunk.map(({ item: it, hash, existing, restored }, j) => {
         const t = now();
         let id: number;
         let uuid: string;
@@ -156,6 +192,7 @@ export async function importItems(
           if (r?.kind === "bookmark") store.records.addBookmark(id, r.url, r.addedMs);
           else if (r?.kind === "email") store.records.addEmail(id, r);
           else if (r?.kind === "feed") store.records.addFeedArticle(id, r);
+          if (restored) store.tombstones.forget(userId, it.key);
         }
         notes.syncCard(userId, id, it.body, t);
         const vec = vectors[j];
@@ -200,7 +237,8 @@ export function pruneMissing(
       log(`dexi: kept note ${note.uuid} as edited in dexi; its source is gone (${note.key})`);
       continue;
     }
-    notes.delete({ userId, scopes: [] }, note.uuid);
+    // The source is gone, not unwanted: if the file comes back, it is imported again.
+    notes.delete({ userId, scopes: [] }, note.uuid, { remember: false });
     report.removed++;
   }
   return report;

@@ -7,12 +7,14 @@ import { Access, isRestricted, type Viewer } from "./access.js";
 import { DexiError, noteNotFound } from "./errors.js";
 import { type Grade, schedule } from "./sm2.js";
 import { parseTags, tagCandidates } from "./tags.js";
-import { type Period, periodRange, isoUtc } from "./time.js";
+import { isoUtc, machineTimeZone, type Period, periodRange } from "./time.js";
 import { type NoteFull, type NoteItem, toFull, toItem } from "./view.js";
 
 export interface NotesOptions {
   store: Store;
   embedder: Embedder;
+  /** The zone for periods of users who set none (`--time-zone`); default this machine's. */
+  timeZone?: string;
   now?: () => number;
   log?: (line: string) => void;
 }
@@ -48,10 +50,13 @@ export class NotesService {
   readonly access: Access;
   readonly embedder: Embedder;
   readonly index: VectorIndex;
+  /** The zone for periods of users who set none. */
+  readonly timeZone: string;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
 
   constructor(options: NotesOptions) {
+    this.timeZone = options.timeZone ?? machineTimeZone();
     this.store = options.store;
     this.embedder = options.embedder;
     this.access = new Access(options.store);
@@ -91,11 +96,7 @@ export class NotesService {
     if (o.tag !== undefined) filter.tags = tagCandidates(o.tag);
     if (o.folder !== undefined) filter.folder = this.access.resolveFolder(viewer, o.folder);
     if (o.period) {
-      const { from, to } = periodRange(
-        o.period,
-        this.now(),
-        this.store.accounts.settings(viewer.userId).timeZone,
-      );
+      const { from, to } = periodRange(o.period, this.now(), this.timeZoneOf(viewer.userId));
       filter.from = from;
       filter.to = to;
     }
@@ -106,6 +107,11 @@ export class NotesService {
       (o.page - 1) * o.size,
     );
     return { items: this.items(rows, viewer), total, page: o.page };
+  }
+
+  /** The zone a user's periods are in: their own setting, else the server's. */
+  timeZoneOf(userId: number): string {
+    return this.store.accounts.settings(userId).timeZone ?? this.timeZone;
   }
 
   async semantic(viewer: Viewer, query: string, size: number): Promise<{ items: NoteItem[] }> {
@@ -220,12 +226,25 @@ export class NotesService {
     return this.fullById(note.id, viewer);
   }
 
-  delete(viewer: Viewer, uuid: string): { deleted: true; id: string; title: string } {
+  /**
+   * Deletes a note. An imported note's key is remembered (see Tombstones), so importing or polling its
+   * source again does not bring it back; `remember: false` is for notes whose source is gone (prune).
+   */
+  delete(
+    viewer: Viewer,
+    uuid: string,
+    options: { remember?: boolean } = {},
+  ): { deleted: true; id: string; title: string } {
     const note = this.access.writable(
       viewer,
       this.store.notes.visibleByUuid(this.access.scope(viewer), uuid),
     );
-    this.store.tx(() => this.store.notes.delete(note.id));
+    this.store.tx(() => {
+      const key = this.store.notes.contentKeyOf(note.id);
+      if (key !== null && options.remember !== false)
+        this.store.tombstones.remember(note.user_id, key, this.now());
+      this.store.notes.delete(note.id);
+    });
     this.index.remove(note.id);
     return { deleted: true, id: note.uuid, title: note.title };
   }

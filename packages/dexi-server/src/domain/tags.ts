@@ -68,6 +68,51 @@ export function tagCandidates(input: string): string[] {
   return [`#${t}`, `@${t}`];
 }
 
+/** A tag a person chose (a restriction, a review deck tag), as stored, or why it cannot be one. */
+export type TagCheck =
+  | { ok: true; tag: string }
+  | { ok: false; tag: string; readAs: string[]; problem: string };
+
+/**
+ * Checks a tag given by a person against the parser itself: the text, written into a note (at its start
+ * or after a space, as a restriction appends it), must parse back to exactly this one tag. Otherwise
+ * notes written "with" it would carry another tag or none, and a boundary or deck built on it would
+ * hold nothing. `#x`/`@x` are taken as written (lower-cased, NFC); a bare word means the hashtag.
+ */
+export function checkTag(input: string): TagCheck {
+  const t = input.trim().normalize("NFC").toLowerCase();
+  const tag = t.startsWith("#") || t.startsWith("@") ? t : `#${t}`;
+  const alone = parseTags(tag).map((p) => p.tag);
+  const appended = parseTags(`text ${tag}`).map((p) => p.tag);
+  const exact = (got: string[]) => got.length === 1 && got[0] === tag;
+  if (exact(alone) && exact(appended)) return { ok: true, tag };
+  return { ok: false, tag, readAs: alone, problem: tagProblem(tag) };
+}
+
+/** The rule a candidate tag breaks, in words (the parser's rules above, from the most specific). */
+function tagProblem(tag: string): string {
+  const mention = tag.startsWith("@");
+  const name = tag.slice(1);
+  if (name === "") return "a tag needs a name after its sign";
+  const bad = [...name].find((ch) => !(TAG_CHAR.test(ch) || (mention && ch === MENTION_EXTRA)));
+  if (bad !== undefined) {
+    const shown = /\s/u.test(bad) ? "a space" : `"${bad}"`;
+    return `a ${mention ? "mention" : "hashtag"} ends at ${shown}`;
+  }
+  const tail = /[-._]$/u.exec(name);
+  if (tail) return `a tag cannot end with "${tail[0]}"`;
+  if (!HAS_LETTER.test(name)) return "a tag needs at least one letter";
+  if ([...name].length > MAX_TAG_CHARS)
+    return `a tag holds at most ${MAX_TAG_CHARS} characters after its sign`;
+  return "the tag parser reads it differently";
+}
+
+/** A refused tag in words: `"#work.notes" is not one tag: Dexi reads it as #work (a hashtag ends at ".")`. */
+export function tagCheckMessage(check: Extract<TagCheck, { ok: false }>): string {
+  const read = check.readAs.length === 0 ? "no tag at all" : check.readAs.join(" ");
+  return `"${check.tag}" is not one tag: Dexi reads it as ${read} (${check.problem})`;
+}
+
 /** Whether a body already carries a tag, by the same rules as the parser. */
 export function hasTag(text: string, tag: string): boolean {
   return parseTags(text).some((t) => t.tag === tag);

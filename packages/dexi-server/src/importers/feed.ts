@@ -34,8 +34,20 @@ function atomLink(v: unknown): string | null {
   return alt ? text(alt["@_href"]) || text(alt) || null : null;
 }
 
+/**
+ * Where a feed came from: a subscription (`dexi feeds add`) or a file (`dexi import`, its real path).
+ * Articles are keyed within their feed, so two feeds that both number their items 1, 2, 3 stay apart.
+ */
+export type FeedOrigin = { feedId: number } | { file: string };
+
+/** An article's content key: its id (guid, else link, else title) within its feed. */
+export function feedKey(origin: FeedOrigin, id: string): string {
+  return "feedId" in origin ? `feed#${origin.feedId}:${id}` : `feedfile:${origin.file}:${id}`;
+}
+
 /** RSS 2.0 / RSS 1.0 (RDF) / Atom into feed-article notes, keyed by guid (else link, else title). */
-export function parseFeed(xml: string, feedId: number | null = null): ParsedFeed {
+export function parseFeed(xml: string, origin: FeedOrigin): ParsedFeed {
+  const feedId = "feedId" in origin ? origin.feedId : null;
   const doc = new XMLParser({
     ignoreAttributes: false,
     attributeNamePrefix: "@_",
@@ -51,7 +63,9 @@ export function parseFeed(xml: string, feedId: number | null = null): ParsedFeed
     const id = guid || link || t;
     if (!id) return;
     items.push({
-      key: `feed:${id}`,
+      key: feedKey(origin, id),
+      // Before keys were per feed, a file's articles were keyed by id alone.
+      ...("file" in origin ? { legacyKey: `feed:${id}` } : {}),
       title: t.slice(0, 500) || (link ?? "").slice(0, 500),
       body: htmlText(body),
       source: "feed",

@@ -3,6 +3,8 @@ import type { Source } from "../store/index.js";
 /** One thing to import, already parsed. `key` makes imports idempotent: a key seen before is skipped. */
 export interface ImportItem {
   key: string;
+  /** A key an older dexi imported the same item under; a note found under it takes `key`. */
+  legacyKey?: string;
   title: string;
   body: string;
   source: Source;

@@ -4,7 +4,8 @@ export interface UserRow {
   id: number;
   name: string;
   team_id: number | null;
-  time_zone: string;
+  /** null until the user sets one: periods then use the server's zone. */
+  time_zone: string | null;
   review_tags: string;
   plan: string;
   note_cap: number | null;
@@ -12,7 +13,8 @@ export interface UserRow {
 }
 
 export interface UserSettings {
-  timeZone: string;
+  /** The user's own time zone, or null: none set, so the server's zone applies. */
+  timeZone: string | null;
   reviewTags: string[];
   plan: string;
   noteCap: number | null;
@@ -24,9 +26,12 @@ export interface FolderRow {
   name: string;
 }
 
-/** Folder names compare case-insensitively (Unicode-aware), so the key is the lower-cased, NFC name. */
+/**
+ * Folder names are trimmed and compare case-insensitively (Unicode-aware), so the key is the trimmed,
+ * lower-cased, NFC name: " Work" and "work" are the folder "Work".
+ */
 export function folderKey(name: string): string {
-  return name.normalize("NFC").toLowerCase();
+  return name.trim().normalize("NFC").toLowerCase();
 }
 
 /** Users, teams, folders, per-user settings and global config. */
@@ -140,7 +145,7 @@ export class Accounts {
     if (found) return found;
     this.db
       .prepare("INSERT INTO folders (user_id, name, name_key) VALUES (?, ?, ?)")
-      .run(userId, name, folderKey(name));
+      .run(userId, name.trim(), folderKey(name));
     return this.folderByName(userId, name)!;
   }
 

@@ -3,6 +3,7 @@ import { Accounts } from "./accounts.js";
 import { openDatabase } from "./db.js";
 import { NoteStore } from "./notes.js";
 import { Records } from "./records.js";
+import { Tombstones } from "./tombstones.js";
 import { VectorStore } from "./vectors.js";
 
 export type { UserRow, UserSettings } from "./accounts.js";
@@ -17,12 +18,14 @@ export class Store {
   readonly notes: NoteStore;
   readonly vectors: VectorStore;
   readonly records: Records;
+  readonly tombstones: Tombstones;
 
   constructor(readonly db: Database.Database) {
     this.accounts = new Accounts(db);
     this.notes = new NoteStore(db);
     this.vectors = new VectorStore(db);
     this.records = new Records(db);
+    this.tombstones = new Tombstones(db);
   }
 
   static open(path: string): Store {

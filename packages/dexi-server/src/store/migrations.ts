@@ -138,6 +138,44 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE notes ADD COLUMN import_hash TEXT;
   `,
+  // 3: a user's time zone is NULL until they set one (then periods use the server's zone, by default the
+  // machine's). 'UTC' was the old column default, so it is read as "never set". Folder names are
+  // trimmed: a name that differs from another only by surrounding spaces stays as it is.
+  `
+  ALTER TABLE users ADD COLUMN zone TEXT;
+  UPDATE users SET zone = time_zone WHERE time_zone <> 'UTC';
+  ALTER TABLE users DROP COLUMN time_zone;
+  ALTER TABLE users RENAME COLUMN zone TO time_zone;
+  UPDATE folders SET name = trim(name, char(32, 9, 10, 13)), name_key = trim(name_key, char(32, 9, 10, 13))
+  WHERE name_key <> trim(name_key, char(32, 9, 10, 13))
+    AND NOT EXISTS (
+      SELECT 1 FROM folders g
+      WHERE g.user_id = folders.user_id AND g.name_key = trim(folders.name_key, char(32, 9, 10, 13))
+    )
+    AND id = (
+      SELECT min(h.id) FROM folders h
+      WHERE h.user_id = folders.user_id
+        AND trim(h.name_key, char(32, 9, 10, 13)) = trim(folders.name_key, char(32, 9, 10, 13))
+    );
+  `,
+  // 4: imported items deleted in dexi, remembered so the next import or feed poll skips them (purged
+  // after a while, see TOMBSTONE_DAYS). Feed articles from a subscription are keyed per feed, not per
+  // user: two feeds reusing a guid such as "1" are two articles. Articles imported from files keep
+  // their old key until their file is imported again (see importing.ts).
+  `
+  CREATE TABLE import_tombstones (
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    content_key TEXT NOT NULL,
+    deleted_ms INTEGER NOT NULL,
+    PRIMARY KEY (user_id, content_key)
+  ) WITHOUT ROWID;
+  CREATE INDEX import_tombstones_deleted ON import_tombstones (deleted_ms);
+  UPDATE notes SET content_key = (
+    SELECT 'feed#' || fa.feed_id || ':' || fa.guid FROM feed_articles fa WHERE fa.note_id = notes.id
+  )
+  WHERE source = 'feed' AND content_key IS NOT NULL
+    AND EXISTS (SELECT 1 FROM feed_articles fa WHERE fa.note_id = notes.id AND fa.feed_id IS NOT NULL);
+  `,
 ];
 
 /** Brings a database up to the newest schema; refuses one written by a newer version. */

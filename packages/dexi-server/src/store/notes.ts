@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { Ranker } from "./ranking.js";
 import { type Fragment, type Scope, scopeSql } from "./scope.js";
 
 export type Source = "note" | "bookmark" | "email" | "feed";
@@ -77,7 +78,11 @@ const cols = (body: "full" | "snippet") =>
 const joins = "LEFT JOIN folders f ON f.id = n.folder_id JOIN users u ON u.id = n.user_id";
 
 export class NoteStore {
-  constructor(private readonly db: Database.Database) {}
+  private readonly ranker: Ranker;
+
+  constructor(private readonly db: Database.Database) {
+    this.ranker = new Ranker(db);
+  }
 
   insert(note: NewNote): number {
     const info = this.db
@@ -172,6 +177,18 @@ export class NoteStore {
       .all(userId, prefix, prefix) as (ImportedNote & { key: string })[];
   }
 
+  /** The key an imported note was imported under (null for notes written in dexi). */
+  contentKeyOf(id: number): string | null {
+    const row = this.db.prepare("SELECT content_key FROM notes WHERE id = ?").get(id) as
+      | { content_key: string | null }
+      | undefined;
+    return row?.content_key ?? null;
+  }
+
+  setContentKey(id: number, key: string): void {
+    this.db.prepare("UPDATE notes SET content_key = ? WHERE id = ?").run(key, id);
+  }
+
   setImportHash(id: number, hash: string): void {
     this.db.prepare("UPDATE notes SET import_hash = ? WHERE id = ?").run(hash, id);
   }
@@ -246,39 +263,33 @@ export class NoteStore {
     return { sql: parts.join(" AND "), params };
   }
 
-  /** Full-text search; `match` is an already-escaped FTS5 query. Title hits weigh ten times body hits. */
-  search(scope: Scope, match: string, limit: number, offset: number): { rows: NoteRow[]; total: number } {
+  /**
+   * Full-text search; `match` is an already-escaped FTS5 query. Ranked by RANKING (store/ranking.ts):
+   * each note scored from its own text only, so the order never depends on notes outside the scope.
+   */
+  search(
+    scope: Scope,
+    match: string,
+    limit: number,
+    offset: number,
+  ): { rows: (NoteRow & { score: number })[]; total: number } {
     const off = Math.min(offset, MAX_OFFSET);
-    if (this.seesEverything(scope)) {
-      // One user, no boundary: every note is visible, so the ranking and the count need no join at all.
-      const ids = this.db
-        .prepare(
-          "SELECT rowid AS id FROM notes_fts WHERE notes_fts MATCH ? ORDER BY bm25(notes_fts, 10.0, 1.0), rowid DESC LIMIT ? OFFSET ?",
-        )
-        .all(match, limit, off) as { id: number }[];
-      const total = (
-        this.db.prepare("SELECT count(*) AS c FROM notes_fts WHERE notes_fts MATCH ?").get(match) as {
-          c: number;
-        }
-      ).c;
-      return { rows: this.rowsByIds(ids.map((r) => r.id)), total };
-    }
+    // One user, no boundary: every note is visible, so finding and counting the matches needs no join.
+    const everything = this.seesEverything(scope);
     const s = scopeSql(scope);
-    const rows = this.db
-      .prepare(
-        `SELECT ${cols("snippet")} FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid ${joins}
-         WHERE notes_fts MATCH ? AND ${s.sql}
-         ORDER BY bm25(notes_fts, 10.0, 1.0), n.id DESC LIMIT ? OFFSET ?`,
-      )
-      .all(match, ...s.params, limit, off) as NoteRow[];
+    const ranked = this.ranker.rank(match, everything ? null : s, limit, off);
     const total = (
-      this.db
-        .prepare(
-          `SELECT count(*) AS c FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid WHERE notes_fts MATCH ? AND ${s.sql}`,
-        )
-        .get(match, ...s.params) as { c: number }
-    ).c;
-    return { rows, total };
+      everything
+        ? this.db.prepare("SELECT count(*) AS c FROM notes_fts WHERE notes_fts MATCH ?").get(match)
+        : this.db
+            .prepare(
+              `SELECT count(*) AS c FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid WHERE notes_fts MATCH ? AND ${s.sql}`,
+            )
+            .get(match, ...s.params)
+    ) as { c: number };
+    const score = new Map(ranked.map((r) => [r.id, r.score]));
+    const rows = this.rowsByIds(ranked.map((r) => r.id)).map((r) => ({ ...r, score: score.get(r.id)! }));
+    return { rows, total: total.c };
   }
 
   /** True when the scope is every note in the database: an unrestricted reader who is its only user. */
