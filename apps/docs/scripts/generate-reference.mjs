@@ -34,7 +34,7 @@ export const SERVERS = [
     id: "notes-status",
     title: "notes-status",
     pkg: "packages/notes-status-server",
-    bin: "dist/cli.js",
+    bin: "dist/bin/notes-status-mcp.js",
     args: ["--db", ":memory:"],
   },
   {

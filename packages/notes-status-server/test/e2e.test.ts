@@ -6,11 +6,11 @@ import { promisify } from "node:util";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { connectStdio } from "@mcpforge/toolkit/testing";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createNotesApp } from "../src/server.js";
+import { createNotesApp } from "../src/app.js";
 import { RecordingPublisher, tempDir } from "./helpers.js";
 
 const run = promisify(execFile);
-const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../dist/bin/notes-status-mcp.js", import.meta.url));
 
 beforeAll(() => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PublishEvent, Publisher } from "../src/domain/publishers/types.js";
-import { createNotesApp, type NotesApp } from "../src/server.js";
+import { createNotesApp, type NotesApp } from "../src/app.js";
 
 /** A clock the test moves by hand. */
 export function manualClock(start: string) {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { OutboxPublisher } from "../src/domain/publishers/outbox.js";
 import { retryDelayMs } from "../src/domain/scheduler.js";
-import { createNotesApp } from "../src/server.js";
+import { createNotesApp } from "../src/app.js";
 import { manualClock, RecordingPublisher, type TestApp, tempDir, testApp } from "./helpers.js";
 
 const HOUR = 3_600_000;

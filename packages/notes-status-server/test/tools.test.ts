@@ -46,8 +46,8 @@ const NOTE_KEYS = [
   "updatedAt",
 ];
 
-describe("list_notes (the seed's contract)", () => {
-  it("answers {notes, count, total, skip, hasMore} with exactly the seed's note fields", async () => {
+describe("list_notes (a page: notes, count, total, skip, hasMore)", () => {
+  it("answers {notes, count, total, skip, hasMore} with exactly a list item's eight note fields", async () => {
     const empty = await ok("list_notes");
     expect(empty).toEqual({ notes: [], count: 0, total: 0, skip: 0, hasMore: false });
     for (let i = 0; i < 25; i++) {
@@ -94,7 +94,7 @@ describe("list_notes (the seed's contract)", () => {
     }
   });
 
-  it("is advertised as the seed says", async () => {
+  it("is advertised read-only and closed-world in group Notes, limit 1-50 (20), the six statuses", async () => {
     const { tools } = await client.listTools();
     const t = tools.find((x) => x.name === "list_notes")!;
     expect(t.annotations).toMatchObject({

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PublishError } from "../src/domain/publishers/types.js";
 import { WebhookPublisher } from "../src/domain/publishers/webhook.js";
-import { createNotesApp } from "../src/server.js";
+import { createNotesApp } from "../src/app.js";
 import { manualClock } from "./helpers.js";
 
 const SECRET = "s3cret-key";

@@ -6,7 +6,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { PublishError } from "../src/domain/publishers/types.js";
-import { createNotesApp } from "../src/server.js";
+import { createNotesApp } from "../src/app.js";
 import { manualClock, RecordingPublisher, type TestApp } from "./helpers.js";
 
 const HOUR = 3_600_000;
