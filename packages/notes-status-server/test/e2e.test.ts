@@ -132,6 +132,27 @@ describe("the built bin over stdio", () => {
     }
   });
 
+  it("reads flags as node:util parseArgs does: --flag=value, and publish-due after the flags", async () => {
+    const dir = tempDir("notes-args");
+    try {
+      const outbox = join(dir.path, "outbox.jsonl");
+      const { stdout } = await run(process.execPath, [
+        CLI,
+        "--db=:memory:",
+        `--outbox=${outbox}`,
+        "publish-due",
+      ]);
+      expect(JSON.parse(stdout)).toMatchObject({ published: [], failed: [], gaveUp: [] });
+      const twice = await run(process.execPath, [CLI, "publish-due", "publish-due"]).catch(
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect(twice).toMatchObject({ code: 2 });
+      expect((twice as { stderr: string }).stderr).toMatch(/unknown argument publish-due/);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
   it("exits 2 with a message on a bad flag, and a webhook without a secret", async () => {
     const bad = await run(process.execPath, [CLI, "--bogus"]).catch(
       (e: { code: number; stderr: string }) => e,

@@ -70,7 +70,10 @@ function optionsOf({ values, positionals }: Args, env: NodeJS.ProcessEnv): Optio
     giveUpAfter:
       giveUp !== undefined
         ? runs(giveUp, "--give-up-after")
-        : runs(env["NOTES_STATUS_GIVE_UP_AFTER"] || String(DEFAULT_GIVE_UP_AFTER), "NOTES_STATUS_GIVE_UP_AFTER"),
+        : runs(
+            env["NOTES_STATUS_GIVE_UP_AFTER"] || String(DEFAULT_GIVE_UP_AFTER),
+            "NOTES_STATUS_GIVE_UP_AFTER",
+          ),
     scheduler: values["no-scheduler"] !== true,
   };
   const tick = values["tick-seconds"];

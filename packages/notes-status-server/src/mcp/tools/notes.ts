@@ -65,8 +65,7 @@ export const listNotes = tool({
 export const getNote = tool({
   name: "get_note",
   title: "Get a note",
-  description:
-    `Reads one note by id, with its publishing facts: when it was published or restacked, the evergreen note it was copied from, and, when publishing failed, attempts and lastError. A failing note stays scheduled and is tried again, less and less often; after ${DEFAULT_GIVE_UP_AFTER} failed runs in a row (by default) it becomes failed and is not tried again until you schedule it again with schedule_notes.`,
+  description: `Reads one note by id, with its publishing facts: when it was published or restacked, the evergreen note it was copied from, and, when publishing failed, attempts and lastError. A failing note stays scheduled and is tried again, less and less often; after ${DEFAULT_GIVE_UP_AFTER} failed runs in a row (by default) it becomes failed and is not tried again until you schedule it again with schedule_notes.`,
   input: { id: noteId() },
   output: { note: NoteDetailSchema },
   annotations: hints.readOnly,

@@ -1,6 +1,11 @@
 import { hints, ToolError, toolFactory } from "@mcpforge/toolkit";
 import { z } from "zod";
-import { MAX_RESTACK_HOURS, MAX_SCHEDULE_BATCH, toListNote, UNSCHEDULED_STATUSES } from "../../domain/notes.js";
+import {
+  MAX_RESTACK_HOURS,
+  MAX_SCHEDULE_BATCH,
+  toListNote,
+  UNSCHEDULED_STATUSES,
+} from "../../domain/notes.js";
 import {
   DEFAULT_FREE_SLOTS,
   DEFAULT_QUEUE_DAYS,
@@ -30,7 +35,7 @@ const tool = toolFactory<NotesContext>({ group: "Queue", scope: null });
 
 const slotTimes = () =>
   z
-    .array(z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/))
+    .array(z.string().regex(HH_MM))
     .max(MAX_SLOTS_PER_DAY)
     .describe('Slot times that day, "HH:MM" 24-hour local time');
 
@@ -69,7 +74,11 @@ export const setQueueSlots = tool({
   description:
     "Sets the weekly queue plan. slots replaces the whole week (a weekday left out gets no slots); timeZone is an IANA name such as Europe/Berlin; the evergreen settings tune recycling. Fields left out keep their value; give at least one. Slots are wall-clock times: 09:00 stays 09:00 local across daylight-saving changes, and a slot in an hour the clocks skip moves forward by the gap. Notes already scheduled keep their times.",
   input: {
-    timeZone: z.string().max(MAX_TIME_ZONE_LENGTH).optional().describe("IANA time zone name, such as America/New_York"),
+    timeZone: z
+      .string()
+      .max(MAX_TIME_ZONE_LENGTH)
+      .optional()
+      .describe("IANA time zone name, such as America/New_York"),
     slots: z
       .strictObject(
         Object.fromEntries(WEEKDAYS.map((d) => [d, slotTimes().optional()])) as Record<
@@ -92,7 +101,9 @@ export const setQueueSlots = tool({
       .min(0)
       .max(MAX_MIN_GAP_DAYS)
       .optional()
-      .describe(`Never re-post the same evergreen note twice within this many days (0 to ${MAX_MIN_GAP_DAYS})`),
+      .describe(
+        `Never re-post the same evergreen note twice within this many days (0 to ${MAX_MIN_GAP_DAYS})`,
+      ),
   },
   output: PlanSchema,
   annotations: hints.destructiveIdempotent,
