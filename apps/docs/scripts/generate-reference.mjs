@@ -50,7 +50,7 @@ export const SERVERS = [
     id: "kit",
     title: "the kit's example server",
     pkg: "packages/toolkit",
-    bin: "dist/example/cli.js",
+    bin: "dist/example/bin/mcpforge-example.js",
     args: [],
   },
 ];
