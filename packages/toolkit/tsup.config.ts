@@ -1,7 +1,7 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/index.ts", "src/testing/index.ts", "src/example/cli.ts", "src/bench/run.ts"],
+  entry: ["src/index.ts", "src/testing/index.ts", "src/example/bin/mcpforge-example.ts", "src/bench/run.ts"],
   format: ["esm"],
   target: "node20",
   dts: { entry: ["src/index.ts", "src/testing/index.ts"] },

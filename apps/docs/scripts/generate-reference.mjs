@@ -34,7 +34,7 @@ export const SERVERS = [
     id: "notes-status",
     title: "notes-status",
     pkg: "packages/notes-status-server",
-    bin: "dist/cli.js",
+    bin: "dist/bin/notes-status-mcp.js",
     args: ["--db", ":memory:"],
   },
   {
@@ -50,7 +50,7 @@ export const SERVERS = [
     id: "kit",
     title: "the kit's example server",
     pkg: "packages/toolkit",
-    bin: "dist/example/cli.js",
+    bin: "dist/example/bin/mcpforge-example.js",
     args: [],
   },
 ];

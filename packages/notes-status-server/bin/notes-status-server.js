@@ -5,11 +5,11 @@
 // links it before dist/ exists (npm skips bins whose file is missing at install time).
 import { existsSync } from "node:fs";
 
-const cli = new URL("../dist/cli.js", import.meta.url);
-if (!existsSync(cli)) {
+const bin = new URL("../dist/bin/notes-status-mcp.js", import.meta.url);
+if (!existsSync(bin)) {
   process.stderr.write(
     "notes-status-server: not built yet; run `npm run build -w @mcpforge/notes-status-server`\n",
   );
   process.exit(2);
 }
-await import(cli.href);
+await import(bin.href);

@@ -20,8 +20,5 @@ export {
   createNotesStatusServer,
   type NotesApp,
   type NotesStatusServerOptions,
-  notesReasons,
-  SERVER_NAME,
-  SERVER_VERSION,
-} from "./server.js";
-export { notesTools } from "./tools/index.js";
+} from "./app.js";
+export { notesReasons, notesTools, SERVER_NAME, SERVER_VERSION } from "./mcp/server.js";

@@ -5,7 +5,7 @@ import {
   fuzzTools,
 } from "@mcpforge/toolkit/testing";
 import { describe, expect, it } from "vitest";
-import { notesReasons } from "../src/server.js";
+import { notesReasons } from "../src/mcp/server.js";
 import { testApp } from "./helpers.js";
 
 describe("tools/list and robustness", () => {

@@ -10,7 +10,7 @@ import Database from "better-sqlite3";
 import { expect, it } from "vitest";
 import { tempDir } from "./helpers.js";
 
-const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../dist/bin/notes-status-mcp.js", import.meta.url));
 const WRITES = 3000;
 
 it("a server killed with SIGKILL mid-stream keeps every acknowledged note and consistent counts", async () => {

@@ -6,11 +6,11 @@ import { promisify } from "node:util";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { connectStdio } from "@mcpforge/toolkit/testing";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createNotesApp } from "../src/server.js";
+import { createNotesApp } from "../src/app.js";
 import { RecordingPublisher, tempDir } from "./helpers.js";
 
 const run = promisify(execFile);
-const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../dist/bin/notes-status-mcp.js", import.meta.url));
 
 beforeAll(() => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
@@ -127,6 +127,27 @@ describe("the built bin over stdio", () => {
           /(--give-up-after|NOTES_STATUS_GIVE_UP_AFTER) takes a whole number of runs/,
         );
       }
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it("reads flags as node:util parseArgs does: --flag=value, and publish-due after the flags", async () => {
+    const dir = tempDir("notes-args");
+    try {
+      const outbox = join(dir.path, "outbox.jsonl");
+      const { stdout } = await run(process.execPath, [
+        CLI,
+        "--db=:memory:",
+        `--outbox=${outbox}`,
+        "publish-due",
+      ]);
+      expect(JSON.parse(stdout)).toMatchObject({ published: [], failed: [], gaveUp: [] });
+      const twice = await run(process.execPath, [CLI, "publish-due", "publish-due"]).catch(
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect(twice).toMatchObject({ code: 2 });
+      expect((twice as { stderr: string }).stderr).toMatch(/unknown argument publish-due/);
     } finally {
       dir.cleanup();
     }

@@ -1,24 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type ManualClock, manualClock } from "@mcpforge/toolkit/testing";
+import { createNotesApp, type NotesApp } from "../src/app.js";
 import type { PublishEvent, Publisher } from "../src/domain/publishers/types.js";
-import { createNotesApp, type NotesApp } from "../src/server.js";
-
-/** A clock the test moves by hand. */
-export function manualClock(start: string) {
-  let now = Date.parse(start);
-  const clock = () => new Date(now);
-  return {
-    clock,
-    set: (iso: string) => {
-      now = Date.parse(iso);
-    },
-    advance: (ms: number) => {
-      now += ms;
-    },
-    now: () => now,
-  };
-}
 
 /** Records every event; fails while `failing` is set. */
 export class RecordingPublisher implements Publisher {
@@ -37,13 +22,13 @@ export class RecordingPublisher implements Publisher {
 
 export interface TestApp extends NotesApp {
   publisher: RecordingPublisher;
-  time: ReturnType<typeof manualClock>;
+  time: ManualClock;
 }
 
 export function testApp(start = "2026-03-02T08:00:00.000Z", db = ":memory:"): TestApp {
   const time = manualClock(start);
   const publisher = new RecordingPublisher();
-  const app = createNotesApp({ db, clock: time.clock, publisher, log: () => undefined });
+  const app = createNotesApp({ db, clock: time.date, publisher, log: () => undefined });
   return { ...app, publisher, time };
 }
 

@@ -6,7 +6,7 @@ import { packageVersion } from "@mcpforge/toolkit";
 import { checkCombination, MATRIX } from "@mcpforge/toolkit/testing";
 import { afterAll, describe, expect, it } from "vitest";
 
-const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../dist/bin/notes-status-mcp.js", import.meta.url));
 const version = packageVersion(import.meta.url);
 const dir = mkdtempSync(join(tmpdir(), "notes-matrix-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -27,7 +27,7 @@ describe("the packed tarball", () => {
     const installed = await packAndInstall([toolkit, here], { reuseNativeBuilds: ["better-sqlite3"] });
     try {
       const env = { XDG_DATA_HOME: installed.dir };
-      const bin = installed.path(PKG, "dist/cli.js");
+      const bin = installed.path(PKG, "dist/bin/notes-status-mcp.js");
       const { json } = await runInspector(
         { command: process.execPath, args: [bin, "--db", ":memory:"], env },
         ["--method", "tools/list"],

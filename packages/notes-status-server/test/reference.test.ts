@@ -8,7 +8,7 @@ describe("the committed reference pages", () => {
     const code = await run(
       [
         "--server",
-        "node dist/cli.js --db :memory:",
+        "node dist/bin/notes-status-mcp.js --db :memory:",
         "--out",
         "reference",
         "--base-path",

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { connectHttp, type RoundRobinProxy, roundRobinProxy, startHttpBin } from "@mcpforge/toolkit/testing";
 import { afterAll, expect, it } from "vitest";
 
-const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../dist/bin/notes-status-mcp.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "notes-scale-"));
 const children: ChildProcess[] = [];
 let proxy: RoundRobinProxy | undefined;

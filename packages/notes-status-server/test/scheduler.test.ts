@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { OutboxPublisher } from "../src/domain/publishers/outbox.js";
 import { retryDelayMs } from "../src/domain/scheduler.js";
-import { createNotesApp } from "../src/server.js";
-import { manualClock, RecordingPublisher, type TestApp, tempDir, testApp } from "./helpers.js";
+import { createNotesApp } from "../src/app.js";
+import { manualClock } from "@mcpforge/toolkit/testing";
+import { RecordingPublisher, type TestApp, tempDir, testApp } from "./helpers.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -64,7 +65,7 @@ describe("publishing", () => {
     // Past the default limit of 8 failed runs, to see the back-off reach its cap.
     const time = manualClock("2026-03-02T08:00:00.000Z");
     const publisher = new RecordingPublisher();
-    const own = { db: ":memory:", clock: time.clock, publisher, scheduler: { giveUpAfter: 20 } };
+    const own = { db: ":memory:", clock: time.date, publisher, scheduler: { giveUpAfter: 20 } };
     app = { ...createNotesApp(own), publisher, time };
     const id = app.notes.create({ content: "down", status: "ready" }).id;
     app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
@@ -130,7 +131,7 @@ describe("publishing", () => {
     try {
       const time = manualClock("2026-03-02T08:00:00Z");
       const path = join(dir.path, "sub", "outbox.jsonl");
-      const own = createNotesApp({ db: ":memory:", clock: time.clock, publisher: new OutboxPublisher(path) });
+      const own = createNotesApp({ db: ":memory:", clock: time.date, publisher: new OutboxPublisher(path) });
       const id = own.notes.create({ content: "hello 🌍\nline two", tags: ["News"], status: "ready" }).id;
       own.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z", autoRestackAfterHours: 1 }]);
       time.set("2026-03-02T10:30:00Z");
@@ -165,9 +166,9 @@ describe("publishing", () => {
         await new Promise((r) => setTimeout(r, 50));
         await pub(e);
       };
-      const one = createNotesApp({ db: dbPath, clock: time.clock, publisher: slow });
+      const one = createNotesApp({ db: dbPath, clock: time.date, publisher: slow });
       const other = new RecordingPublisher();
-      const two = createNotesApp({ db: dbPath, clock: time.clock, publisher: other });
+      const two = createNotesApp({ db: dbPath, clock: time.date, publisher: other });
       const ids = [1, 2, 3].map((i) => one.notes.create({ content: `n${i}`, status: "ready" }).id);
       one.notes.schedule(ids.map((id) => ({ id, scheduledAt: "2026-03-02T09:00:00Z" })));
       time.set("2026-03-02T09:00:00Z");

@@ -1,17 +1,18 @@
 import type { Client } from "@modelcontextprotocol/client";
-import type { CallToolResult } from "@modelcontextprotocol/client";
-import { connectInMemory, type Connected } from "@mcpforge/toolkit/testing";
+import { type Connected, connectInMemory, type Session, session } from "@mcpforge/toolkit/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type TestApp, testApp } from "./helpers.js";
 
 let app: TestApp;
 let conn: Connected;
 let client: Client;
+let calls: Session;
 
 beforeEach(async () => {
   app = testApp("2026-03-02T08:00:00.000Z"); // Monday
   conn = await connectInMemory(app.kit, { scopes: [] });
   client = conn.client;
+  calls = session(client);
 });
 afterEach(async () => {
   await conn.close();
@@ -20,20 +21,19 @@ afterEach(async () => {
 
 type Obj = Record<string, unknown>;
 
-/** Calls through the real SDK client (which validates structuredContent) and checks text == JSON. */
+/**
+ * The kit's session.ok (through the real SDK client, which validates structuredContent), plus this
+ * server's text mode: the text block is the structured content as JSON.
+ */
 async function ok<T = Obj>(name: string, args: Obj = {}): Promise<T> {
-  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const r = await calls.raw(name, args);
   if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.structuredContent)}`);
   const text = (r.content[0] as { text: string }).text;
   expect(JSON.parse(text)).toEqual(r.structuredContent);
   return r.structuredContent as T;
 }
 
-async function fails(name: string, args: Obj): Promise<{ reason: string; message: string; hint: string }> {
-  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  expect(r.isError).toBe(true);
-  return (r.structuredContent as { error: { reason: string; message: string; hint: string } }).error;
-}
+const fails = (name: string, args: Obj) => calls.fails(name, args);
 
 const NOTE_KEYS = [
   "autoRestackAfterHours",
@@ -46,8 +46,8 @@ const NOTE_KEYS = [
   "updatedAt",
 ];
 
-describe("list_notes (the seed's contract)", () => {
-  it("answers {notes, count, total, skip, hasMore} with exactly the seed's note fields", async () => {
+describe("list_notes (a page: notes, count, total, skip, hasMore)", () => {
+  it("answers {notes, count, total, skip, hasMore} with exactly a list item's eight note fields", async () => {
     const empty = await ok("list_notes");
     expect(empty).toEqual({ notes: [], count: 0, total: 0, skip: 0, hasMore: false });
     for (let i = 0; i < 25; i++) {
@@ -94,7 +94,7 @@ describe("list_notes (the seed's contract)", () => {
     }
   });
 
-  it("is advertised as the seed says", async () => {
+  it("is advertised read-only and closed-world in group Notes, limit 1-50 (20), the six statuses", async () => {
     const { tools } = await client.listTools();
     const t = tools.find((x) => x.name === "list_notes")!;
     expect(t.annotations).toMatchObject({

@@ -4,8 +4,8 @@ import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PublishError } from "../src/domain/publishers/types.js";
 import { WebhookPublisher } from "../src/domain/publishers/webhook.js";
-import { createNotesApp } from "../src/server.js";
-import { manualClock } from "./helpers.js";
+import { createNotesApp } from "../src/app.js";
+import { manualClock } from "@mcpforge/toolkit/testing";
 
 const SECRET = "s3cret-key";
 
@@ -66,7 +66,7 @@ describe("webhook publisher", () => {
   it("posts a signed JSON body the receiver can verify", async () => {
     const time = manualClock("2026-03-02T08:00:00Z");
     const { p } = publisher();
-    const app = createNotesApp({ db: ":memory:", clock: time.clock, publisher: p });
+    const app = createNotesApp({ db: ":memory:", clock: time.date, publisher: p });
     const id = app.notes.create({ content: "signed 🔏", tags: ["sig"], status: "ready" }).id;
     app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
     time.set("2026-03-02T09:00:00Z");
@@ -131,7 +131,7 @@ describe("webhook publisher", () => {
     script = [500, 502, 503, 504, 500, 500, 500, 500];
     const time = manualClock("2026-03-02T08:00:00Z");
     const { p } = publisher();
-    const app = createNotesApp({ db: ":memory:", clock: time.clock, publisher: p });
+    const app = createNotesApp({ db: ":memory:", clock: time.date, publisher: p });
     const id = app.notes.create({ content: "doomed", status: "ready" }).id;
     app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
     time.set("2026-03-02T09:00:00Z");

@@ -3,9 +3,9 @@
 // (npm skips bins whose file is missing at install time); it runs the built example server.
 import { existsSync } from "node:fs";
 
-const cli = new URL("../dist/example/cli.js", import.meta.url);
-if (!existsSync(cli)) {
+const bin = new URL("../dist/example/bin/mcpforge-example.js", import.meta.url);
+if (!existsSync(bin)) {
   process.stderr.write("mcpforge-example: not built yet; run `npm run build -w @mcpforge/toolkit`\n");
   process.exit(2);
 }
-await import(cli.href);
+await import(bin.href);

@@ -3,12 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { createExampleServer, exampleReasons } from "../src/example/server.js";
+import { createExampleServer } from "../src/example/app.js";
+import { exampleReasons } from "../src/example/mcp/server.js";
 import { connectInMemory, connectStdio, runInspector } from "../src/testing/clients.js";
 import { assertFuzzClean, fuzzTools } from "../src/testing/fuzz.js";
 import { expectToolsListGolden } from "../src/testing/golden.js";
 
-const cli = fileURLToPath(new URL("../dist/example/cli.js", import.meta.url));
+const cli = fileURLToPath(new URL("../dist/example/bin/mcpforge-example.js", import.meta.url));
 const caller = { scopes: ["example:read", "example:write"] };
 const dir = mkdtempSync(join(tmpdir(), "kit-example-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

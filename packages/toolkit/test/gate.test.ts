@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createExampleServer } from "../src/example/server.js";
-import type { ExampleState } from "../src/example/tools.js";
+import { createExampleServer } from "../src/example/app.js";
+import type { ExampleState } from "../src/example/mcp/server.js";
 import { type Connected, connectInMemory, type Era } from "../src/testing/clients.js";
 
 const caller = { scopes: ["example:read", "example:write"] };

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createExampleServer } from "../src/example/server.js";
+import { createExampleServer } from "../src/example/app.js";
 import { createKitHttpHandler, type KitHttpHandler } from "../src/http/handler.js";
 
 const caller = { scopes: ["example:read", "example:write"] };

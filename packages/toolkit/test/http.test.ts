@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCommonFlags, parseHttpAddress, parseServerArgs } from "../src/cli.js";
-import { createExampleServer } from "../src/example/server.js";
+import { createExampleServer } from "../src/example/app.js";
 import { connectHttp } from "../src/testing/clients.js";
 import { type HttpHandle, serveHttp, staticTokenVerifier } from "../src/transports.js";
 

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { checkCombination, MATRIX, type MatrixTarget } from "../src/testing/matrix.js";
 import { packageVersion } from "../src/version.js";
 
-const cli = fileURLToPath(new URL("../dist/example/cli.js", import.meta.url));
+const cli = fileURLToPath(new URL("../dist/example/bin/mcpforge-example.js", import.meta.url));
 const version = packageVersion(import.meta.url);
 const dir = mkdtempSync(join(tmpdir(), "kit-matrix-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createExampleServer } from "../src/example/server.js";
+import { createExampleServer } from "../src/example/app.js";
 import { connectInMemory } from "../src/testing/clients.js";
 import { manualClock, session } from "../src/testing/session.js";
 

@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { createExampleServer } from "../src/example/server.js";
+import { createExampleServer } from "../src/example/app.js";
 import { KitStdioTransport, MAX_STDIO_LINE_BYTES, type StdioHandle, serveStdio } from "../src/stdio.js";
 
 let handle: StdioHandle | undefined;

@@ -11,7 +11,7 @@ import { performance } from "node:perf_hooks";
 import type { Publisher } from "../domain/publishers/types.js";
 import { NOTE_STATUSES, type NoteStatus } from "../domain/status.js";
 import type { NoteDetail } from "../domain/types.js";
-import { createNotesApp } from "../server.js";
+import { createNotesApp } from "../app.js";
 import { openDatabase } from "../store/db.js";
 import { SqliteNotesRepository } from "../store/repository.js";
 

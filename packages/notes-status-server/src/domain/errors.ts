@@ -1,6 +1,8 @@
 /**
- * The domain's failures. The domain knows nothing of MCP: tools translate a NotesError into the kit's
- * ToolError with the same reason, and a CLI into an exit code.
+ * The domain's failures. The domain knows nothing of MCP, and no tool translates a NotesError: the kit
+ * reports any Error that carries a reason the server declared (these, through `defineReasons`) with
+ * its message and hint, and any other error as INTERNAL. The exit codes are what a command over this
+ * domain would exit with; the only one today, `publish-due`, exits 1 when publishing failed.
  */
 export const NOTES_REASONS = {
   NOT_FOUND: { hint: "Check the id with list_notes or get_queue.", exitCode: 3 },

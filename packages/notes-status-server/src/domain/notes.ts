@@ -10,9 +10,31 @@ export { toListNote } from "./shape.js";
 export const MAX_CONTENT_LENGTH = 10_000;
 export const MAX_TAGS = 20;
 export const MAX_TAG_LENGTH = 50;
+/**
+ * How long a tag may be as sent, before trimming: past MAX_TAG_LENGTH the domain still answers with
+ * its own message naming the tag; past this bound the input is refused before it is read at all.
+ */
+export const MAX_RAW_TAG_LENGTH = 200;
 export const MAX_RESTACK_HOURS = 720;
+/** Longer than any id this server makes: a bound on input, before any lookup. */
+export const MAX_NOTE_ID_LENGTH = 200;
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 50;
+/** Notes per schedule call: one transaction, all or none. */
+export const MAX_SCHEDULE_BATCH = 50;
 
-export type CreatableStatus = "draft" | "ready" | "evergreen";
+/** What a new note (or update_note) may set: the other statuses are reached through the queue. */
+export const CREATABLE_STATUSES = ["draft", "ready", "evergreen"] as const;
+export type CreatableStatus = (typeof CREATABLE_STATUSES)[number];
+/** Where an unscheduled note goes back to; the first is the default. */
+export const UNSCHEDULED_STATUSES = ["ready", "draft"] as const;
+export type UnscheduledStatus = (typeof UNSCHEDULED_STATUSES)[number];
+
+/** A tag and how many notes carry it. */
+export interface TagCount {
+  tag: string;
+  count: number;
+}
 
 export interface CreateNoteInput {
   content: string;
@@ -273,7 +295,7 @@ export class NotesService {
   }
 
   /** Takes a scheduled note off the queue, back to ready (default) or draft. */
-  unschedule(id: string, to: "ready" | "draft" = "ready"): NoteDetail {
+  unschedule(id: string, to: UnscheduledStatus = "ready"): NoteDetail {
     return this.repo.transaction(() => {
       const note = this.get(id);
       assertTransition(id, note.status, to, "unschedule_note");
@@ -283,7 +305,7 @@ export class NotesService {
     });
   }
 
-  tags(status?: NoteStatus): Array<{ tag: string; count: number }> {
+  tags(status?: NoteStatus): TagCount[] {
     return this.repo.tagCounts(status);
   }
 }

@@ -9,6 +9,12 @@ const DAY_MS = 86_400_000;
 export const FREE_SLOT_SEARCH_DAYS = 366;
 export const MAX_HORIZON_HOURS = 24 * 90;
 export const MAX_MIN_GAP_DAYS = 3650;
+export const DEFAULT_QUEUE_DAYS = 7;
+export const MAX_QUEUE_DAYS = 31;
+export const DEFAULT_QUEUE_ENTRIES = 100;
+export const MAX_QUEUE_ENTRIES = 500;
+export const DEFAULT_FREE_SLOTS = 5;
+export const MAX_FREE_SLOTS = 50;
 
 /**
  * The next `count` slots after `afterMs` that no scheduled note occupies (notes in `ignore` do not

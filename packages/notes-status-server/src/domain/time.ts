@@ -151,10 +151,14 @@ export function formatLocal(ms: number, timeZone: string): string {
   return `${l.year}-${pad(l.month)}-${pad(l.day)} ${pad(l.hour)}:${pad(l.minute)}`;
 }
 
-/** Parses "HH:MM" (00:00 to 23:59) into minutes after midnight, or undefined. */
+/** A slot time: "HH:MM", 24-hour, 00:00 to 23:59. */
+export const HH_MM = /^([01]\d|2[0-3]):[0-5]\d$/;
+/** Longer than any IANA zone name: a bound on input, before the zone is looked up. */
+export const MAX_TIME_ZONE_LENGTH = 64;
+
+/** Parses "HH:MM" (00:00 to 23:59) into its hour and minute, or undefined. */
 export function parseHhMm(value: string): { hour: number; minute: number } | undefined {
-  const m = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(value);
-  return m ? { hour: Number(m[1]), minute: Number(m[2]) } : undefined;
+  return HH_MM.test(value) ? { hour: Number(value.slice(0, 2)), minute: Number(value.slice(3)) } : undefined;
 }
 
 export function iso(ms: number): string {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-import { COMMON_FLAGS_HELP, parseServerArgs, runServer } from "../cli.js";
-import { packageVersion } from "../version.js";
-import { createExampleServer, EXAMPLE_SCOPES, stateFromFile } from "./server.js";
+import { COMMON_FLAGS_HELP, parseServerArgs, runServer } from "../../cli.js";
+import { packageVersion } from "../../version.js";
+import { createExampleServer, stateFromFile } from "../app.js";
+import { EXAMPLE_SCOPES } from "../mcp/server.js";
 
 const HELP = `mcpforge-example: the kit's example MCP server (a small notebook)
 

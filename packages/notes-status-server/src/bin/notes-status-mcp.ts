@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 import { join } from "node:path";
-import { COMMON_FLAGS_HELP, parseCommonFlags, runServer } from "@mcpforge/toolkit";
-import { OutboxPublisher } from "./domain/publishers/outbox.js";
-import type { Publisher } from "./domain/publishers/types.js";
-import { DEFAULT_GIVE_UP_AFTER } from "./domain/scheduler.js";
-import { WebhookPublisher } from "./domain/publishers/webhook.js";
-import { createNotesApp, SERVER_NAME, SERVER_VERSION } from "./server.js";
-import { defaultDataDir, defaultDbPath } from "./store/db.js";
+import { COMMON_FLAGS_HELP, parseServerArgs, runServer, type ServerArgs } from "@mcpforge/toolkit";
+import { createNotesApp } from "../app.js";
+import { OutboxPublisher } from "../domain/publishers/outbox.js";
+import type { Publisher } from "../domain/publishers/types.js";
+import { WebhookPublisher } from "../domain/publishers/webhook.js";
+import { DEFAULT_GIVE_UP_AFTER } from "../domain/scheduler.js";
+import { SERVER_NAME, SERVER_VERSION } from "../mcp/server.js";
+import { defaultDataDir, defaultDbPath } from "../store/db.js";
 
 const HELP = `${SERVER_NAME}: an MCP server for a writer's queue of short notes
 
@@ -25,10 +26,20 @@ Options:
                          with a webhook)
   --tick-seconds N       how often the server publishes due notes (default 60)
   --give-up-after N      stop trying a note after N scheduler runs in a row failed to publish it: it
-                         becomes status failed (default $NOTES_STATUS_GIVE_UP_AFTER, else 8)
+                         becomes status failed (default $NOTES_STATUS_GIVE_UP_AFTER, else ${DEFAULT_GIVE_UP_AFTER})
   --no-scheduler         serve without publishing anything (leave it to cron)
 ${COMMON_FLAGS_HELP}
 `;
+
+const OWN_OPTIONS = {
+  db: { type: "string" },
+  outbox: { type: "string" },
+  "webhook-url": { type: "string" },
+  "webhook-secret": { type: "string" },
+  "tick-seconds": { type: "string" },
+  "give-up-after": { type: "string" },
+  "no-scheduler": { type: "boolean" },
+} as const;
 
 interface Options {
   command: "serve" | "publish-due";
@@ -41,37 +52,35 @@ interface Options {
   scheduler: boolean;
 }
 
-function parseOwn(rest: readonly string[], env: NodeJS.ProcessEnv): Options {
+type Args = ServerArgs<typeof OWN_OPTIONS>;
+
+/** Flags win over environment variables, which win over the defaults. */
+function optionsOf({ values, positionals }: Args, env: NodeJS.ProcessEnv): Options {
+  const [command, ...extra] = positionals;
+  if ((command !== undefined && command !== "publish-due") || extra.length > 0)
+    fail(`unknown argument ${command === "publish-due" ? extra[0] : command}; see --help`);
+  const giveUp = values["give-up-after"];
   const o: Options = {
-    command: "serve",
-    db: env["NOTES_STATUS_DB"] || defaultDbPath(env),
-    outbox: env["NOTES_STATUS_OUTBOX"] || join(defaultDataDir(env), "outbox.jsonl"),
-    webhookUrl: env["NOTES_STATUS_WEBHOOK_URL"] || undefined,
-    webhookSecret: env["NOTES_STATUS_WEBHOOK_SECRET"] || undefined,
+    command: command ?? "serve",
+    db: values.db ?? (env["NOTES_STATUS_DB"] || defaultDbPath(env)),
+    outbox: values.outbox ?? (env["NOTES_STATUS_OUTBOX"] || join(defaultDataDir(env), "outbox.jsonl")),
+    webhookUrl: values["webhook-url"] ?? (env["NOTES_STATUS_WEBHOOK_URL"] || undefined),
+    webhookSecret: values["webhook-secret"] ?? (env["NOTES_STATUS_WEBHOOK_SECRET"] || undefined),
     tickSeconds: 60,
-    giveUpAfter: runs(
-      env["NOTES_STATUS_GIVE_UP_AFTER"] || String(DEFAULT_GIVE_UP_AFTER),
-      "NOTES_STATUS_GIVE_UP_AFTER",
-    ),
-    scheduler: true,
+    giveUpAfter:
+      giveUp !== undefined
+        ? runs(giveUp, "--give-up-after")
+        : runs(
+            env["NOTES_STATUS_GIVE_UP_AFTER"] || String(DEFAULT_GIVE_UP_AFTER),
+            "NOTES_STATUS_GIVE_UP_AFTER",
+          ),
+    scheduler: values["no-scheduler"] !== true,
   };
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    const [name, inline] =
-      arg.startsWith("--") && arg.includes("=") ? arg.split(/=(.*)/s, 2) : [arg, undefined];
-    const value = () => inline ?? rest[++i] ?? fail(`${name} needs a value`);
-    if (name === "publish-due" && i === 0) o.command = "publish-due";
-    else if (name === "--db") o.db = value();
-    else if (name === "--outbox") o.outbox = value();
-    else if (name === "--webhook-url") o.webhookUrl = value();
-    else if (name === "--webhook-secret") o.webhookSecret = value();
-    else if (name === "--no-scheduler") o.scheduler = false;
-    else if (name === "--tick-seconds") {
-      o.tickSeconds = Number(value());
-      if (!Number.isFinite(o.tickSeconds) || o.tickSeconds < 1)
-        fail("--tick-seconds takes a number of seconds, 1 or more");
-    } else if (name === "--give-up-after") o.giveUpAfter = runs(value(), "--give-up-after");
-    else fail(`unknown argument ${arg}; see --help`);
+  const tick = values["tick-seconds"];
+  if (tick !== undefined) {
+    o.tickSeconds = Number(tick);
+    if (!Number.isFinite(o.tickSeconds) || o.tickSeconds < 1)
+      fail("--tick-seconds takes a number of seconds, 1 or more");
   }
   return o;
 }
@@ -93,11 +102,24 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+/** parseArgs names an unknown flag in a sentence of its own; the bin's message names it first. */
+function argError(err: unknown): string {
+  const { code, message } = err as { code?: unknown; message: string };
+  const flag = /'([^']+)'/.exec(message)?.[1];
+  return code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && flag ? `unknown argument ${flag}; see --help` : message;
+}
+
 async function main(): Promise<void> {
-  const flags = parseCommonFlags(process.argv.slice(2));
+  let args: Args;
+  try {
+    args = parseServerArgs(process.argv.slice(2), OWN_OPTIONS, { allowPositionals: true });
+  } catch (err) {
+    fail(argError(err));
+  }
+  const { flags } = args;
   if (flags.help) return void process.stdout.write(HELP);
   if (flags.version) return void process.stdout.write(`${SERVER_VERSION}\n`);
-  const o = parseOwn(flags.rest, process.env);
+  const o = optionsOf(args, process.env);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const app = createNotesApp({
     db: o.db,

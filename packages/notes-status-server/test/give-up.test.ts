@@ -6,8 +6,9 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { PublishError } from "../src/domain/publishers/types.js";
-import { createNotesApp } from "../src/server.js";
-import { manualClock, RecordingPublisher, type TestApp } from "./helpers.js";
+import { createNotesApp } from "../src/app.js";
+import { manualClock } from "@mcpforge/toolkit/testing";
+import { RecordingPublisher, type TestApp } from "./helpers.js";
 
 const HOUR = 3_600_000;
 let app: TestApp;
@@ -21,7 +22,7 @@ function appWith(giveUpAfter?: number): TestApp {
   const scheduler = giveUpAfter === undefined ? {} : { giveUpAfter };
   const own = createNotesApp({
     db: ":memory:",
-    clock: time.clock,
+    clock: time.date,
     publisher,
     scheduler,
     log: () => undefined,

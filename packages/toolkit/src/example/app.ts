@@ -1,15 +1,7 @@
 import { readFile } from "node:fs/promises";
-import { defineReasons } from "../errors.js";
-import { createServer, type KitServer } from "../server.js";
-import { packageVersion } from "../version.js";
-import { Notebook } from "./notebook.js";
-import { type ExampleContext, type ExampleState, exampleTools } from "./tools.js";
-
-export const exampleReasons = defineReasons({
-  NOT_FOUND: { hint: "Check the id against list_notes.", exitCode: 3 },
-});
-
-export const EXAMPLE_SCOPES = ["example:read", "example:write"] as const;
+import type { KitServer } from "../server.js";
+import { Notebook } from "./domain/notebook.js";
+import { createExampleMcpServer, type ExampleContext, type ExampleState } from "./mcp/server.js";
 
 export interface ExampleOptions {
   /** Where the gate state comes from; default: purging never allowed. */
@@ -34,15 +26,10 @@ export function stateFromFile(path: string): () => Promise<ExampleState> {
   };
 }
 
+/** The wiring: the notebook (the example's whole domain, kept in memory), its gate and the MCP server. */
 export function createExampleServer(options: ExampleOptions = {}): KitServer<ExampleContext, ExampleState> {
-  const notebook = options.notebook ?? new Notebook();
-  return createServer<ExampleContext, ExampleState>({
-    name: "mcpforge-example",
-    version: packageVersion(import.meta.url),
-    instructions: "A tiny notebook that shows every feature of the kit.",
-    tools: exampleTools,
-    reasons: exampleReasons,
-    context: () => ({ notebook }),
+  return createExampleMcpServer({
+    context: { notebook: options.notebook ?? new Notebook() },
     gate: {
       load: options.loadState ?? (async () => ({ allowPurge: false })),
       maxAgeMs: options.maxAgeMs ?? 60_000,

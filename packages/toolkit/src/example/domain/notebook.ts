@@ -1,5 +1,9 @@
 /** The example server's domain: a notebook of short notes and a mailbag of outside messages. */
 
+export const MAX_NOTE_TEXT = 2000;
+export const DEFAULT_LIST = 20;
+export const MAX_LIST = 50;
+
 export interface ExampleNote {
   id: number;
   text: string;

@@ -1,21 +1,14 @@
 import { join } from "node:path";
-import { createServer, defineReasons, type KitServer, packageVersion } from "@mcpforge/toolkit";
-import { NOTES_REASONS } from "./domain/errors.js";
+import type { KitServer } from "@mcpforge/toolkit";
 import { NotesService } from "./domain/notes.js";
 import { OutboxPublisher } from "./domain/publishers/outbox.js";
 import type { Publisher } from "./domain/publishers/types.js";
 import { QueueService } from "./domain/queue.js";
 import { Scheduler, type SchedulerOptions } from "./domain/scheduler.js";
 import { type Clock, systemClock } from "./domain/time.js";
+import { createNotesServer, type NotesContext } from "./mcp/server.js";
 import { type Db, defaultDataDir, defaultDbPath, openDatabase } from "./store/db.js";
 import { SqliteNotesRepository } from "./store/repository.js";
-import { type NotesContext, notesTools } from "./tools/index.js";
-
-export const SERVER_NAME = "notes-status-mcp";
-export const SERVER_VERSION = packageVersion(import.meta.url);
-
-/** Every reason a tool of this server can answer with (the kit's own included). */
-export const notesReasons = defineReasons(NOTES_REASONS);
 
 export interface NotesStatusServerOptions {
   /** A database path (":memory:" allowed) or an open better-sqlite3 database. Default: the XDG data dir. */
@@ -28,7 +21,7 @@ export interface NotesStatusServerOptions {
   log?: (line: string) => void;
 }
 
-/** The server and the domain behind it, for the CLI, tests and the benchmark. */
+/** The server and the domain behind it, for the bin, tests and the benchmark. */
 export interface NotesApp {
   kit: KitServer<NotesContext>;
   notes: NotesService;
@@ -38,6 +31,7 @@ export interface NotesApp {
   close(): Promise<void>;
 }
 
+/** Opens the store, builds the domain services on it and the MCP server over them. */
 export function createNotesApp(options: NotesStatusServerOptions = {}): NotesApp {
   const clock = options.clock ?? systemClock;
   const ownsDb = typeof options.db !== "object";
@@ -50,15 +44,8 @@ export function createNotesApp(options: NotesStatusServerOptions = {}): NotesApp
     ...(options.log ? { log: options.log } : {}),
     ...options.scheduler,
   });
-  const kit = createServer<NotesContext>({
-    name: SERVER_NAME,
-    version: SERVER_VERSION,
-    instructions:
-      "A writer's queue of short notes. Notes move draft -> ready -> scheduled -> published (or failed, when publishing keeps failing); evergreen notes are sources re-posted as scheduled copies into free slots. Times are ISO 8601; the weekly slot plan is in its own IANA time zone.",
-    tools: notesTools,
-    reasons: notesReasons,
-    textMode: "json",
-    context: () => ({ notes, queue }),
+  const kit = createNotesServer({
+    context: { notes, queue },
     now: () => clock().getTime(),
     ...(options.log ? { log: options.log } : {}),
   });
