@@ -8,7 +8,7 @@ import { type Io, run } from "../src/run.js";
 
 export const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url));
 export const TOOLKIT_DIR = join(PACKAGE_DIR, "..", "toolkit");
-export const EXAMPLE_CLI = join(TOOLKIT_DIR, "dist", "example", "cli.js");
+export const EXAMPLE_CLI = join(TOOLKIT_DIR, "dist", "example", "bin", "mcpforge-example.js");
 export const STATIC_SERVER = fileURLToPath(new URL("./fixtures/static-server.mjs", import.meta.url));
 
 /** Builds the kit when its dist is missing (a fresh clone that ran no build yet). */
