@@ -463,9 +463,10 @@ describe("dexi settings, users, teams, share", () => {
     expect((await dexi("move", uuid, "--folder", "X", "--unfiled")).code).toBe(2);
     expect((await dexi("move", uuid)).code).toBe(2);
     const unknown = await dexi("move", "00000000-0000-4000-8000-000000000000", "--unfiled");
-    expect([unknown.code, unknown.err]).toEqual([1, "dexi: Note not found\n"]);
+    // NOT_FOUND's exit code in the reasons table.
+    expect([unknown.code, unknown.err]).toEqual([3, "dexi: Note not found\n"]);
     const other = await dexi("--user", "eve", "move", uuid, "--folder", "Mine");
-    expect([other.code, other.err]).toEqual([1, "dexi: Note not found\n"]);
+    expect([other.code, other.err]).toEqual([3, "dexi: Note not found\n"]);
     expect(note("Welcome").folder).toBeNull();
   });
 });

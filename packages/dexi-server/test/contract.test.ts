@@ -1,7 +1,7 @@
 import { assertFuzzClean, expectToolsListGolden, fuzzTools } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { App } from "../src/app.js";
-import { dexiReasons } from "../src/server.js";
+import { dexiReasons } from "../src/mcp/server.js";
 import { connect, memoryApp, type Session } from "./helpers.js";
 
 let app: App;

@@ -4,7 +4,7 @@ import { type App, openApp } from "../src/app.js";
 import type { Restriction, Viewer } from "../src/domain/access.js";
 import { HashEmbedder } from "../src/embed/hash.js";
 import type { Embedder } from "../src/embed/types.js";
-import { createDexiServer, DEXI_SCOPES } from "../src/server.js";
+import { createDexiServer, DEXI_SCOPES } from "../src/mcp/server.js";
 
 export const ALL_SCOPES = [...DEXI_SCOPES];
 
