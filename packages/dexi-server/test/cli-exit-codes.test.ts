@@ -111,7 +111,10 @@ describe("each dexi command exits with its reason's code", () => {
 
   it("import: a path that does not exist or an unknown kind is INVALID_ARGUMENT; the cap is LIMIT_REACHED", async () => {
     const missing = await dexi("import", join(dir, "nowhere"));
-    expect([missing.code, missing.err]).toEqual([INVALID, `dexi: no such file or folder: ${join(dir, "nowhere")}\n`]);
+    expect([missing.code, missing.err]).toEqual([
+      INVALID,
+      `dexi: no such file or folder: ${join(dir, "nowhere")}\n`,
+    ]);
     expect((await dexi("import", join(FIX, "vault"), "--kind", "pdf")).code).toBe(INVALID);
     await dexi("settings", "--note-cap", "1");
     expect((await dexi("import", join(FIX, "vault"), "--no-embed")).code).toBe(

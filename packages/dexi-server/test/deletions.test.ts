@@ -61,7 +61,7 @@ async function deleteNotes(...wanted: string[]): Promise<void> {
     for (const title of wanted) {
       const [row] = query<{ uuid: string }>("SELECT uuid FROM notes WHERE title = ?", title);
       expect(row, title).toBeDefined();
-      expect(await s.call("delete_note", { note_id: row!.uuid })).toMatchObject({ deleted: true, title });
+      expect(await s.ok("delete_note", { note_id: row!.uuid })).toMatchObject({ deleted: true, title });
     }
   } finally {
     await s.close();
@@ -135,8 +135,8 @@ describe("an imported note deleted in dexi stays deleted", () => {
   it("notes written in dexi leave nothing behind when deleted", async () => {
     const app = openApp(db, { embedder: new HashEmbedder(), log: () => {} });
     const s = await connect(app, "local");
-    const note = await s.call("create_note", { title: "mine", text: "x" });
-    await s.call("delete_note", { note_id: note["id"] });
+    const note = await s.ok("create_note", { title: "mine", text: "x" });
+    await s.ok("delete_note", { note_id: note["id"] });
     await s.close();
     await app.close();
     expect(query("SELECT * FROM import_tombstones")).toEqual([]);
