@@ -4,10 +4,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KIT_REASONS } from "@mcpforge/toolkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../src/cli/main.js";
 import { DEXI_REASONS, DexiError } from "../src/domain/errors.js";
-import { Store } from "../src/store/index.js";
-import { memoryApp, userId } from "./helpers.js";
+import type { Store } from "../src/store/index.js";
+import { memoryApp, userId, runDexi, withStore as withDb } from "./helpers.js";
 
 // Each admin command, given a bad input, exits with the code its reason declares and changes nothing.
 process.env["DEXI_EMBEDDINGS"] = "hash";
@@ -26,29 +25,9 @@ beforeEach(() => {
   db = join(dir, `t${n++}.db`);
 });
 
-async function dexi(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await main(
-    ["--db", db, ...argv],
-    (s) => {
-      out += s;
-    },
-    (s) => {
-      err += s;
-    },
-  );
-  return { code, out, err };
-}
+const dexi = (...argv: string[]) => runDexi(db, argv);
 
-function withStore<T>(fn: (s: Store) => T): T {
-  const s = Store.open(db);
-  try {
-    return fn(s);
-  } finally {
-    s.close();
-  }
-}
+const withStore = <T>(fn: (s: Store) => T): T => withDb(db, fn);
 
 const firstNote = () =>
   withStore((s) => (s.db.prepare("SELECT uuid FROM notes ORDER BY id").get() as { uuid: string }).uuid);

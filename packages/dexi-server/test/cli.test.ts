@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../src/cli/main.js";
 import { machineTimeZone } from "../src/domain/time.js";
-import { Store } from "../src/store/index.js";
+import { runDexi, withStore as withDb } from "./helpers.js";
+import type { Store } from "../src/store/index.js";
 
 // Bulk embedding runs in worker threads (dist/embed/worker.js: build first) with the instant hash model.
 process.env["DEXI_EMBEDDINGS"] = "hash";
@@ -24,29 +24,9 @@ beforeEach(() => {
   db = join(dir, `t${n++}.db`);
 });
 
-async function dexi(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await main(
-    ["--db", db, ...argv],
-    (s) => {
-      out += s;
-    },
-    (s) => {
-      err += s;
-    },
-  );
-  return { code, out, err };
-}
+const dexi = (...argv: string[]) => runDexi(db, argv);
 
-function withStore<T>(fn: (s: Store) => T): T {
-  const s = Store.open(db);
-  try {
-    return fn(s);
-  } finally {
-    s.close();
-  }
-}
+const withStore = <T>(fn: (s: Store) => T): T => withDb(db, fn);
 
 type Row = {
   title: string;

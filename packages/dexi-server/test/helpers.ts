@@ -1,9 +1,11 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { connectInMemory, type Session as KitSession, session } from "@mcpforge/toolkit/testing";
 import { type App, openApp } from "../src/app.js";
+import { main } from "../src/cli/main.js";
 import type { Restriction, Viewer } from "../src/domain/access.js";
 import { HashEmbedder } from "../src/embed/hash.js";
 import type { Embedder } from "../src/embed/types.js";
+import { Store } from "../src/store/index.js";
 import { createDexiServer, DEXI_SCOPES } from "../src/mcp/server.js";
 
 export const ALL_SCOPES = [...DEXI_SCOPES];
@@ -78,3 +80,32 @@ export interface Item {
 }
 
 export const items = (r: Record<string, unknown>) => r["items"] as Item[];
+
+/** Runs the admin CLI in-process on the database file `db`; its exit code, stdout and stderr. */
+export async function runDexi(
+  db: string,
+  argv: string[],
+): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const code = await main(
+    ["--db", db, ...argv],
+    (s) => {
+      out += s;
+    },
+    (s) => {
+      err += s;
+    },
+  );
+  return { code, out, err };
+}
+
+/** Opens the database file `db` for a look (and closes it). */
+export function withStore<T>(db: string, fn: (s: Store) => T): T {
+  const s = Store.open(db);
+  try {
+    return fn(s);
+  } finally {
+    s.close();
+  }
+}
