@@ -1,7 +1,13 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/index.ts", "src/mcp.ts", "src/cli.ts", "src/embed/worker.ts", "src/bench/run.ts"],
+  entry: [
+    "src/index.ts",
+    "src/bin/dexi-mcp.ts",
+    "src/bin/dexi.ts",
+    "src/embed/worker.ts",
+    "src/bench/run.ts",
+  ],
   format: ["esm"],
   target: "node20",
   dts: { entry: ["src/index.ts"] },

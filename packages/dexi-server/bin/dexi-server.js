@@ -5,7 +5,7 @@
 // file is missing at install time).
 import { existsSync } from "node:fs";
 
-const cli = new URL("../dist/mcp.js", import.meta.url);
+const cli = new URL("../dist/bin/dexi-mcp.js", import.meta.url);
 if (!existsSync(cli)) {
   process.stderr.write("dexi-server: not built yet; run `npm run build -w @mcpforge/dexi-server`\n");
   process.exit(2);

@@ -1,18 +1,26 @@
-import { createEmbedder, type EmbedderConfig, resolveEmbedderConfig } from "./embed/config.js";
-import type { Embedder } from "./embed/types.js";
+import type { KitServer } from "@mcpforge/toolkit";
+import type { Identity } from "./config.js";
+import { AccountsService } from "./domain/accounts.js";
 import { checkRestriction, type Restriction, type Viewer } from "./domain/access.js";
 import { NotesService } from "./domain/notes.js";
-import type { Identity } from "./config.js";
+import { createEmbedder, type EmbedderConfig, resolveEmbedderConfig } from "./embed/config.js";
+import type { Embedder } from "./embed/types.js";
+import { createDexiServer } from "./mcp/server.js";
+import type { DexiContext } from "./mcp/tools/index.js";
 import { Store } from "./store/index.js";
 
 export interface App {
   store: Store;
   notes: NotesService;
+  accounts: AccountsService;
   embedderConfig: EmbedderConfig;
   close(): Promise<void>;
 }
 
-/** Opens the database and wires the notes service with the configured embedder (loaded lazily). */
+/**
+ * Opens the database and wires the domain services (notes, with the configured embedder loaded
+ * lazily; accounts) that the MCP server and the admin CLI both go through.
+ */
 export function openApp(
   dbPath: string,
   options: { embedder?: Embedder; now?: () => number; log?: (l: string) => void; timeZone?: string } = {},
@@ -30,6 +38,7 @@ export function openApp(
   return {
     store,
     notes,
+    accounts: new AccountsService(store, notes, options.now),
     embedderConfig,
     close: async () => {
       await embedder.close?.();
@@ -58,4 +67,17 @@ export function viewerResolver(
     userId ??= app.store.accounts.ensureUser(identity.user, now()).id;
     return { userId, scopes, ...(restricted ? { restriction } : {}) };
   };
+}
+
+/** The MCP server over an app, every call acting as the viewer `viewerOf` gives for its scopes. */
+export function mcpServer(
+  app: App,
+  viewerOf: (scopes: readonly string[]) => Viewer,
+  log?: (line: string) => void,
+): KitServer<DexiContext> {
+  return createDexiServer({
+    notes: app.notes,
+    viewerFor: (caller) => viewerOf(caller.scopes),
+    ...(log ? { log } : {}),
+  });
 }

@@ -1,4 +1,6 @@
+import { type ParseArgsOptionsConfig, parseServerArgs, type ServerArgs } from "@mcpforge/toolkit";
 import { checkRestriction } from "./domain/access.js";
+import { NOTES_SCOPES } from "./domain/limits.js";
 import { canonicalTimeZone } from "./domain/time.js";
 import { defaultDbPath } from "./store/db.js";
 
@@ -19,7 +21,40 @@ export interface McpConfig extends Identity {
 
 export const DEFAULT_USER = "local";
 
-const DEFAULT_SCOPES = "notes:read,notes:write";
+/** dexi-mcp's own flags, beside the kit's COMMON_OPTIONS. */
+export const MCP_OPTIONS = {
+  db: { type: "string" },
+  user: { type: "string" },
+  scopes: { type: "string" },
+  folder: { type: "string" },
+  tag: { type: "string" },
+  "time-zone": { type: "string" },
+  demo: { type: "boolean" },
+} as const satisfies ParseArgsOptionsConfig;
+
+/**
+ * The kit's `parseServerArgs`, with parseArgs' two commonest complaints in Dexi's words (`unknown flag
+ * --x; see --help`, `--x needs a value`), which both bins have always printed.
+ */
+export function dexiArgs<const O extends ParseArgsOptionsConfig>(
+  argv: readonly string[],
+  options: O,
+  config: { allowPositionals?: boolean } = {},
+): ServerArgs<O> {
+  try {
+    return parseServerArgs(argv, options, config);
+  } catch (err) {
+    const { code, message } = err as { code?: string; message: string };
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+      const flag = /'([^']+)'/.exec(message)?.[1] ?? message;
+      throw new Error(`unknown flag ${flag}; see --help`);
+    }
+    const missing = /^Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec(message);
+    if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && missing)
+      throw new Error(`${missing[1]} needs a value`);
+    throw err;
+  }
+}
 
 /** A comma-separated scope list; an empty one grants nothing (it never falls back to the default). */
 const scopeList = (text: string) =>
@@ -28,76 +63,54 @@ const scopeList = (text: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+type McpValues = ServerArgs<typeof MCP_OPTIONS>["values"];
+
 /**
- * `--db`, `--user`, `--scopes`, `--folder`, `--tag`, `--time-zone`, `--demo`; env DEXI_DB, DEXI_USER,
- * DEXI_SCOPES, DEXI_FOLDER, DEXI_TAG, DEXI_TIME_ZONE.
+ * dexi-mcp's configuration from its flags, each over its env var: DEXI_DB, DEXI_USER, DEXI_SCOPES,
+ * DEXI_FOLDER, DEXI_TAG, DEXI_TIME_ZONE. The restriction and the zone are checked here, before any
+ * database is opened.
  */
-export function parseMcpFlags(rest: readonly string[], env: NodeJS.ProcessEnv = process.env): McpConfig {
-  const cfg: McpConfig = {
-    db: env["DEXI_DB"] || "",
-    demo: false,
-    user: env["DEXI_USER"] || DEFAULT_USER,
-    scopes: scopeList(env["DEXI_SCOPES"] ?? DEFAULT_SCOPES),
-    ...(env["DEXI_FOLDER"] ? { folder: env["DEXI_FOLDER"] } : {}),
-    ...(env["DEXI_TAG"] ? { tag: env["DEXI_TAG"] } : {}),
-    ...(env["DEXI_TIME_ZONE"] ? { timeZone: env["DEXI_TIME_ZONE"] } : {}),
-  };
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    const [name, inline] =
-      arg.startsWith("--") && arg.includes("=") ? arg.split(/=(.*)/s, 2) : [arg, undefined];
-    const value = () => {
-      const v = inline ?? rest[++i];
-      if (v === undefined || v === "") throw new Error(`${name} needs a value`);
+export function mcpConfig(values: McpValues, env: NodeJS.ProcessEnv = process.env): McpConfig {
+  const given = (name: keyof McpValues, envName: string): string | undefined => {
+    const v = values[name];
+    if (typeof v === "string") {
+      if (v === "") throw new Error(`--${name} needs a value`);
       return v;
-    };
-    switch (name) {
-      case "--db":
-        cfg.db = value();
-        break;
-      case "--user":
-        cfg.user = value();
-        break;
-      case "--scopes": {
-        // An explicit empty list (`--scopes ""`, `--scopes=`) is a grant of nothing, not a missing value.
-        const v = inline ?? rest[++i];
-        if (v === undefined) throw new Error(`${name} needs a value`);
-        cfg.scopes = scopeList(v);
-        break;
-      }
-      case "--folder":
-        cfg.folder = value();
-        break;
-      case "--tag":
-        cfg.tag = value();
-        break;
-      case "--time-zone":
-        cfg.timeZone = value();
-        break;
-      case "--demo":
-        cfg.demo = true;
-        break;
-      default:
-        throw new Error(`unknown flag ${arg}; see --help`);
     }
+    return env[envName] || undefined;
+  };
+  // An explicit empty list (`--scopes ""`, `--scopes=`, DEXI_SCOPES="") is a grant of nothing.
+  const scopes = scopeList(values.scopes ?? env["DEXI_SCOPES"] ?? NOTES_SCOPES.join(","));
+  for (const s of scopes) {
+    if (!(NOTES_SCOPES as readonly string[]).includes(s))
+      throw new Error(`unknown scope "${s}": use ${NOTES_SCOPES.join(" and/or ")}`);
   }
-  for (const s of cfg.scopes) {
-    if (s !== "notes:read" && s !== "notes:write")
-      throw new Error(`unknown scope "${s}": use notes:read and/or notes:write`);
-  }
-  if (cfg.timeZone !== undefined) {
-    const zone = canonicalTimeZone(cfg.timeZone);
-    if (!zone)
-      throw new Error(`unknown time zone "${cfg.timeZone}" (use an IANA name such as Europe/Berlin)`);
+  const demo = values.demo === true;
+  const cfg: McpConfig = {
+    db: given("db", "DEXI_DB") ?? (demo ? defaultDbPath().replace(/dexi\.db$/, "demo.db") : defaultDbPath()),
+    demo,
+    user: given("user", "DEXI_USER") ?? DEFAULT_USER,
+    scopes,
+  };
+  const timeZone = given("time-zone", "DEXI_TIME_ZONE");
+  if (timeZone !== undefined) {
+    const zone = canonicalTimeZone(timeZone);
+    if (!zone) throw new Error(`unknown time zone "${timeZone}" (use an IANA name such as Europe/Berlin)`);
     cfg.timeZone = zone;
   }
-  const restriction = checkRestriction({
-    ...(cfg.folder !== undefined ? { folder: cfg.folder } : {}),
-    ...(cfg.tag !== undefined ? { tag: cfg.tag } : {}),
-  });
-  delete cfg.folder;
-  delete cfg.tag;
-  Object.assign(cfg, restriction);
-  if (!cfg.db) cfg.db = cfg.demo ? defaultDbPath().replace(/dexi\.db$/, "demo.db") : defaultDbPath();
+  const folder = given("folder", "DEXI_FOLDER");
+  const tag = given("tag", "DEXI_TAG");
+  Object.assign(
+    cfg,
+    checkRestriction({
+      ...(folder !== undefined ? { folder } : {}),
+      ...(tag !== undefined ? { tag } : {}),
+    }),
+  );
   return cfg;
+}
+
+/** dexi-mcp's configuration from argv and env (the kit's common flags are read and set aside). */
+export function parseMcpFlags(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): McpConfig {
+  return mcpConfig(dexiArgs(argv, MCP_OPTIONS).values, env);
 }

@@ -1,5 +1,7 @@
-export { type App, openApp, viewerResolver } from "./app.js";
-export { type Identity, parseMcpFlags } from "./config.js";
+export { type App, mcpServer, openApp, viewerResolver } from "./app.js";
+export { type Identity, MCP_OPTIONS, mcpConfig, parseMcpFlags } from "./config.js";
+export { AccountsService } from "./domain/accounts.js";
+export * from "./domain/limits.js";
 export {
   Access,
   checkRestriction,
@@ -17,5 +19,5 @@ export { HashEmbedder } from "./embed/hash.js";
 export { OpenAiEmbedder } from "./embed/openai.js";
 export type { Embedder } from "./embed/types.js";
 export { UseEmbedder } from "./embed/use.js";
-export { createDexiServer, DEXI_SCOPES, DEXI_VERSION, dexiReasons } from "./server.js";
+export { createDexiServer, DEXI_SCOPES, DEXI_VERSION, dexiReasons } from "./mcp/server.js";
 export { defaultDbPath, Store } from "./store/index.js";

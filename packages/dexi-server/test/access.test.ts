@@ -20,7 +20,7 @@ function viewer(name: string) {
 }
 
 async function note(s: Session, title: string, text: string, folder?: string): Promise<string> {
-  const n = await s.call("create_note", { title, text });
+  const n = await s.ok("create_note", { title, text });
   if (folder) app.notes.file(viewer("ann"), n["id"] as string, folder);
   return n["id"] as string;
 }
@@ -36,28 +36,28 @@ describe("team sharing", () => {
     const secret = await note(ann, "Private diary", "roadmap thoughts #plan");
     app.notes.share(viewer("ann"), shared, true);
 
-    const seen = items(await bob.call("search_notes", { query: "roadmap" }));
+    const seen = items(await bob.ok("search_notes", { query: "roadmap" }));
     expect(seen.map((i) => i.id)).toEqual([shared]);
     expect(seen[0]).toMatchObject({ shared: true, owner: "ann" });
     expect(seen[0]).not.toHaveProperty("folder");
-    const full = await bob.call("get_note", { note_id: shared });
+    const full = await bob.ok("get_note", { note_id: shared });
     expect(full).toMatchObject({ shared: true, owner: "ann", text: "roadmap #plan" });
-    expect((await bob.fail("get_note", { note_id: secret })).message).toBe("Note not found");
-    expect((await bob.call("list_tags", {}))["tags"]).toEqual([{ tag: "#plan", count: 1 }]);
+    expect((await bob.fails("get_note", { note_id: secret })).message).toBe("Note not found");
+    expect((await bob.ok("list_tags", {}))["tags"]).toEqual([{ tag: "#plan", count: 1 }]);
     // Read-only: no update, no delete.
-    const upd = await bob.fail("update_note", { note_id: shared, text: "mine now" });
+    const upd = await bob.fails("update_note", { note_id: shared, text: "mine now" });
     expect(upd.reason).toBe("READ_ONLY");
     expect(upd.message).toBe("Note is read-only: it belongs to ann and is shared with your team");
-    expect((await bob.fail("delete_note", { note_id: shared })).reason).toBe("READ_ONLY");
-    expect((await ann.call("get_note", { note_id: shared }))["text"]).toBe("roadmap #plan");
+    expect((await bob.fails("delete_note", { note_id: shared })).reason).toBe("READ_ONLY");
+    expect((await ann.ok("get_note", { note_id: shared }))["text"]).toBe("roadmap #plan");
     // The owner sees it as their own (no shared/owner keys); an outsider sees nothing.
-    expect(await ann.call("get_note", { note_id: shared })).not.toHaveProperty("shared");
-    expect((await eve.fail("get_note", { note_id: shared })).message).toBe("Note not found");
+    expect(await ann.ok("get_note", { note_id: shared })).not.toHaveProperty("shared");
+    expect((await eve.fails("get_note", { note_id: shared })).message).toBe("Note not found");
     // Shared notes are not counted in the reader's folders and are not review cards for them.
-    expect(await bob.call("list_folders", {})).toEqual({ folders: [], unfiled_count: 0 });
+    expect(await bob.ok("list_folders", {})).toEqual({ folders: [], unfiled_count: 0 });
     // Unsharing hides it again.
     app.notes.share(viewer("ann"), shared, false);
-    expect((await bob.fail("get_note", { note_id: shared })).message).toBe("Note not found");
+    expect((await bob.fails("get_note", { note_id: shared })).message).toBe("Note not found");
     await bob.close();
     await eve.close();
   });
@@ -81,58 +81,58 @@ describe("restricted connections", () => {
   it("a folder restriction sees only that folder: reads, lists, tags, folders", async () => {
     const r = await connect(app, "ann", { restriction: { folder: "work" } });
     expect(
-      items(await r.call("search_notes", { query: "roadmap", size: 50 }))
+      items(await r.ok("search_notes", { query: "roadmap", size: 50 }))
         .map((i) => i.id)
         .sort(),
     ).toEqual([work, workTagged].sort());
-    expect((await r.call("list_notes", {}))["total"]).toBe(2);
-    expect((await r.fail("get_note", { note_id: home })).message).toBe("Note not found");
-    expect(await r.call("list_folders", {})).toEqual({
+    expect((await r.ok("list_notes", {}))["total"]).toBe(2);
+    expect((await r.fails("get_note", { note_id: home })).message).toBe("Note not found");
+    expect(await r.ok("list_folders", {})).toEqual({
       folders: [{ name: "Work", note_count: 2 }],
       unfiled_count: 0,
     });
-    expect(await r.fail("list_notes", { folder: "Home" })).toMatchObject({
+    expect(await r.fails("list_notes", { folder: "Home" })).toMatchObject({
       message: "Folder not found: Home",
     });
-    expect((await r.call("list_notes", { folder: "WORK" }))["total"]).toBe(2);
-    expect((await r.call("list_notes", { folder: "unfiled" }))["total"]).toBe(0);
-    const tags = (await r.call("list_tags", {}))["tags"] as { tag: string }[];
+    expect((await r.ok("list_notes", { folder: "WORK" }))["total"]).toBe(2);
+    expect((await r.ok("list_notes", { folder: "unfiled" }))["total"]).toBe(0);
+    const tags = (await r.ok("list_tags", {}))["tags"] as { tag: string }[];
     expect(tags.map((t) => t.tag).sort()).toEqual(["#plan", "#review", "#secret"]);
-    expect((await r.call("list_tags", { kind: "mention" }))["tags"]).toEqual([{ tag: "@maria", count: 1 }]);
-    const sem = items(await r.call("semantic_search", { query: "roadmap", size: 50 }));
+    expect((await r.ok("list_tags", { kind: "mention" }))["tags"]).toEqual([{ tag: "@maria", count: 1 }]);
+    const sem = items(await r.ok("semantic_search", { query: "roadmap", size: 50 }));
     expect(sem.map((i) => i.id).sort()).toEqual([work, workTagged].sort());
-    const sim = items(await r.call("find_similar", { note_id: work, size: 50 }));
+    const sim = items(await r.ok("find_similar", { note_id: work, size: 50 }));
     expect(sim.map((i) => i.id)).toEqual([workTagged]);
-    expect((await r.fail("find_similar", { note_id: home })).message).toBe("Note not found");
+    expect((await r.fails("find_similar", { note_id: home })).message).toBe("Note not found");
     await r.close();
   });
 
   it("a tag restriction sees only tagged notes; folders without tagged notes never appear", async () => {
     const r = await connect(app, "ann", { restriction: { tag: "secret" } });
     expect(
-      items(await r.call("list_notes", { size: 50 }))
+      items(await r.ok("list_notes", { size: 50 }))
         .map((i) => i.id)
         .sort(),
     ).toEqual([workTagged, homeTagged, unfiledTagged].sort());
-    expect(await r.call("list_folders", {})).toEqual({
+    expect(await r.ok("list_folders", {})).toEqual({
       folders: [
         { name: "Home", note_count: 1 },
         { name: "Work", note_count: 1 },
       ],
       unfiled_count: 1,
     });
-    const tags = ((await r.call("list_tags", {}))["tags"] as { tag: string }[]).map((t) => t.tag);
+    const tags = ((await r.ok("list_tags", {}))["tags"] as { tag: string }[]).map((t) => t.tag);
     expect(tags).not.toContain("#plan");
     expect(tags).not.toContain("#garden");
     app.store.accounts.ensureFolder(userId(app, "ann"), "Empty");
-    expect((await r.fail("list_notes", { folder: "Empty" })).message).toBe("Folder not found: Empty");
+    expect((await r.fails("list_notes", { folder: "Empty" })).message).toBe("Folder not found: Empty");
     await r.close();
   });
 
   it("folder + tag together intersect", async () => {
     const r = await connect(app, "ann", { restriction: { folder: "Work", tag: "#secret" } });
-    expect(items(await r.call("list_notes", {})).map((i) => i.id)).toEqual([workTagged]);
-    expect(await r.call("list_folders", {})).toEqual({
+    expect(items(await r.ok("list_notes", {})).map((i) => i.id)).toEqual([workTagged]);
+    expect(await r.ok("list_folders", {})).toEqual({
       folders: [{ name: "Work", note_count: 1 }],
       unfiled_count: 0,
     });
@@ -150,11 +150,11 @@ describe("restricted connections", () => {
     ];
     for (const [name, args] of calls) {
       for (const outside of [work, home, homeTagged, unfiledTagged]) {
-        expect(await r.fail(name, args(outside)), name).toEqual(await r.fail(name, args(randomUUID())));
+        expect(await r.fails(name, args(outside)), name).toEqual(await r.fails(name, args(randomUUID())));
       }
     }
     // Nothing changed outside.
-    expect((await ann.call("get_note", { note_id: unfiledTagged }))["text"]).toBe(
+    expect((await ann.ok("get_note", { note_id: unfiledTagged }))["text"]).toBe(
       "roadmap idea #secret @zed #review",
     );
     await r.close();
@@ -165,32 +165,32 @@ describe("restricted connections", () => {
     const bob = await connect(app, "bob");
     app.store.accounts.setTeam(userId(app, "ann"), team.id);
     app.store.accounts.setTeam(userId(app, "bob"), team.id);
-    const bobs = (await bob.call("create_note", { text: "roadmap #secret" }))["id"] as string;
+    const bobs = (await bob.ok("create_note", { text: "roadmap #secret" }))["id"] as string;
     app.notes.share(viewer("bob"), bobs, true);
-    expect((await ann.call("get_note", { note_id: bobs }))["shared"]).toBe(true);
+    expect((await ann.ok("get_note", { note_id: bobs }))["shared"]).toBe(true);
     const r = await connect(app, "ann", { restriction: { tag: "secret" } });
-    expect((await r.fail("get_note", { note_id: bobs })).message).toBe("Note not found");
-    expect(
-      items(await r.call("search_notes", { query: "roadmap", size: 50 })).map((i) => i.id),
-    ).not.toContain(bobs);
+    expect((await r.fails("get_note", { note_id: bobs })).message).toBe("Note not found");
+    expect(items(await r.ok("search_notes", { query: "roadmap", size: 50 })).map((i) => i.id)).not.toContain(
+      bobs,
+    );
     await r.close();
     await bob.close();
   });
 
   it("create_note files into the folder and appends the tag when missing", async () => {
     const r = await connect(app, "ann", { restriction: { folder: "Projects", tag: "#client" } });
-    const a = await r.call("create_note", { title: "call notes", text: "spoke with @lee" });
+    const a = await r.ok("create_note", { title: "call notes", text: "spoke with @lee" });
     expect(a).toMatchObject({
       text: "spoke with @lee #client",
       tags: ["@lee", "#client"],
       folder: "Projects",
     });
-    const b = await r.call("create_note", { text: "already #CLIENT" });
+    const b = await r.ok("create_note", { text: "already #CLIENT" });
     expect(b).toMatchObject({ text: "already #CLIENT", folder: "Projects" });
-    const c = await r.call("create_note", {});
+    const c = await r.ok("create_note", {});
     expect(c).toMatchObject({ text: "#client" });
-    expect((await r.call("list_notes", {}))["total"]).toBe(3);
-    expect(await ann.call("list_folders", {})).toMatchObject({
+    expect((await r.ok("list_notes", {}))["total"]).toBe(3);
+    expect(await ann.ok("list_folders", {})).toMatchObject({
       folders: expect.arrayContaining([{ name: "Projects", note_count: 3 }]),
     });
     await r.close();
@@ -198,43 +198,43 @@ describe("restricted connections", () => {
 
   it("update_note refuses to remove the restricted tag and names it; append and tag-keeping edits work", async () => {
     const r = await connect(app, "ann", { restriction: { tag: "secret" } });
-    const e = await r.fail("update_note", { note_id: homeTagged, text: "no tag any more" });
+    const e = await r.fails("update_note", { note_id: homeTagged, text: "no tag any more" });
     expect(e.reason).toBe("RESTRICTED_TAG");
     expect(e.message).toContain("#secret");
-    expect((await r.call("update_note", { note_id: homeTagged, text: "still #Secret here" }))["text"]).toBe(
+    expect((await r.ok("update_note", { note_id: homeTagged, text: "still #Secret here" }))["text"]).toBe(
       "still #Secret here",
     );
-    expect((await r.call("update_note", { note_id: homeTagged, text: "more", mode: "append" }))["text"]).toBe(
+    expect((await r.ok("update_note", { note_id: homeTagged, text: "more", mode: "append" }))["text"]).toBe(
       "still #Secret here\n\nmore",
     );
-    expect((await r.call("update_note", { note_id: homeTagged, title: "renamed" }))["title"]).toBe("renamed");
+    expect((await r.ok("update_note", { note_id: homeTagged, title: "renamed" }))["title"]).toBe("renamed");
     await r.close();
   });
 
   it("deletes only in-boundary notes; review tools cover only in-boundary cards", async () => {
     const r = await connect(app, "ann", { restriction: { folder: "Work" } });
-    expect((await ann.call("get_due_reviews", {}))["due_count"]).toBe(2);
-    const due = await r.call("get_due_reviews", {});
+    expect((await ann.ok("get_due_reviews", {}))["due_count"]).toBe(2);
+    const due = await r.ok("get_due_reviews", {});
     expect(due["due_count"]).toBe(1);
     expect((due["items"] as { id: string }[]).map((i) => i.id)).toEqual([workTagged]);
-    expect((await r.fail("grade_review", { note_id: unfiledTagged, grade: 4 })).message).toBe(
+    expect((await r.fails("grade_review", { note_id: unfiledTagged, grade: 4 })).message).toBe(
       "Note not found",
     );
-    expect((await r.call("grade_review", { note_id: workTagged, grade: 4 }))["repetitions"]).toBe(1);
-    expect((await r.fail("delete_note", { note_id: home })).message).toBe("Note not found");
-    expect((await r.call("delete_note", { note_id: work }))["deleted"]).toBe(true);
-    expect((await ann.call("get_note", { note_id: home }))["title"]).toBe("Home plan");
+    expect((await r.ok("grade_review", { note_id: workTagged, grade: 4 }))["repetitions"]).toBe(1);
+    expect((await r.fails("delete_note", { note_id: home })).message).toBe("Note not found");
+    expect((await r.ok("delete_note", { note_id: work }))["deleted"]).toBe(true);
+    expect((await ann.ok("get_note", { note_id: home }))["title"]).toBe("Home plan");
     await r.close();
   });
 
   it("a restriction to a folder that does not exist yet sees nothing until it writes there", async () => {
     const r = await connect(app, "ann", { restriction: { folder: "Later" } });
-    expect(await r.call("list_folders", {})).toEqual({ folders: [], unfiled_count: 0 });
-    expect((await r.call("search_notes", { query: "roadmap" }))["total"]).toBe(0);
-    expect(items(await r.call("semantic_search", { query: "roadmap" }))).toEqual([]);
-    expect((await r.fail("list_notes", { folder: "Later" })).message).toBe("Folder not found: Later");
-    await r.call("create_note", { text: "first" });
-    expect(await r.call("list_folders", {})).toEqual({
+    expect(await r.ok("list_folders", {})).toEqual({ folders: [], unfiled_count: 0 });
+    expect((await r.ok("search_notes", { query: "roadmap" }))["total"]).toBe(0);
+    expect(items(await r.ok("semantic_search", { query: "roadmap" }))).toEqual([]);
+    expect((await r.fails("list_notes", { folder: "Later" })).message).toBe("Folder not found: Later");
+    await r.ok("create_note", { text: "first" });
+    expect(await r.ok("list_folders", {})).toEqual({
       folders: [{ name: "Later", note_count: 1 }],
       unfiled_count: 0,
     });

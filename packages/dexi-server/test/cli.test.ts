@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../src/cli/main.js";
 import { machineTimeZone } from "../src/domain/time.js";
-import { Store } from "../src/store/index.js";
+import { runDexi, withStore as withDb } from "./helpers.js";
+import type { Store } from "../src/store/index.js";
 
 // Bulk embedding runs in worker threads (dist/embed/worker.js: build first) with the instant hash model.
 process.env["DEXI_EMBEDDINGS"] = "hash";
@@ -24,29 +24,9 @@ beforeEach(() => {
   db = join(dir, `t${n++}.db`);
 });
 
-async function dexi(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await main(
-    ["--db", db, ...argv],
-    (s) => {
-      out += s;
-    },
-    (s) => {
-      err += s;
-    },
-  );
-  return { code, out, err };
-}
+const dexi = (...argv: string[]) => runDexi(db, argv);
 
-function withStore<T>(fn: (s: Store) => T): T {
-  const s = Store.open(db);
-  try {
-    return fn(s);
-  } finally {
-    s.close();
-  }
-}
+const withStore = <T>(fn: (s: Store) => T): T => withDb(db, fn);
 
 type Row = {
   title: string;
@@ -463,9 +443,10 @@ describe("dexi settings, users, teams, share", () => {
     expect((await dexi("move", uuid, "--folder", "X", "--unfiled")).code).toBe(2);
     expect((await dexi("move", uuid)).code).toBe(2);
     const unknown = await dexi("move", "00000000-0000-4000-8000-000000000000", "--unfiled");
-    expect([unknown.code, unknown.err]).toEqual([1, "dexi: Note not found\n"]);
+    // NOT_FOUND's exit code in the reasons table.
+    expect([unknown.code, unknown.err]).toEqual([3, "dexi: Note not found\n"]);
     const other = await dexi("--user", "eve", "move", uuid, "--folder", "Mine");
-    expect([other.code, other.err]).toEqual([1, "dexi: Note not found\n"]);
+    expect([other.code, other.err]).toEqual([3, "dexi: Note not found\n"]);
     expect(note("Welcome").folder).toBeNull();
   });
 });

@@ -101,10 +101,10 @@ describe("a connection restricted by flags", () => {
       [],
     ).restriction!;
     const s = await connect(app, "ann", { restriction });
-    const n = await s.call("create_note", { title: "call", text: "spoke with lee" });
+    const n = await s.ok("create_note", { title: "call", text: "spoke with lee" });
     expect(n).toMatchObject({ text: "spoke with lee #client-2", tags: ["#client-2"], folder: "Work" });
-    expect(items(await s.call("list_notes", {})).map((i) => i.id)).toEqual([n["id"]]);
-    expect((await s.call("list_notes", { folder: " work " }))["total"]).toBe(1);
+    expect(items(await s.ok("list_notes", {})).map((i) => i.id)).toEqual([n["id"]]);
+    expect((await s.ok("list_notes", { folder: " work " }))["total"]).toBe(1);
     await s.close();
   });
 });

@@ -1,7 +1,7 @@
 import { assertFuzzClean, expectToolsListGolden, fuzzTools } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { App } from "../src/app.js";
-import { dexiReasons } from "../src/server.js";
+import { dexiReasons } from "../src/mcp/server.js";
 import { connect, memoryApp, type Session } from "./helpers.js";
 
 let app: App;
@@ -13,7 +13,7 @@ beforeAll(async () => {
   s = await connect(app, "ann");
   ids = [];
   for (const text of ["first #review", "second @bob", "third #x"])
-    ids.push((await s.call("create_note", { title: text, text }))["id"] as string);
+    ids.push((await s.ok("create_note", { title: text, text }))["id"] as string);
 });
 afterAll(async () => {
   await s.close();
@@ -24,7 +24,7 @@ it("tools/list matches test/tools_list.golden", async () => {
   await expectToolsListGolden(s.client, new URL("./tools_list.golden", import.meta.url));
 });
 
-it("lists exactly the twelve tools of the seed with their scopes", async () => {
+it("lists exactly the twelve tools with their scopes", async () => {
   const { tools } = await s.client.listTools();
   const scopes = Object.fromEntries(tools.map((t) => [t.name, t._meta?.["io.mcpforge/scope"]]));
   expect(scopes).toEqual({

@@ -7,12 +7,11 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openApp } from "../src/app.js";
-import { main } from "../src/cli/main.js";
 import { TOMBSTONE_DAYS } from "../src/domain/importing.js";
 import { HashEmbedder } from "../src/embed/hash.js";
 import { MIGRATIONS } from "../src/store/migrations.js";
 import { Store } from "../src/store/index.js";
-import { connect } from "./helpers.js";
+import { connect, runDexi } from "./helpers.js";
 
 // Bulk embedding runs in worker threads (dist/embed/worker.js: build first) with the instant hash model.
 process.env["DEXI_EMBEDDINGS"] = "hash";
@@ -28,20 +27,7 @@ beforeEach(() => {
   db = join(dir, `t${n++}.db`);
 });
 
-async function dexi(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await main(
-    ["--db", db, ...argv],
-    (s) => {
-      out += s;
-    },
-    (s) => {
-      err += s;
-    },
-  );
-  return { code, out, err };
-}
+const dexi = (...argv: string[]) => runDexi(db, argv);
 
 function query<T>(sql: string, ...params: unknown[]): T[] {
   const s = Store.open(db);
@@ -61,7 +47,7 @@ async function deleteNotes(...wanted: string[]): Promise<void> {
     for (const title of wanted) {
       const [row] = query<{ uuid: string }>("SELECT uuid FROM notes WHERE title = ?", title);
       expect(row, title).toBeDefined();
-      expect(await s.call("delete_note", { note_id: row!.uuid })).toMatchObject({ deleted: true, title });
+      expect(await s.ok("delete_note", { note_id: row!.uuid })).toMatchObject({ deleted: true, title });
     }
   } finally {
     await s.close();
@@ -135,8 +121,8 @@ describe("an imported note deleted in dexi stays deleted", () => {
   it("notes written in dexi leave nothing behind when deleted", async () => {
     const app = openApp(db, { embedder: new HashEmbedder(), log: () => {} });
     const s = await connect(app, "local");
-    const note = await s.call("create_note", { title: "mine", text: "x" });
-    await s.call("delete_note", { note_id: note["id"] });
+    const note = await s.ok("create_note", { title: "mine", text: "x" });
+    await s.ok("delete_note", { note_id: note["id"] });
     await s.close();
     await app.close();
     expect(query("SELECT * FROM import_tombstones")).toEqual([]);

@@ -49,7 +49,7 @@ beforeAll(async () => {
   for (let i = 0; i < 44; i++) {
     const words = Array.from({ length: 3 + Math.floor(r() * 6) }, () => pick(WORDS));
     const tags = TAGS.filter(() => r() < 0.3);
-    const n = await ann.call("create_note", {
+    const n = await ann.ok("create_note", {
       title: `${pick(WORDS)} ${i}`,
       text: `${words.join(" ")} ${tags.join(" ")}`,
     });
@@ -57,14 +57,14 @@ beforeAll(async () => {
     if (folder) app.notes.file({ userId: userId(app, "ann"), scopes: [] }, n["id"] as string, folder);
   }
   for (let i = 0; i < 6; i++) {
-    const n = await bob.call("create_note", {
+    const n = await bob.ok("create_note", {
       title: `bob ${i}`,
       text: `${pick(WORDS)} ${pick(WORDS)} #t1 @m1 @m2`,
     });
     if (i % 2 === 0) app.notes.share({ userId: userId(app, "bob"), scopes: [] }, n["id"] as string, true);
   }
   await bob.close();
-  all = items(await ann.call("list_notes", { size: 50 }));
+  all = items(await ann.ok("list_notes", { size: 50 }));
   expect(all).toHaveLength(47);
 });
 
@@ -88,7 +88,7 @@ async function pages(
   tool: string,
   args: Record<string, unknown>,
 ): Promise<{ items: Item[]; total: number }> {
-  const first = await s.call(tool, { ...args, size: 50 });
+  const first = await s.ok(tool, { ...args, size: 50 });
   return { items: items(first), total: first["total"] as number };
 }
 
@@ -131,20 +131,21 @@ describe.each(RESTRICTIONS)("restricted to %o", (restriction) => {
 
   it("semantic_search and find_similar are the unrestricted rankings filtered", async () => {
     for (const query of QUERIES) {
-      const full = items(await ann.call("semantic_search", { query, size: 50 }));
-      expect(items(await rs.call("semantic_search", { query, size: 50 })), query).toEqual(inside(full));
+      const full = items(await ann.ok("semantic_search", { query, size: 50 }));
+      expect(items(await rs.ok("semantic_search", { query, size: 50 })), query).toEqual(inside(full));
     }
     for (const note of inside(all)) {
-      const full = items(await ann.call("find_similar", { note_id: note.id, size: 50 }));
-      expect(items(await rs.call("find_similar", { note_id: note.id, size: 50 }))).toEqual(inside(full));
+      const full = items(await ann.ok("find_similar", { note_id: note.id, size: 50 }));
+      expect(items(await rs.ok("find_similar", { note_id: note.id, size: 50 }))).toEqual(inside(full));
     }
   });
 
   it("get_note answers in-boundary ids as unrestricted, and others exactly as a random id", async () => {
-    const random = await rs.raw("get_note", { note_id: randomUUID() });
+    const random = await rs.outcome("get_note", { note_id: randomUUID() });
     for (const note of all) {
-      const got = await rs.raw("get_note", { note_id: note.id });
-      if (inBoundary(note, restriction)) expect(got).toEqual(await ann.raw("get_note", { note_id: note.id }));
+      const got = await rs.outcome("get_note", { note_id: note.id });
+      if (inBoundary(note, restriction))
+        expect(got).toEqual(await ann.outcome("get_note", { note_id: note.id }));
       else expect(got).toEqual(random);
     }
   });
@@ -159,13 +160,13 @@ describe.each(RESTRICTIONS)("restricted to %o", (restriction) => {
       const expected = [...counts]
         .map(([tag, count]) => ({ tag, count }))
         .sort((a, b) => b.count - a.count || (a.tag < b.tag ? -1 : 1));
-      expect((await rs.call("list_tags", { kind, limit: 200 }))["tags"], kind).toEqual(expected);
+      expect((await rs.ok("list_tags", { kind, limit: 200 }))["tags"], kind).toEqual(expected);
     }
-    const folders = await rs.call("list_folders", {});
+    const folders = await rs.ok("list_folders", {});
     const byFolder = new Map<string, number>();
     for (const n of kept) if (n.folder) byFolder.set(n.folder, (byFolder.get(n.folder) ?? 0) + 1);
     if (restriction.folder) {
-      const unrestricted = (await ann.call("list_folders", {}))["folders"] as { name: string }[];
+      const unrestricted = (await ann.ok("list_folders", {}))["folders"] as { name: string }[];
       const f = unrestricted.find((x) => x.name.toLowerCase() === restriction.folder!.toLowerCase());
       expect(folders["folders"]).toEqual(f ? [{ name: f.name, note_count: byFolder.get(f.name) ?? 0 }] : []);
     } else {
@@ -179,9 +180,9 @@ describe.each(RESTRICTIONS)("restricted to %o", (restriction) => {
   });
 
   it("get_due_reviews is the unrestricted queue filtered", async () => {
-    const full = (await ann.call("get_due_reviews", { limit: 50 }))["items"] as { id: string }[];
+    const full = (await ann.ok("get_due_reviews", { limit: 50 }))["items"] as { id: string }[];
     const ids = new Set(inside(all).map((n) => n.id));
-    const mine = await rs.call("get_due_reviews", { limit: 50 });
+    const mine = await rs.ok("get_due_reviews", { limit: 50 });
     expect(mine["items"]).toEqual(full.filter((c) => ids.has(c.id)));
     expect(mine["due_count"]).toBe(full.filter((c) => ids.has(c.id)).length);
   });

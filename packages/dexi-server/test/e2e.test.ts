@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { Store } from "../src/store/index.js";
 
 /** The built bin over real stdio (run `npm run build` first). */
-const BIN = fileURLToPath(new URL("../dist/mcp.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../dist/bin/dexi-mcp.js", import.meta.url));
 let dir: string;
 
 beforeAll(() => {

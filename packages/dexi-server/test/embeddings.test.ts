@@ -85,21 +85,19 @@ describe("OpenAI-compatible provider", () => {
 
     const app = memoryApp({ embedder: new OpenAiEmbedder({ baseUrl: base, model: "m1" }) });
     const s = await connect(app, "ann");
-    const n = await s.call("create_note", { title: "kiwi", text: "fruit salad" });
-    expect(items(await s.call("semantic_search", { query: "kiwi fruit salad", size: 1 }))[0]!.id).toBe(
-      n["id"],
-    );
+    const n = await s.ok("create_note", { title: "kiwi", text: "fruit salad" });
+    expect(items(await s.ok("semantic_search", { query: "kiwi fruit salad", size: 1 }))[0]!.id).toBe(n["id"]);
     // A failing endpoint: the note is still created (without a vector), semantic search says why.
     failNext = true;
-    const m = await s.call("create_note", { title: "mango" });
+    const m = await s.ok("create_note", { title: "mango" });
     expect(app.store.vectors.countMissing("openai:m1")).toBe(1);
     failNext = true;
-    const e = await s.fail("semantic_search", { query: "mango" });
+    const e = await s.fails("semantic_search", { query: "mango" });
     expect(e.reason).toBe("EMBEDDINGS_UNAVAILABLE");
     expect(e.message).toContain("503");
     // backfill (what `dexi reindex` runs) fills the gap.
     expect(await app.notes.backfill()).toEqual({ embedded: 1 });
-    expect(items(await s.call("semantic_search", { query: "mango", size: 1 }))[0]!.id).toBe(m["id"]);
+    expect(items(await s.ok("semantic_search", { query: "mango", size: 1 }))[0]!.id).toBe(m["id"]);
     await s.close();
     await app.close();
   });
@@ -111,7 +109,7 @@ describe("model changes and the vector cache", () => {
     const path = `${dir}/x.db`;
     const a = openApp(path, { embedder: new HashEmbedder(), log: () => {} });
     const s = await connect(a, "ann");
-    for (const t of ["one", "two", "three"]) await s.call("create_note", { text: t });
+    for (const t of ["one", "two", "three"]) await s.ok("create_note", { text: t });
     await s.close();
     await a.close();
     const b = openApp(path, { embedder: new OpenAiEmbedder({ baseUrl: base, model: "m2" }), log: () => {} });

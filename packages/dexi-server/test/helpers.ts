@@ -1,31 +1,14 @@
 import type { Client } from "@modelcontextprotocol/client";
-import { connectInMemory } from "@mcpforge/toolkit/testing";
+import { connectInMemory, type Session as KitSession, session } from "@mcpforge/toolkit/testing";
 import { type App, openApp } from "../src/app.js";
+import { main } from "../src/cli/main.js";
 import type { Restriction, Viewer } from "../src/domain/access.js";
 import { HashEmbedder } from "../src/embed/hash.js";
 import type { Embedder } from "../src/embed/types.js";
-import { createDexiServer, DEXI_SCOPES } from "../src/server.js";
+import { Store } from "../src/store/index.js";
+import { createDexiServer, DEXI_SCOPES } from "../src/mcp/server.js";
 
 export const ALL_SCOPES = [...DEXI_SCOPES];
-
-export interface Clock {
-  now: () => number;
-  set(ms: number): void;
-  advance(ms: number): void;
-}
-
-export function clock(start = Date.parse("2026-03-10T12:00:00Z")): Clock {
-  let t = start;
-  return {
-    now: () => t,
-    set: (ms) => {
-      t = ms;
-    },
-    advance: (ms) => {
-      t += ms;
-    },
-  };
-}
 
 /** An in-memory database with the lexical hash embedder (fast); pass a real one for semantic tests. */
 export function memoryApp(options: { embedder?: Embedder; now?: () => number; timeZone?: string } = {}): App {
@@ -41,16 +24,12 @@ export function userId(app: App, name: string): number {
   return app.store.accounts.ensureUser(name, Date.now()).id;
 }
 
-export interface Session {
+/** The kit's session (ok / fails / raw) over a real SDK client, plus `outcome` for a result's two facts. */
+export interface Session extends KitSession {
   client: Client;
   close(): Promise<void>;
-  call(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /** Calls a tool that must fail; returns its error body. */
-  fail(
-    name: string,
-    args?: Record<string, unknown>,
-  ): Promise<{ reason: string; message: string; hint: string }>;
-  raw(
+  /** Whether a call failed (always a boolean) and its structured content (`{}` when it has none). */
+  outcome(
     name: string,
     args?: Record<string, unknown>,
   ): Promise<{ isError: boolean; structured: Record<string, unknown> }>;
@@ -70,26 +49,17 @@ export async function connect(
   });
   const kit = createDexiServer({ notes: app.notes, viewerFor: (c) => viewer(c.scopes), log: () => {} });
   const conn = await connectInMemory(kit, { scopes: options.scopes ?? ALL_SCOPES, clientId: user });
-  const raw = async (name: string, args: Record<string, unknown> = {}) => {
-    const r = await conn.client.callTool({ name, arguments: args });
-    return {
-      isError: r.isError === true,
-      structured: JSON.parse(JSON.stringify(r.structuredContent ?? {})) as Record<string, unknown>,
-    };
-  };
+  const calls = session(conn.client);
   return {
+    ...calls,
     client: conn.client,
     close: conn.close,
-    raw,
-    call: async (name, args) => {
-      const r = await raw(name, args);
-      if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.structured)}`);
-      return r.structured;
-    },
-    fail: async (name, args) => {
-      const r = await raw(name, args);
-      if (!r.isError) throw new Error(`${name} unexpectedly succeeded: ${JSON.stringify(r.structured)}`);
-      return (r.structured as { error: { reason: string; message: string; hint: string } }).error;
+    outcome: async (name, args = {}) => {
+      const r = await calls.raw(name, args);
+      return {
+        isError: r.isError === true,
+        structured: (r.structuredContent ?? {}) as Record<string, unknown>,
+      };
     },
   };
 }
@@ -110,3 +80,32 @@ export interface Item {
 }
 
 export const items = (r: Record<string, unknown>) => r["items"] as Item[];
+
+/** Runs the admin CLI in-process on the database file `db`; its exit code, stdout and stderr. */
+export async function runDexi(
+  db: string,
+  argv: string[],
+): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const code = await main(
+    ["--db", db, ...argv],
+    (s) => {
+      out += s;
+    },
+    (s) => {
+      err += s;
+    },
+  );
+  return { code, out, err };
+}
+
+/** Opens the database file `db` for a look (and closes it). */
+export function withStore<T>(db: string, fn: (s: Store) => T): T {
+  const s = Store.open(db);
+  try {
+    return fn(s);
+  } finally {
+    s.close();
+  }
+}

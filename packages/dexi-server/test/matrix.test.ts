@@ -6,7 +6,7 @@ import { packageVersion } from "@mcpforge/toolkit";
 import { checkCombination, MATRIX } from "@mcpforge/toolkit/testing";
 import { afterAll, describe, expect, it } from "vitest";
 
-const BIN = fileURLToPath(new URL("../dist/mcp.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../dist/bin/dexi-mcp.js", import.meta.url));
 const version = packageVersion(import.meta.url);
 const dir = mkdtempSync(join(tmpdir(), "dexi-matrix-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

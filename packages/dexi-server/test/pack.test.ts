@@ -32,7 +32,7 @@ it("the packed tarball installs into an empty folder, answers through the Inspec
   try {
     const server = {
       command: process.execPath,
-      args: [installed.path(NAME, "dist/mcp.js"), "--db", join(installed.dir, "pack.db")],
+      args: [installed.path(NAME, "dist/bin/dexi-mcp.js"), "--db", join(installed.dir, "pack.db")],
       env: { XDG_DATA_HOME: installed.dir },
     };
     const { json } = await runInspector(server, ["--method", "tools/list"]);

@@ -24,7 +24,7 @@ async function write(user: string, title: string, text: string, folder?: string)
 /** What a caller sees: the order through search_notes, and each result's score from the store. */
 async function ranking(user: string, query: string, restriction?: Restriction) {
   const s = await connect(app, user, restriction ? { restriction } : {});
-  const found = await s.call("search_notes", { query, size: 50 });
+  const found = await s.ok("search_notes", { query, size: 50 });
   const ids = items(found).map((i) => i.id);
   await s.close();
   const viewer: Viewer = { ...own(user), ...(restriction ? { restriction } : {}) };

@@ -8,7 +8,7 @@ describe("the committed reference pages", () => {
     const code = await run(
       [
         "--server",
-        "node dist/mcp.js --db :memory:",
+        "node dist/bin/dexi-mcp.js --db :memory:",
         "--out",
         "reference",
         "--base-path",

@@ -63,7 +63,7 @@ beforeAll(async () => {
   app = memoryApp({ embedder: new UseEmbedder() });
   s = await connect(app, "ann");
   for (const [key, [title, text]] of Object.entries(NOTES))
-    ids[key] = (await s.call("create_note", { title, text }))["id"] as string;
+    ids[key] = (await s.ok("create_note", { title, text }))["id"] as string;
 }, 60_000);
 afterAll(async () => {
   await s.close();
@@ -72,13 +72,13 @@ afterAll(async () => {
 
 describe("semantic quality with the offline USE model", () => {
   it.each(QUERIES)("%s → the %s note first", async (query, expected) => {
-    const r = items(await s.call("semantic_search", { query, size: 3 }));
+    const r = items(await s.ok("semantic_search", { query, size: 3 }));
     expect(r[0]!.id).toBe(ids[expected]);
     expect(r[0]!.similarity!).toBeGreaterThan(r[1]!.similarity!);
   });
 
   it("machine learning finds the neural-network note far above the pasta recipe", async () => {
-    const r = items(await s.call("semantic_search", { query: "machine learning", size: 10 }));
+    const r = items(await s.ok("semantic_search", { query: "machine learning", size: 10 }));
     const nn = r.find((i) => i.id === ids["nn"])!;
     const pasta = r.find((i) => i.id === ids["pasta"])!;
     expect(nn.similarity!).toBeGreaterThan(0.7);
@@ -86,11 +86,11 @@ describe("semantic quality with the offline USE model", () => {
   });
 
   it("find_similar ranks a paraphrase of a note above unrelated notes", async () => {
-    const twin = await s.call("create_note", {
+    const twin = await s.ok("create_note", {
       title: "Training deep nets",
       text: "Each layer's weights are adjusted by gradients that flow backwards from the loss.",
     });
-    const r = items(await s.call("find_similar", { note_id: twin["id"], size: 3 }));
+    const r = items(await s.ok("find_similar", { note_id: twin["id"], size: 3 }));
     expect(r[0]!.id).toBe(ids["nn"]);
     expect(r.map((i) => i.id)).not.toContain(twin["id"]);
   });

@@ -14,7 +14,7 @@ import { parseTags } from "../domain/tags.js";
 import { WorkerPoolEmbedder } from "../embed/pool.js";
 import { UseEmbedder } from "../embed/use.js";
 import { markdownFiles, markdownItem } from "../importers/markdown.js";
-import { createDexiServer } from "../server.js";
+import { createDexiServer, DEXI_SCOPES } from "../mcp/server.js";
 import { Store } from "../store/index.js";
 
 const N = Number(process.env["DEXI_BENCH_NOTES"] ?? 100_000);
@@ -187,7 +187,7 @@ async function main() {
     notes,
     viewerFor: (c) => ({ userId: user, scopes: c.scopes, restriction: { folder: "Folder 3" } }),
   });
-  const caller = { scopes: ["notes:read", "notes:write"] };
+  const caller = { scopes: [...DEXI_SCOPES] };
   const call = async (name: string, args: Record<string, unknown>, server = kit) => {
     const r = await server.callTool(name, args, caller);
     if (r.isError) throw new Error(`${name}: ${JSON.stringify(r.structuredContent)}`);

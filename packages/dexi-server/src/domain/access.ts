@@ -63,6 +63,21 @@ export function restrictionTag(tag: string): string {
   return check.tag;
 }
 
+/**
+ * A folder name a note is filed under, trimmed. Never empty, and never `unfiled`: list_notes reads
+ * that as "in no folder", so a folder of that name could never be listed.
+ */
+export function checkFolderName(name: string): string {
+  const folder = name.trim();
+  if (folder === "") throw new DexiError("INVALID_ARGUMENT", "A folder needs a name");
+  if (folder.toLowerCase() === "unfiled")
+    throw new DexiError(
+      "INVALID_ARGUMENT",
+      `"${folder}" is not a folder name: list_notes reads "unfiled" as notes in no folder`,
+    );
+  return folder;
+}
+
 export function isRestricted(viewer: Viewer): boolean {
   return !!(viewer.restriction?.folder || viewer.restriction?.tag);
 }

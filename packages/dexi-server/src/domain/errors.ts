@@ -1,6 +1,8 @@
 /**
- * Expected failures of the domain, with the reason the MCP layer and the CLI report. The domain stays
- * free of MCP: tools/ turns a DexiError into the kit's ToolError with the same reason and message.
+ * Expected failures of the domain, each with the hint a caller is given and the exit code the admin CLI
+ * exits with. The domain stays free of MCP: a tool lets a DexiError through untouched, and the kit
+ * reports any Error whose `reason` the server declared as that reason, message and hint (anything
+ * else as INTERNAL); the CLI prints the message and exits with the reason's code.
  */
 export const DEXI_REASONS = {
   NOT_FOUND: {
@@ -27,9 +29,10 @@ export const DEXI_REASONS = {
   },
 } as const;
 
-export type DexiReason = keyof typeof DEXI_REASONS;
+/** Dexi's own reasons, and the kit's INVALID_ARGUMENT for a bad value the schemas cannot catch. */
+export type DexiReason = keyof typeof DEXI_REASONS | "INVALID_ARGUMENT";
 
-/** An expected failure. The kit reports any Error with a declared `reason` as that reason, so this module needs no kit. */
+/** An expected failure, reported by its reason wherever it surfaces (a tool's error body, a CLI exit code). */
 export class DexiError extends Error {
   constructor(
     readonly reason: DexiReason,

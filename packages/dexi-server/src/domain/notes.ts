@@ -2,13 +2,26 @@ import { randomUUID } from "node:crypto";
 import type { Embedder } from "../embed/types.js";
 import { noteText } from "../embed/types.js";
 import { VectorIndex } from "../embed/vector-index.js";
-import type { ListFilter, NoteRow, Source, Store } from "../store/index.js";
-import { Access, isRestricted, type Viewer } from "./access.js";
+import type { ListFilter, NoteRow, Store } from "../store/index.js";
+import { Access, checkFolderName, isRestricted, type Viewer } from "./access.js";
 import { DexiError, noteNotFound } from "./errors.js";
+import type { Sort, SourceFilter, UpdateMode } from "./limits.js";
 import { type Grade, schedule } from "./sm2.js";
-import { parseTags, tagCandidates } from "./tags.js";
+import { parseTags, type TagKind, tagCandidates } from "./tags.js";
 import { isoUtc, machineTimeZone, type Period, periodRange } from "./time.js";
-import { type NoteFull, type NoteItem, toFull, toItem } from "./view.js";
+import {
+  type Deleted,
+  type DueReviews,
+  type FolderCounts,
+  type Graded,
+  type NoteFull,
+  type NoteItem,
+  type NotePage,
+  type NoteWindow,
+  type TagCounts,
+  toFull,
+  toItem,
+} from "./view.js";
 
 export interface NotesOptions {
   store: Store;
@@ -22,11 +35,11 @@ export interface NotesOptions {
 export interface ListOptions {
   page: number;
   size: number;
-  source: "all" | Source;
+  source: SourceFilter;
   tag?: string;
   folder?: string;
   period?: Period;
-  sort: "created" | "updated";
+  sort: Sort;
 }
 
 const MAX_QUERY_TERMS = 32;
@@ -73,12 +86,7 @@ export class NotesService {
     return toFull(row, this.store.notes.tagsOf([row.id]).get(row.id) ?? [], viewer.userId);
   }
 
-  search(
-    viewer: Viewer,
-    query: string,
-    page: number,
-    size: number,
-  ): { items: NoteItem[]; total: number; page: number } {
+  search(viewer: Viewer, query: string, page: number, size: number): NotePage {
     const match = ftsQuery(query);
     if (!match) return { items: [], total: 0, page };
     const { rows, total } = this.store.notes.search(
@@ -90,7 +98,7 @@ export class NotesService {
     return { items: this.items(rows, viewer), total, page };
   }
 
-  list(viewer: Viewer, o: ListOptions): { items: NoteItem[]; total: number; page: number } {
+  list(viewer: Viewer, o: ListOptions): NotePage {
     const filter: ListFilter = { sort: o.sort };
     if (o.source !== "all") filter.source = o.source;
     if (o.tag !== undefined) filter.tags = tagCandidates(o.tag);
@@ -114,12 +122,12 @@ export class NotesService {
     return this.store.accounts.settings(userId).timeZone ?? this.timeZone;
   }
 
-  async semantic(viewer: Viewer, query: string, size: number): Promise<{ items: NoteItem[] }> {
+  async semantic(viewer: Viewer, query: string, size: number): Promise<NoteWindow> {
     const [vec] = await this.embedOrFail([query]);
     return { items: this.nearest(viewer, vec!, size) };
   }
 
-  async similar(viewer: Viewer, uuid: string, size: number): Promise<{ items: NoteItem[] }> {
+  async similar(viewer: Viewer, uuid: string, size: number): Promise<NoteWindow> {
     const row = this.store.notes.visibleByUuid(this.access.scope(viewer), uuid);
     if (!row) throw noteNotFound();
     let vec = this.index.fresh().vector(row.id);
@@ -148,15 +156,11 @@ export class NotesService {
     return rows.map((r) => toItem(r, tags.get(r.id) ?? [], viewer.userId, cos.get(r.id)));
   }
 
-  tags(
-    viewer: Viewer,
-    kind: "hashtag" | "mention",
-    limit: number,
-  ): { tags: { tag: string; count: number }[] } {
+  tags(viewer: Viewer, kind: TagKind, limit: number): TagCounts {
     return { tags: this.store.notes.tagCounts(this.access.scope(viewer), kind, limit) };
   }
 
-  folders(viewer: Viewer): { folders: { name: string; note_count: number }[]; unfiled_count: number } {
+  folders(viewer: Viewer): FolderCounts {
     const { folders, unfiled } = this.access.visibleFolders(viewer);
     return {
       folders: folders.map((f) => ({ name: f.name, note_count: f.note_count })),
@@ -197,7 +201,7 @@ export class NotesService {
 
   async update(
     viewer: Viewer,
-    input: { note_id: string; title?: string; text?: string; mode: "replace" | "append" },
+    input: { note_id: string; title?: string; text?: string; mode: UpdateMode },
   ): Promise<NoteFull> {
     const note = this.access.writable(
       viewer,
@@ -230,11 +234,7 @@ export class NotesService {
    * Deletes a note. An imported note's key is remembered (see Tombstones), so importing or polling its
    * source again does not bring it back; `remember: false` is for notes whose source is gone (prune).
    */
-  delete(
-    viewer: Viewer,
-    uuid: string,
-    options: { remember?: boolean } = {},
-  ): { deleted: true; id: string; title: string } {
+  delete(viewer: Viewer, uuid: string, options: { remember?: boolean } = {}): Deleted {
     const note = this.access.writable(
       viewer,
       this.store.notes.visibleByUuid(this.access.scope(viewer), uuid),
@@ -261,12 +261,13 @@ export class NotesService {
 
   /** Files an own note into a folder (created when new), or takes it out of any with null. */
   file(viewer: Viewer, uuid: string, folder: string | null): NoteFull {
+    const name = folder === null ? null : checkFolderName(folder);
     const note = this.access.writable(
       viewer,
       this.store.notes.visibleByUuid(this.access.scope(viewer), uuid),
     );
     this.store.tx(() => {
-      const folderId = folder === null ? null : this.store.accounts.ensureFolder(viewer.userId, folder).id;
+      const folderId = name === null ? null : this.store.accounts.ensureFolder(viewer.userId, name).id;
       this.store.notes.setFolder(note.id, folderId);
     });
     return this.fullById(note.id, viewer);
@@ -274,7 +275,7 @@ export class NotesService {
 
   // --- review ---
 
-  dueReviews(viewer: Viewer, limit: number) {
+  dueReviews(viewer: Viewer, limit: number): DueReviews {
     const { rows, total } = this.store.notes.dueCards(this.access.scope(viewer), this.now(), limit);
     return {
       items: rows.map((r) => ({
@@ -290,7 +291,7 @@ export class NotesService {
     };
   }
 
-  grade(viewer: Viewer, uuid: string, grade: Grade) {
+  grade(viewer: Viewer, uuid: string, grade: Grade): Graded {
     const scope = { ...this.access.scope(viewer), teammates: [] };
     const note = this.store.notes.visibleByUuid(scope, uuid);
     if (!note) {
@@ -364,11 +365,19 @@ export class NotesService {
    * without vectors). `embedder` may be a worker pool with the same model id.
    */
   async backfill(
-    options: { batch?: number; embedder?: Embedder; onProgress?: (done: number, total: number) => void } = {},
+    options: {
+      batch?: number;
+      embedder?: Embedder;
+      /** Drop every stored vector first (`dexi reindex --force`). */
+      force?: boolean;
+      onProgress?: (done: number, total: number) => void;
+    } = {},
   ) {
     const embedder = options.embedder ?? this.embedder;
     if (embedder.id !== this.embedder.id)
       throw new Error(`backfill with ${embedder.id} into an index of ${this.embedder.id}`);
+    // Every vector goes, of any model, so that each note is embedded again by the current one.
+    if (options.force) this.store.tx(() => this.store.vectors.clear());
     const total = this.store.vectors.countMissing(embedder.id);
     let done = 0;
     const batch = options.batch ?? 64;

@@ -1,5 +1,6 @@
 /**
- * SM-2 spaced repetition with the seed's four grades mapped onto SM-2's 0-5 quality scale:
+ * SM-2 spaced repetition with Dexi's four grades (1 Again, 2 Hard, 3 Good, 4 Easy) mapped onto SM-2's
+ * 0-5 quality scale:
  *
  * | grade | meaning | SM-2 q | effect |
  * | 1 | Again | 1 | repetitions reset to 0, due again in 10 minutes, ease unchanged |
@@ -12,7 +13,11 @@
  * EF' = EF + (0.1 - (5 - q) * (0.08 + (5 - q) * 0.02)).
  */
 
-export type Grade = 1 | 2 | 3 | 4;
+/** The four grades: 1 Again, 2 Hard, 3 Good, 4 Easy. */
+export const GRADES = [1, 2, 3, 4] as const;
+export type Grade = (typeof GRADES)[number];
+export const MIN_GRADE: Grade = 1;
+export const MAX_GRADE: Grade = 4;
 
 export interface CardState {
   intervalDays: number;

@@ -15,8 +15,9 @@
  * 6. Tags are case-insensitive: stored and shown lower-cased (Unicode-aware, NFC), so `#ML` is `#ml`.
  * 7. Each tag counts once per note, in order of first appearance.
  */
+import type { TAG_KINDS } from "./limits.js";
 
-export type TagKind = "hashtag" | "mention";
+export type TagKind = (typeof TAG_KINDS)[number];
 
 export interface ParsedTag {
   tag: string;

@@ -1,6 +1,6 @@
 /** Time helpers: ISO output and calendar-day boundaries in a user's IANA time zone. */
 
-/** `2026-07-14T09:12:00+00:00`: UTC, whole seconds, as the seed writes timestamps. */
+/** `2026-07-14T09:12:00+00:00`: every timestamp Dexi returns is UTC, whole seconds, with an explicit `+00:00`. */
 export function isoUtc(ms: number): string {
   return `${new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19)}+00:00`;
 }
@@ -97,7 +97,9 @@ export function localMidnight(nowMs: number, tz: string, daysBack = 0): number {
   return dayStart(localDate(nowMs, tz) - daysBack * DAY_MS, tz);
 }
 
-export type Period = "today" | "yesterday" | "week";
+/** list_notes' `period`: today, yesterday, or the last seven local days. */
+export const PERIODS = ["today", "yesterday", "week"] as const;
+export type Period = (typeof PERIODS)[number];
 
 /**
  * `today`: since the local day began; `yesterday`: the whole previous local day; `week`: the last seven

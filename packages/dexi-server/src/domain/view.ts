@@ -2,7 +2,10 @@ import type { NoteRow } from "../store/index.js";
 import { SNIPPET_CHARS } from "../store/index.js";
 import { isoUtc } from "./time.js";
 
-/** The seed's note item. Conditional keys appear only when they apply. */
+/**
+ * A note in a result list. Conditional keys appear only when they apply: `folder` on the viewer's own
+ * filed notes, `shared` and `owner` on a team-mate's shared note, `similarity` from a search by meaning.
+ */
 export interface NoteItem {
   id: string;
   title: string;
@@ -18,7 +21,61 @@ export interface NoteItem {
   similarity?: number;
 }
 
+/** One note in full: the item's keys with the whole body as `text` instead of a snippet. */
 export type NoteFull = Omit<NoteItem, "snippet" | "similarity"> & { text: string };
+
+/** One page of a ranked or sorted list. */
+export interface NotePage {
+  items: NoteItem[];
+  total: number;
+  page: number;
+}
+
+/** A window of notes nearest in meaning; no paging. */
+export interface NoteWindow {
+  items: NoteItem[];
+}
+
+export interface TagCounts {
+  tags: { tag: string; count: number }[];
+}
+
+export interface FolderCounts {
+  folders: { name: string; note_count: number }[];
+  unfiled_count: number;
+}
+
+export interface Deleted {
+  deleted: true;
+  id: string;
+  title: string;
+}
+
+/** A due review card: the note's text and its SM-2 state. */
+export interface DueCard {
+  id: string;
+  title: string;
+  text: string;
+  due_at: string;
+  interval_days: number;
+  repetitions: number;
+  is_new: boolean;
+}
+
+export interface DueReviews {
+  items: DueCard[];
+  due_count: number;
+}
+
+/** A graded card's next review. */
+export interface Graded {
+  id: string;
+  grade: number;
+  due_at: string;
+  interval_days: number;
+  ease_factor: number;
+  repetitions: number;
+}
 
 /** First 300 characters (code points) of the body, with `…` when there was more. */
 export function snippetOf(body: string): string {

@@ -4,9 +4,17 @@ import { Worker } from "node:worker_threads";
 import { createEmbedder, type EmbedderConfig } from "./config.js";
 import type { Embedder } from "./types.js";
 
-/** Where the built worker lives: next to the bundle in dist, or dist/ when running from sources. */
+/**
+ * Where the built worker lives: beside the chunk or bin in dist that runs this, or in dist/ when
+ * running from sources.
+ */
 function workerPath(): string {
-  for (const rel of ["./embed/worker.js", "./worker.js", "../../dist/embed/worker.js"]) {
+  for (const rel of [
+    "./embed/worker.js",
+    "../embed/worker.js",
+    "./worker.js",
+    "../../dist/embed/worker.js",
+  ]) {
     const p = fileURLToPath(new URL(rel, import.meta.url));
     if (existsSync(p)) return p;
   }

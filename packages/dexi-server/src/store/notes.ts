@@ -1,8 +1,9 @@
 import type Database from "better-sqlite3";
+import type { Sort, Source } from "../domain/limits.js";
 import { Ranker } from "./ranking.js";
 import { type Fragment, type Scope, scopeSql } from "./scope.js";
 
-export type Source = "note" | "bookmark" | "email" | "feed";
+export type { Source };
 
 /** A note as read for output: owner and folder names joined in. `body` may be cut to a snippet's length. */
 export interface NoteRow {
@@ -52,7 +53,7 @@ export interface ListFilter {
   tags?: readonly string[];
   /** A folder id (own notes in it) or "unfiled" (own notes in none). */
   folder?: number | "unfiled";
-  sort: "created" | "updated";
+  sort: Sort;
   from?: number;
   to?: number;
 }

@@ -16,6 +16,11 @@ export class VectorStore {
     this.db.prepare("DELETE FROM embeddings WHERE note_id = ?").run(noteId);
   }
 
+  /** Removes every vector, of every model. */
+  clear(): void {
+    this.db.prepare("DELETE FROM embeddings").run();
+  }
+
   get(noteId: number, model: string): Float32Array | undefined {
     const row = this.db
       .prepare("SELECT vec FROM embeddings WHERE note_id = ? AND model = ?")

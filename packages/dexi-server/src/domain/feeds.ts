@@ -1,13 +1,25 @@
-import type { Embedder } from "./embed/types.js";
-import { type ImportReport, importItems } from "./domain/importing.js";
-import type { NotesService } from "./domain/notes.js";
-import { parseFeed } from "./importers/feed.js";
+import type { Embedder } from "../embed/types.js";
+import { parseFeed } from "../importers/feed.js";
+import { DexiError } from "./errors.js";
+import { type ImportReport, importItems } from "./importing.js";
+import type { NotesService } from "./notes.js";
 
 export interface PollResult {
   url: string;
   title: string | null;
   report?: ImportReport;
   error?: string;
+}
+
+/** Subscribes a user to an RSS or Atom feed by its http(s) URL; `created` is false when already subscribed. */
+export function subscribeFeed(notes: NotesService, userId: number, url: string, nowMs = Date.now()) {
+  if (!/^https?:\/\//i.test(url))
+    throw new DexiError("INVALID_ARGUMENT", `A feed URL starts with http:// or https://: ${url}`);
+  return notes.store.records.addFeed(userId, url, nowMs);
+}
+
+export function listFeeds(notes: NotesService, userId: number) {
+  return notes.store.records.feeds(userId);
 }
 
 /** Fetches every feed of a user once and imports the articles not seen before. */

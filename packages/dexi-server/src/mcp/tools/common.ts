@@ -1,19 +1,36 @@
-import { toolFactory } from "@mcpforge/toolkit";
+import type { Shape } from "@mcpforge/toolkit";
 import { z } from "zod";
-import type { Viewer } from "../domain/access.js";
-import type { NotesService } from "../domain/notes.js";
+import type { Viewer } from "../../domain/access.js";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SOURCES } from "../../domain/limits.js";
+import type { NotesService } from "../../domain/notes.js";
 
 export interface DexiContext {
   notes: NotesService;
   viewer: Viewer;
 }
 
-export const tool = toolFactory<DexiContext>();
+/** Objects compared key by key, so `A & B` and the same keys written out count as one type. */
+type Flat<T> = T extends readonly (infer E)[]
+  ? Flat<E>[]
+  : T extends object
+    ? { [K in keyof T]: Flat<T[K]> }
+    : T;
+/** True only when A and B are the same type: the same keys, each as optional and of the same type. */
+export type Same<A, B> =
+  (<T>() => T extends Flat<A> ? 1 : 2) extends <T>() => T extends Flat<B> ? 1 : 2 ? true : false;
 
-export const READ = "notes:read";
-export const WRITE = "notes:write";
-
-const SOURCES = ["note", "bookmark", "email", "feed"] as const;
+/**
+ * A result schema tied to the domain type it describes: `tiedTo<T>()(shape)` compiles only when the
+ * shape's parsed output is exactly `T` (a missing, extra or differently typed key is "Expected 2
+ * arguments"), so a domain change cannot leave the advertised schema behind.
+ */
+export const tiedTo =
+  <T>() =>
+  <S extends Shape>(
+    shape: S,
+    ..._mismatch: Same<z.output<z.ZodObject<S>>, T> extends true ? [] : [schemaDiffersFrom: never]
+  ): S =>
+    shape;
 
 const itemBase = {
   id: z.string().describe("The note's UUID."),
@@ -55,9 +72,9 @@ export const noteId = (what = "The note's UUID, from search or list results") =>
   z.uuid().describe(sentence(what));
 export const size = (max: number, def: number, what: string) =>
   z.number().int().min(1).max(max).default(def).describe(sentence(what));
+/** A page or window size with the domain's bounds. */
+export const pageSize = (what: string) => size(MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, what);
 export const page = () => z.number().int().min(1).default(1).describe("Page number, from 1.");
-
-export const READ_ONLY = { readOnly: true, destructive: false, idempotent: true, openWorld: false } as const;
 
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;

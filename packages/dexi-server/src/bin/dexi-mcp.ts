@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-import { COMMON_FLAGS_HELP, parseCommonFlags, runServer } from "@mcpforge/toolkit";
-import { openApp, viewerResolver } from "./app.js";
-import { parseMcpFlags } from "./config.js";
-import { seedDemo } from "./demo.js";
-import { createDexiServer, DEXI_VERSION } from "./server.js";
+import { COMMON_FLAGS_HELP, runServer } from "@mcpforge/toolkit";
+import { mcpServer, openApp, viewerResolver } from "../app.js";
+import { dexiArgs, MCP_OPTIONS, mcpConfig } from "../config.js";
+import { seedDemo } from "../demo.js";
+import { DEXI_VERSION } from "../mcp/server.js";
 
 const HELP = `dexi-mcp: personal notes over MCP (search, semantic search, tags, folders, review)
 
@@ -25,10 +25,10 @@ DEXI_EMBEDDINGS_API_KEY) | hash; or save them with \`dexi settings\`.
 `;
 
 async function main() {
-  const flags = parseCommonFlags(process.argv.slice(2));
+  const { flags, values } = dexiArgs(process.argv.slice(2), MCP_OPTIONS);
   if (flags.help) return void process.stdout.write(HELP);
   if (flags.version) return void process.stdout.write(`${DEXI_VERSION}\n`);
-  const cfg = parseMcpFlags(flags.rest);
+  const cfg = mcpConfig(values);
   if (cfg.scopes.length === 0) {
     process.stderr.write("dexi-mcp: the scope list is empty, so every tool call will be refused\n");
   }
@@ -39,8 +39,7 @@ async function main() {
     const seeded = await seedDemo(app, userId);
     if (seeded > 0) process.stderr.write(`dexi: seeded ${seeded} demo notes into ${cfg.db}\n`);
   }
-  const kit = createDexiServer({ notes: app.notes, viewerFor: (caller) => viewerOf(caller.scopes) });
-  await runServer(kit, { flags, caller: { scopes: cfg.scopes, clientId: cfg.user } });
+  await runServer(mcpServer(app, viewerOf), { flags, caller: { scopes: cfg.scopes, clientId: cfg.user } });
   if (cfg.demo) {
     // Embed the sample notes after the client is connected, so start-up stays fast.
     app.notes

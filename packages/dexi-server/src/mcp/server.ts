@@ -1,11 +1,12 @@
 import { type Caller, createServer, defineReasons, type KitServer, packageVersion } from "@mcpforge/toolkit";
-import type { Viewer } from "./domain/access.js";
-import { DEXI_REASONS } from "./domain/errors.js";
-import type { NotesService } from "./domain/notes.js";
+import type { Viewer } from "../domain/access.js";
+import { DEXI_REASONS } from "../domain/errors.js";
+import { NOTES_SCOPES } from "../domain/limits.js";
+import type { NotesService } from "../domain/notes.js";
 import { type DexiContext, dexiTools } from "./tools/index.js";
 
 export const DEXI_VERSION = packageVersion(import.meta.url);
-export const DEXI_SCOPES = ["notes:read", "notes:write"] as const;
+export const DEXI_SCOPES = NOTES_SCOPES;
 export const dexiReasons = defineReasons(DEXI_REASONS);
 
 export interface DexiServerOptions {

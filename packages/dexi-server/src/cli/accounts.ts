@@ -1,0 +1,118 @@
+import {
+  checkDeckTags,
+  checkEmbeddingsProvider,
+  checkNoteCap,
+  checkTimeZone,
+  type SettingsPatch,
+} from "../domain/accounts.js";
+import { machineTimeZone } from "../domain/time.js";
+import { type Ctx, command, forFlag, str, UsageError, userId } from "./context.js";
+
+export const settings = command({
+  options: {
+    "time-zone": { type: "string" },
+    "review-tags": { type: "string" },
+    plan: { type: "string" },
+    "note-cap": { type: "string" },
+    embeddings: { type: "string" },
+    "embeddings-url": { type: "string" },
+    "embeddings-model": { type: "string" },
+  },
+  run(ctx) {
+    const { accounts } = ctx.app;
+    const tz = str(ctx, "time-zone");
+    const tags = str(ctx, "review-tags");
+    const cap = str(ctx, "note-cap");
+    const plan = str(ctx, "plan");
+    const provider = str(ctx, "embeddings");
+    const url = str(ctx, "embeddings-url");
+    const model = str(ctx, "embeddings-model");
+    // Every value is checked by its rule before anything is written, and a refusal names its flag.
+    const patch: SettingsPatch = {
+      // "none" forgets the zone, so periods follow the server's.
+      ...(tz !== undefined
+        ? { timeZone: tz === "none" ? null : forFlag("--time-zone", () => checkTimeZone(tz)) }
+        : {}),
+      ...(tags !== undefined
+        ? { reviewTags: forFlag("--review-tags", () => checkDeckTags(tags.split(/[,\s]+/).filter(Boolean))) }
+        : {}),
+      ...(plan !== undefined ? { plan } : {}),
+      ...(cap !== undefined
+        ? {
+            noteCap: forFlag("--note-cap", () =>
+              checkNoteCap(cap === "none" ? null : cap === "" ? Number.NaN : Number(cap)),
+            ),
+          }
+        : {}),
+    };
+    if (provider) forFlag("--embeddings", () => checkEmbeddingsProvider(provider));
+    const id = userId(ctx);
+    const deck = accounts.updateSettings(id, patch);
+    accounts.setEmbeddings({
+      ...(provider !== undefined ? { provider: provider || null } : {}),
+      ...(url !== undefined ? { url: url || null } : {}),
+      ...(model !== undefined ? { model: model || null } : {}),
+    });
+    if (deck) ctx.out(`review deck updated: ${deck.enrolled} notes enrolled, ${deck.dropped} dropped\n`);
+    const s = accounts.settings(id);
+    const zone =
+      s.timeZone ?? `not set (dexi-mcp uses its --time-zone, else this machine's: ${machineTimeZone()})`;
+    ctx.out(
+      `user: ${ctx.user}\ntime zone: ${zone}\nreview deck tags: ${s.reviewTags.join(" ") || "(none)"}\n`,
+    );
+    ctx.out(`plan: ${s.plan}\nnote cap: ${s.noteCap ?? "none"} (${s.notes} notes)\n`);
+    const emb = accounts.embeddings();
+    ctx.out(
+      `embeddings: ${emb.length ? emb.map(([k, v]) => `${k.slice(11)}=${v}`).join(" ") : "use (default)"}\n`,
+    );
+    return 0;
+  },
+});
+
+export const users = command({
+  options: { team: { type: "string" } },
+  run(ctx) {
+    const [sub, name] = ctx.rest;
+    if (sub === "add") {
+      if (!name) throw new UsageError("users add NAME");
+      const team = str(ctx, "team");
+      ctx.app.accounts.addUser(name, team || undefined);
+      ctx.out(`added user ${name}${team ? ` to team ${team}` : ""}\n`);
+      return 0;
+    }
+    if (sub !== undefined && sub !== "list") throw new UsageError(`unknown users command "${sub}"`);
+    for (const u of ctx.app.accounts.users())
+      ctx.out(`${u.name}\tteam=${u.team ?? "-"}\tnotes=${u.notes}\tplan=${u.plan}\n`);
+    return 0;
+  },
+});
+
+export const teams = command({
+  options: {},
+  run(ctx: Ctx) {
+    const { accounts } = ctx.app;
+    const [sub, a, b] = ctx.rest;
+    switch (sub) {
+      case "add":
+        if (!a) throw new UsageError("teams add NAME");
+        accounts.addTeam(a);
+        ctx.out(`added team ${a}\n`);
+        return 0;
+      case "join":
+        if (!a || !b) throw new UsageError("teams join TEAM USER");
+        ctx.out(`${b} joined ${accounts.joinTeam(a, b)}\n`);
+        return 0;
+      case "leave":
+        if (!a) throw new UsageError("teams leave USER");
+        accounts.leaveTeam(a);
+        ctx.out(`${a} left their team\n`);
+        return 0;
+      case undefined:
+      case "list":
+        for (const t of accounts.teams()) ctx.out(`${t.name}\t${t.members || "(no members)"}\n`);
+        return 0;
+      default:
+        throw new UsageError(`unknown teams command "${sub}"`);
+    }
+  },
+});

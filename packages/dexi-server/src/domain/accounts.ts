@@ -1,0 +1,160 @@
+import { EMBEDDER_CONFIG_KEYS } from "../embed/config.js";
+import type { Store, UserRow, UserSettings } from "../store/index.js";
+import { DexiError } from "./errors.js";
+import type { NotesService } from "./notes.js";
+import { checkTag, tagCheckMessage } from "./tags.js";
+import { canonicalTimeZone } from "./time.js";
+
+export const EMBEDDING_PROVIDERS = ["use", "openai", "hash"] as const;
+
+const invalid = (message: string) => new DexiError("INVALID_ARGUMENT", message);
+
+/** A change to a user's settings; `null` forgets a value (the zone, the cap). */
+export interface SettingsPatch {
+  timeZone?: string | null;
+  reviewTags?: readonly string[];
+  plan?: string;
+  noteCap?: number | null;
+}
+
+/** The embeddings the server uses unless env overrides them; `null` forgets one. */
+export interface EmbeddingsPatch {
+  provider?: string | null;
+  url?: string | null;
+  model?: string | null;
+}
+
+/** A zone in its IANA spelling (`europe/berlin` is `Europe/Berlin`), or INVALID_ARGUMENT. */
+export function checkTimeZone(text: string): string {
+  const zone = canonicalTimeZone(text);
+  if (zone === undefined)
+    throw invalid(`unknown time zone "${text}" (use an IANA name such as Europe/Berlin)`);
+  return zone;
+}
+
+/**
+ * Review deck tags, each exactly one tag by the tag rules (written into a note it must parse back to
+ * itself, as a restriction's tag must), normalised as the parser stores them and deduplicated.
+ */
+export function checkDeckTags(given: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const text of given) {
+    const check = checkTag(text);
+    if (!check.ok) throw invalid(tagCheckMessage(check));
+    if (!out.includes(check.tag)) out.push(check.tag);
+  }
+  return out;
+}
+
+/** A plan's note cap: a whole number of notes, or null for no cap. */
+export function checkNoteCap(cap: number | null): number | null {
+  if (cap !== null && (!Number.isInteger(cap) || cap < 0))
+    throw invalid("the note cap is a whole number of notes, 0 or more");
+  return cap;
+}
+
+export function checkEmbeddingsProvider(provider: string): string {
+  if (!(EMBEDDING_PROVIDERS as readonly string[]).includes(provider))
+    throw invalid(`unknown embeddings provider "${provider}": use ${EMBEDDING_PROVIDERS.join(", ")}`);
+  return provider;
+}
+
+/** Users, teams, settings and the saved embeddings config: what the admin CLI changes besides notes. */
+export class AccountsService {
+  constructor(
+    private readonly store: Store,
+    private readonly notes: NotesService,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The named user, created on first use. */
+  ensureUser(name: string): UserRow {
+    return this.store.accounts.ensureUser(name, this.now());
+  }
+
+  addUser(name: string, team?: string): UserRow {
+    if (name.trim() === "") throw invalid("a user needs a name");
+    return this.store.tx(() => {
+      if (this.store.accounts.userByName(name)) throw invalid(`user ${name} already exists`);
+      const user = this.store.accounts.createUser(name, this.now());
+      if (team !== undefined) this.store.accounts.setTeam(user.id, this.ensureTeam(team).id);
+      return user;
+    });
+  }
+
+  users() {
+    return this.store.accounts.listUsers();
+  }
+
+  addTeam(name: string): void {
+    if (name.trim() === "") throw invalid("a team needs a name");
+    this.store.tx(() => {
+      if (this.store.accounts.teamByName(name)) throw invalid(`team ${name} already exists`);
+      this.store.accounts.createTeam(name, this.now());
+    });
+  }
+
+  /** Puts a user (created on first use) into a team (created when new); returns the team's name. */
+  joinTeam(team: string, user: string): string {
+    return this.store.tx(() => {
+      const t = this.ensureTeam(team);
+      this.store.accounts.setTeam(this.ensureUser(user).id, t.id);
+      return t.name;
+    });
+  }
+
+  leaveTeam(user: string): void {
+    const u = this.store.accounts.userByName(user);
+    if (!u) throw new DexiError("NOT_FOUND", `User not found: ${user}`);
+    this.store.accounts.setTeam(u.id, null);
+  }
+
+  teams() {
+    return this.store.accounts.listTeams();
+  }
+
+  settings(userId: number): UserSettings & { notes: number } {
+    return { ...this.store.accounts.settings(userId), notes: this.store.notes.countOwn(userId) };
+  }
+
+  /**
+   * Changes a user's settings, each checked by its rule. New review deck tags re-enrol the user's
+   * notes at once; the result says how many cards that added and dropped.
+   */
+  updateSettings(userId: number, patch: SettingsPatch): { enrolled: number; dropped: number } | undefined {
+    const checked: Partial<UserSettings> = {
+      ...(patch.timeZone !== undefined
+        ? { timeZone: patch.timeZone === null ? null : checkTimeZone(patch.timeZone) }
+        : {}),
+      ...(patch.reviewTags !== undefined ? { reviewTags: checkDeckTags(patch.reviewTags) } : {}),
+      ...(patch.plan !== undefined ? { plan: patch.plan } : {}),
+      ...(patch.noteCap !== undefined ? { noteCap: checkNoteCap(patch.noteCap) } : {}),
+    };
+    this.store.accounts.updateSettings(userId, checked);
+    return checked.reviewTags !== undefined ? this.notes.syncDeck(userId) : undefined;
+  }
+
+  /** The saved embeddings config (env overrides it when the server starts), key by key. */
+  embeddings(): [key: string, value: string][] {
+    return EMBEDDER_CONFIG_KEYS.flatMap((k) => {
+      const v = this.store.accounts.config(k);
+      return v === undefined ? [] : [[k, v] as [string, string]];
+    });
+  }
+
+  setEmbeddings(patch: EmbeddingsPatch): void {
+    const provider = patch.provider == null ? patch.provider : checkEmbeddingsProvider(patch.provider);
+    this.store.tx(() => {
+      const saved: [string, string | null | undefined][] = [
+        ["embeddings.provider", provider],
+        ["embeddings.url", patch.url],
+        ["embeddings.model", patch.model],
+      ];
+      for (const [k, v] of saved) if (v !== undefined) this.store.accounts.setConfig(k, v || null);
+    });
+  }
+
+  private ensureTeam(name: string) {
+    return this.store.accounts.teamByName(name) ?? this.store.accounts.createTeam(name, this.now());
+  }
+}
