@@ -10,7 +10,7 @@ const run = promisify(execFile);
 export interface PackedInstall {
   /** The folder the tarballs were installed into (its node_modules holds them). */
   dir: string;
-  /** The path of an installed package's file, e.g. `bin("@mcpforge/dexi-server", "dist/mcp.js")`. */
+  /** The path of an installed package's file, e.g. `bin("@mcpforge/dexi-server", "dist/bin/dexi-mcp.js")`. */
   path(pkg: string, file: string): string;
 }
 
