@@ -5,7 +5,7 @@
 import type {
   Address,
   BatchResult,
-  ErrorBody,
+  WireError,
   ListFoldersResult,
   Message,
   SearchResult,
@@ -13,7 +13,7 @@ import type {
 } from "@mcpforge/chainmail";
 import { untrusted } from "@mcpforge/toolkit";
 
-export function itemError(e: ErrorBody | { reason: string; message: string; hint?: string }) {
+export function itemError(e: WireError | { reason: string; message: string; hint?: string }) {
   return { reason: e.reason, message: untrusted(e.message), hint: e.hint ?? "" };
 }
 

@@ -7,7 +7,7 @@
 import type { CacheStatus } from "./cache/index.js";
 import { parseArgs } from "node:util";
 import { DaemonClient } from "./client/index.js";
-import { exitCodeOf, MailError, REASONS, toErrorBody } from "./errors.js";
+import { exitCodeOf, MailError, REASONS, toWireError } from "./errors.js";
 import { resolveHome } from "./home.js";
 import { setSecret } from "./secrets.js";
 
@@ -310,7 +310,7 @@ main(process.argv.slice(2)).then(
     const body =
       err instanceof TypeError && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")
         ? { reason: "INVALID_ARGUMENT" as const, message: err.message, hint: "Run chainmail --help." }
-        : toErrorBody(err);
+        : toWireError(err);
     if (body.reason === "INTERNAL") process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`);
     if (process.argv.includes("--json")) process.stdout.write(`${JSON.stringify({ error: body })}\n`);
     else process.stderr.write(`error: ${body.reason}: ${body.message}\nhint: ${body.hint}\n`);

@@ -1,5 +1,5 @@
 export { DaemonClient, type ClientOptions } from "./client/index.js";
-export { type ErrorBody, exitCodeOf, isMailError, MailError, type Reason, REASONS } from "./errors.js";
+export { type WireError, exitCodeOf, isMailError, MailError, type Reason, REASONS } from "./errors.js";
 export { METHODS, type Method, PROTOCOL_VERSION } from "./daemon/protocol.js";
 export { type Daemon, startDaemon } from "./daemon/server.js";
 export { type Home, resolveHome } from "./home.js";

@@ -6,7 +6,7 @@
 import type { CacheStatus } from "../cache/index.js";
 import type { AccountSyncReport } from "../daemon/cache-runner.js";
 import net from "node:net";
-import type { ErrorBody } from "../errors.js";
+import type { WireError } from "../errors.js";
 import { MailError } from "../errors.js";
 import type { ClientKind, Method, Response } from "../daemon/protocol.js";
 import { PROTOCOL_VERSION } from "../daemon/protocol.js";
@@ -93,7 +93,7 @@ export class DaemonClient {
       this.pending.delete(res.id as number);
       clearTimeout(p.timer);
       if ("error" in res) {
-        const e: ErrorBody = res.error;
+        const e: WireError = res.error;
         p.reject(new MailError(e.reason, e.message, e.hint));
       } else p.resolve(res.result);
     }

@@ -4,7 +4,7 @@
  *   response {"v":1,"id":...,"result":{...}}  or  {"v":1,"id":...,"error":{"reason","message","hint"}}
  * A request with another `v` gets an INVALID_ARGUMENT error naming the supported version.
  */
-import type { ErrorBody } from "../errors.js";
+import type { WireError } from "../errors.js";
 
 export const PROTOCOL_VERSION = 1;
 /** Longest request line the daemon reads; longer ones are refused and the connection closed. */
@@ -22,7 +22,7 @@ export interface Request {
 
 export type Response =
   | { v: number; id: string | number | null; result: unknown }
-  | { v: number; id: string | number | null; error: ErrorBody };
+  | { v: number; id: string | number | null; error: WireError };
 
 export const METHODS = [
   "ping",

@@ -1,4 +1,4 @@
-import { MailError, toErrorBody, type ErrorBody } from "../errors.js";
+import { MailError, toWireError, type WireError } from "../errors.js";
 import {
   createFolder,
   deleteFolder,
@@ -18,7 +18,7 @@ export interface FolderRow {
 
 export interface ListFoldersResult {
   accounts: Array<{ account: string; folders: FolderRow[] }>;
-  partial: Array<{ account: string; folder?: string; error: ErrorBody }>;
+  partial: Array<{ account: string; folder?: string; error: WireError }>;
 }
 
 export async function listFolders(
@@ -52,8 +52,8 @@ export async function listFolders(
         result.accounts.push({ account: a.name, folders });
         audit(ctx, call, "folders.list", a.name, "allowed", `${folders.length} folder(s)`);
       } catch (err) {
-        result.partial.push({ account: a.name, error: toErrorBody(err) });
-        audit(ctx, call, "folders.list", a.name, "error", `list folders: ${toErrorBody(err).reason}`);
+        result.partial.push({ account: a.name, error: toWireError(err) });
+        audit(ctx, call, "folders.list", a.name, "error", `list folders: ${toWireError(err).reason}`);
       }
     }),
   );

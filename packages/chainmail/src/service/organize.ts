@@ -5,7 +5,7 @@
  */
 import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
-import { type ErrorBody, MailError, quoteServerText, toErrorBody } from "../errors.js";
+import { type WireError, MailError, quoteServerText, toWireError } from "../errors.js";
 import { mapImapError } from "../imap/connection.js";
 import { keywordSpellings, knownKeywords } from "../imap/flags.js";
 import { findByRole, findFolder } from "../imap/folders.js";
@@ -20,7 +20,7 @@ export const MAX_LABEL_LENGTH = 225;
 export interface Outcome {
   ref: string;
   new_ref?: string;
-  error?: ErrorBody;
+  error?: WireError;
 }
 
 export interface BatchResult {
@@ -44,8 +44,8 @@ interface BatchSpec {
   prepare: (client: ImapFlow, account: AccountConfig) => Promise<GroupOp>;
 }
 
-function errorOf(err: unknown): ErrorBody {
-  return toErrorBody(err);
+function errorOf(err: unknown): WireError {
+  return toWireError(err);
 }
 
 async function runBatch(

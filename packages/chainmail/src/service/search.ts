@@ -9,7 +9,7 @@ import crypto from "node:crypto";
 import type { ImapFlow } from "imapflow";
 import { simpleParser } from "mailparser";
 import type { AccountConfig } from "../config.js";
-import { type ErrorBody, MailError, toErrorBody } from "../errors.js";
+import { type WireError, MailError, toWireError } from "../errors.js";
 import { htmlToText } from "../imap/body.js";
 import { displayName, listAll, roleOf } from "../imap/folders.js";
 import { splitFlags, threadKey } from "../imap/messages.js";
@@ -59,7 +59,7 @@ export interface SearchResult {
   next_cursor: string | null;
   source: "server" | "cache" | "mixed";
   account_counts: Array<{ account: string; count: number; source: "server" | "cache" }>;
-  partial: Array<{ account: string; folder?: string; error: ErrorBody }>;
+  partial: Array<{ account: string; folder?: string; error: WireError }>;
 }
 
 /** Per account, at most this many matches are sorted and paged on the server path. */
@@ -206,7 +206,7 @@ async function serverSearch(
       partial.push({
         account: account.name,
         folder: displayName(f.path, f.delimiter),
-        error: toErrorBody(err),
+        error: toWireError(err),
       });
     }
   }
@@ -454,8 +454,8 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
           `search (${p.query.length} chars): ${hits.length} match(es) from server`,
         );
       } catch (err) {
-        partial.push({ account: name, error: toErrorBody(err) });
-        audit(ctx, call, "search", name, "error", `search: ${toErrorBody(err).reason}`);
+        partial.push({ account: name, error: toWireError(err) });
+        audit(ctx, call, "search", name, "error", `search: ${toWireError(err).reason}`);
       }
     }),
   );
