@@ -24,29 +24,5 @@ export type Response =
   | { v: number; id: string | number | null; result: unknown }
   | { v: number; id: string | number | null; error: WireError };
 
-export const METHODS = [
-  "ping",
-  "accounts.list",
-  "account.test",
-  "folders.list",
-  "folders.create",
-  "folders.rename",
-  "folders.delete",
-  "search",
-  "messages.get",
-  "thread.get",
-  "attachment.download",
-  "raw.save",
-  "move",
-  "copy",
-  "archive",
-  "trash",
-  "expunge",
-  "flags",
-  "labels",
-  "cache.status",
-  "cache.sync",
-  "audit.read",
-] as const;
-
-export type Method = (typeof METHODS)[number];
+/** The method names and their types come from the operation table (src/daemon/operations). */
+export { METHODS, type Method, type ParamsOf, type ResultOf } from "./operations/index.js";

@@ -86,7 +86,7 @@ export async function getMessages(
     }
     // Counted from what was found, since a read that ran twice after a reconnect sets refs twice.
     const ok = list.filter((d) => found.has(d.ref)).length;
-    audit(ctx, call, "get", name, ok > 0 ? "allowed" : "error", `${list.length} ref(s): ${ok} read`);
+    audit(ctx, call, name, ok > 0 ? "allowed" : "error", `${list.length} ref(s): ${ok} read`);
   }
   // Keep the caller's order, and each failed ref once.
   const messages = refs.filter((r, i) => refs.indexOf(r) === i && found.has(r)).map((r) => found.get(r)!);
@@ -123,10 +123,10 @@ export async function getThread(
           readCached(ctx, { account: r.account, folder, uidValidity, uid }, { full, google }),
       ),
     );
-    audit(ctx, call, "thread", account, "allowed", `thread of ${res.messages.length} message(s)`);
+    audit(ctx, call, account, "allowed", `thread of ${res.messages.length} message(s)`);
     return { ...res, source: overall(res.messages) };
   } catch (err) {
-    audit(ctx, call, "thread", account, "error", `thread: ${toWireError(err).reason}`);
+    audit(ctx, call, account, "error", `thread: ${toWireError(err).reason}`);
     throw err;
   }
 }
@@ -154,10 +154,10 @@ export async function downloadAttachment(
     const got = await ctx.pool.read(a, (c) => fetchPart(c, r, part));
     const filename = sanitizeFilename(got.filename, `attachment-${part}`);
     const path = writeNewFile(target, filename, got.content);
-    audit(ctx, call, "attachment", account, "allowed", `part ${part}, ${got.content.length} bytes`);
+    audit(ctx, call, account, "allowed", `part ${part}, ${got.content.length} bytes`);
     return { path, size: got.content.length, content_type: got.contentType, filename };
   } catch (err) {
-    audit(ctx, call, "attachment", account, "error", `part ${part.slice(0, 20)}: ${toWireError(err).reason}`);
+    audit(ctx, call, account, "error", `part ${part.slice(0, 20)}: ${toWireError(err).reason}`);
     throw err;
   }
 }
@@ -176,10 +176,10 @@ export async function saveRaw(
     const target = checkDir(dir, ctx.home.attachmentsDir);
     const raw = await ctx.pool.read(a, (c) => fetchRaw(c, r));
     const path = writeNewFile(target, "message.eml", raw);
-    audit(ctx, call, "get.raw", account, "allowed", `${raw.length} bytes`);
+    audit(ctx, call, account, "allowed", `${raw.length} bytes`);
     return { path, size: raw.length, content_type: "message/rfc822" };
   } catch (err) {
-    audit(ctx, call, "get.raw", account, "error", `raw: ${toWireError(err).reason}`);
+    audit(ctx, call, account, "error", `raw: ${toWireError(err).reason}`);
     throw err;
   }
 }

@@ -11,6 +11,7 @@ import { simpleParser } from "mailparser";
 import type { AccountConfig } from "../config.js";
 import { type WireError, MailError, toWireError } from "../errors.js";
 import { htmlToText } from "../imap/body.js";
+import type { SearchSource } from "../limits.js";
 import { displayName, listAll, roleOf } from "../imap/folders.js";
 import { splitFlags, threadKey } from "../imap/messages.js";
 import { bindQuery, folderInScope, mentionsIn, splitAccounts } from "../query/analyze.js";
@@ -24,13 +25,13 @@ import { encodeRef } from "../refs.js";
 import { type CacheRow, CursorError, cacheCanAnswerQuery, searchCache } from "../cache/index.js";
 import { type Call, type ServiceContext, accountOf, audit, cacheOf } from "./context.js";
 
-export type SearchSource = "auto" | "cache" | "server";
+export type { SearchSource };
 
 export interface SearchParams {
   query: string;
   accounts: string[];
   limit: number;
-  cursor: string | undefined;
+  cursor?: string | undefined;
   count_only: boolean;
   snippets: boolean;
   threads: boolean;
@@ -426,7 +427,6 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
       audit(
         ctx,
         call,
-        "search",
         plan.name,
         "allowed",
         `search (${p.query.length} chars): ${n} match(es) from cache`,
@@ -448,14 +448,13 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
         audit(
           ctx,
           call,
-          "search",
           name,
           "allowed",
           `search (${p.query.length} chars): ${hits.length} match(es) from server`,
         );
       } catch (err) {
         partial.push({ account: name, error: toWireError(err) });
-        audit(ctx, call, "search", name, "error", `search: ${toWireError(err).reason}`);
+        audit(ctx, call, name, "error", `search: ${toWireError(err).reason}`);
       }
     }),
   );
@@ -539,7 +538,6 @@ function cacheOnly(
     audit(
       ctx,
       call,
-      "search",
       c.account,
       "allowed",
       `search (${p.query.length} chars): ${c.count} match(es) from cache`,
