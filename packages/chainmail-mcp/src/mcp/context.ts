@@ -1,5 +1,4 @@
 import type { DaemonClient } from "@mcpforge/chainmail";
-import { toolFactory } from "@mcpforge/toolkit";
 
 /** What every handler gets: the daemon client (kind `mcp`, so the audit log says who called). */
 export interface ChainmailContext {
@@ -21,8 +20,6 @@ export const UNREACHABLE: GateState = Object.freeze({
   expungeAllowedSomewhere: false,
   deleteFolderAllowedSomewhere: false,
 });
-
-export const defineTool = toolFactory<ChainmailContext, GateState>();
 
 export const GROUPS = {
   accounts: "Accounts and folders",

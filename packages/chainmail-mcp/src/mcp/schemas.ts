@@ -1,34 +1,37 @@
 /**
- * Input and output pieces the tools share. Inputs carry the seed's bounds (and the daemon's own
- * limits, so a bad value is refused here with a clear INVALID_ARGUMENT); outputs wrap every piece of
- * text that came from a message or a mail server as untrusted, and never a ref.
+ * Input and output pieces the tools share. Inputs are the daemon's own parameter schemas (so a bad
+ * value is refused here with a clear INVALID_ARGUMENT, with the bounds the daemon checks); outputs
+ * wrap every piece of text that came from a message or a mail server as untrusted, and never a ref.
  */
+import {
+  AccountField,
+  AccountsField,
+  BatchRefsField,
+  DirField,
+  FolderField,
+  MAX_BATCH,
+  RefField,
+} from "@mcpforge/chainmail";
 import { Untrusted, untrustedField } from "@mcpforge/toolkit";
 import { z } from "zod";
 
-// ---- inputs ---------------------------------------------------------------------------------------
+// ---- inputs: chainmail's own parameter pieces (src/daemon/operations/fields.ts) with descriptions --
 
-export const ref = (description: string) => z.string().min(1).max(2048).describe(description);
+export const ref = (description: string) => RefField.describe(description);
 
-export const account = (description: string) => z.string().min(1).max(64).describe(description);
+export const account = (description: string) => AccountField.describe(description);
 
-export const accountList = (description: string) =>
-  z.array(z.string().min(1).max(64)).max(100).optional().describe(description);
+export const accountList = (description: string) => AccountsField.optional().describe(description);
 
 export const batchRefs = (
-  description = "1 to 500 refs from search, from any accounts; each acts on its message's own account",
-) => z.array(z.string().min(1).max(2048)).min(1).max(500).describe(description);
+  description = `1 to ${MAX_BATCH} refs from search, from any accounts; each acts on its message's own account`,
+) => BatchRefsField.describe(description);
 
-export const folderName = (description: string) => z.string().min(1).max(500).describe(description);
+export const folderName = (description: string) => FolderField.describe(description);
 
-export const fileDir = z
-  .string()
-  .min(1)
-  .max(4096)
-  .optional()
-  .describe(
-    "An existing directory as an absolute path, owned by this user and writable by no other user; default ~/.cache/chainmail/attachments ($XDG_CACHE_HOME/chainmail/attachments when set)",
-  );
+export const fileDir = DirField.optional().describe(
+  "An existing directory as an absolute path, owned by this user and writable by no other user; default ~/.cache/chainmail/attachments ($XDG_CACHE_HOME/chainmail/attachments when set)",
+);
 
 export const full = (what: string) =>
   z

@@ -1,11 +1,11 @@
 /** Accounts and folders: list_accounts, test_account, list_folders, create/rename/delete_folder. */
-import { Untrusted, untrusted, untrustedField } from "@mcpforge/toolkit";
+import { hints, openWorld, toolFactory, untrusted, Untrusted, untrustedField } from "@mcpforge/toolkit";
 import { z } from "zod";
-import { defineTool, GROUPS } from "../context.js";
+import { type ChainmailContext, GROUPS, type GateState } from "../context.js";
 import { account, accountList, folderName, ItemError, Partial } from "../schemas.js";
 import { itemError, partial } from "../shape.js";
 
-const group = GROUPS.accounts;
+const tool = toolFactory<ChainmailContext, GateState>({ group: GROUPS.accounts, scope: null });
 
 const Check = z.object({
   ok: z.boolean(),
@@ -31,13 +31,11 @@ function check(c: CheckIn) {
 }
 
 export const accountTools = [
-  defineTool({
+  tool({
     name: "list_accounts",
     title: "List accounts",
-    group,
     description:
       "Lists the configured mail accounts with their provider, address and auth state, and whether the policy lets expunge and delete_folder act on each one.",
-    scope: null,
     input: {},
     output: {
       accounts: z.array(
@@ -51,7 +49,7 @@ export const accountTools = [
         }),
       ),
     },
-    annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+    annotations: hints.readOnly,
     summary: (r) => `${r.accounts.length} account${r.accounts.length === 1 ? "" : "s"}`,
     handler: async (_input, { ctx }) => {
       const { accounts } = await ctx.client.listAccounts();
@@ -68,16 +66,14 @@ export const accountTools = [
     },
   }),
 
-  defineTool({
+  tool({
     name: "test_account",
     title: "Test an account",
-    group,
     description:
       "Logs in to an account's IMAP and SMTP servers and reports how each check went. Use it when calls on an account fail with AUTH_REQUIRED, AUTH_REJECTED or SERVER_UNAVAILABLE. The IMAP capabilities and any error text from a server are untrusted.",
-    scope: null,
     input: { account: account("The account to test, as list_accounts names it") },
     output: { account: z.string(), imap: Check, smtp: Check },
-    annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+    annotations: openWorld(hints.readOnly),
     summary: (r) => `${r.account}: IMAP ${r.imap.ok ? "ok" : "failed"}, SMTP ${r.smtp.ok ? "ok" : "failed"}`,
     handler: async ({ account }, { ctx }) => {
       const r = await ctx.client.testAccount({ account });
@@ -85,13 +81,11 @@ export const accountTools = [
     },
   }),
 
-  defineTool({
+  tool({
     name: "list_folders",
     title: "List folders",
-    group,
     description:
       "Lists the folders of every account, or of the accounts named, with each folder's role, message count and unseen count. A folder's name (untrusted) is what move, copy, rename_folder and search's in: take. partial names the accounts or folders that could not be read.",
-    scope: null,
     input: { accounts: accountList("Accounts to list; empty means every account") },
     output: {
       accounts: z.array(
@@ -111,7 +105,7 @@ export const accountTools = [
       ),
       partial: Partial.describe("The accounts or folders that could not be read"),
     },
-    annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+    annotations: openWorld(hints.readOnly),
     summary: (r) =>
       `${r.accounts.reduce((n, a) => n + a.folders.length, 0)} folders in ${r.accounts.length} account${r.accounts.length === 1 ? "" : "s"}${r.partial.length ? `; ${r.partial.length} not read` : ""}`,
     handler: async ({ accounts }, { ctx }) => {
@@ -131,13 +125,11 @@ export const accountTools = [
     },
   }),
 
-  defineTool({
+  tool({
     name: "create_folder",
     title: "Create a folder",
-    group,
     description:
       "Creates a folder, and any missing parent folders. Returns the name the server uses, as untrusted, since the server's namespace prefix can be part of it.",
-    scope: null,
     input: {
       account: account("The account to create the folder on"),
       name: folderName(
@@ -145,7 +137,7 @@ export const accountTools = [
       ),
     },
     output: { account: z.string(), name: untrustedField("The folder's name as the server uses it") },
-    annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: true },
+    annotations: openWorld(hints.idempotentWrite),
     summary: (r) => `Created a folder on ${r.account}`,
     handler: async ({ account, name }, { ctx }) => {
       const r = await ctx.client.createFolder({ account, name });
@@ -153,19 +145,17 @@ export const accountTools = [
     },
   }),
 
-  defineTool({
+  tool({
     name: "rename_folder",
     title: "Rename a folder",
-    group,
     description: "Renames a folder and returns its new name as the server uses it, as untrusted.",
-    scope: null,
     input: {
       account: account("The account the folder is on"),
       from: folderName("The folder's current name, as list_folders names it"),
       to: folderName("The new name, written the way create_folder takes it"),
     },
     output: { account: z.string(), name: untrustedField("The new name as the server uses it") },
-    annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+    annotations: openWorld(hints.additive),
     summary: (r) => `Renamed a folder on ${r.account}`,
     handler: async ({ account, from, to }, { ctx }) => {
       const r = await ctx.client.renameFolder({ account, from, to });
@@ -173,13 +163,11 @@ export const accountTools = [
     },
   }),
 
-  defineTool({
+  tool({
     name: "delete_folder",
     title: "Delete a folder",
-    group,
     description:
       "Deletes a folder; with force, also the mail in it. Listed only while the policy allows deleting folders on at least one account, and the daemon still checks the folder's account. INBOX, folders with a role and folders with subfolders are refused.",
-    scope: null,
     input: {
       account: account("The account the folder is on"),
       name: folderName("The folder to delete; INBOX, role folders and folders with subfolders are refused"),
@@ -195,7 +183,7 @@ export const accountTools = [
       name: untrustedField("The folder's name as the server uses it"),
       deleted: z.boolean().describe("false when there was no such folder"),
     },
-    annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: true },
+    annotations: openWorld(hints.destructiveIdempotent),
     visibleWhen: (s) => s.deleteFolderAllowedSomewhere,
     summary: (r) => (r.deleted ? `Deleted a folder on ${r.account}` : `No such folder on ${r.account}`),
     handler: async ({ account, name, force }, { ctx }) => {

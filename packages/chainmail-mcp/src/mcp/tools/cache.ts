@@ -1,8 +1,10 @@
 /** Events and the cache: cache_status (read_events comes with the events issue). */
-import { untrusted, untrustedField } from "@mcpforge/toolkit";
+import { hints, toolFactory, untrusted, untrustedField } from "@mcpforge/toolkit";
 import { z } from "zod";
-import { defineTool, GROUPS } from "../context.js";
+import { type ChainmailContext, GROUPS, type GateState } from "../context.js";
 import { accountList } from "../schemas.js";
+
+const tool = toolFactory<ChainmailContext, GateState>({ group: GROUPS.events, scope: null });
 
 const CacheFolder = z.object({
   name: untrustedField("The folder's name"),
@@ -29,13 +31,11 @@ function lastError(f: { error: string | null; watch_error: string | null }) {
 }
 
 export const cacheTools = [
-  defineTool({
+  tool({
     name: "cache_status",
     title: "Show the mail cache",
-    group: GROUPS.events,
     description:
       "Reports each account's local cache: its state, backfill and body coverage per folder, today's download against the daily budget, and the cache's size against its maximum. It holds no message content; folder names are untrusted. Not audited.",
-    scope: null,
     input: { accounts: accountList("Accounts to report; empty means every account") },
     output: {
       accounts: z.array(
@@ -50,7 +50,7 @@ export const cacheTools = [
       size_bytes: z.number().int(),
       max_size_bytes: z.number().int(),
     },
-    annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+    annotations: hints.readOnly,
     summary: (r) =>
       `Cache of ${r.accounts.length} account${r.accounts.length === 1 ? "" : "s"}: ${r.size_bytes} of ${r.max_size_bytes} bytes`,
     handler: async ({ accounts }, { ctx }) => {
