@@ -23,7 +23,9 @@ describe("operation params", () => {
     expect(refused("account.test", { account: "" })).toBe("account is required");
     expect(refused("account.test", { account: null })).toBe("account is required");
     expect(refused("account.test", { account: 7 })).toBe("account must be a string");
-    expect(refused("account.test", { account: "a".repeat(65) })).toBe("account must be at most 64 characters");
+    expect(refused("account.test", { account: "a".repeat(65) })).toBe(
+      "account must be at most 64 characters",
+    );
     expect(refused("search", "text")).toBe("params must be an object");
     expect(refused("search", [1])).toBe("params must be an object");
     expect(refused("search", { limit: 0 })).toBe("limit must be from 1 to 200");
@@ -35,8 +37,11 @@ describe("operation params", () => {
     expect(refused("search", { accounts: "work" })).toBe("accounts must be an array of strings");
     expect(refused("move", { folder: "A" })).toBe("refs is required");
     expect(refused("move", { refs: [], folder: "A" })).toBe("refs must hold 1 to 500 items");
-    expect(refused("move", { refs: Array(501).fill("m1.x"), folder: "A" })).toBe("refs must hold 1 to 500 items");
+    expect(refused("move", { refs: Array(501).fill("m1.x"), folder: "A" })).toBe(
+      "refs must hold 1 to 500 items",
+    );
     expect(refused("move", { refs: ["m1.x", 3], folder: "A" })).toBe("refs[1] must be a string");
+    expect(refused("move", { refs: ["m1.x", ""], folder: "A" })).toBe("refs[1] must not be empty");
     expect(refused("labels", { refs: ["m1.x"], add: ["l".repeat(MAX_LABEL_LENGTH + 1)] })).toBe(
       "add[0] is too long",
     );

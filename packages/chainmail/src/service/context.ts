@@ -76,13 +76,7 @@ export async function audited<T>(
     return result;
   } catch (err) {
     const reason = (err as MailError).reason ?? "INTERNAL";
-    audit(
-      ctx,
-      call,
-      account,
-      reason === "POLICY_DENIED" ? "denied" : "error",
-      `${summary}: ${reason}`,
-    );
+    audit(ctx, call, account, reason === "POLICY_DENIED" ? "denied" : "error", `${summary}: ${reason}`);
     throw err;
   }
 }

@@ -91,22 +91,16 @@ export async function deleteFolderCall(
   name: string,
   force: boolean,
 ) {
-  return audited(
-    ctx,
-    call,
-    account,
-    `delete ${q(name)}${force ? " (force)" : ""}`,
-    async () => {
-      const a = accountOf(ctx, account);
-      if (!a.policy.allow_delete_folder) {
-        throw new MailError(
-          "POLICY_DENIED",
-          `the policy of account ${account} does not allow deleting folders`,
-          `Only the user can allow it: set allow_delete_folder = true under [accounts.policy] for ${account} in config.toml.`,
-        );
-      }
-      const res = await ctx.pool.write(a, (c) => deleteFolder(c, name, force));
-      return { account, name: res.name, deleted: res.deleted };
-    },
-  );
+  return audited(ctx, call, account, `delete ${q(name)}${force ? " (force)" : ""}`, async () => {
+    const a = accountOf(ctx, account);
+    if (!a.policy.allow_delete_folder) {
+      throw new MailError(
+        "POLICY_DENIED",
+        `the policy of account ${account} does not allow deleting folders`,
+        `Only the user can allow it: set allow_delete_folder = true under [accounts.policy] for ${account} in config.toml.`,
+      );
+    }
+    const res = await ctx.pool.write(a, (c) => deleteFolder(c, name, force));
+    return { account, name: res.name, deleted: res.deleted };
+  });
 }

@@ -14,7 +14,6 @@ import { KEYWORD_CHARS, MAX_BATCH, MAX_KEYWORD_LENGTH, MAX_LABEL_LENGTH } from "
 import { decodeRef, encodeRef, type MessageRef } from "../refs.js";
 import { type Call, type ServiceContext, audit, q } from "./context.js";
 
-
 export interface Outcome {
   ref: string;
   new_ref?: string;

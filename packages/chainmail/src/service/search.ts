@@ -424,13 +424,7 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
     all.push(...fromCache.hits);
     for (const plan of onCache) {
       const n = fromCache.counts.get(plan.name) ?? 0;
-      audit(
-        ctx,
-        call,
-        plan.name,
-        "allowed",
-        `search (${p.query.length} chars): ${n} match(es) from cache`,
-      );
+      audit(ctx, call, plan.name, "allowed", `search (${p.query.length} chars): ${n} match(es) from cache`);
     }
   }
   await Promise.all(

@@ -3,7 +3,7 @@
  * it changes mail. `parseParams` checks a request's params against the schema and reports the first
  * problem as INVALID_ARGUMENT naming the parameter.
  */
-import { z } from "zod";
+import type { z } from "zod";
 import { MailError } from "../../errors.js";
 
 export interface Operation<P extends z.ZodObject = z.ZodObject, R = unknown> {

@@ -24,9 +24,8 @@ export const METHODS = Object.keys(OPERATIONS) as Method[];
 export type ParamsOf<M extends Method> = z.input<(typeof OPERATIONS)[M]["params"]>;
 /** What a handler gets: the params checked, defaults filled in. */
 export type CheckedParamsOf<M extends Method> = z.output<(typeof OPERATIONS)[M]["params"]>;
-export type ResultOf<M extends Method> = (typeof OPERATIONS)[M] extends Operation<z.ZodObject, infer R>
-  ? R
-  : never;
+export type ResultOf<M extends Method> =
+  (typeof OPERATIONS)[M] extends Operation<z.ZodObject, infer R> ? R : never;
 
 export { type Operation, operation, parseParams } from "./define.js";
 export * from "./fields.js";
