@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // chainmail's own cache module opens the file (better-sqlite3 is its dependency, not ours).
 import { openCache } from "../../chainmail/src/cache/index.js";
-import { type Json, type McpEnv, ok, startMcpEnv } from "./helpers.js";
+import { type Json, type McpEnv, startMcpEnv } from "./helpers.js";
 
 let m: McpEnv;
 beforeAll(async () => {
@@ -18,7 +18,7 @@ afterAll(async () => {
 type Status = { accounts: Array<{ account: string; state: string; folders: Json[] }> };
 
 async function inbox(): Promise<Json | undefined> {
-  const r = await ok<Status>(m.client, "cache_status", { accounts: ["work"] });
+  const r = await m.tools.ok<Status>("cache_status", { accounts: ["work"] });
   return r.accounts[0]!.folders.find((f) => (f["name"] as { untrusted: string }).untrusted === "INBOX");
 }
 

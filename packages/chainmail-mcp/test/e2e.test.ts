@@ -8,8 +8,7 @@ import { fileURLToPath } from "node:url";
 import { connectStdio } from "@mcpforge/toolkit/testing";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type MailEnv, startMailEnv } from "../../chainmail/test/support/mailenv.js";
-import { generateCorpus } from "./helpers.js";
+import { generateCorpus, type MailEnv, startMailEnv } from "@mcpforge/chainmail/testing";
 
 const BIN = fileURLToPath(new URL("../bin/chainmail-mcp.js", import.meta.url));
 const CHAINMAIL_CLI =

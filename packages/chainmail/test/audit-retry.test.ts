@@ -9,8 +9,8 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StateDb } from "../src/store/state.js";
-import { generateCorpus } from "./support/corpus.js";
-import { type MailEnv, startMailEnv } from "./support/mailenv.js";
+import { generateCorpus } from "../src/testing/corpus.js";
+import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 
 let env: MailEnv;
 const corpus = generateCorpus({ hugeBytes: 0, threads: 1, fillers: 4 });

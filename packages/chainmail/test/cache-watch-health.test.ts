@@ -5,8 +5,8 @@
  */
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildMessage } from "./support/corpus.js";
-import { type MailEnv, startMailEnv } from "./support/mailenv.js";
+import { buildMessage } from "../src/testing/corpus.js";
+import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 
 let env: MailEnv;
 

@@ -5,12 +5,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REASONS } from "../src/errors.js";
-import { generateCorpus } from "./support/corpus.js";
-import { type Dovecot, startDovecot } from "./support/dovecot.js";
-import { configToml } from "./support/mailenv.js";
+import { generateCorpus } from "../src/testing/corpus.js";
+import { type Dovecot, startDovecot } from "../src/testing/dovecot.js";
+import { configToml } from "../src/testing/mailenv.js";
 
 const pkg = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const CLI = path.join(pkg, "dist", "cli.js");
+const CLI = path.join(pkg, "dist", "bin", "chainmail.js");
 let dv: Dovecot;
 let home: string;
 let daemon: ChildProcess;

@@ -6,7 +6,7 @@ import net from "node:net";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setSecret } from "../src/secrets.js";
-import { type MailEnv, startMailEnv } from "./support/mailenv.js";
+import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 
 let env: MailEnv;
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeRef, decodeRef } from "../src/refs.js";
-import { generateCorpus } from "./support/corpus.js";
-import { type MailEnv, startMailEnv } from "./support/mailenv.js";
+import { generateCorpus } from "../src/testing/corpus.js";
+import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 
 let env: MailEnv;
 const corpus = generateCorpus({ hugeBytes: 0, threads: 1, fillers: 6 });

@@ -7,7 +7,7 @@ import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { METHODS, MAX_LINE_BYTES, PROTOCOL_VERSION } from "../src/daemon/protocol.js";
 import { REASONS } from "../src/errors.js";
-import { type MailEnv, startMailEnv } from "./support/mailenv.js";
+import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 
 let env: MailEnv;
 beforeAll(async () => {

@@ -3,8 +3,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MailError } from "../src/errors.js";
 import { decodeRef, encodeRef } from "../src/refs.js";
-import { generateCorpus, INJECTION_TEXT, TINY_PNG } from "./support/corpus.js";
-import { type MailEnv, startMailEnv } from "./support/mailenv.js";
+import { generateCorpus, INJECTION_TEXT, TINY_PNG } from "../src/testing/corpus.js";
+import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 
 let env: MailEnv;
 const corpus = generateCorpus({ hugeBytes: 1_000_000 });

@@ -7,8 +7,8 @@ import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeRef } from "../src/refs.js";
 import { setSecret } from "../src/secrets.js";
-import { buildMessage } from "./support/corpus.js";
-import { configToml, type MailEnv, startMailEnv } from "./support/mailenv.js";
+import { buildMessage } from "../src/testing/corpus.js";
+import { configToml, type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 
 let env: MailEnv;
 const ACCOUNT = `${"long-account.".repeat(4)}${"x".repeat(12)}`; // 64 characters

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Dovecot, startDovecot } from "./support/dovecot.js";
+import { type Dovecot, startDovecot } from "../src/testing/dovecot.js";
 
 let dv: Dovecot;
 beforeAll(async () => {

@@ -6,8 +6,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildMessage } from "./support/corpus.js";
-import { type MailEnv, startMailEnv } from "./support/mailenv.js";
+import { buildMessage } from "../src/testing/corpus.js";
+import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 
 const ACL = `
 mail_plugins = $mail_plugins acl

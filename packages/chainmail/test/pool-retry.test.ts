@@ -12,8 +12,8 @@ import type { AccountConfig } from "../src/config.js";
 import { ImapPool } from "../src/imap/connection.js";
 import { existing, transfer } from "../src/imap/organize.js";
 import { setSecret } from "../src/secrets.js";
-import { buildMessage } from "./support/corpus.js";
-import { type Dovecot, startDovecot } from "./support/dovecot.js";
+import { buildMessage } from "../src/testing/corpus.js";
+import { type Dovecot, startDovecot } from "../src/testing/dovecot.js";
 
 let dv: Dovecot;
 let dir: string;

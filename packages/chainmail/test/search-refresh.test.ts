@@ -4,8 +4,8 @@
  */
 import type { ImapFlow } from "imapflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildMessage } from "./support/corpus.js";
-import { type MailEnv, startMailEnv } from "./support/mailenv.js";
+import { buildMessage } from "../src/testing/corpus.js";
+import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 
 let env: MailEnv;
 let other: ImapFlow;

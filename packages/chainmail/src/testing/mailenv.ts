@@ -5,10 +5,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { DaemonClient } from "../../src/client/index.js";
-import { type Daemon, startDaemon } from "../../src/daemon/server.js";
-import { type Home, resolveHome } from "../../src/home.js";
-import { setSecret } from "../../src/secrets.js";
+import { DaemonClient } from "../client/index.js";
+import { type Daemon, startDaemon } from "../daemon/server.js";
+import { type Home, resolveHome } from "../home.js";
+import { setSecret } from "../secrets.js";
 import { type Dovecot, startDovecot } from "./dovecot.js";
 
 export interface PolicyOpts {
