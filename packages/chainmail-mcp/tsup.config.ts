@@ -1,7 +1,7 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/index.ts", "src/cli.ts"],
+  entry: ["src/index.ts", "src/bin/chainmail-mcp.ts"],
   format: ["esm"],
   target: "node20",
   dts: { entry: ["src/index.ts"] },

@@ -1,10 +1,10 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/index.ts", "src/cli.ts"],
+  entry: ["src/index.ts", "src/bin/chainmail.ts", "src/testing/index.ts"],
   format: ["esm"],
   target: "node20",
-  dts: { entry: ["src/index.ts"] },
+  dts: { entry: ["src/index.ts", "src/testing/index.ts"] },
   sourcemap: true,
   clean: true,
   splitting: true,

@@ -1,10 +1,6 @@
-export {
-  type ChainmailContext,
-  type GateState,
-  GROUPS,
-  UNREACHABLE,
-} from "./context.js";
-export { HELP, main } from "./main.js";
+export { type AppOptions, startApp } from "./app.js";
+export { HELP, main } from "./bin/chainmail-mcp.js";
+export { type ChainmailContext, type GateState, GROUPS, UNREACHABLE } from "./mcp/context.js";
 export {
   type ChainmailMcpOptions,
   chainmailReasons,
@@ -13,4 +9,4 @@ export {
   INSTRUCTIONS,
   loadGateState,
   VERSION,
-} from "./server.js";
+} from "./mcp/server.js";

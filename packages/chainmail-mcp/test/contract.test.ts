@@ -1,6 +1,6 @@
 /**
- * The advertised contract, with no daemon: titles and annotations against the seed's table (a fixture
- * copied from it), groups, descriptions, untrusted wrappers in the output schemas, and the golden file.
+ * The advertised contract, with no daemon: each tool's title and four hints against the chainmail
+ * spec's tool table (copied into test/fixtures/annotations.tsv), groups, descriptions, untrusted wrappers in the output schemas, and the golden file.
  */
 import fs from "node:fs";
 import { REASONS } from "@mcpforge/chainmail";
@@ -39,7 +39,7 @@ function fixture(): Array<{ name: string; title: string; hints: boolean[] }> {
   });
 }
 
-describe("tools/list against the seed", () => {
+describe("tools/list against the spec's tool table", () => {
   it("lists exactly the tools of the annotations table, with its titles and all four hints", () => {
     const rows = fixture();
     expect(rows).toHaveLength(19);
@@ -57,7 +57,7 @@ describe("tools/list against the seed", () => {
     }
   });
 
-  it("puts every tool in the seed's group", () => {
+  it("puts every tool in its group of the tool table", () => {
     const groups: Record<string, string[]> = {
       "Accounts and folders": [
         "list_accounts",
@@ -77,7 +77,7 @@ describe("tools/list against the seed", () => {
     }
   });
 
-  it("takes the seed's arguments with their bounds and defaults", () => {
+  it("takes the spec's arguments with their bounds and defaults", () => {
     const props = (name: string) =>
       (byName(name).inputSchema as { properties: Record<string, Record<string, unknown>> }).properties;
     const required = (name: string) => (byName(name).inputSchema as { required?: string[] }).required ?? [];

@@ -1,19 +1,18 @@
 /**
  * The built bin over stdio with a real daemon: chainmail-mcp itself, and `chainmail mcp`, which loads
  * this package with a dynamic import. Build first (npm run build here, and in packages/chainmail).
- * CHAINMAIL_CLI may point at another build of chainmail's cli.js.
+ * CHAINMAIL_CLI may point at another build of chainmail's bin (default: its committed bin/chainmail.js).
  */
 import { execFile, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { connectStdio } from "@mcpforge/toolkit/testing";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type MailEnv, startMailEnv } from "../../chainmail/test/support/mailenv.js";
-import { generateCorpus } from "./helpers.js";
+import { generateCorpus, type MailEnv, startMailEnv } from "@mcpforge/chainmail/testing";
 
-const BIN = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../bin/chainmail-mcp.js", import.meta.url));
 const CHAINMAIL_CLI =
-  process.env["CHAINMAIL_CLI"] ?? fileURLToPath(new URL("../../chainmail/dist/cli.js", import.meta.url));
+  process.env["CHAINMAIL_CLI"] ?? fileURLToPath(new URL("../../chainmail/bin/chainmail.js", import.meta.url));
 let env: MailEnv;
 
 beforeAll(async () => {

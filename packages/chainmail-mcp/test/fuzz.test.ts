@@ -8,7 +8,7 @@ import path from "node:path";
 import { assertFuzzClean, fuzzTools } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chainmailReasons } from "../src/index.js";
-import { generateCorpus, type McpEnv, ok, startMcpEnv } from "./helpers.js";
+import { generateCorpus, type McpEnv, startMcpEnv } from "./helpers.js";
 
 let m: McpEnv;
 let dir: string;
@@ -32,7 +32,7 @@ afterAll(async () => {
 describe("fuzzing every tool", () => {
   it("answers every case in time with a well-formed result and a declared reason", async () => {
     const rows = (
-      await ok<{ rows: Array<{ ref: string }> }>(m.client, "search", { accounts: ["work"], limit: 200 })
+      await m.tools.ok<{ rows: Array<{ ref: string }> }>("search", { accounts: ["work"], limit: 200 })
     ).rows;
     const refs = rows.map((r) => r.ref);
     expect(refs.length).toBeGreaterThan(3);

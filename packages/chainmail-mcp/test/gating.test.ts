@@ -4,8 +4,8 @@
  * and sends list_changed when the list changes. While the daemon is down the two are not listed.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { startDaemon } from "../../chainmail/src/daemon/server.js";
-import { fails, type McpEnv, ok, startMcpEnv } from "./helpers.js";
+import { startDaemon } from "@mcpforge/chainmail";
+import { type McpEnv, startMcpEnv } from "./helpers.js";
 
 let m: McpEnv;
 let clock = 1_000_000;
@@ -93,12 +93,12 @@ describe("gated tools", () => {
     const list = await names();
     expect(list).toHaveLength(17);
     await vi.waitFor(() => expect(changed).toBe(5));
-    const e = await fails(m.client, "list_accounts");
+    const e = await m.tools.fails("list_accounts");
     expect(e.reason).toBe("DAEMON_UNAVAILABLE");
     expect(e.hint).toContain("chainmail daemon");
 
     m.env.daemon = await startDaemon({ home: m.env.home, log: () => undefined });
-    const back = await ok<{ accounts: unknown[] }>(m.client, "list_accounts");
+    const back = await m.tools.ok<{ accounts: unknown[] }>("list_accounts");
     expect(back.accounts).toHaveLength(2);
     clock += 60_000;
     expect(await names()).toHaveLength(19);

@@ -1,22 +1,23 @@
 /**
- * Test plumbing: a real Dovecot + daemon (chainmail's own test support, by relative path), our MCP
- * server over a DaemonClient of kind "mcp", and a real SDK client connected in memory.
+ * Test plumbing: a real Dovecot + daemon (@mcpforge/chainmail/testing), our MCP server over a
+ * DaemonClient of kind "mcp", and a real SDK client connected in memory, with the kit's session
+ * (ok / fails / raw) over it.
  */
 import { DaemonClient } from "@mcpforge/chainmail";
+import { type MailEnv, type PolicyOpts, startMailEnv } from "@mcpforge/chainmail/testing";
+import { connectInMemory, type Session, session } from "@mcpforge/toolkit/testing";
 import type { Client } from "@modelcontextprotocol/client";
-import type { CallToolResult } from "@modelcontextprotocol/client";
-import { connectInMemory } from "@mcpforge/toolkit/testing";
-import { expect } from "vitest";
-import { type MailEnv, type PolicyOpts, startMailEnv } from "../../chainmail/test/support/mailenv.js";
 import { type ChainmailMcpOptions, createChainmailMcpServer } from "../src/index.js";
 
-export { generateCorpus, INJECTION_TEXT } from "../../chainmail/test/support/corpus.js";
+export { generateCorpus, INJECTION_TEXT } from "@mcpforge/chainmail/testing";
 export type { MailEnv, PolicyOpts };
 
 export interface McpEnv {
   env: MailEnv;
   daemonClient: DaemonClient;
   client: Client;
+  /** Tool calls through `client`, which checks each result against the tool's output schema. */
+  tools: Session;
   kit: ReturnType<typeof createChainmailMcpServer>;
   close(): Promise<void>;
 }
@@ -34,6 +35,7 @@ export async function startMcpEnv(
     env,
     daemonClient,
     client: conn.client,
+    tools: session(conn.client),
     kit,
     close: async () => {
       await conn.close();
@@ -44,28 +46,6 @@ export async function startMcpEnv(
 }
 
 export type Json = Record<string, unknown>;
-
-/** Calls a tool through the SDK client (which validates structured content against outputSchema). */
-export async function call(client: Client, name: string, args: Json = {}): Promise<CallToolResult> {
-  return (await client.callTool({ name, arguments: args })) as CallToolResult;
-}
-
-/** A successful call's structured content; fails the test with the error body otherwise. */
-export async function ok<T = Json>(client: Client, name: string, args: Json = {}): Promise<T> {
-  const res = await call(client, name, args);
-  if (res.isError) throw new Error(`${name} failed: ${JSON.stringify(res.structuredContent)}`);
-  return res.structuredContent as T;
-}
-
-/** A failed call's error body, checked for the kit's shape. */
-export async function fails(client: Client, name: string, args: Json = {}) {
-  const res = await call(client, name, args);
-  expect(res.isError, `${name} should fail: ${JSON.stringify(res.structuredContent)}`).toBe(true);
-  const error = (res.structuredContent as { error: { reason: string; message: string; hint: string } }).error;
-  expect(typeof error.message).toBe("string");
-  expect(typeof error.hint).toBe("string");
-  return error;
-}
 
 export const isUntrusted = (v: unknown): v is { untrusted: string } =>
   typeof v === "object" &&

@@ -7,9 +7,9 @@ import { fileURLToPath } from "node:url";
 import { packageVersion } from "@mcpforge/toolkit";
 import { checkCombination, MATRIX } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type MailEnv, startMailEnv } from "../../chainmail/test/support/mailenv.js";
+import { type MailEnv, startMailEnv } from "@mcpforge/chainmail/testing";
 
-const BIN = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../bin/chainmail-mcp.js", import.meta.url));
 const version = packageVersion(import.meta.url);
 let env: MailEnv;
 

@@ -7,19 +7,26 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { DaemonClient } from "@mcpforge/chainmail";
-import { assertFuzzClean, connectInMemory, fuzzTools } from "@mcpforge/toolkit/testing";
+import {
+  assertFuzzClean,
+  connectInMemory,
+  fuzzTools,
+  type Session,
+  session,
+} from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chainmailReasons, createChainmailMcpServer, loadGateState, UNREACHABLE } from "../src/index.js";
-import { fails } from "./helpers.js";
 
 const SOCKET = "/nonexistent/chainmail-mcp-test/run/chainmail.sock";
 let conn: Awaited<ReturnType<typeof connectInMemory>>;
+let tools: Session;
 const logged: string[] = [];
 
 beforeAll(async () => {
   const client = new DaemonClient({ socketPath: SOCKET, client: "mcp" });
   const kit = createChainmailMcpServer({ client, log: (l) => logged.push(l) });
   conn = await connectInMemory(kit, { scopes: [] });
+  tools = session(conn.client);
 });
 afterAll(async () => {
   await conn?.close();
@@ -55,7 +62,7 @@ describe("no daemon", () => {
 
   it("fails every call with DAEMON_UNAVAILABLE, naming the socket", async () => {
     for (const [name, args] of Object.entries(MINIMAL)) {
-      const e = await fails(conn.client, name, args);
+      const e = await tools.fails(name, args);
       expect(e.reason, name).toBe("DAEMON_UNAVAILABLE");
       expect(e.message).toContain(SOCKET);
       expect(e.hint).toContain("chainmail daemon");
@@ -63,8 +70,8 @@ describe("no daemon", () => {
   });
 
   it("still checks arguments first", async () => {
-    expect((await fails(conn.client, "search", { limit: 500 })).reason).toBe("INVALID_ARGUMENT");
-    expect((await fails(conn.client, "move", { refs: [REF] })).reason).toBe("INVALID_ARGUMENT");
+    expect((await tools.fails("search", { limit: 500 })).reason).toBe("INVALID_ARGUMENT");
+    expect((await tools.fails("move", { refs: [REF] })).reason).toBe("INVALID_ARGUMENT");
   });
 
   it("answers the fuzzer with declared reasons only", async () => {

@@ -9,7 +9,7 @@ describe("the committed reference pages", () => {
     const code = await run(
       [
         "--server",
-        "node dist/cli.js --home /nonexistent/chainmail-reference --list-gated-tools",
+        "node bin/chainmail-mcp.js --home /nonexistent/chainmail-reference --list-gated-tools",
         "--out",
         "reference",
         "--base-path",

@@ -8,14 +8,11 @@ import path from "node:path";
 import { MAX_LABEL_LENGTH } from "@mcpforge/chainmail";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  call,
-  fails,
   generateCorpus,
   INJECTION_TEXT,
   isUntrusted,
   type Json,
   type McpEnv,
-  ok,
   startMcpEnv,
   u,
 } from "./helpers.js";
@@ -48,7 +45,7 @@ afterAll(async () => {
 type Row = { ref: string; subject: { untrusted: string }; [k: string]: unknown };
 
 async function find(query: string, accounts = ["work"]): Promise<Row[]> {
-  const r = await ok<{ rows: Row[] }>(m.client, "search", { query, accounts, limit: 200 });
+  const r = await m.tools.ok<{ rows: Row[] }>("search", { query, accounts, limit: 200 });
   return r.rows;
 }
 
@@ -69,7 +66,7 @@ describe("the listed tools", () => {
 
 describe("accounts and folders", () => {
   it("list_accounts gives names, providers, auth state and policy, and no secret", async () => {
-    const res = await call(m.client, "list_accounts");
+    const res = await m.tools.raw("list_accounts");
     expect(res.isError).toBeFalsy();
     expect(res.structuredContent).toEqual({
       accounts: [
@@ -98,7 +95,7 @@ describe("accounts and folders", () => {
   });
 
   it("test_account wraps the IMAP capabilities and a server's error text", async () => {
-    const r = await ok<Json>(m.client, "test_account", { account: "work" });
+    const r = await m.tools.ok<Json>("test_account", { account: "work" });
     const imap = r["imap"] as { ok: boolean; capabilities: unknown[] };
     expect(r["account"]).toBe("work");
     expect(imap.ok).toBe(true);
@@ -110,15 +107,15 @@ describe("accounts and folders", () => {
   });
 
   it("test_account of an unknown account is NOT_FOUND", async () => {
-    const e = await fails(m.client, "test_account", { account: "nope" });
+    const e = await m.tools.fails("test_account", { account: "nope" });
     expect(e.reason).toBe("NOT_FOUND");
   });
 
   it("list_folders wraps folder names and keeps roles and counts", async () => {
-    const r = await ok<{
+    const r = await m.tools.ok<{
       accounts: Array<{ account: string; folders: Array<Json> }>;
       partial: unknown[];
-    }>(m.client, "list_folders", { accounts: ["work"] });
+    }>("list_folders", { accounts: ["work"] });
     expect(r.partial).toEqual([]);
     expect(r.accounts.map((a) => a.account)).toEqual(["work"]);
     const folders = r.accounts[0]!.folders;
@@ -130,43 +127,43 @@ describe("accounts and folders", () => {
       messages: corpus.length,
       unseen: corpus.filter((c) => !c.flags).length,
     });
-    const all = await ok<{ accounts: Array<{ account: string }> }>(m.client, "list_folders", {});
+    const all = await m.tools.ok<{ accounts: Array<{ account: string }> }>("list_folders", {});
     expect(all.accounts.map((a) => a.account)).toEqual(["work", "home"]);
   });
 
   it("create_folder, rename_folder and delete_folder return the server's names as untrusted", async () => {
-    expect(await ok(m.client, "create_folder", { account: "work", name: "Projects/2024" })).toEqual({
+    expect(await m.tools.ok("create_folder", { account: "work", name: "Projects/2024" })).toEqual({
       account: "work",
       name: u("Projects/2024"),
     });
     expect(
-      await ok(m.client, "rename_folder", { account: "work", from: "Projects/2024", to: "Projects/Old" }),
+      await m.tools.ok("rename_folder", { account: "work", from: "Projects/2024", to: "Projects/Old" }),
     ).toEqual({ account: "work", name: u("Projects/Old") });
-    expect(await ok(m.client, "delete_folder", { account: "work", name: "Projects/Old" })).toEqual({
+    expect(await m.tools.ok("delete_folder", { account: "work", name: "Projects/Old" })).toEqual({
       account: "work",
       name: u("Projects/Old"),
       deleted: true,
     });
-    const again = await ok(m.client, "delete_folder", { account: "work", name: "Projects/Old" });
+    const again = await m.tools.ok("delete_folder", { account: "work", name: "Projects/Old" });
     expect(again).toMatchObject({ deleted: false });
   });
 
   it("delete_folder is refused by the policy of another account, with a hint", async () => {
-    await ok(m.client, "create_folder", { account: "home", name: "Keep" });
-    const e = await fails(m.client, "delete_folder", { account: "home", name: "Keep" });
+    await m.tools.ok("create_folder", { account: "home", name: "Keep" });
+    const e = await m.tools.fails("delete_folder", { account: "home", name: "Keep" });
     expect(e.reason).toBe("POLICY_DENIED");
     expect(e.hint).toContain("allow_delete_folder");
   });
 
   it("delete_folder refuses INBOX", async () => {
-    const e = await fails(m.client, "delete_folder", { account: "work", name: "INBOX" });
+    const e = await m.tools.fails("delete_folder", { account: "work", name: "INBOX" });
     expect(["INVALID_ARGUMENT", "CONFLICT"]).toContain(e.reason);
   });
 });
 
 describe("reading", () => {
   it("search wraps subjects, names, snippets, folders and message ids, and leaves refs plain", async () => {
-    const r = await ok<Json>(m.client, "search", {
+    const r = await m.tools.ok<Json>("search", {
       query: "from:mallory",
       accounts: ["work"],
       snippets: true,
@@ -192,11 +189,11 @@ describe("reading", () => {
   });
 
   it("search pages with cursor, counts with count_only, and decodes non-ASCII subjects", async () => {
-    const first = await ok<Json>(m.client, "search", { accounts: ["work"], limit: 4 });
+    const first = await m.tools.ok<Json>("search", { accounts: ["work"], limit: 4 });
     expect((first["rows"] as unknown[]).length).toBe(4);
     expect(first["count"]).toBe(corpus.length);
     expect(typeof first["next_cursor"]).toBe("string");
-    const second = await ok<Json>(m.client, "search", {
+    const second = await m.tools.ok<Json>("search", {
       accounts: ["work"],
       limit: 4,
       cursor: first["next_cursor"],
@@ -204,7 +201,7 @@ describe("reading", () => {
     const refs1 = (first["rows"] as Row[]).map((x) => x.ref);
     const refs2 = (second["rows"] as Row[]).map((x) => x.ref);
     expect(refs2.some((x) => refs1.includes(x))).toBe(false);
-    const counted = await ok<Json>(m.client, "search", { query: "subject:project", count_only: true });
+    const counted = await m.tools.ok<Json>("search", { query: "subject:project", count_only: true });
     expect(counted["rows"]).toEqual([]);
     expect(counted["count"]).toBe(9 + 3); // three threads of three at work, three messages at home
     const unicode = await find("subject:Köln");
@@ -212,18 +209,18 @@ describe("reading", () => {
   });
 
   it("search refuses a cursor from another query and bad arguments", async () => {
-    const first = await ok<Json>(m.client, "search", { accounts: ["work"], limit: 2 });
-    const e = await fails(m.client, "search", { query: "from:carol", cursor: first["next_cursor"] });
+    const first = await m.tools.ok<Json>("search", { accounts: ["work"], limit: 2 });
+    const e = await m.tools.fails("search", { query: "from:carol", cursor: first["next_cursor"] });
     expect(e.reason).toBe("INVALID_ARGUMENT");
     for (const args of [{ limit: 0 }, { limit: 201 }, { limit: 2.5 }, { source: "disk" }, { bogus: 1 }]) {
-      expect((await fails(m.client, "search", args)).reason).toBe("INVALID_ARGUMENT");
+      expect((await m.tools.fails("search", args)).reason).toBe("INVALID_ARGUMENT");
     }
-    expect((await fails(m.client, "search", { query: "(unclosed" })).reason).toBe("INVALID_ARGUMENT");
+    expect((await m.tools.fails("search", { query: "(unclosed" })).reason).toBe("INVALID_ARGUMENT");
   });
 
   it("get_message wraps the body, addresses and attachment names, and keeps parts and refs plain", async () => {
     const ref = await refOf("Invoice with attachments");
-    const r = await ok<{ messages: Json[]; errors: unknown[]; source: string }>(m.client, "get_message", {
+    const r = await m.tools.ok<{ messages: Json[]; errors: unknown[]; source: string }>("get_message", {
       refs: [ref],
     });
     expect(r.errors).toEqual([]);
@@ -242,36 +239,36 @@ describe("reading", () => {
     expect(atts.every((a) => typeof a["part"] === "string")).toBe(true);
     // Reading never marks mail read.
     expect(msg["flags"]).not.toContain("seen");
-    const again = await ok<{ messages: Json[] }>(m.client, "get_message", { refs: [ref] });
+    const again = await m.tools.ok<{ messages: Json[] }>("get_message", { refs: [ref] });
     expect(again.messages[0]!["flags"]).not.toContain("seen");
   });
 
   it("get_message cuts quotes and signatures unless full, and reports a failed ref in errors", async () => {
     const ref = await refOf("Re: Project thread 2");
     const bad = "m1.not-a-ref";
-    const r = await ok<{ messages: Json[]; errors: Json[] }>(m.client, "get_message", { refs: [ref, bad] });
+    const r = await m.tools.ok<{ messages: Json[]; errors: Json[] }>("get_message", { refs: [ref, bad] });
     expect(r.messages).toHaveLength(1);
     const body = (r.messages[0]!["body"] as { untrusted: string }).untrusted;
     expect(body).not.toContain("> Opening message");
     expect(r.errors).toHaveLength(1);
     expect(r.errors[0]).toMatchObject({ ref: bad, error: { reason: "INVALID_ARGUMENT" } });
     expect(isUntrusted((r.errors[0]!["error"] as Json)["message"])).toBe(true);
-    const full = await ok<{ messages: Json[] }>(m.client, "get_message", { refs: [ref], full: true });
+    const full = await m.tools.ok<{ messages: Json[] }>("get_message", { refs: [ref], full: true });
     expect((full.messages[0]!["body"] as { untrusted: string }).untrusted).toContain("> Opening message");
   });
 
   it("get_message fails when every ref fails, and checks the 1 to 50 bound", async () => {
-    expect((await fails(m.client, "get_message", { refs: ["m1.bad"] })).reason).toBe("INVALID_ARGUMENT");
-    expect((await fails(m.client, "get_message", { refs: [] })).reason).toBe("INVALID_ARGUMENT");
+    expect((await m.tools.fails("get_message", { refs: ["m1.bad"] })).reason).toBe("INVALID_ARGUMENT");
+    expect((await m.tools.fails("get_message", { refs: [] })).reason).toBe("INVALID_ARGUMENT");
     const many = Array.from({ length: 51 }, () => "m1.x");
-    const e = await fails(m.client, "get_message", { refs: many });
+    const e = await m.tools.fails("get_message", { refs: many });
     expect(e.reason).toBe("INVALID_ARGUMENT");
     expect(e.message).toContain("refs");
   });
 
   it("get_thread returns the thread oldest first with a wrapped thread_id", async () => {
     const ref = await refOf("Re: Project thread 1");
-    const r = await ok<Json>(m.client, "get_thread", { ref });
+    const r = await m.tools.ok<Json>("get_thread", { ref });
     const msgs = r["messages"] as Json[];
     expect(msgs.map((x) => x["subject"])).toEqual([
       u("Project thread 1"),
@@ -289,9 +286,9 @@ describe("reading", () => {
 describe("files", () => {
   it("download_attachment writes a new 0600 file and wraps path, content_type and filename", async () => {
     const ref = await refOf("Invoice with attachments");
-    const msg = (await ok<{ messages: Json[] }>(m.client, "get_message", { refs: [ref] })).messages[0]!;
+    const msg = (await m.tools.ok<{ messages: Json[] }>("get_message", { refs: [ref] })).messages[0]!;
     const part = ((msg["attachments"] as Json[])[0]!["part"] as string) ?? "";
-    const r = await ok<Json>(m.client, "download_attachment", { ref, part, dir: saveDir });
+    const r = await m.tools.ok<Json>("download_attachment", { ref, part, dir: saveDir });
     expect(r["filename"]).toEqual(u("invoice.pdf"));
     expect(r["content_type"]).toEqual(u("application/pdf"));
     const p = (r["path"] as { untrusted: string }).untrusted;
@@ -299,28 +296,28 @@ describe("files", () => {
     expect(fs.readFileSync(p, "utf8")).toBe("%PDF-1.4 fake invoice\n");
     expect(fs.statSync(p).mode & 0o777).toBe(0o600);
     expect(r["size"]).toBe(fs.statSync(p).size);
-    const second = await ok<Json>(m.client, "download_attachment", { ref, part, dir: saveDir });
+    const second = await m.tools.ok<Json>("download_attachment", { ref, part, dir: saveDir });
     expect(second["path"]).toEqual(u(path.join(saveDir, "invoice (2).pdf")));
   });
 
   it("download_attachment sanitizes a hostile file name and refuses a relative dir", async () => {
     const ref = await refOf("Urgent");
-    const msg = (await ok<{ messages: Json[] }>(m.client, "get_message", { refs: [ref] })).messages[0]!;
+    const msg = (await m.tools.ok<{ messages: Json[] }>("get_message", { refs: [ref] })).messages[0]!;
     const part = (msg["attachments"] as Json[])[0]!["part"] as string;
-    const r = await ok<Json>(m.client, "download_attachment", { ref, part, dir: saveDir });
+    const r = await m.tools.ok<Json>("download_attachment", { ref, part, dir: saveDir });
     const p = (r["path"] as { untrusted: string }).untrusted;
     expect(path.dirname(p)).toBe(saveDir);
     expect(path.basename(p).startsWith(".")).toBe(false);
-    const e = await fails(m.client, "download_attachment", { ref, part, dir: "relative/dir" });
+    const e = await m.tools.fails("download_attachment", { ref, part, dir: "relative/dir" });
     expect(e.reason).toBe("INVALID_ARGUMENT");
-    expect((await fails(m.client, "download_attachment", { ref, part: "99", dir: saveDir })).reason).toBe(
+    expect((await m.tools.fails("download_attachment", { ref, part: "99", dir: saveDir })).reason).toBe(
       "NOT_FOUND",
     );
   });
 
   it("save_raw_message saves message.eml with content_type message/rfc822", async () => {
     const ref = await refOf("Filler message 1");
-    const r = await ok<Json>(m.client, "save_raw_message", { ref, dir: saveDir });
+    const r = await m.tools.ok<Json>("save_raw_message", { ref, dir: saveDir });
     expect(r["path"]).toBe(path.join(saveDir, "message.eml"));
     expect(r["content_type"]).toBe("message/rfc822");
     const raw = fs.readFileSync(r["path"] as string, "utf8");
@@ -338,10 +335,10 @@ type Batch = {
 
 describe("organizing", () => {
   it("copy returns one outcome per ref in order, with new_ref, and a wrapped error for the bad one", async () => {
-    await ok(m.client, "create_folder", { account: "work", name: "Copies" });
+    await m.tools.ok("create_folder", { account: "work", name: "Copies" });
     const a = await refOf("Filler message 2");
     const b = await refOf("Filler message 3");
-    const r = await ok<Batch>(m.client, "copy", { refs: [a, "m1.bogus", b], folder: "Copies" });
+    const r = await m.tools.ok<Batch>("copy", { refs: [a, "m1.bogus", b], folder: "Copies" });
     expect(r.succeeded).toBe(2);
     expect(r.failed).toBe(1);
     expect(r.outcomes.map((o) => o.ref)).toEqual([a, "m1.bogus", b]);
@@ -354,46 +351,46 @@ describe("organizing", () => {
   });
 
   it("move gives a new ref that reads the message in its new folder", async () => {
-    await ok(m.client, "create_folder", { account: "work", name: "Moved" });
+    await m.tools.ok("create_folder", { account: "work", name: "Moved" });
     const a = await refOf("Filler message 4");
-    const r = await ok<Batch>(m.client, "move", { refs: [a], folder: "Moved" });
+    const r = await m.tools.ok<Batch>("move", { refs: [a], folder: "Moved" });
     expect(r).toMatchObject({ succeeded: 1, failed: 0 });
     const newRef = r.outcomes[0]!.new_ref!;
-    const got = await ok<{ messages: Json[] }>(m.client, "get_message", { refs: [newRef] });
+    const got = await m.tools.ok<{ messages: Json[] }>("get_message", { refs: [newRef] });
     expect(got.messages[0]!["folder"]).toEqual(u("Moved"));
     // The old ref names nothing any more; when every ref fails the call is an error.
-    expect((await fails(m.client, "move", { refs: [a], folder: "Moved" })).reason).toBe("NOT_FOUND");
+    expect((await m.tools.fails("move", { refs: [a], folder: "Moved" })).reason).toBe("NOT_FOUND");
   });
 
   it("archive and trash move messages to the archive folder and Trash", async () => {
     const a = await refOf("Filler message 5");
-    const archived = await ok<Batch>(m.client, "archive", { refs: [a] });
+    const archived = await m.tools.ok<Batch>("archive", { refs: [a] });
     expect(archived.succeeded).toBe(1);
     expect((await find("in:Archive")).map((x) => x.subject)).toContainEqual(u("Filler message 5"));
-    const t = await ok<Batch>(m.client, "trash", { refs: [archived.outcomes[0]!.new_ref!] });
+    const t = await m.tools.ok<Batch>("trash", { refs: [archived.outcomes[0]!.new_ref!] });
     expect(t.succeeded).toBe(1);
     expect((await find("in:Trash")).map((x) => x.subject)).toContainEqual(u("Filler message 5"));
   });
 
   it("set_flags adds and removes system flags and keywords; keywords come back untrusted", async () => {
     const a = await refOf("HTML only newsletter");
-    const r = await ok<Batch>(m.client, "set_flags", { refs: [a], add: ["flagged", "$Todo"] });
+    const r = await m.tools.ok<Batch>("set_flags", { refs: [a], add: ["flagged", "$Todo"] });
     expect(r.succeeded).toBe(1);
-    let msg = (await ok<{ messages: Json[] }>(m.client, "get_message", { refs: [a] })).messages[0]!;
+    let msg = (await m.tools.ok<{ messages: Json[] }>("get_message", { refs: [a] })).messages[0]!;
     expect(msg["flags"]).toContain("flagged");
     expect(msg["keywords"]).toContainEqual(u("$Todo"));
-    await ok(m.client, "set_flags", { refs: [a], remove: ["flagged", "$Todo"] });
-    msg = (await ok<{ messages: Json[] }>(m.client, "get_message", { refs: [a] })).messages[0]!;
+    await m.tools.ok("set_flags", { refs: [a], remove: ["flagged", "$Todo"] });
+    msg = (await m.tools.ok<{ messages: Json[] }>("get_message", { refs: [a] })).messages[0]!;
     expect(msg["flags"]).not.toContain("flagged");
     expect(msg["keywords"]).not.toContainEqual(u("$Todo"));
     for (const add of [["\\Deleted"], ["bad keyword"], ["x".repeat(101)]]) {
-      expect((await fails(m.client, "set_flags", { refs: [a], add })).reason).toBe("INVALID_ARGUMENT");
+      expect((await m.tools.fails("set_flags", { refs: [a], add })).reason).toBe("INVALID_ARGUMENT");
     }
   });
 
   it("set_labels is refused on an IMAP account", async () => {
     const a = await refOf("HTML only newsletter");
-    const e = await fails(m.client, "set_labels", { refs: [a], add: ["Work"] });
+    const e = await m.tools.fails("set_labels", { refs: [a], add: ["Work"] });
     expect(e.reason).toBe("UNSUPPORTED");
   });
 
@@ -406,12 +403,12 @@ describe("organizing", () => {
     const a = await refOf("HTML only newsletter");
     // The longest label the schema admits passes the daemon's checks too: only the provider refuses it.
     for (const key of ["add", "remove"]) {
-      const longest = await fails(m.client, "set_labels", {
+      const longest = await m.tools.fails("set_labels", {
         refs: [a],
         [key]: ["l".repeat(MAX_LABEL_LENGTH)],
       });
       expect(longest.reason).toBe("UNSUPPORTED");
-      const over = await fails(m.client, "set_labels", {
+      const over = await m.tools.fails("set_labels", {
         refs: [a],
         [key]: ["l".repeat(MAX_LABEL_LENGTH + 1)],
       });
@@ -430,11 +427,11 @@ describe("organizing", () => {
   it("expunge acts where the policy allows it and reports POLICY_DENIED per ref elsewhere", async () => {
     const work = await refOf("Filler message 2");
     const home = await refOf("Project thread 1", "home");
-    const r = await ok<Batch>(m.client, "expunge", { refs: [work, home] });
+    const r = await m.tools.ok<Batch>("expunge", { refs: [work, home] });
     expect(r).toMatchObject({ succeeded: 1, failed: 1 });
     expect(r.outcomes[0]!.error).toBeUndefined();
     expect(r.outcomes[1]!.error).toMatchObject({ reason: "POLICY_DENIED" });
-    expect((await fails(m.client, "expunge", { refs: [home] })).reason).toBe("POLICY_DENIED");
+    expect((await m.tools.fails("expunge", { refs: [home] })).reason).toBe("POLICY_DENIED");
     expect((await find('subject:"Filler message 2"', ["work"])).map((x) => x.subject)).toEqual([
       u("Filler message 2"),
     ]); // the copy in Copies is still there; the INBOX one is gone
@@ -443,25 +440,25 @@ describe("organizing", () => {
   it("batch tools check the 1 to 500 bound", async () => {
     for (const tool of ["move", "copy", "archive", "trash", "expunge", "set_flags", "set_labels"]) {
       const extra = tool === "move" || tool === "copy" ? { folder: "Archive" } : {};
-      expect((await fails(m.client, tool, { refs: [], ...extra })).reason).toBe("INVALID_ARGUMENT");
+      expect((await m.tools.fails(tool, { refs: [], ...extra })).reason).toBe("INVALID_ARGUMENT");
       const many = Array.from({ length: 501 }, () => "m1.x");
-      expect((await fails(m.client, tool, { refs: many, ...extra })).reason).toBe("INVALID_ARGUMENT");
+      expect((await m.tools.fails(tool, { refs: many, ...extra })).reason).toBe("INVALID_ARGUMENT");
     }
   });
 });
 
 describe("the cache and the audit log", () => {
   it("cache_status reports the daemon's cache after a sync, with folder names untrusted", async () => {
-    const before = await ok<{ accounts: Array<{ account: string }> }>(m.client, "cache_status", {
+    const before = await m.tools.ok<{ accounts: Array<{ account: string }> }>("cache_status", {
       accounts: ["home"],
     });
     expect(before.accounts.map((a) => a.account)).toEqual(["home"]);
     await m.env.client.cacheSync();
-    const r = await ok<{
+    const r = await m.tools.ok<{
       accounts: Array<{ account: string; state: string; folders: Json[] }>;
       size_bytes: number;
       max_size_bytes: number;
-    }>(m.client, "cache_status", {});
+    }>("cache_status", {});
     expect(r.accounts.map((a) => a.account)).toEqual(["work", "home"]);
     expect(r.size_bytes).toBeGreaterThan(0);
     expect(r.size_bytes).toBeLessThanOrEqual(r.max_size_bytes);
@@ -470,10 +467,10 @@ describe("the cache and the audit log", () => {
     );
     expect(inbox).toMatchObject({ role: "inbox", complete: true });
     for (const a of r.accounts) for (const f of a.folders) expect(isUntrusted(f["name"])).toBe(true);
-    const res = await ok<{ source: string; account_counts: Json[] }>(m.client, "search", { query: "budget" });
+    const res = await m.tools.ok<{ source: string; account_counts: Json[] }>("search", { query: "budget" });
     expect(res.source).toBe("cache");
     expect(res.account_counts.every((c) => c["source"] === "cache")).toBe(true);
-    expect((await fails(m.client, "cache_status", { accounts: ["nope"] })).reason).toBe("NOT_FOUND");
+    expect((await m.tools.fails("cache_status", { accounts: ["nope"] })).reason).toBe("NOT_FOUND");
   });
 
   it("the daemon audits MCP calls with the client kind mcp", async () => {

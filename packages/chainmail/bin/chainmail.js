@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // The bin npm links. It is committed rather than built so that `npm ci` links it before dist/ exists
-// (npm skips bins whose file is missing at install time); it runs the built CLI.
+// (npm skips bins whose file is missing at install time); it runs the built bin.
 import { existsSync } from "node:fs";
 
-const cli = new URL("../dist/cli.js", import.meta.url);
-if (!existsSync(cli)) {
+const bin = new URL("../dist/bin/chainmail.js", import.meta.url);
+if (!existsSync(bin)) {
   process.stderr.write("chainmail: not built yet; run `npm run build -w @mcpforge/chainmail`\n");
   process.exit(2);
 }
-await import(cli.href);
+await import(bin.href);

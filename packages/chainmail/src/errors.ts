@@ -4,7 +4,7 @@
  * reason). Shaped like `defineReasons` input: `{ hint, exitCode }`. INVALID_ARGUMENT and INTERNAL keep
  * the kit's exit codes (2, 70).
  */
-export interface ReasonSpec {
+export interface MailReasonSpec {
   hint: string;
   exitCode: number;
 }
@@ -49,7 +49,7 @@ export const REASONS = {
     hint: "An unexpected error; the daemon logged the details. Retrying may not help.",
     exitCode: 70,
   },
-} as const satisfies Record<string, ReasonSpec>;
+} as const satisfies Record<string, MailReasonSpec>;
 
 export type Reason = keyof typeof REASONS;
 
@@ -80,9 +80,10 @@ export function isMailError(err: unknown): err is MailError {
 }
 
 /**
- * Quotes text a mail server wrote for use inside an error message. Error messages are plain strings (the
- * seed's error shape has no untrusted field), so server text is fenced and labelled instead: one line,
- * no control characters, at most `max` characters, inside «» with any » in it replaced.
+ * Quotes text a mail server wrote for use inside an error message. Error messages are plain strings
+ * (the error shape {reason, message, hint} has no untrusted field), so server text is fenced and
+ * labelled instead: one line, no control characters, at most `max` characters, inside «» with any »
+ * in it replaced.
  */
 export function quoteServerText(text: string, max = 200): string {
   const flat = text.replace(/[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]+/gu, " ").trim();
@@ -90,14 +91,17 @@ export function quoteServerText(text: string, max = 200): string {
   return `(server text, untrusted: «${cut.replace(/»/g, "›")}»)`;
 }
 
-/** The wire and MCP shape of a failure. */
-export interface ErrorBody {
+/**
+ * A failure as the daemon's protocol carries it: a response's `error`, and each per-item error of a
+ * batch or a partial result. Named apart from the kit's error result shape, which wraps one of these.
+ */
+export interface WireError {
   reason: Reason;
   message: string;
   hint: string;
 }
 
-export function toErrorBody(err: unknown): ErrorBody {
+export function toWireError(err: unknown): WireError {
   if (isMailError(err)) return { reason: err.reason, message: err.message, hint: err.hint };
   return { reason: "INTERNAL", message: "Internal error", hint: REASONS.INTERNAL.hint };
 }

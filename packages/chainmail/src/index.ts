@@ -1,13 +1,47 @@
 export { DaemonClient, type ClientOptions } from "./client/index.js";
-export { type ErrorBody, exitCodeOf, isMailError, MailError, type Reason, REASONS } from "./errors.js";
-export { METHODS, type Method, PROTOCOL_VERSION } from "./daemon/protocol.js";
+export {
+  exitCodeOf,
+  isMailError,
+  MailError,
+  type MailReasonSpec,
+  type Reason,
+  REASONS,
+  type WireError,
+} from "./errors.js";
+export {
+  METHODS,
+  type Method,
+  type ParamsOf,
+  PROTOCOL_VERSION,
+  type ResultOf,
+} from "./daemon/protocol.js";
+export {
+  AccountField,
+  AccountsField,
+  BatchRefsField,
+  CursorField,
+  DirField,
+  FolderField,
+  GetRefsField,
+  KeywordField,
+  LabelField,
+  LabelsField,
+  OPERATIONS,
+  type Operation,
+  PartField,
+  QueryField,
+  RefField,
+  SearchLimitField,
+  SourceField,
+} from "./daemon/operations/index.js";
+export * from "./limits.js";
 export { type Daemon, startDaemon } from "./daemon/server.js";
 export { type Home, resolveHome } from "./home.js";
 export { type AccountConfig, type Config, loadConfig, parseConfig } from "./config.js";
 export { decodeRef, encodeRef, type MessageRef } from "./refs.js";
 export type { AccountSummary } from "./service/accounts.js";
 export type { ListFoldersResult, FolderRow } from "./service/folders.js";
-export { type BatchResult, MAX_LABEL_LENGTH, type Outcome } from "./service/organize.js";
+export type { BatchResult, Outcome } from "./service/organize.js";
 export type { GetMessagesResult, SavedFile } from "./service/reading.js";
 export type { SearchResult, SearchRow } from "./service/search.js";
 export type { Message, AttachmentInfo, Address } from "./imap/messages.js";

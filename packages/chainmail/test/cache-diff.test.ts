@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backfillBodies, cacheCanAnswerQuery, searchCache, syncAccount } from "../src/cache/index.js";
 import { type FolderInfo, imapSearchFolder, parseQuery, roleFromSpecialUse } from "../src/query/index.js";
 import { type CacheEnv, messageIds, startCacheEnv } from "./support/cache-env.js";
-import { buildMessage, generateCorpus } from "./support/corpus.js";
+import { buildMessage, generateCorpus } from "../src/testing/corpus.js";
 
 const A = "work";
 let env: CacheEnv;

@@ -13,7 +13,7 @@ import {
 } from "../src/cache/index.js";
 import { parseQuery } from "../src/query/index.js";
 import { type CacheEnv, USER, startCacheEnv } from "./support/cache-env.js";
-import { generateCorpus } from "./support/corpus.js";
+import { generateCorpus } from "../src/testing/corpus.js";
 
 const A = "personal";
 let env: CacheEnv;
@@ -207,7 +207,7 @@ describe("incremental sync", () => {
     await w.messageFlagsAdd(String(uids[0]), ["\\Flagged", "$Work"], { uid: true });
     await w.messageDelete(String(uids[1]), { uid: true });
     await w.mailboxClose();
-    const fresh = (await import("./support/corpus.js")).buildMessage({
+    const fresh = (await import("../src/testing/corpus.js")).buildMessage({
       from: "Dana <dana@example.com>",
       to: ["alice@example.com"],
       subject: "Brand new arrival",

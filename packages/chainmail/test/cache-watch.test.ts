@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SyncResult, cacheStatus, isWatched, searchCache, watchInbox } from "../src/cache/index.js";
 import { parseQuery } from "../src/query/index.js";
 import { type CacheEnv, startCacheEnv } from "./support/cache-env.js";
-import { buildMessage } from "./support/corpus.js";
+import { buildMessage } from "../src/testing/corpus.js";
 
 let env: CacheEnv;
 const msg = (n: number) =>

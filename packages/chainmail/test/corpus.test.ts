@@ -1,6 +1,6 @@
 import { simpleParser } from "mailparser";
 import { describe, expect, it } from "vitest";
-import { buildMessage, encodeHeader, generateCorpus, INJECTION_TEXT } from "./support/corpus.js";
+import { buildMessage, encodeHeader, generateCorpus, INJECTION_TEXT } from "../src/testing/corpus.js";
 
 describe("generated corpus", () => {
   const corpus = generateCorpus({ hugeBytes: 200_000 });

@@ -1,5 +1,5 @@
 /**
- * Provider `google` against the X-GM-EXT-1 test server (test/support/gmail.ts): search via X-GM-RAW
+ * Provider `google` against the X-GM-EXT-1 test server (src/testing/gmail.ts): search via X-GM-RAW
  * in All Mail, set_labels add/remove with system labels, archive removing \Inbox, and get_thread
  * following X-GM-THRID.
  */
@@ -13,8 +13,8 @@ import { DaemonClient } from "../src/client/index.js";
 import { type Daemon, startDaemon } from "../src/daemon/server.js";
 import { resolveHome } from "../src/home.js";
 import { setSecret } from "../src/secrets.js";
-import { generateCorpus } from "./support/corpus.js";
-import { type GmailServer, startGmail } from "./support/gmail.js";
+import { generateCorpus } from "../src/testing/corpus.js";
+import { type GmailServer, startGmail } from "../src/testing/gmail.js";
 
 const corpus = generateCorpus({ threads: 2, fillers: 2, hugeBytes: 0 });
 const MIXED_CASE = [

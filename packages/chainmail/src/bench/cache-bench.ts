@@ -7,7 +7,7 @@
  *     SEARCH for the same queries (imapSearchFolder), printed with the ratio,
  *   - notmuch over the same Maildir (index time, per-query time incl. process start) as a ratio,
  *   - OK/MISS per target, and the load average on every line (the machine may be shared).
- * Run from packages/chainmail (it needs test/support/dovecot.ts, so it is bundled on the fly):
+ * Run from packages/chainmail (it needs src/testing/dovecot.ts, so it is bundled on the fly):
  *   npx esbuild src/bench/cache-bench.ts --bundle --platform=node --format=esm --packages=external \
  *     --outfile=dist/bench/cache-bench.js && node dist/bench/cache-bench.js
  */
@@ -16,7 +16,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ImapFlow } from "imapflow";
-import { startDovecot } from "../../test/support/dovecot.js";
+import { startDovecot } from "../testing/dovecot.js";
 import { backfillBodies, cacheSizeBytes, openCache, searchCache, syncFolder } from "../cache/index.js";
 import { imapSearchFolder, parseQuery } from "../query/index.js";
 

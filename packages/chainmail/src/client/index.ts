@@ -1,23 +1,22 @@
 /**
  * The daemon client the CLI and the MCP server share: one socket, requests matched to responses by
- * id, a typed method per operation. A failure comes back as a MailError with the daemon's reason; an
- * unreachable daemon is DAEMON_UNAVAILABLE.
+ * id. `call` takes any operation with the params and result its declaration gives
+ * (src/daemon/operations); the named methods are shorthands. A failure comes back as a MailError with
+ * the daemon's reason; an unreachable daemon is DAEMON_UNAVAILABLE.
  */
-import type { CacheStatus } from "../cache/index.js";
-import type { AccountSyncReport } from "../daemon/cache-runner.js";
 import net from "node:net";
-import type { ErrorBody } from "../errors.js";
-import { MailError } from "../errors.js";
-import type { ClientKind, Method, Response } from "../daemon/protocol.js";
+import type { ClientKind, Method, ParamsOf, Response, ResultOf } from "../daemon/protocol.js";
 import { PROTOCOL_VERSION } from "../daemon/protocol.js";
-import type { AccountSummary } from "../service/accounts.js";
-import type { ListFoldersResult } from "../service/folders.js";
-import type { BatchResult } from "../service/organize.js";
-import type { GetMessagesResult, SavedFile } from "../service/reading.js";
-import type { SearchResult, SearchSource } from "../service/search.js";
-import type { CheckResult } from "../imap/test-account.js";
-import type { ThreadResult } from "../imap/thread.js";
-import type { AuditRow } from "../store/state.js";
+import type { WireError } from "../errors.js";
+import { MailError } from "../errors.js";
+
+type RequiredKeys<T> = { [K in keyof T]-?: undefined extends T[K] ? never : K }[keyof T];
+/** The params argument of `call`: optional when the operation has no required field (or none at all). */
+type ParamsArg<M extends Method> = string extends keyof ParamsOf<M>
+  ? [params?: ParamsOf<M>]
+  : [RequiredKeys<ParamsOf<M>>] extends [never]
+    ? [params?: ParamsOf<M>]
+    : [params: ParamsOf<M>];
 
 export interface ClientOptions {
   socketPath: string;
@@ -93,17 +92,18 @@ export class DaemonClient {
       this.pending.delete(res.id as number);
       clearTimeout(p.timer);
       if ("error" in res) {
-        const e: ErrorBody = res.error;
+        const e: WireError = res.error;
         p.reject(new MailError(e.reason, e.message, e.hint));
       } else p.resolve(res.result);
     }
   }
 
   /** One request; resolves with the result or rejects with a MailError. */
-  async call<T = unknown>(method: Method, params: Record<string, unknown> = {}): Promise<T> {
+  async call<M extends Method>(method: M, ...args: ParamsArg<M>): Promise<ResultOf<M>> {
+    const params = args[0] ?? {};
     const sock = await this.connect();
     const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<ResultOf<M>>((resolve, reject) => {
       const timer = setTimeout(
         () => {
           this.pending.delete(id);
@@ -123,80 +123,27 @@ export class DaemonClient {
     this.sock = undefined;
   }
 
-  ping() {
-    return this.call<{ ok: boolean; protocol: number; pid: number }>("ping");
-  }
-  listAccounts() {
-    return this.call<{ accounts: AccountSummary[] }>("accounts.list");
-  }
-  testAccount(p: { account: string }) {
-    return this.call<{ account: string; imap: CheckResult; smtp: CheckResult }>("account.test", p);
-  }
-  listFolders(p: { accounts?: string[] } = {}) {
-    return this.call<ListFoldersResult>("folders.list", p);
-  }
-  createFolder(p: { account: string; name: string }) {
-    return this.call<{ account: string; name: string }>("folders.create", p);
-  }
-  renameFolder(p: { account: string; from: string; to: string }) {
-    return this.call<{ account: string; name: string }>("folders.rename", p);
-  }
-  deleteFolder(p: { account: string; name: string; force?: boolean }) {
-    return this.call<{ account: string; name: string; deleted: boolean }>("folders.delete", p);
-  }
-  search(p: {
-    query?: string;
-    accounts?: string[];
-    limit?: number;
-    cursor?: string;
-    count_only?: boolean;
-    snippets?: boolean;
-    threads?: boolean;
-    source?: SearchSource;
-  }) {
-    return this.call<SearchResult>("search", p);
-  }
-  getMessages(p: { refs: string[]; full?: boolean }) {
-    return this.call<GetMessagesResult>("messages.get", p);
-  }
-  getThread(p: { ref: string; full?: boolean }) {
-    return this.call<ThreadResult & { source: "server" | "cache" | "mixed" }>("thread.get", p);
-  }
-  downloadAttachment(p: { ref: string; part: string; dir?: string }) {
-    return this.call<SavedFile & { filename: string }>("attachment.download", p);
-  }
-  saveRaw(p: { ref: string; dir?: string }) {
-    return this.call<SavedFile>("raw.save", p);
-  }
-  move(p: { refs: string[]; folder: string }) {
-    return this.call<BatchResult>("move", p);
-  }
-  copy(p: { refs: string[]; folder: string }) {
-    return this.call<BatchResult>("copy", p);
-  }
-  archive(p: { refs: string[] }) {
-    return this.call<BatchResult>("archive", p);
-  }
-  trash(p: { refs: string[] }) {
-    return this.call<BatchResult>("trash", p);
-  }
-  expunge(p: { refs: string[] }) {
-    return this.call<BatchResult>("expunge", p);
-  }
-  setFlags(p: { refs: string[]; add?: string[]; remove?: string[] }) {
-    return this.call<BatchResult>("flags", p);
-  }
-  setLabels(p: { refs: string[]; add?: string[]; remove?: string[] }) {
-    return this.call<BatchResult>("labels", p);
-  }
-  cacheStatus(p: { accounts?: string[] } = {}) {
-    return this.call<CacheStatus>("cache.status", p);
-  }
+  ping = () => this.call("ping");
+  listAccounts = () => this.call("accounts.list");
+  testAccount = (p: ParamsOf<"account.test">) => this.call("account.test", p);
+  listFolders = (p: ParamsOf<"folders.list"> = {}) => this.call("folders.list", p);
+  createFolder = (p: ParamsOf<"folders.create">) => this.call("folders.create", p);
+  renameFolder = (p: ParamsOf<"folders.rename">) => this.call("folders.rename", p);
+  deleteFolder = (p: ParamsOf<"folders.delete">) => this.call("folders.delete", p);
+  search = (p: ParamsOf<"search">) => this.call("search", p);
+  getMessages = (p: ParamsOf<"messages.get">) => this.call("messages.get", p);
+  getThread = (p: ParamsOf<"thread.get">) => this.call("thread.get", p);
+  downloadAttachment = (p: ParamsOf<"attachment.download">) => this.call("attachment.download", p);
+  saveRaw = (p: ParamsOf<"raw.save">) => this.call("raw.save", p);
+  move = (p: ParamsOf<"move">) => this.call("move", p);
+  copy = (p: ParamsOf<"copy">) => this.call("copy", p);
+  archive = (p: ParamsOf<"archive">) => this.call("archive", p);
+  trash = (p: ParamsOf<"trash">) => this.call("trash", p);
+  expunge = (p: ParamsOf<"expunge">) => this.call("expunge", p);
+  setFlags = (p: ParamsOf<"flags">) => this.call("flags", p);
+  setLabels = (p: ParamsOf<"labels">) => this.call("labels", p);
+  cacheStatus = (p: ParamsOf<"cache.status"> = {}) => this.call("cache.status", p);
   /** Runs one cache pass (headers, bodies, eviction) per account now and waits for it. */
-  cacheSync(p: { accounts?: string[] } = {}) {
-    return this.call<{ accounts: AccountSyncReport[] }>("cache.sync", p);
-  }
-  readAudit(p: { action?: string; since?: string; limit?: number } = {}) {
-    return this.call<{ rows: AuditRow[] }>("audit.read", p);
-  }
+  cacheSync = (p: ParamsOf<"cache.sync"> = {}) => this.call("cache.sync", p);
+  readAudit = (p: ParamsOf<"audit.read"> = {}) => this.call("audit.read", p);
 }

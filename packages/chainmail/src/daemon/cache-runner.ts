@@ -22,7 +22,7 @@ import {
   watchInbox,
 } from "../cache/index.js";
 import type { AccountConfig, CacheConfig, Config } from "../config.js";
-import { MailError, toErrorBody } from "../errors.js";
+import { MailError, toWireError } from "../errors.js";
 import { mapImapError, openImap } from "../imap/connection.js";
 
 export interface AccountSyncReport {
@@ -189,7 +189,7 @@ export class CacheRunner {
       const d = this.dirty.get(account.name);
       if (d !== undefined && d <= startedAt) this.dirty.delete(account.name);
     } catch (err) {
-      const body = toErrorBody(err instanceof MailError ? err : mapImapError(err, account.name));
+      const body = toWireError(err instanceof MailError ? err : mapImapError(err, account.name));
       report.error = { reason: body.reason, message: body.message };
       this.log(`cache sync of ${account.name} failed: ${body.reason}`);
     } finally {
@@ -216,7 +216,7 @@ export class CacheRunner {
         folder,
         // watchInbox keeps the error for cache_status; the log says that it happened.
         onError: (e) =>
-          this.log(`cache watch of ${name} failed: ${toErrorBody(mapImapError(e, name)).reason}`),
+          this.log(`cache watch of ${name} failed: ${toWireError(mapImapError(e, name)).reason}`),
         bodies: { dailyBudgetBytes: this.settings.daily_budget_bytes },
       });
       if (!current()) {
@@ -230,7 +230,7 @@ export class CacheRunner {
         this.retryWatch(name, gen);
       });
     } catch (err) {
-      const body = toErrorBody(mapImapError(err, name));
+      const body = toWireError(mapImapError(err, name));
       // A watch that cannot start leaves its folder on the last-sync rule; cache_status says why.
       if (!started) recordWatchError(name, folder, new Error(body.message));
       this.log(`cache watch of ${name} failed: ${body.reason}`);

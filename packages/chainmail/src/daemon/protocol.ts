@@ -4,7 +4,7 @@
  *   response {"v":1,"id":...,"result":{...}}  or  {"v":1,"id":...,"error":{"reason","message","hint"}}
  * A request with another `v` gets an INVALID_ARGUMENT error naming the supported version.
  */
-import type { ErrorBody } from "../errors.js";
+import type { WireError } from "../errors.js";
 
 export const PROTOCOL_VERSION = 1;
 /** Longest request line the daemon reads; longer ones are refused and the connection closed. */
@@ -22,31 +22,7 @@ export interface Request {
 
 export type Response =
   | { v: number; id: string | number | null; result: unknown }
-  | { v: number; id: string | number | null; error: ErrorBody };
+  | { v: number; id: string | number | null; error: WireError };
 
-export const METHODS = [
-  "ping",
-  "accounts.list",
-  "account.test",
-  "folders.list",
-  "folders.create",
-  "folders.rename",
-  "folders.delete",
-  "search",
-  "messages.get",
-  "thread.get",
-  "attachment.download",
-  "raw.save",
-  "move",
-  "copy",
-  "archive",
-  "trash",
-  "expunge",
-  "flags",
-  "labels",
-  "cache.status",
-  "cache.sync",
-  "audit.read",
-] as const;
-
-export type Method = (typeof METHODS)[number];
+/** The method names and their types come from the operation table (src/daemon/operations). */
+export { METHODS, type Method, type ParamsOf, type ResultOf } from "./operations/index.js";

@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import net from "node:net";
 import { type Config, changedConnections, loadConfig } from "../config.js";
-import { MailError, toErrorBody } from "../errors.js";
+import { MailError, toWireError } from "../errors.js";
 import { removeStaleParts } from "../files/save.js";
 import { ensurePrivateDir, type Home } from "../home.js";
 import { ImapPool } from "../imap/connection.js";
@@ -123,7 +123,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       const result = await dispatch(ctx, { client: req.client }, req.method, req.params);
       return { v: PROTOCOL_VERSION, id, result };
     } catch (err) {
-      const body = toErrorBody(err);
+      const body = toWireError(err);
       if (body.reason === "INTERNAL")
         log(`method ${req.method} failed: ${(err as Error)?.stack ?? String(err)}`);
       return { v: PROTOCOL_VERSION, id, error: body };

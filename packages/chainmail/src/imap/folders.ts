@@ -1,6 +1,7 @@
 /**
- * Folder operations. Names travel with "/" between levels (the seed's convention) and are converted to
- * the server's delimiter here; a name as list_folders gives it is always accepted back unchanged.
+ * Folder operations. Names travel with "/" between levels (as every call and tool writes them) and
+ * are converted to the server's delimiter here; a name as list_folders gives it is always accepted
+ * back unchanged.
  */
 import type { ImapFlow, ListResponse } from "imapflow";
 import { MailError, quoteServerText } from "../errors.js";

@@ -21,7 +21,7 @@ export function listAccounts(ctx: ServiceContext, call: Call): { accounts: Accou
     allow_expunge: a.policy.allow_expunge,
     allow_delete_folder: a.policy.allow_delete_folder,
   }));
-  audit(ctx, call, "accounts.list", null, "allowed", `${accounts.length} account(s)`);
+  audit(ctx, call, null, "allowed", `${accounts.length} account(s)`);
   return { accounts };
 }
 
@@ -30,7 +30,7 @@ export async function testAccount(
   call: Call,
   name: string,
 ): Promise<{ account: string; imap: CheckResult; smtp: CheckResult }> {
-  return audited(ctx, call, "account.test", name, "test account", async () => {
+  return audited(ctx, call, name, "test account", async () => {
     const account = accountOf(ctx, name);
     const [imap, smtp] = await Promise.all([
       testImap(account, ctx.home.secretsDir),

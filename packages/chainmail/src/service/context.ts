@@ -27,8 +27,10 @@ export function cacheOf(ctx: ServiceContext): CacheRunner {
   return ctx.cache;
 }
 
+/** Who called, and the audit action of the operation called (from its declaration). */
 export interface Call {
   client: ClientKind;
+  action: string;
 }
 
 export function accountOf(ctx: ServiceContext, name: string): AccountConfig {
@@ -49,40 +51,32 @@ export function accountsOf(ctx: ServiceContext, names: string[]): AccountConfig[
   return [...new Set(names)].map((n) => accountOf(ctx, n));
 }
 
+/** One audit row of the call, under its operation's action. */
 export function audit(
   ctx: ServiceContext,
   call: Call,
-  action: string,
   account: string | null,
   decision: Decision,
   summary: string,
 ): void {
-  ctx.state.audit({ client: call.client, action, account, decision, summary });
+  ctx.state.audit({ client: call.client, action: call.action, account, decision, summary });
 }
 
 /** Runs a single-account operation and audits it: allowed on success, denied on POLICY_DENIED, else error. */
 export async function audited<T>(
   ctx: ServiceContext,
   call: Call,
-  action: string,
   account: string | null,
   summary: string,
   fn: () => Promise<T>,
 ): Promise<T> {
   try {
     const result = await fn();
-    audit(ctx, call, action, account, "allowed", summary);
+    audit(ctx, call, account, "allowed", summary);
     return result;
   } catch (err) {
     const reason = (err as MailError).reason ?? "INTERNAL";
-    audit(
-      ctx,
-      call,
-      action,
-      account,
-      reason === "POLICY_DENIED" ? "denied" : "error",
-      `${summary}: ${reason}`,
-    );
+    audit(ctx, call, account, reason === "POLICY_DENIED" ? "denied" : "error", `${summary}: ${reason}`);
     throw err;
   }
 }

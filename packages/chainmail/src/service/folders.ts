@@ -1,4 +1,4 @@
-import { MailError, toErrorBody, type ErrorBody } from "../errors.js";
+import { MailError, toWireError, type WireError } from "../errors.js";
 import {
   createFolder,
   deleteFolder,
@@ -18,7 +18,7 @@ export interface FolderRow {
 
 export interface ListFoldersResult {
   accounts: Array<{ account: string; folders: FolderRow[] }>;
-  partial: Array<{ account: string; folder?: string; error: ErrorBody }>;
+  partial: Array<{ account: string; folder?: string; error: WireError }>;
 }
 
 export async function listFolders(
@@ -50,10 +50,10 @@ export async function listFolders(
           folders.push({ name: info.name, role: info.role, messages: info.messages, unseen: info.unseen });
         }
         result.accounts.push({ account: a.name, folders });
-        audit(ctx, call, "folders.list", a.name, "allowed", `${folders.length} folder(s)`);
+        audit(ctx, call, a.name, "allowed", `${folders.length} folder(s)`);
       } catch (err) {
-        result.partial.push({ account: a.name, error: toErrorBody(err) });
-        audit(ctx, call, "folders.list", a.name, "error", `list folders: ${toErrorBody(err).reason}`);
+        result.partial.push({ account: a.name, error: toWireError(err) });
+        audit(ctx, call, a.name, "error", `list folders: ${toWireError(err).reason}`);
       }
     }),
   );
@@ -63,7 +63,7 @@ export async function listFolders(
 }
 
 export async function createFolderCall(ctx: ServiceContext, call: Call, account: string, name: string) {
-  return audited(ctx, call, "folders.create", account, `create ${q(name)}`, async () => {
+  return audited(ctx, call, account, `create ${q(name)}`, async () => {
     const a = accountOf(ctx, account);
     const res = await ctx.pool.write(a, (c) => createFolder(c, name));
     return { account, name: res.name };
@@ -77,7 +77,7 @@ export async function renameFolderCall(
   from: string,
   to: string,
 ) {
-  return audited(ctx, call, "folders.rename", account, `rename ${q(from)} to ${q(to)}`, async () => {
+  return audited(ctx, call, account, `rename ${q(from)} to ${q(to)}`, async () => {
     const a = accountOf(ctx, account);
     const res = await ctx.pool.write(a, (c) => renameFolder(c, from, to));
     return { account, name: res.name };
@@ -91,23 +91,16 @@ export async function deleteFolderCall(
   name: string,
   force: boolean,
 ) {
-  return audited(
-    ctx,
-    call,
-    "folders.delete",
-    account,
-    `delete ${q(name)}${force ? " (force)" : ""}`,
-    async () => {
-      const a = accountOf(ctx, account);
-      if (!a.policy.allow_delete_folder) {
-        throw new MailError(
-          "POLICY_DENIED",
-          `the policy of account ${account} does not allow deleting folders`,
-          `Only the user can allow it: set allow_delete_folder = true under [accounts.policy] for ${account} in config.toml.`,
-        );
-      }
-      const res = await ctx.pool.write(a, (c) => deleteFolder(c, name, force));
-      return { account, name: res.name, deleted: res.deleted };
-    },
-  );
+  return audited(ctx, call, account, `delete ${q(name)}${force ? " (force)" : ""}`, async () => {
+    const a = accountOf(ctx, account);
+    if (!a.policy.allow_delete_folder) {
+      throw new MailError(
+        "POLICY_DENIED",
+        `the policy of account ${account} does not allow deleting folders`,
+        `Only the user can allow it: set allow_delete_folder = true under [accounts.policy] for ${account} in config.toml.`,
+      );
+    }
+    const res = await ctx.pool.write(a, (c) => deleteFolder(c, name, force));
+    return { account, name: res.name, deleted: res.deleted };
+  });
 }

@@ -5,22 +5,19 @@
  */
 import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
-import { type ErrorBody, MailError, quoteServerText, toErrorBody } from "../errors.js";
+import { type WireError, MailError, quoteServerText, toWireError } from "../errors.js";
 import { mapImapError } from "../imap/connection.js";
 import { keywordSpellings, knownKeywords } from "../imap/flags.js";
 import { findByRole, findFolder } from "../imap/folders.js";
 import { changeFlags, existing, expungeUids, type FolderBatch, transfer } from "../imap/organize.js";
+import { KEYWORD_CHARS, MAX_BATCH, MAX_KEYWORD_LENGTH, MAX_LABEL_LENGTH } from "../limits.js";
 import { decodeRef, encodeRef, type MessageRef } from "../refs.js";
 import { type Call, type ServiceContext, audit, q } from "./context.js";
-
-export const MAX_BATCH = 500;
-/** The longest Gmail label name; the MCP schema advertises this same bound. */
-export const MAX_LABEL_LENGTH = 225;
 
 export interface Outcome {
   ref: string;
   new_ref?: string;
-  error?: ErrorBody;
+  error?: WireError;
 }
 
 export interface BatchResult {
@@ -36,7 +33,6 @@ type GroupOp = (
 ) => Promise<Map<number, string | MailError | undefined> | undefined>;
 
 interface BatchSpec {
-  action: string;
   describe: string;
   /** Throws to refuse every ref of the account (policy, provider). */
   precheck?: (account: AccountConfig) => void;
@@ -44,8 +40,8 @@ interface BatchSpec {
   prepare: (client: ImapFlow, account: AccountConfig) => Promise<GroupOp>;
 }
 
-function errorOf(err: unknown): ErrorBody {
-  return toErrorBody(err);
+function errorOf(err: unknown): WireError {
+  return toWireError(err);
 }
 
 async function runBatch(
@@ -135,7 +131,6 @@ async function runBatch(
     audit(
       ctx,
       call,
-      spec.action,
       name,
       denied ? "denied" : ok > 0 ? "allowed" : "error",
       `${spec.describe} ${indexes.length} ref(s): ${ok} ok, ${failed} failed`,
@@ -180,7 +175,6 @@ async function destination(client: ImapFlow, folder: string): Promise<string> {
 
 export function move(ctx: ServiceContext, call: Call, refs: string[], folder: string, mode: "move" | "copy") {
   return runBatch(ctx, call, refs, {
-    action: mode,
     describe: `${mode} to ${q(folder)}:`,
     prepare: async (client) => transferTo(await destination(client, folder), mode),
   });
@@ -188,7 +182,6 @@ export function move(ctx: ServiceContext, call: Call, refs: string[], folder: st
 
 export function archive(ctx: ServiceContext, call: Call, refs: string[]) {
   return runBatch(ctx, call, refs, {
-    action: "archive",
     describe: "archive",
     prepare: async (client, account) => {
       if (account.provider === "google") {
@@ -215,7 +208,6 @@ export function archive(ctx: ServiceContext, call: Call, refs: string[]) {
 
 export function trash(ctx: ServiceContext, call: Call, refs: string[]) {
   return runBatch(ctx, call, refs, {
-    action: "trash",
     describe: "trash",
     prepare: async (client, account) => {
       const t = await findByRole(client, "trash");
@@ -228,7 +220,6 @@ export function trash(ctx: ServiceContext, call: Call, refs: string[]) {
 
 export function expunge(ctx: ServiceContext, call: Call, refs: string[]) {
   return runBatch(ctx, call, refs, {
-    action: "expunge",
     describe: "expunge",
     precheck: (account) => {
       if (!account.policy.allow_expunge) {
@@ -252,7 +243,6 @@ const SYSTEM_FLAGS: Record<string, string> = {
   answered: "\\Answered",
   draft: "\\Draft",
 };
-const KEYWORD_RE = /^[A-Za-z0-9$_.-]{1,100}$/;
 
 export function toImapFlags(names: string[], what: string): string[] {
   return names.map((n, i) => {
@@ -265,7 +255,7 @@ export function toImapFlags(names: string[], what: string): string[] {
         "Use seen, flagged, answered, draft or a keyword; use trash or expunge to delete.",
       );
     }
-    if (!KEYWORD_RE.test(n)) {
+    if (n.length > MAX_KEYWORD_LENGTH || !KEYWORD_CHARS.test(n)) {
       throw new MailError(
         "INVALID_ARGUMENT",
         `${what}[${i}] ${JSON.stringify(n.slice(0, 50))} is not a valid keyword (A-Z a-z 0-9 $ _ . -)`,
@@ -281,7 +271,6 @@ export function setFlags(ctx: ServiceContext, call: Call, refs: string[], add: s
   if (a.length + r.length === 0)
     throw new MailError("INVALID_ARGUMENT", "add or remove must name at least one flag");
   return runBatch(ctx, call, refs, {
-    action: "flags",
     describe: `flags +${a.length} -${r.length}:`,
     prepare: async () => async (client, b) => {
       // Keywords compare without case: send the spellings the folder uses (see imap/flags.ts).
@@ -326,7 +315,6 @@ export function setLabels(ctx: ServiceContext, call: Call, refs: string[], add: 
   if (a.length + r.length === 0)
     throw new MailError("INVALID_ARGUMENT", "add or remove must name at least one label");
   return runBatch(ctx, call, refs, {
-    action: "labels",
     describe: `labels +${a.length} -${r.length}:`,
     precheck: (account) => {
       if (account.provider !== "google") {

@@ -1,4 +1,4 @@
-import { type ErrorBody, MailError, toErrorBody } from "../errors.js";
+import { type WireError, MailError, toWireError } from "../errors.js";
 import { checkDir, sanitizeFilename, writeNewFile } from "../files/save.js";
 import { fetchMessages, fetchPart, fetchRaw, type Message } from "../imap/messages.js";
 import { readThread, type ThreadResult } from "../imap/thread.js";
@@ -8,7 +8,7 @@ import { type Call, type ServiceContext, accountOf, audit } from "./context.js";
 
 export interface GetMessagesResult {
   messages: Message[];
-  errors: Array<{ ref: string; error: ErrorBody }>;
+  errors: Array<{ ref: string; error: WireError }>;
   source: "server" | "cache" | "mixed";
 }
 
@@ -29,7 +29,7 @@ export async function getMessages(
     try {
       decoded.push({ ref, r: decodeRef(ref) });
     } catch (err) {
-      errors.push({ ref, error: toErrorBody(err) });
+      errors.push({ ref, error: toWireError(err) });
     }
   }
   const byAccount = new Map<string, Array<{ ref: string; r: MessageRef }>>();
@@ -70,23 +70,23 @@ export async function getMessages(
                 } else
                   errors.push({
                     ref: g.ref,
-                    error: toErrorBody(
+                    error: toWireError(
                       new MailError("NOT_FOUND", "the message no longer exists on the server"),
                     ),
                   });
               }
             } catch (err) {
               if (!client.usable) throw err;
-              for (const g of group) errors.push({ ref: g.ref, error: toErrorBody(err) });
+              for (const g of group) errors.push({ ref: g.ref, error: toWireError(err) });
             }
           }
         });
     } catch (err) {
-      for (const d of list) if (!found.has(d.ref)) errors.push({ ref: d.ref, error: toErrorBody(err) });
+      for (const d of list) if (!found.has(d.ref)) errors.push({ ref: d.ref, error: toWireError(err) });
     }
     // Counted from what was found, since a read that ran twice after a reconnect sets refs twice.
     const ok = list.filter((d) => found.has(d.ref)).length;
-    audit(ctx, call, "get", name, ok > 0 ? "allowed" : "error", `${list.length} ref(s): ${ok} read`);
+    audit(ctx, call, name, ok > 0 ? "allowed" : "error", `${list.length} ref(s): ${ok} read`);
   }
   // Keep the caller's order, and each failed ref once.
   const messages = refs.filter((r, i) => refs.indexOf(r) === i && found.has(r)).map((r) => found.get(r)!);
@@ -123,10 +123,10 @@ export async function getThread(
           readCached(ctx, { account: r.account, folder, uidValidity, uid }, { full, google }),
       ),
     );
-    audit(ctx, call, "thread", account, "allowed", `thread of ${res.messages.length} message(s)`);
+    audit(ctx, call, account, "allowed", `thread of ${res.messages.length} message(s)`);
     return { ...res, source: overall(res.messages) };
   } catch (err) {
-    audit(ctx, call, "thread", account, "error", `thread: ${toErrorBody(err).reason}`);
+    audit(ctx, call, account, "error", `thread: ${toWireError(err).reason}`);
     throw err;
   }
 }
@@ -154,10 +154,10 @@ export async function downloadAttachment(
     const got = await ctx.pool.read(a, (c) => fetchPart(c, r, part));
     const filename = sanitizeFilename(got.filename, `attachment-${part}`);
     const path = writeNewFile(target, filename, got.content);
-    audit(ctx, call, "attachment", account, "allowed", `part ${part}, ${got.content.length} bytes`);
+    audit(ctx, call, account, "allowed", `part ${part}, ${got.content.length} bytes`);
     return { path, size: got.content.length, content_type: got.contentType, filename };
   } catch (err) {
-    audit(ctx, call, "attachment", account, "error", `part ${part.slice(0, 20)}: ${toErrorBody(err).reason}`);
+    audit(ctx, call, account, "error", `part ${part.slice(0, 20)}: ${toWireError(err).reason}`);
     throw err;
   }
 }
@@ -176,10 +176,10 @@ export async function saveRaw(
     const target = checkDir(dir, ctx.home.attachmentsDir);
     const raw = await ctx.pool.read(a, (c) => fetchRaw(c, r));
     const path = writeNewFile(target, "message.eml", raw);
-    audit(ctx, call, "get.raw", account, "allowed", `${raw.length} bytes`);
+    audit(ctx, call, account, "allowed", `${raw.length} bytes`);
     return { path, size: raw.length, content_type: "message/rfc822" };
   } catch (err) {
-    audit(ctx, call, "get.raw", account, "error", `raw: ${toErrorBody(err).reason}`);
+    audit(ctx, call, account, "error", `raw: ${toWireError(err).reason}`);
     throw err;
   }
 }

@@ -9,8 +9,9 @@ import crypto from "node:crypto";
 import type { ImapFlow } from "imapflow";
 import { simpleParser } from "mailparser";
 import type { AccountConfig } from "../config.js";
-import { type ErrorBody, MailError, toErrorBody } from "../errors.js";
+import { type WireError, MailError, toWireError } from "../errors.js";
 import { htmlToText } from "../imap/body.js";
+import type { SearchSource } from "../limits.js";
 import { displayName, listAll, roleOf } from "../imap/folders.js";
 import { splitFlags, threadKey } from "../imap/messages.js";
 import { bindQuery, folderInScope, mentionsIn, splitAccounts } from "../query/analyze.js";
@@ -24,13 +25,13 @@ import { encodeRef } from "../refs.js";
 import { type CacheRow, CursorError, cacheCanAnswerQuery, searchCache } from "../cache/index.js";
 import { type Call, type ServiceContext, accountOf, audit, cacheOf } from "./context.js";
 
-export type SearchSource = "auto" | "cache" | "server";
+export type { SearchSource };
 
 export interface SearchParams {
   query: string;
   accounts: string[];
   limit: number;
-  cursor: string | undefined;
+  cursor?: string | undefined;
   count_only: boolean;
   snippets: boolean;
   threads: boolean;
@@ -59,7 +60,7 @@ export interface SearchResult {
   next_cursor: string | null;
   source: "server" | "cache" | "mixed";
   account_counts: Array<{ account: string; count: number; source: "server" | "cache" }>;
-  partial: Array<{ account: string; folder?: string; error: ErrorBody }>;
+  partial: Array<{ account: string; folder?: string; error: WireError }>;
 }
 
 /** Per account, at most this many matches are sorted and paged on the server path. */
@@ -206,7 +207,7 @@ async function serverSearch(
       partial.push({
         account: account.name,
         folder: displayName(f.path, f.delimiter),
-        error: toErrorBody(err),
+        error: toWireError(err),
       });
     }
   }
@@ -423,14 +424,7 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
     all.push(...fromCache.hits);
     for (const plan of onCache) {
       const n = fromCache.counts.get(plan.name) ?? 0;
-      audit(
-        ctx,
-        call,
-        "search",
-        plan.name,
-        "allowed",
-        `search (${p.query.length} chars): ${n} match(es) from cache`,
-      );
+      audit(ctx, call, plan.name, "allowed", `search (${p.query.length} chars): ${n} match(es) from cache`);
     }
   }
   await Promise.all(
@@ -448,14 +442,13 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
         audit(
           ctx,
           call,
-          "search",
           name,
           "allowed",
           `search (${p.query.length} chars): ${hits.length} match(es) from server`,
         );
       } catch (err) {
-        partial.push({ account: name, error: toErrorBody(err) });
-        audit(ctx, call, "search", name, "error", `search: ${toErrorBody(err).reason}`);
+        partial.push({ account: name, error: toWireError(err) });
+        audit(ctx, call, name, "error", `search: ${toWireError(err).reason}`);
       }
     }),
   );
@@ -539,7 +532,6 @@ function cacheOnly(
     audit(
       ctx,
       call,
-      "search",
       c.account,
       "allowed",
       `search (${p.query.length} chars): ${c.count} match(es) from cache`,

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { ImapFlow } from "imapflow";
 import { type CacheDb, openCache } from "../../src/cache/index.js";
-import { type Dovecot, startDovecot } from "./dovecot.js";
+import { type Dovecot, startDovecot } from "../../src/testing/dovecot.js";
 
 export const USER = "carla";
 export const PASSWORD = "cache-test-pw";

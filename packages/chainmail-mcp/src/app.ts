@@ -1,0 +1,32 @@
+/**
+ * The wiring: a DaemonClient of kind `mcp` on the home's socket, the MCP server over it, and the kit
+ * serving stdio (or Streamable HTTP). The daemon holds the accounts, the policy and the audit log.
+ */
+import { DaemonClient, resolveHome } from "@mcpforge/chainmail";
+import { type CommonFlags, runServer } from "@mcpforge/toolkit";
+import { createChainmailMcpServer } from "./mcp/server.js";
+
+export interface AppOptions {
+  flags: CommonFlags;
+  /** chainmail's home; default CHAINMAIL_HOME, else the XDG dirs. */
+  home?: string | undefined;
+  listGatedTools: boolean;
+  /** Re-ask the daemon for the policy once the last check is this old. */
+  gateMaxAgeMs?: number | undefined;
+}
+
+/** Runs the server until the client hangs up. */
+export async function startApp(options: AppOptions): Promise<void> {
+  const client = new DaemonClient({ socketPath: resolveHome(options.home).socketPath, client: "mcp" });
+  const kit = createChainmailMcpServer({
+    client,
+    listGatedTools: options.listGatedTools,
+    ...(options.gateMaxAgeMs !== undefined ? { maxAgeMs: options.gateMaxAgeMs } : {}),
+  });
+  // The kit exits when a stdio client hangs up; the daemon socket is closed first.
+  await runServer(kit, {
+    flags: options.flags,
+    caller: { scopes: [], clientId: "local" },
+    onClose: () => client.close(),
+  });
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+/**
+ * The chainmail-mcp bin: reads argv, prints help or the version, and starts the app. The committed
+ * stub bin/chainmail-mcp.js calls `run`; `chainmail mcp` calls `main` (exported from the package,
+ * which is why this module runs nothing when imported).
+ */
+import { exitCodeOf, isMailError, MailError } from "@mcpforge/chainmail";
+import { COMMON_FLAGS_HELP, parseServerArgs } from "@mcpforge/toolkit";
+import { startApp } from "../app.js";
+import { VERSION } from "../mcp/server.js";
+
+export const HELP = `chainmail-mcp: the MCP server of the chainmail mail daemon (also: chainmail mcp)
+
+Usage: chainmail-mcp [--home DIR] [--http [HOST:]PORT] [--token TOKEN]
+
+  --home DIR          chainmail's home (config, state, socket); default $CHAINMAIL_HOME, else the XDG dirs
+  --list-gated-tools  list expunge and delete_folder whatever the policy says (for reference docs);
+                      the daemon still refuses them where the policy does
+${COMMON_FLAGS_HELP}
+
+The daemon must be running (chainmail daemon); without it the server starts, lists 17 tools and every
+call fails with DAEMON_UNAVAILABLE.
+`;
+
+const OPTIONS = {
+  home: { type: "string" },
+  "list-gated-tools": { type: "boolean" },
+} as const;
+
+const usage = (message: string) => new MailError("INVALID_ARGUMENT", message, "Run chainmail-mcp --help.");
+
+/**
+ * CHAINMAIL_MCP_GATE_MAX_AGE_MS shortens the 60 s between policy checks, so a test (or someone
+ * watching a policy change take effect) need not wait a minute. Not a user setting: the policy is
+ * enforced by the daemon on every call whatever the listing says.
+ */
+function gateMaxAgeMs(value: string | undefined): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0)
+    throw usage(`CHAINMAIL_MCP_GATE_MAX_AGE_MS takes milliseconds, 0 or more; got "${value}"`);
+  return n;
+}
+
+/** Runs the server until the client hangs up. A bad flag is a MailError INVALID_ARGUMENT. */
+export async function main(argv: readonly string[]): Promise<void> {
+  let parsed: ReturnType<typeof parseServerArgs<typeof OPTIONS>>;
+  try {
+    parsed = parseServerArgs(argv, OPTIONS);
+  } catch (err) {
+    throw usage((err as Error).message);
+  }
+  const { flags, values } = parsed;
+  if (flags.help) return void process.stdout.write(HELP);
+  if (flags.version) return void process.stdout.write(`${VERSION}\n`);
+  if (values.home === "") throw usage("--home needs a directory");
+  await startApp({
+    flags,
+    home: values.home,
+    listGatedTools: values["list-gated-tools"] === true,
+    gateMaxAgeMs: gateMaxAgeMs(process.env["CHAINMAIL_MCP_GATE_MAX_AGE_MS"]),
+  });
+}
+
+/** `main` on this process's argv; a failure goes to stderr with the reason's exit code. */
+export function run(argv: readonly string[] = process.argv.slice(2)): void {
+  main(argv).catch((err: unknown) => {
+    const reason = isMailError(err) ? err.reason : "INTERNAL";
+    const hint = isMailError(err) ? `\nhint: ${err.hint}` : "";
+    process.stderr.write(`chainmail-mcp: ${reason}: ${(err as Error).message}${hint}\n`);
+    process.exit(exitCodeOf(reason));
+  });
+}

@@ -1,0 +1,30 @@
+import type { DaemonClient } from "@mcpforge/chainmail";
+
+/** What every handler gets: the daemon client (kind `mcp`, so the audit log says who called). */
+export interface ChainmailContext {
+  client: DaemonClient;
+}
+
+/**
+ * What the gate reads from the daemon's accounts list. `expungeAllowedSomewhere` also decides the
+ * draft tools' destructive hint once they exist; while the daemon is unreachable everything is false.
+ */
+export interface GateState {
+  reachable: boolean;
+  expungeAllowedSomewhere: boolean;
+  deleteFolderAllowedSomewhere: boolean;
+}
+
+export const UNREACHABLE: GateState = Object.freeze({
+  reachable: false,
+  expungeAllowedSomewhere: false,
+  deleteFolderAllowedSomewhere: false,
+});
+
+export const GROUPS = {
+  accounts: "Accounts and folders",
+  reading: "Reading",
+  files: "Files",
+  organizing: "Organizing",
+  events: "Events and the cache",
+} as const;

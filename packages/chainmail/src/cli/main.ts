@@ -1,0 +1,114 @@
+/**
+ * chainmail's command line: `daemon` and `secret set` run here; every other command is one call to
+ * the daemon over its socket (./commands.ts), printed as text or, with --json, as the daemon's JSON.
+ */
+import { parseArgs } from "node:util";
+import { DaemonClient } from "../client/index.js";
+import { REASONS } from "../errors.js";
+import { type Home, resolveHome } from "../home.js";
+import { setSecret } from "../secrets.js";
+import { COMMANDS, usage } from "./commands.js";
+import { human } from "./human.js";
+import { mcpArgs, runMcp } from "./mcp.js";
+
+export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
+  daemon                                 run the daemon (stops cleanly on SIGTERM)
+  mcp [--http [HOST:]PORT]               run the MCP server on stdio (needs @mcpforge/chainmail-mcp)
+  secret set ACCOUNT                     read the account's password from stdin
+  accounts                               list accounts
+  test ACCOUNT                           log in to IMAP and SMTP
+  folders [--account A]...               list folders
+  folders create ACCOUNT NAME            create a folder (and its parents)
+  folders rename ACCOUNT FROM TO         rename a folder
+  folders delete ACCOUNT NAME [--force]  delete a folder (policy: allow_delete_folder)
+  search [QUERY] [--account A]... [--limit N] [--cursor C] [--count] [--snippets] [--threads] [--source auto|cache|server]
+  get REF... [--full]                    read messages (never marks them read)
+  thread REF [--full]                    read a thread
+  attachment REF PART [--dir DIR]        save an attachment
+  raw REF [--dir DIR]                    save the raw message
+  move FOLDER REF...  |  copy FOLDER REF...
+  archive REF...  |  trash REF...  |  expunge REF... (policy: allow_expunge)
+  flags REF... [--add F]... [--remove F]...
+  labels REF... [--add L]... [--remove L]...  (Google accounts)
+  cache status [--account A]...          the local cache per account and folder
+  cache sync [--account A]...            sync the cache now (headers, bodies, eviction) and wait
+  audit [--action A] [--since TIME] [--limit N]`;
+
+/** Flags every command takes, before or after its name. */
+const GLOBAL = {
+  home: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** The command: the first argument that is not a flag or --home's value. */
+function commandOf(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--home") i++;
+    else if (!a.startsWith("-")) return a;
+  }
+  return undefined;
+}
+
+/** Runs one command line and returns its exit code; a failure throws (the bin prints it). */
+export async function main(argv: string[]): Promise<number> {
+  const forMcp = mcpArgs(argv);
+  if (forMcp) return runMcp(forMcp);
+  const cmd = commandOf(argv);
+  const local = cmd === undefined ? undefined : COMMANDS[cmd];
+  const known = cmd === undefined || local || cmd === "daemon" || cmd === "secret";
+  const { values: o, positionals } = parseArgs({
+    args: argv,
+    options: { ...GLOBAL, ...local?.options },
+    allowPositionals: true,
+    strict: true,
+  });
+  const g = o as { home?: string; json?: boolean; help?: boolean };
+  if (g.help || cmd === undefined) {
+    process.stdout.write(`${USAGE}\n`);
+    return g.help ? 0 : REASONS.INVALID_ARGUMENT.exitCode;
+  }
+  if (!known) usage(`unknown command ${JSON.stringify(cmd)}`);
+  const home = resolveHome(g.home);
+  const args = positionals.slice(1);
+  if (cmd === "daemon") return runDaemon(home);
+  if (cmd === "secret") return storeSecret(home, args, g.json === true);
+
+  const req = local!.request(o, args);
+  const client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  try {
+    const result = await req.send(client);
+    process.stdout.write(`${g.json ? JSON.stringify(result) : human(cmd, result)}\n`);
+    // A batch where some refs failed is a success; its per-ref errors are in the output.
+    return 0;
+  } finally {
+    client.close();
+  }
+}
+
+async function runDaemon(home: Home): Promise<number> {
+  // Loaded only here, so the other commands start without IMAP, MIME and SQLite code.
+  const { startDaemon } = await import("../daemon/server.js");
+  const daemon = await startDaemon({ home });
+  process.stderr.write(`chainmail daemon listening on ${daemon.socketPath}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      daemon.stop().then(resolve, resolve);
+    };
+    process.once("SIGTERM", stop);
+    process.once("SIGINT", stop);
+  });
+  return 0;
+}
+
+async function storeSecret(home: Home, args: string[], json: boolean): Promise<number> {
+  if (args[0] !== "set" || args.length !== 2)
+    usage("usage: chainmail secret set ACCOUNT (the password on stdin)");
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  setSecret(home.secretsDir, args[1]!, Buffer.concat(chunks).toString("utf8"));
+  if (!json) process.stderr.write(`stored the password of ${args[1]}\n`);
+  else process.stdout.write(`${JSON.stringify({ account: args[1], stored: true })}\n`);
+  return 0;
+}

@@ -1,0 +1,26 @@
+/**
+ * @mcpforge/chainmail/testing: the mail fixtures chainmail's tests and its MCP server's tests share.
+ * A throwaway Dovecot on 127.0.0.1 (needs /usr/sbin/dovecot), a home with a running daemon over it,
+ * a generated corpus, and a Gmail-like IMAP server (needs the hoodiecrow-imap package). Kept out of
+ * the main entry, so the daemon never loads test code.
+ */
+export {
+  type Attachment,
+  buildMessage,
+  type CorpusMessage,
+  type CorpusOptions,
+  encodeHeader,
+  generateCorpus,
+  INJECTION_TEXT,
+  type MessageSpec,
+  TINY_PNG,
+} from "./corpus.js";
+export {
+  type AppendResult,
+  type Dovecot,
+  type DovecotUser,
+  type StartOptions,
+  startDovecot,
+} from "./dovecot.js";
+export { type GmailMessage, type GmailServer, gmailRawMatches, startGmail } from "./gmail.js";
+export { configToml, type MailEnv, type PolicyOpts, startMailEnv } from "./mailenv.js";

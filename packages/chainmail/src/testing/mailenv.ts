@@ -1,0 +1,105 @@
+/**
+ * A Dovecot with two users, a CHAINMAIL_HOME in a temp dir with config.toml and stored passwords, a
+ * daemon started in-process and a client. Tests fill the mailboxes from the corpus.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { DaemonClient } from "../client/index.js";
+import { type Daemon, startDaemon } from "../daemon/server.js";
+import { type Home, resolveHome } from "../home.js";
+import { setSecret } from "../secrets.js";
+import { type Dovecot, startDovecot } from "./dovecot.js";
+
+export interface PolicyOpts {
+  /** `port`: another IMAP port for work (a dead one, to see which connection a call uses). */
+  work?: { allow_expunge?: boolean; allow_delete_folder?: boolean; port?: number };
+  home?: { allow_expunge?: boolean; allow_delete_folder?: boolean };
+  /** Extra lines of the `[cache]` section; the background loop is off unless this turns it on. */
+  cache?: string;
+  /** More accounts after work and home (Dovecot user carol exists for them; store her password). */
+  extra?: Array<{ name: string; user: string; port?: number }>;
+}
+
+export interface MailEnv {
+  dv: Dovecot;
+  dir: string;
+  home: Home;
+  daemon: Daemon;
+  client: DaemonClient;
+  /** Rewrites config.toml; without `cache`, the options the env was started with are kept. */
+  writeConfig(policy: PolicyOpts): void;
+  restartDaemon(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function configToml(dv: Dovecot, policy: PolicyOpts): string {
+  const acct = (name: string, user: string, p: PolicyOpts["work"] = {}, port = dv.port) => `
+[[accounts]]
+name = "${name}"
+provider = "imap"
+address = "${user}@example.com"
+username = "${user}"
+archive_folder = "Archive"
+signature = "-- \\n${user}"
+[accounts.imap]
+host = "127.0.0.1"
+port = ${port}
+tls = "none"
+[accounts.policy]
+allow_expunge = ${p.allow_expunge ?? false}
+allow_delete_folder = ${p.allow_delete_folder ?? false}
+`;
+  const extra = policy.cache ?? "";
+  const cache = `[cache]\n${extra.includes("background") ? "" : "background = false\n"}${extra}\n`;
+  const more = (policy.extra ?? []).map((x) => acct(x.name, x.user, {}, x.port)).join("");
+  return `[daemon]\nbody_limit = 2000\n${cache}${acct("work", "alice", policy.work, policy.work?.port)}${acct("home", "bob", policy.home)}${more}`;
+}
+
+export async function startMailEnv(
+  policy: PolicyOpts = {},
+  /** Extra dovecot.conf lines (ACLs, a smaller capability list). */
+  dovecotConfig?: string,
+): Promise<MailEnv> {
+  const dv = await startDovecot({
+    users: [
+      { name: "alice", password: "alice-secret-pw" },
+      { name: "bob", password: "bob-secret-pw" },
+      { name: "carol", password: "carol-secret-pw" },
+    ],
+    ...(dovecotConfig ? { extraConfig: dovecotConfig } : {}),
+  });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-home-"));
+  const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
+  const writeConfig = (p: PolicyOpts) => {
+    fs.writeFileSync(home.configFile, configToml(dv, { cache: policy.cache, extra: policy.extra, ...p }));
+    // mtime resolution can hide two writes in one millisecond from the daemon's reload check.
+    const t = new Date(Date.now() + Math.floor(Math.random() * 100000));
+    fs.utimesSync(home.configFile, t, t);
+  };
+  writeConfig(policy);
+  setSecret(home.secretsDir, "work", "alice-secret-pw\n");
+  setSecret(home.secretsDir, "home", "bob-secret-pw");
+  const env: MailEnv = {
+    dv,
+    dir,
+    home,
+    daemon: await startDaemon({ home, log: () => undefined }),
+    client: undefined as unknown as DaemonClient,
+    writeConfig,
+    restartDaemon: async () => {
+      env.client.close();
+      await env.daemon.stop();
+      env.daemon = await startDaemon({ home, log: () => undefined });
+      env.client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+    },
+    stop: async () => {
+      env.client.close();
+      await env.daemon.stop();
+      await dv.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  env.client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  return env;
+}
