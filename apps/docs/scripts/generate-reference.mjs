@@ -41,7 +41,7 @@ export const SERVERS = [
     id: "chainmail",
     title: "chainmail",
     pkg: "packages/chainmail-mcp",
-    bin: "dist/cli.js",
+    bin: "bin/chainmail-mcp.js",
     // A home with no daemon, so no running daemon of the user changes the pages; the gated tools are
     // listed anyway, as the reference must cover them.
     args: ["--home", "/nonexistent/chainmail-reference", "--list-gated-tools"],
