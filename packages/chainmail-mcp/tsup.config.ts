@@ -1,11 +1,6 @@
-import { defineConfig } from "tsup";
+import { packageBuild } from "@mcpforge/tsconfig/tsup";
 
-export default defineConfig({
+export default packageBuild({
   entry: ["src/index.ts", "src/bin/chainmail-mcp.ts"],
-  format: ["esm"],
-  target: "node20",
-  dts: { entry: ["src/index.ts"] },
-  sourcemap: true,
-  clean: true,
-  splitting: true,
+  dts: ["src/index.ts"],
 });

@@ -1,6 +1,6 @@
-import { defineConfig } from "tsup";
+import { packageBuild } from "@mcpforge/tsconfig/tsup";
 
-export default defineConfig({
+export default packageBuild({
   entry: [
     "src/index.ts",
     "src/bin/dexi-mcp.ts",
@@ -8,12 +8,7 @@ export default defineConfig({
     "src/embed/worker.ts",
     "src/bench/run.ts",
   ],
-  format: ["esm"],
-  target: "node20",
-  dts: { entry: ["src/index.ts"] },
-  sourcemap: true,
-  clean: true,
-  splitting: true,
+  dts: ["src/index.ts"],
   // The USE model and native modules stay external: they are resolved from node_modules at run time.
   external: [
     "better-sqlite3",
