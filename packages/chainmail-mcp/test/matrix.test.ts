@@ -23,31 +23,27 @@ afterAll(async () => {
 describe("the chainmail-mcp bin in every client and transport", () => {
   it.each(MATRIX)(
     "$client over $transport",
-    async ({ client, transport }) => {
-      await checkCombination(
-        {
-          spawn: {
-            command: process.execPath,
-            args: [BIN, "--home", env.dir],
-            env: { CHAINMAIL_MCP_GATE_MAX_AGE_MS: "0" },
-          },
-          serverInfo: { name: "chainmail", version },
-          listed: ["list_accounts", "search", "get_message", "move"],
-          ok: {
-            tool: "list_accounts",
-            args: {},
-            check: (s) => expect((s["accounts"] as unknown[]).length).toBeGreaterThan(0),
-          },
-          error: { tool: "test_account", args: { account: "nobody" }, reason: "NOT_FOUND" },
-          gate: {
-            tool: "expunge",
-            open: () => env.writeConfig({ work: { allow_expunge: true } }),
-            close: () => env.writeConfig({}),
-          },
+    async (combination) => {
+      await checkCombination(combination, {
+        spawn: {
+          command: process.execPath,
+          args: [BIN, "--home", env.dir],
+          env: { CHAINMAIL_MCP_GATE_MAX_AGE_MS: "0" },
         },
-        client,
-        transport,
-      );
+        serverInfo: { name: "chainmail", version },
+        listed: ["list_accounts", "search", "get_message", "move"],
+        ok: {
+          tool: "list_accounts",
+          args: {},
+          check: (s) => expect((s["accounts"] as unknown[]).length).toBeGreaterThan(0),
+        },
+        error: { tool: "test_account", args: { account: "nobody" }, reason: "NOT_FOUND" },
+        gate: {
+          tool: "expunge",
+          open: () => env.writeConfig({ work: { allow_expunge: true } }),
+          close: () => env.writeConfig({}),
+        },
+      });
     },
     90_000,
   );

@@ -1,44 +1,36 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { packageVersion } from "@mcpforge/toolkit";
 import { checkCombination, MATRIX } from "@mcpforge/toolkit/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
 const BIN = fileURLToPath(new URL("../dist/bin/dexi-mcp.js", import.meta.url));
 const version = packageVersion(import.meta.url);
-const dir = mkdtempSync(join(tmpdir(), "dexi-matrix-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // Dexi has no gated tool, so its combinations list, call and fail but flip no gate.
 describe("the dexi bin in every client and transport", () => {
   it.each(MATRIX)(
     "$client over $transport",
-    async ({ client, transport }) => {
-      await checkCombination(
-        {
-          spawn: {
-            command: process.execPath,
-            args: [BIN, "--db", join(dir, `${client}-${transport}.db`), "--user", "ann"],
-            env: { DEXI_EMBEDDINGS: "hash" },
-          },
-          serverInfo: { name: "dexi", version },
-          listed: ["search_notes", "create_note", "get_note", "grade_review"],
-          ok: {
-            tool: "create_note",
-            args: { title: "Matrix", text: "from the matrix #e2e" },
-            check: (s) => expect(s["tags"]).toEqual(["#e2e"]),
-          },
-          error: {
-            tool: "get_note",
-            args: { note_id: "2982e9b4-19fe-40fd-9a69-e23d45e53b13" },
-            reason: "NOT_FOUND",
-          },
+    async (combination) => {
+      await checkCombination(combination, (dir) => ({
+        spawn: {
+          command: process.execPath,
+          args: [BIN, "--db", join(dir, `data.db`), "--user", "ann"],
+          env: { DEXI_EMBEDDINGS: "hash" },
         },
-        client,
-        transport,
-      );
+        serverInfo: { name: "dexi", version },
+        listed: ["search_notes", "create_note", "get_note", "grade_review"],
+        ok: {
+          tool: "create_note",
+          args: { title: "Matrix", text: "from the matrix #e2e" },
+          check: (s) => expect(s["tags"]).toEqual(["#e2e"]),
+        },
+        error: {
+          tool: "get_note",
+          args: { note_id: "2982e9b4-19fe-40fd-9a69-e23d45e53b13" },
+          reason: "NOT_FOUND",
+        },
+      }));
     },
     90_000,
   );

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { UNPUBLISHED } from "../src/domain/notes.js";
 import { PublishError } from "../src/domain/publishers/types.js";
 import { WebhookPublisher } from "../src/domain/publishers/webhook.js";
 import { createNotesApp } from "../src/app.js";
@@ -168,13 +169,6 @@ function sampleNote() {
     autoRestackAfterHours: null,
     createdAt: "2026-03-01T00:00:00.000Z",
     updatedAt: "2026-03-01T00:00:00.000Z",
-    publishedAt: null,
-    restackDueAt: null,
-    restackedAt: null,
-    sourceNoteId: null,
-    lastRecycledAt: null,
-    attempts: 0,
-    lastError: null,
-    lastAttemptAt: null,
+    ...UNPUBLISHED,
   };
 }

@@ -1,15 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { checkCombination, MATRIX, type MatrixTarget } from "../src/testing/matrix.js";
 import { packageVersion } from "../src/version.js";
 
 const cli = fileURLToPath(new URL("../dist/example/bin/mcpforge-example.js", import.meta.url));
 const version = packageVersion(import.meta.url);
-const dir = mkdtempSync(join(tmpdir(), "kit-matrix-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function target(gateFile: string): MatrixTarget {
   writeFileSync(gateFile, JSON.stringify({ allowPurge: false }));
@@ -34,8 +31,8 @@ function target(gateFile: string): MatrixTarget {
 describe("the example bin in every client and transport", () => {
   it.each(MATRIX)(
     "$client over $transport",
-    async ({ client, transport }) => {
-      await checkCombination(target(join(dir, `${client}-${transport}.json`)), client, transport);
+    async (combination) => {
+      await checkCombination(combination, (dir) => target(join(dir, "gate.json")));
     },
     60_000,
   );

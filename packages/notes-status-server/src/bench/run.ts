@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { Publisher } from "../domain/publishers/types.js";
 import { NOTE_STATUSES, type NoteStatus } from "../domain/status.js";
+import { UNPUBLISHED } from "../domain/notes.js";
 import type { NoteDetail } from "../domain/types.js";
 import { createNotesApp } from "../app.js";
 import { openDatabase } from "../store/db.js";
@@ -106,14 +107,8 @@ async function main() {
         autoRestackAfterHours: random() < 0.2 ? 24 : null,
         createdAt: created,
         updatedAt: created,
+        ...UNPUBLISHED,
         publishedAt: status === "published" ? created : null,
-        restackDueAt: null,
-        restackedAt: null,
-        sourceNoteId: null,
-        lastRecycledAt: null,
-        attempts: 0,
-        lastError: null,
-        lastAttemptAt: null,
       };
       batch.push(note);
     }

@@ -7,6 +7,18 @@ import type { ListFilter, Note, NoteDetail, NotesRepository, Page } from "./type
 
 export { toListNote } from "./shape.js";
 
+/** The publishing history of a note that has never been published, restacked, recycled or tried. */
+export const UNPUBLISHED = {
+  publishedAt: null,
+  restackDueAt: null,
+  restackedAt: null,
+  sourceNoteId: null,
+  lastRecycledAt: null,
+  attempts: 0,
+  lastError: null,
+  lastAttemptAt: null,
+} as const satisfies Partial<NoteDetail>;
+
 export const MAX_CONTENT_LENGTH = 10_000;
 export const MAX_TAGS = 20;
 export const MAX_TAG_LENGTH = 50;
@@ -144,14 +156,7 @@ export class NotesService {
       autoRestackAfterHours: input.autoRestackAfterHours ?? null,
       createdAt: at,
       updatedAt: at,
-      publishedAt: null,
-      restackDueAt: null,
-      restackedAt: null,
-      sourceNoteId: null,
-      lastRecycledAt: null,
-      attempts: 0,
-      lastError: null,
-      lastAttemptAt: null,
+      ...UNPUBLISHED,
     };
     this.repo.insert(note);
     return note;

@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { connectHttp, connectStdio, runInspector, runInspectorHttp, type StdioSpawn } from "./clients.js";
 
 /**
@@ -193,8 +196,25 @@ function inspectorDriver(
   };
 }
 
-/** Runs one combination of the matrix against a server; throws with what went wrong. */
+/**
+ * Runs one combination of the matrix against a server; throws with what went wrong. `target` may be
+ * a function of a temp folder made for this combination (and removed after it).
+ */
 export async function checkCombination(
+  combination: { client: MatrixClient; transport: MatrixTransport },
+  targetIn: MatrixTarget | ((dir: string) => MatrixTarget),
+): Promise<void> {
+  const { client, transport } = combination;
+  // A fresh folder per combination for the server's data (a database, a gate file), removed after.
+  const dir = mkdtempSync(join(tmpdir(), `mcp-matrix-${client}-${transport}-`));
+  try {
+    await runCombination(typeof targetIn === "function" ? targetIn(dir) : targetIn, client, transport);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function runCombination(
   target: MatrixTarget,
   client: MatrixClient,
   transport: MatrixTransport,
