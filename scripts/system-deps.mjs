@@ -9,7 +9,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 
 const NEEDS = [
-  { pkg: "dovecot-imapd", path: "/usr/sbin/dovecot" },
+  { pkg: "dovecot-core", path: "/usr/sbin/dovecot" },
+  { pkg: "dovecot-imapd", path: "/usr/lib/dovecot/imap" },
   { pkg: "dovecot-lmtpd", path: "/usr/lib/dovecot/lmtp" },
   { pkg: "chromium", path: "/usr/bin/chromium" },
   { pkg: "notmuch", path: "/usr/bin/notmuch" },
