@@ -29,7 +29,13 @@ const REFERENCE_GEN_CLI = join(ROOT, "packages/reference-gen/dist/cli.js");
 
 /** The servers the site documents; `bin` is relative to the package, `args` make it start without setup. */
 export const SERVERS = [
-  { id: "dexi", title: "Dexi", pkg: "packages/dexi-server", bin: "dist/bin/dexi-mcp.js", args: ["--db", ":memory:"] },
+  {
+    id: "dexi",
+    title: "Dexi",
+    pkg: "packages/dexi-server",
+    bin: "dist/bin/dexi-mcp.js",
+    args: ["--db", ":memory:"],
+  },
   {
     id: "notes-status",
     title: "notes-status",
