@@ -5,6 +5,7 @@
  *   BENCH_ROUNDS, BENCH_CALLS, BENCH_STDIO_CALLS  round trips (item 1)
  *   BENCH_SPAWNS                                   spawns per side and era (item 2)
  *   BENCH_HTTP_CLIENTS, BENCH_HTTP_CALLS, BENCH_HTTP_WARMUP   HTTP load (item 3)
+ *   BENCH_HTTP_LEGACY_PAIR=1                       also 2025 sessions on two instances
  *   BENCH_ONLY=roundtrip,startup,http              run only these parts
  */
 import { dirname } from "node:path";
@@ -53,7 +54,8 @@ async function main() {
   const httpOptions = {
     clients: num("BENCH_HTTP_CLIENTS", 20),
     calls: num("BENCH_HTTP_CALLS", 1000),
-    warmup: num("BENCH_HTTP_WARMUP", 100),
+    warmup: num("BENCH_HTTP_WARMUP", 400),
+    legacyPair: process.env["BENCH_HTTP_LEGACY_PAIR"] === "1",
   };
   const http = only.includes("http") ? await measureHttp(bins, httpOptions, log) : [];
 
@@ -66,7 +68,7 @@ async function main() {
   printTable("2. spawn to first answer over stdio (v2 client)", startup);
   printTable(
     `3. Streamable HTTP, ${httpOptions.clients} clients x ${httpOptions.calls} calls each ` +
-      `(after ${httpOptions.warmup} warm-up calls each; RSS "before" is read after the warm-up)`,
+      `(after ${httpOptions.warmup} warm-up calls each per instance; RSS "before" is read after them)`,
     http,
   );
   console.log(
@@ -80,8 +82,9 @@ async function main() {
       "same command before it spawns the one it keeps, so each figure spans two spawns, on both sides.",
       "HTTP: each client is opened by a real v2 SDK client; its tools/call request is then replayed",
       "over keep-alive node:http (fresh ids and arguments), so the load generator does not compete",
-      "with the servers for the two cores. The proxy sends a request carrying an Mcp-Session-Id to",
-      "the instance that issued it (a 2025 session lives in one process); others rotate.",
+      "with the servers for the two cores. Two instances: 2026-07-28 only by default, as a 2025",
+      "session lives in one process (BENCH_HTTP_LEGACY_PAIR=1 adds it; the proxy then sends a request",
+      "carrying an Mcp-Session-Id to the instance that issued it, the rest round-robin).",
       "RSS is VmRSS of the server processes (summed over two); CPU is their utime + stime.",
     ].join("\n"),
   );
