@@ -6,8 +6,9 @@ import {
   Server,
   type Tool,
 } from "@modelcontextprotocol/server";
-import { Ajv, type ValidateFunction } from "ajv";
-import addFormats from "ajv-formats";
+import { createRequire } from "node:module";
+import type { Ajv, ValidateFunction } from "ajv";
+import type addFormats from "ajv-formats";
 import type { z } from "zod";
 import type { Annotations, AnyTool, Caller } from "./define.js";
 import { type Reasons, ToolError } from "./errors.js";
@@ -289,10 +290,14 @@ function compileAll<Ctx, State>(
 let ajv: Ajv | undefined;
 function sharedAjv(): Ajv {
   // The same validator set-up as the SDK client's, formats included, so a result the kit lets
-  // through is one every SDK client accepts.
+  // through is one every SDK client accepts. Loaded on the first call that validates, not at
+  // import: loading ajv and its formats cost a stdio server about 45 ms before its first answer.
   if (!ajv) {
-    ajv = new Ajv({ strict: false, allErrors: false });
-    addFormats.default(ajv);
+    const require = createRequire(import.meta.url);
+    const { Ajv: AjvClass } = require("ajv") as typeof import("ajv");
+    const formats = require("ajv-formats") as typeof addFormats;
+    ajv = new AjvClass({ strict: false, allErrors: false });
+    formats.default(ajv);
   }
   return ajv;
 }

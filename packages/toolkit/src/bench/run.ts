@@ -1,177 +1,93 @@
 /**
- * The kit's benchmark: what declaring a tool through the kit costs over registering it directly on
- * the SDK's McpServer, and how long tools/list of 40 tools takes on the server side.
+ * The kit's benchmark: what serving a tool through the kit costs against the same tool on a
+ * minimal server written directly on the v2 SDK, as ratios, in one run (`npm run bench`).
+ *
+ *   BENCH_ROUNDS, BENCH_CALLS, BENCH_STDIO_CALLS  round trips (item 1)
+ *   BENCH_SPAWNS                                   spawns per side and era (item 2)
+ *   BENCH_HTTP_CLIENTS, BENCH_HTTP_CALLS, BENCH_HTTP_WARMUP   HTTP load (item 3)
+ *   BENCH_HTTP_LEGACY_PAIR=1                       also 2025 sessions on two instances
+ *   BENCH_ONLY=roundtrip,startup,http              run only these parts
  */
+import { dirname } from "node:path";
+import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
-import { toolFactory } from "../define.js";
-import { defineReasons } from "../errors.js";
-import { createServer } from "../server.js";
+import { fileURLToPath } from "node:url";
+import { measureHttp } from "./http-load.js";
+import type { Bins } from "./proc.js";
+import { measureRoundTrips } from "./roundtrip.js";
+import { measureStartup } from "./startup.js";
+import { printTable } from "./table.js";
 
-const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 5);
-const CALLS = Number(process.env["BENCH_CALLS"] ?? 4000);
-
-const input = {
-  query: z.string().min(1).max(200).describe("What to look for"),
-  limit: z.number().int().min(1).max(50).default(10).describe("Most results"),
+const num = (name: string, fallback: number) => {
+  const raw = process.env[name];
+  const n = raw === undefined ? fallback : Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer; got "${raw}"`);
+  return n;
 };
-const output = { items: z.array(z.object({ id: z.string(), title: z.string() })), total: z.number().int() };
-const answer = (query: string, limit: number) => ({
-  items: Array.from({ length: Math.min(limit, 3) }, (_, i) => ({ id: `n${i}`, title: `${query} ${i}` })),
-  total: 3,
-});
 
-async function kitClient(): Promise<Client> {
-  const tool = toolFactory<undefined>();
-  const kit = createServer({
-    name: "bench",
-    version: "0",
-    reasons: defineReasons({}),
-    context: () => undefined,
-    tools: [
-      tool({
-        name: "search",
-        title: "Search",
-        group: "Bench",
-        description: "Searches.",
-        scope: null,
-        input,
-        output,
-        annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
-        summary: (r) => `${r.items.length} results`,
-        handler: ({ query, limit }) => answer(query, limit),
-      }),
-    ],
-  });
-  const [c, s] = InMemoryTransport.createLinkedPair();
-  await kit.protocolInstance({ scopes: [] }, { listening: true }).connect(s);
-  const client = new Client({ name: "bench", version: "0" });
-  await client.connect(c);
-  await client.listTools();
-  return client;
-}
-
-async function sdkClient(): Promise<Client> {
-  const server = new McpServer({ name: "bench", version: "0" });
-  server.registerTool(
-    "search",
-    {
-      title: "Search",
-      description: "Searches.",
-      inputSchema: input,
-      outputSchema: output,
-      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    },
-    async ({ query, limit }) => {
-      const result = answer(query, limit);
-      return {
-        content: [{ type: "text", text: `${result.items.length} results\n\n${JSON.stringify(result)}` }],
-        structuredContent: result,
-      };
-    },
-  );
-  const [c, s] = InMemoryTransport.createLinkedPair();
-  await server.connect(s);
-  const client = new Client({ name: "bench", version: "0" });
-  await client.connect(c);
-  await client.listTools();
-  return client;
-}
-
-async function timeCalls(client: Client): Promise<number[]> {
-  const times: number[] = [];
-  for (let i = 0; i < CALLS; i++) {
-    const t0 = performance.now();
-    await client.callTool({ name: "search", arguments: { query: `q${i % 50}`, limit: 5 } });
-    times.push(performance.now() - t0);
-  }
-  return times;
-}
-
-function pct(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
-function fortyTools() {
-  const tool = toolFactory<undefined, { on: boolean }>();
-  return Array.from({ length: 40 }, (_, i) =>
-    tool({
-      name: `tool_${String(i).padStart(2, "0")}`,
-      title: `Tool ${i}`,
-      group: `Group ${i % 5}`,
-      description: "A tool with a typical schema.",
-      scope: i % 2 ? "x:read" : null,
-      input: {
-        ...input,
-        cursor: z.string().optional().describe("A cursor"),
-        flags: z
-          .array(z.enum(["a", "b"]))
-          .optional()
-          .describe("Flags"),
-      },
-      output,
-      annotations: { readOnly: i % 3 === 0, destructive: false, idempotent: true, openWorld: i % 2 === 0 },
-      liveAnnotations: (s: { on: boolean }) => ({ destructive: s.on && i === 7 }),
-      visibleWhen: (s: { on: boolean }) => s.on || i !== 3,
-      summary: () => "",
-      handler: () => ({ items: [], total: 0 }),
-    }),
-  );
-}
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+const log = (line: string) => process.stderr.write(`${line}\n`);
 
 async function main() {
-  const kit = await kitClient();
-  const sdk = await sdkClient();
-  // Warm both paths before measuring.
-  await timeCalls(kit);
-  await timeCalls(sdk);
-  const kitP50: number[] = [];
-  const sdkP50: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    // Alternate the order so drift on a shared machine hits both sides alike.
-    if (r % 2 === 0) {
-      kitP50.push(pct(await timeCalls(kit), 50));
-      sdkP50.push(pct(await timeCalls(sdk), 50));
-    } else {
-      sdkP50.push(pct(await timeCalls(sdk), 50));
-      kitP50.push(pct(await timeCalls(kit), 50));
-    }
-  }
-  const kitMs = pct(kitP50, 50);
-  const sdkMs = pct(sdkP50, 50);
-  const ratio = kitMs / sdkMs;
-  console.log(
-    `tools/call round trip over InMemoryTransport (${ROUNDS} rounds x ${CALLS} calls, median of round p50s)`,
-  );
-  console.log(`  kit:            ${(kitMs * 1000).toFixed(1)} µs`);
-  console.log(`  SDK McpServer:  ${(sdkMs * 1000).toFixed(1)} µs`);
-  console.log(`  ratio kit/SDK:  ${ratio.toFixed(3)} (target <= 1.10) ${ratio <= 1.1 ? "OK" : "OVER"}`);
+  // This file is an entry of its own in the build, so it sits in dist/bench/ next to the bins.
+  const bins: Bins = { dir: dirname(fileURLToPath(import.meta.url)) };
+  const started = performance.now();
+  const loadAtStart = load();
+  const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
+  log(`load average at start: ${loadAtStart}`);
 
-  const server = createServer<undefined, { on: boolean }>({
-    name: "bench",
-    version: "0",
-    reasons: defineReasons({}),
-    context: () => undefined,
-    tools: fortyTools(),
-    gate: { load: async () => ({ on: true }), maxAgeMs: 60_000, initial: { on: false } },
-  });
-  const listTimes: number[] = [];
-  for (let i = 0; i < 2000; i++) {
-    const t0 = performance.now();
-    server.listTools();
-    listTimes.push(performance.now() - t0);
-  }
-  const p50 = pct(listTimes, 50);
-  console.log(`tools/list of 40 tools, server side (2000 runs)`);
-  console.log(
-    `  p50 ${(p50 * 1000).toFixed(1)} µs, p95 ${(pct(listTimes, 95) * 1000).toFixed(1)} µs (target < 1 ms) ${p50 < 1 ? "OK" : "OVER"}`,
+  const only = (process.env["BENCH_ONLY"] ?? "roundtrip,startup,http").split(",");
+  const roundTrips = only.includes("roundtrip")
+    ? await measureRoundTrips(bins, {
+        rounds: num("BENCH_ROUNDS", 5),
+        inMemoryCalls: num("BENCH_CALLS", 2000),
+        stdioCalls: num("BENCH_STDIO_CALLS", 1000),
+      })
+    : [];
+  log(`round trips done (${elapsed()})`);
+  const spawns = num("BENCH_SPAWNS", 15);
+  const startup = only.includes("startup") ? await measureStartup(bins, spawns) : [];
+  log(`spawns done (${elapsed()})`);
+  const httpOptions = {
+    clients: num("BENCH_HTTP_CLIENTS", 20),
+    calls: num("BENCH_HTTP_CALLS", 1000),
+    warmup: num("BENCH_HTTP_WARMUP", 400),
+    legacyPair: process.env["BENCH_HTTP_LEGACY_PAIR"] === "1",
+  };
+  const http = only.includes("http") ? await measureHttp(bins, httpOptions, log) : [];
+
+  console.log(`mcpforge toolkit bench, node ${process.version}, ${elapsed()}`);
+  console.log(`load average at start: ${loadAtStart}; at end: ${load()}`);
+  printTable(
+    "1. tools/call round trip (median of per-round p50s; kit and baseline calls interleaved one by one)",
+    roundTrips,
   );
-  await kit.close();
-  await sdk.close();
+  printTable("2. spawn to first answer over stdio (v2 client)", startup);
+  printTable(
+    `3. Streamable HTTP, ${httpOptions.clients} clients x ${httpOptions.calls} calls each ` +
+      `(after ${httpOptions.warmup} warm-up calls each per instance; RSS "before" is read after them)`,
+    http,
+  );
+  console.log(
+    [
+      "",
+      "Baseline: McpServer.registerTool with the same schemas and result shape, served by the SDK's",
+      "serveStdio / createMcpHandler + toNodeHandler (default legacy posture 'stateless': a 2025 client",
+      "gets no session and each request a fresh instance). The kit also checks a bearer token on HTTP",
+      "and holds one session per 2025 client.",
+      "Spawn, 2026-07-28: the SDK's stdio client probes with server/discover on a sibling process of the",
+      "same command before it spawns the one it keeps, so each figure spans two spawns, on both sides.",
+      "HTTP: each client is opened by a real v2 SDK client; its tools/call request is then replayed",
+      "over keep-alive node:http (fresh ids and arguments), so the load generator does not compete",
+      "with the servers for the two cores. Two instances: 2026-07-28 only by default, as a 2025",
+      "session lives in one process (BENCH_HTTP_LEGACY_PAIR=1 adds it; the proxy then sends a request",
+      "carrying an Mcp-Session-Id to the instance that issued it, the rest round-robin).",
+      "RSS is VmRSS of the server processes (summed over two); CPU is their utime + stime.",
+    ].join("\n"),
+  );
 }
 
 main().catch((err) => {
