@@ -1,4 +1,5 @@
 /** Command-line parsing for `mcp-reference-gen`; kept apart from the bin so tests can call it. */
+import { parseArgs as nodeParseArgs } from "node:util";
 
 export interface CliOptions {
   server?: string;
@@ -36,63 +37,58 @@ Writes <tool>.mdx per tool, index.mdx, meta.json and mcp-tools.json. Exit codes:
 1 --check found differences, 2 the server could not be read or the arguments are wrong.
 `;
 
+const OPTIONS = {
+  server: { type: "string" },
+  url: { type: "string" },
+  header: { type: "string", multiple: true },
+  out: { type: "string" },
+  "base-path": { type: "string" },
+  "json-url": { type: "string" },
+  check: { type: "boolean" },
+  timeout: { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+} as const;
+
+/** node:util's parseArgs, with its errors turned into this tool's usage messages. */
+function read(argv: readonly string[]) {
+  try {
+    return nodeParseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    const unknown = /Unknown option '([^']+)'|Unexpected argument '([^']+)'/.exec(e.message);
+    if (unknown) throw new UsageError(`unknown argument "${unknown[1] ?? unknown[2]}"; see --help`);
+    const missing = /Option '(?:-\w, )?(--[\w-]+)/.exec(e.message);
+    if (e.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && missing)
+      throw new UsageError(`${missing[1]} needs a value`);
+    throw new UsageError(e.message);
+  }
+}
+
 export function parseArgs(argv: readonly string[]): CliOptions {
-  const opts: CliOptions = { headers: {}, check: false, timeoutMs: 30_000, help: false, version: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
-    const name = eq > 0 ? arg.slice(0, eq) : arg;
-    const value = (): string => {
-      if (eq > 0) return arg.slice(eq + 1);
-      const next = argv[++i];
-      if (next === undefined) throw new UsageError(`${name} needs a value`);
-      return next;
-    };
-    switch (name) {
-      case "--server":
-        opts.server = value();
-        break;
-      case "--url":
-        opts.url = value();
-        break;
-      case "--header": {
-        const raw = value();
-        const colon = raw.indexOf(":");
-        if (colon <= 0) throw new UsageError(`--header takes "Name: value"; got "${raw}"`);
-        opts.headers[raw.slice(0, colon).trim()] = raw.slice(colon + 1).trim();
-        break;
-      }
-      case "--out":
-        opts.out = value();
-        break;
-      case "--base-path":
-        opts.basePath = value();
-        break;
-      case "--json-url":
-        opts.jsonUrl = value();
-        break;
-      case "--check":
-        opts.check = true;
-        break;
-      case "--timeout": {
-        const raw = value();
-        const ms = Number(raw);
-        if (!Number.isInteger(ms) || ms <= 0)
-          throw new UsageError(`--timeout takes milliseconds; got "${raw}"`);
-        opts.timeoutMs = ms;
-        break;
-      }
-      case "--help":
-      case "-h":
-        opts.help = true;
-        break;
-      case "--version":
-      case "-v":
-        opts.version = true;
-        break;
-      default:
-        throw new UsageError(`unknown argument "${arg}"; see --help`);
-    }
+  const v = read(argv);
+  const opts: CliOptions = {
+    headers: {},
+    check: v.check === true,
+    timeoutMs: 30_000,
+    help: v.help === true,
+    version: v.version === true,
+    ...(v.server !== undefined ? { server: v.server } : {}),
+    ...(v.url !== undefined ? { url: v.url } : {}),
+    ...(v.out !== undefined ? { out: v.out } : {}),
+    ...(v["base-path"] !== undefined ? { basePath: v["base-path"] } : {}),
+    ...(v["json-url"] !== undefined ? { jsonUrl: v["json-url"] } : {}),
+  };
+  for (const raw of v.header ?? []) {
+    const colon = raw.indexOf(":");
+    if (colon <= 0) throw new UsageError(`--header takes "Name: value"; got "${raw}"`);
+    opts.headers[raw.slice(0, colon).trim()] = raw.slice(colon + 1).trim();
+  }
+  if (v.timeout !== undefined) {
+    const ms = Number(v.timeout);
+    if (!Number.isInteger(ms) || ms <= 0)
+      throw new UsageError(`--timeout takes milliseconds; got "${v.timeout}"`);
+    opts.timeoutMs = ms;
   }
   if (opts.help || opts.version) return opts;
   if ((opts.server === undefined) === (opts.url === undefined)) {
