@@ -171,7 +171,7 @@ async function main() {
 
   // Start-up is timed while this process is still small: spawning forks it, and a parent holding the
   // model and 200 MB of vectors would add its own page-table copying to the child's start-up.
-  const mcp = fileURLToPath(new URL("../mcp.js", import.meta.url));
+  const mcp = fileURLToPath(new URL("../bin/dexi-mcp.js", import.meta.url));
   const starts: number[] = [];
   const lists: number[] = [];
   for (let i = 0; i < 7; i++) {
@@ -325,6 +325,8 @@ function spawnToInitialize(bin: string, db: string): Promise<{ init: number; lis
       }
     });
     child.on("error", reject);
+    // A bin that dies before answering would otherwise leave the bench waiting on nothing.
+    child.on("exit", (code) => reject(new Error(`${bin} exited (${code}) before answering tools/list`)));
     send({
       id: 1,
       method: "initialize",
