@@ -6,7 +6,7 @@ import {
 } from "@mcpforge/toolkit/testing";
 import { describe, expect, it } from "vitest";
 import { notesReasons } from "../src/mcp/server.js";
-import { testApp } from "./helpers.js";
+import { TOOL_NAMES, testApp } from "./helpers.js";
 
 describe("tools/list and robustness", () => {
   it("matches the golden tools/list", async () => {
@@ -14,20 +14,7 @@ describe("tools/list and robustness", () => {
     const { client, close } = await connectInMemory(app.kit, { scopes: [] });
     await expectToolsListGolden(client, new URL("./tools_list.golden", import.meta.url));
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual([
-      "create_note",
-      "delete_note",
-      "get_next_available_slots",
-      "get_note",
-      "get_queue",
-      "get_queue_slots",
-      "list_notes",
-      "list_tags",
-      "schedule_notes",
-      "set_queue_slots",
-      "unschedule_note",
-      "update_note",
-    ]);
+    expect(tools.map((t) => t.name)).toEqual(TOOL_NAMES);
     const destructive = tools.filter((t) => t.annotations?.destructiveHint).map((t) => t.name);
     expect(destructive).toEqual(["delete_note", "set_queue_slots", "update_note"]);
     expect(tools.every((t) => t.annotations?.openWorldHint === false)).toBe(true);

@@ -36,3 +36,19 @@ export function tempDir(prefix: string): { path: string; cleanup: () => void } {
   const path = mkdtempSync(join(tmpdir(), `${prefix}-`));
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
 }
+
+/** The twelve tools, by name, as tools/list orders them. */
+export const TOOL_NAMES = [
+  "create_note",
+  "delete_note",
+  "get_next_available_slots",
+  "get_note",
+  "get_queue",
+  "get_queue_slots",
+  "list_notes",
+  "list_tags",
+  "schedule_notes",
+  "set_queue_slots",
+  "unschedule_note",
+  "update_note",
+];

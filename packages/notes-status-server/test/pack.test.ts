@@ -3,24 +3,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectStdio, packAndInstall, runInspector, npxSpawn } from "@mcpforge/toolkit/testing";
 import { describe, expect, it } from "vitest";
+import { TOOL_NAMES } from "./helpers.js";
 
 const here = fileURLToPath(new URL("..", import.meta.url));
 const toolkit = join(here, "..", "toolkit");
 const PKG = "@mcpforge/notes-status-server";
-const TOOLS = [
-  "create_note",
-  "delete_note",
-  "get_next_available_slots",
-  "get_note",
-  "get_queue",
-  "get_queue_slots",
-  "list_notes",
-  "list_tags",
-  "schedule_notes",
-  "set_queue_slots",
-  "unschedule_note",
-  "update_note",
-];
 
 describe("the packed tarball", () => {
   it("installs into an empty folder, answers tools/list through the MCP Inspector CLI, and starts under npx", async () => {
@@ -33,7 +20,7 @@ describe("the packed tarball", () => {
         ["--method", "tools/list"],
       );
       const names = (json as { tools: Array<{ name: string }> }).tools.map((t) => t.name).sort();
-      expect(names).toEqual(TOOLS);
+      expect(names).toEqual(TOOL_NAMES);
 
       // The client snippets' `npx -y @mcpforge/notes-status-server`, from an empty working folder.
       const empty = join(installed.dir, "empty");
@@ -42,7 +29,7 @@ describe("the packed tarball", () => {
       try {
         expect(conn.client.getServerVersion()).toMatchObject({ name: "notes-status-mcp" });
         const { tools } = await conn.client.listTools();
-        expect(tools.map((t) => t.name).sort()).toEqual(TOOLS);
+        expect(tools.map((t) => t.name).sort()).toEqual(TOOL_NAMES);
       } finally {
         await conn.close();
       }
