@@ -140,8 +140,13 @@ export class VectorIndex {
   }
 }
 
+/**
+ * Best first; equal scores by id. Scores are compared at 1e-6: the per-slot dot product (a restricted
+ * scope) and the SIMD pass over every vector sum in different orders, so the same cosine can differ in
+ * its last bits, and a tie must break by id the same way on both paths.
+ */
 function byScore(x: Hit, y: Hit): number {
-  return y.cosine - x.cosine || x.id - y.id;
+  return Math.round(y.cosine * 1e6) - Math.round(x.cosine * 1e6) || x.id - y.id;
 }
 
 /** Slots of the m highest scores, best first (a bounded insertion list: cheap for small m). */

@@ -49,7 +49,8 @@ const NASTY_STRINGS: Json[] = [
 ];
 const WRONG_TYPES: Json[] = [null, true, 0, -1, 1.5, "text", [], {}, [1, "a"], { nested: { deep: 1 } }];
 
-function rng(seed: number) {
+/** A seeded pseudo-random source in [0, 1) (xorshift32): the same seed gives the same cases every run. */
+export function seededRandom(seed: number): () => number {
   let s = seed >>> 0 || 1;
   return () => {
     s ^= s << 13;
@@ -184,7 +185,7 @@ export function casesFor(tool: Tool, options: FuzzOptions = {}): unknown[] {
   for (const [name, prop] of Object.entries(props)) {
     for (const value of edgeValues(prop, name, samples)) cases.push({ ...base, [name]: value });
   }
-  const random = rng(options.seed ?? 1);
+  const random = seededRandom(options.seed ?? 1);
   const names = Object.keys(props);
   for (let i = 0; i < (options.randomCases ?? 40); i++) {
     const args: Record<string, Json> = { ...base };

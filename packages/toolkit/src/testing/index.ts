@@ -20,6 +20,7 @@ export {
   type FuzzOptions,
   type FuzzReport,
   fuzzTools,
+  seededRandom,
 } from "./fuzz.js";
 export { npxSpawn, type PackedInstall, type PackOptions, packAndInstall } from "./pack.js";
 export {
