@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { connectStdio } from "@mcpforge/toolkit/testing";
 import { importItems } from "../domain/importing.js";
 import { NotesService } from "../domain/notes.js";
 import { parseTags } from "../domain/tags.js";
@@ -179,6 +180,35 @@ async function main() {
     starts.push(init);
     lists.push(list);
   }
+
+  // What a user gets: the same calls through the built bin over stdio (a real SDK client), before the
+  // in-process figures below, which leave out the transport and the JSON on both sides.
+  const stdio = await connectStdio({
+    command: process.execPath,
+    args: [mcp, "--db", dbPath, "--user", "bench"],
+  });
+  const overStdio = async (name: string, args: Record<string, unknown>) => {
+    const r = await stdio.client.callTool({ name, arguments: args });
+    if (r.isError) throw new Error(`${name} over stdio: ${JSON.stringify(r.structuredContent)}`);
+  };
+  const stdioQueries = ["garden", "pasta recipe", "neural network", "budget", "vector search", "marathon"];
+  await overStdio("search_notes", { query: "warm" });
+  report(
+    "search_notes over stdio (1-2 words)",
+    await time(200, (i) => overStdio("search_notes", { query: stdioQueries[i % stdioQueries.length]! })),
+    5,
+  );
+  report(
+    "list_notes over stdio (newest)",
+    await time(200, (i) => overStdio("list_notes", { page: 1 + (i % 5) })),
+    5,
+  );
+  report(
+    "list_notes over stdio (folder + tag)",
+    await time(200, (i) => overStdio("list_notes", { folder: `folder ${i % 20}`, tag: `t${i % 50}` })),
+    5,
+  );
+  await stdio.close();
 
   const notes = new NotesService({ store, embedder: use, log });
   const kit = createDexiServer({ notes, viewerFor: (c) => ({ userId: user, scopes: c.scopes }) });
