@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // The Debian packages the test suites start as real servers and browsers: a throwaway Dovecot with
-// LMTP (chainmail), Chromium (the docs site, Dexi's pages) and notmuch (chainmail's benchmark
-// comparison). Run before `npm test` (as its pretest) and by .ci/run. As root on Debian it installs
-// what is missing, non-interactively and without letting apt start any system service; anywhere else
-// it stops at once with one line naming the command to run. Plain Node, no dependencies: it runs
-// before `npm ci` too.
+// LMTP (chainmail), Chromium (the docs site, Dexi's pages), notmuch (chainmail's benchmark
+// comparison) and PostgreSQL 15 (notes-status's second store, started throwaway by its tests). Run
+// before `npm test` (as its pretest) and by .ci/run. As root on Debian it installs what is missing,
+// non-interactively and without letting apt start any system service; anywhere else it stops at once
+// with one line naming the command to run. Plain Node, no dependencies: it runs before `npm ci` too.
 import { execFileSync } from "node:child_process";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 
@@ -14,6 +14,7 @@ const NEEDS = [
   { pkg: "dovecot-lmtpd", path: "/usr/lib/dovecot/lmtp" },
   { pkg: "chromium", path: "/usr/bin/chromium" },
   { pkg: "notmuch", path: "/usr/bin/notmuch" },
+  { pkg: "postgresql-15", path: "/usr/lib/postgresql/15/bin/postgres" },
 ];
 
 const missing = () => NEEDS.filter((n) => !existsSync(n.path)).map((n) => n.pkg);
@@ -30,7 +31,8 @@ if (!isRoot || !isDebian || process.env.MCPFORGE_NO_INSTALL === "1") {
   process.exit(1);
 }
 
-// Without a policy-rc.d, apt would start a system Dovecot listening on port 143 on every interface.
+// Without a policy-rc.d, apt would start a system Dovecot listening on port 143 on every interface
+// (and a system PostgreSQL cluster).
 const POLICY = "/usr/sbin/policy-rc.d";
 const ownPolicy = !existsSync(POLICY);
 if (ownPolicy) writeFileSync(POLICY, "#!/bin/sh\nexit 101\n", { mode: 0o755 });

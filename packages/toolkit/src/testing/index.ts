@@ -33,3 +33,9 @@ export {
 } from "./matrix.js";
 export { type RoundRobinProxy, roundRobinProxy } from "./proxy.js";
 export { type ManualClock, manualClock, type Session, session } from "./session.js";
+export {
+  POSTGRES_BIN_DIR,
+  type PostgresServer,
+  type StartPostgresOptions,
+  startPostgres,
+} from "./postgres.js";
