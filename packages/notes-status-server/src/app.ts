@@ -7,12 +7,16 @@ import { QueueService } from "./domain/queue.js";
 import { Scheduler, type SchedulerOptions } from "./domain/scheduler.js";
 import { type Clock, systemClock } from "./domain/time.js";
 import { createNotesServer, type NotesContext } from "./mcp/server.js";
-import { type Db, defaultDataDir, defaultDbPath, openDatabase } from "./store/db.js";
-import { SqliteNotesRepository } from "./store/repository.js";
+import { type Db, defaultDataDir, defaultDbPath } from "./store/db.js";
+import { openStore } from "./store/open.js";
+import type { NotesRepository } from "./domain/types.js";
 
 export interface NotesStatusServerOptions {
-  /** A database path (":memory:" allowed) or an open better-sqlite3 database. Default: the XDG data dir. */
-  db?: string | Db;
+  /**
+   * A SQLite file path (":memory:" allowed), a postgres:// URL, an open better-sqlite3 database (the
+   * caller closes it) or an open repository (the app closes it). Default: the SQLite file in the XDG data dir.
+   */
+  db?: string | Db | NotesRepository;
   /** Injectable clock for everything that reads the time. */
   clock?: Clock;
   /** Where due notes go. Default: the outbox file outbox.jsonl in the data dir. */
@@ -27,23 +31,31 @@ export interface NotesApp {
   notes: NotesService;
   queue: QueueService;
   scheduler: Scheduler;
-  db: Db;
+  /** The store underneath ("sqlite" or "postgresql" in `repo.kind`). */
+  repo: NotesRepository;
   close(): Promise<void>;
 }
 
 /** Opens the store, builds the domain services on it and the MCP server over them. */
-export function createNotesApp(options: NotesStatusServerOptions = {}): NotesApp {
+export async function createNotesApp(options: NotesStatusServerOptions = {}): Promise<NotesApp> {
   const clock = options.clock ?? systemClock;
-  const ownsDb = typeof options.db !== "object";
-  const db = typeof options.db === "object" ? options.db : openDatabase(options.db ?? defaultDbPath());
-  const repo = new SqliteNotesRepository(db);
+  const given = options.db;
+  // A better-sqlite3 handle stays the caller's: the repository over it is not closed with the app.
+  const borrowed = typeof given === "object" && !isRepository(given);
+  const repo = isRepository(given) ? given : await openStore(given ?? defaultDbPath());
   const notes = new NotesService(repo, clock);
   const queue = new QueueService(repo, clock);
   const publisher = options.publisher ?? new OutboxPublisher(join(defaultDataDir(), "outbox.jsonl"));
-  const scheduler = new Scheduler(repo, publisher, clock, {
-    ...(options.log ? { log: options.log } : {}),
-    ...options.scheduler,
-  });
+  let scheduler: Scheduler;
+  try {
+    scheduler = new Scheduler(repo, publisher, clock, {
+      ...(options.log ? { log: options.log } : {}),
+      ...options.scheduler,
+    });
+  } catch (err) {
+    if (!borrowed) await repo.close(); // nothing may keep the store open after a refused start
+    throw err;
+  }
   const kit = createNotesServer({
     context: { notes, queue },
     now: () => clock().getTime(),
@@ -54,15 +66,21 @@ export function createNotesApp(options: NotesStatusServerOptions = {}): NotesApp
     notes,
     queue,
     scheduler,
-    db,
+    repo,
     close: async () => {
       await kit.close();
-      if (ownsDb && db.open) db.close();
+      if (!borrowed) await repo.close();
     },
   };
 }
 
+function isRepository(db: NotesStatusServerOptions["db"]): db is NotesRepository {
+  return typeof db === "object" && !("pragma" in db); // a better-sqlite3 handle has pragma()
+}
+
 /** The MCP server over a notes database. */
-export function createNotesStatusServer(options: NotesStatusServerOptions = {}): KitServer<NotesContext> {
-  return createNotesApp(options).kit;
+export async function createNotesStatusServer(
+  options: NotesStatusServerOptions = {},
+): Promise<KitServer<NotesContext>> {
+  return (await createNotesApp(options)).kit;
 }

@@ -12,8 +12,10 @@ export { QueueService } from "./domain/queue.js";
 export { type PublishReport, Scheduler, type TickReport } from "./domain/scheduler.js";
 export { canTransition, NOTE_STATUSES, type NoteStatus, TRANSITIONS } from "./domain/status.js";
 export { type Clock, fromLocal, systemClock } from "./domain/time.js";
-export type { Note, NoteDetail } from "./domain/types.js";
+export type { Note, NoteDetail, NotesRepository, StoreKind } from "./domain/types.js";
 export { defaultDataDir, defaultDbPath, openDatabase } from "./store/db.js";
+export { describeStore, isPostgresUrl, openStore } from "./store/open.js";
+export { migratePostgres, openPostgres, PgNotesRepository } from "./store/postgres.js";
 export { SqliteNotesRepository } from "./store/repository.js";
 export {
   createNotesApp,

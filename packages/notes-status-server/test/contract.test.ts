@@ -10,7 +10,7 @@ import { TOOL_NAMES, testApp } from "./helpers.js";
 
 describe("tools/list and robustness", () => {
   it("matches the golden tools/list", async () => {
-    const app = testApp();
+    const app = await testApp();
     const { client, close } = await connectInMemory(app.kit, { scopes: [] });
     await expectToolsListGolden(client, new URL("./tools_list.golden", import.meta.url));
     const { tools } = await client.listTools();
@@ -23,12 +23,12 @@ describe("tools/list and robustness", () => {
   });
 
   it("survives the kit's fuzzer on every tool with only declared reasons", async () => {
-    const app = testApp();
-    app.queue.setPlan({ timeZone: "Europe/Berlin", slots: { monday: ["09:00"], thursday: ["18:30"] } });
-    const ready = app.notes.create({ content: "ready one", tags: ["t"], status: "ready" }).id;
-    const draft = app.notes.create({ content: "draft one" }).id;
-    const scheduled = app.notes.create({ content: "scheduled one", status: "ready" }).id;
-    app.notes.schedule([{ id: scheduled }]);
+    const app = await testApp();
+    await app.queue.setPlan({ timeZone: "Europe/Berlin", slots: { monday: ["09:00"], thursday: ["18:30"] } });
+    const ready = (await app.notes.create({ content: "ready one", tags: ["t"], status: "ready" })).id;
+    const draft = (await app.notes.create({ content: "draft one" })).id;
+    const scheduled = (await app.notes.create({ content: "scheduled one", status: "ready" })).id;
+    await app.notes.schedule([{ id: scheduled }]);
     const { client, close } = await connectInMemory(app.kit, { scopes: [] });
     const report = await fuzzTools(client, {
       randomCases: 25,

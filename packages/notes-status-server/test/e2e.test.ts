@@ -12,7 +12,7 @@ import { RecordingPublisher, tempDir } from "./helpers.js";
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL("../dist/bin/notes-status-mcp.js", import.meta.url));
 
-beforeAll(() => {
+beforeAll(async () => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
 });
 
@@ -99,9 +99,9 @@ describe("the built bin over stdio", () => {
       const dueNote = async (name: string) => {
         const db = join(dir.path, name);
         const hourAgo = () => new Date(Date.now() - 3_600_000);
-        const app = createNotesApp({ db, clock: hourAgo, publisher: new RecordingPublisher() });
-        const id = app.notes.create({ content: "doomed", status: "ready" }).id;
-        app.notes.schedule([{ id, scheduledAt: new Date(Date.now() - 60_000).toISOString() }]);
+        const app = await createNotesApp({ db, clock: hourAgo, publisher: new RecordingPublisher() });
+        const id = (await app.notes.create({ content: "doomed", status: "ready" })).id;
+        await app.notes.schedule([{ id, scheduledAt: new Date(Date.now() - 60_000).toISOString() }]);
         await app.close();
         return { db, id };
       };

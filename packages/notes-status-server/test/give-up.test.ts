@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { PublishError } from "../src/domain/publishers/types.js";
 import { createNotesApp } from "../src/app.js";
 import { manualClock } from "@mcpforge/toolkit/testing";
-import { RecordingPublisher, type TestApp } from "./helpers.js";
+import { freshStore, RecordingPublisher, type TestApp } from "./helpers.js";
 
 const HOUR = 3_600_000;
 let app: TestApp;
@@ -16,12 +16,12 @@ afterEach(async () => {
   await app?.close();
 });
 
-function appWith(giveUpAfter?: number): TestApp {
+async function appWith(giveUpAfter?: number): Promise<TestApp> {
   const time = manualClock("2026-03-02T08:00:00.000Z");
   const publisher = new RecordingPublisher();
   const scheduler = giveUpAfter === undefined ? {} : { giveUpAfter };
-  const own = createNotesApp({
-    db: ":memory:",
+  const own = await createNotesApp({
+    db: await freshStore(),
     clock: time.date,
     publisher,
     scheduler,
@@ -33,7 +33,7 @@ function appWith(giveUpAfter?: number): TestApp {
 /** One run an hour after the last: past every back-off, so each run tries every failing note. */
 async function runLater() {
   app.time.advance(HOUR);
-  return app.scheduler.publishDue();
+  return await app.scheduler.publishDue();
 }
 
 async function call(name: string, args: Record<string, unknown>) {
@@ -42,25 +42,25 @@ async function call(name: string, args: Record<string, unknown>) {
   return r.structuredContent as Record<string, unknown>;
 }
 
-function scheduledNote(content = "doomed"): string {
-  const id = app.notes.create({ content, tags: ["news"], status: "ready" }).id;
-  app.notes.schedule([{ id, scheduledAt: new Date(app.time.now() + 30 * 60_000).toISOString() }]);
+async function scheduledNote(content = "doomed"): Promise<string> {
+  const id = (await app.notes.create({ content, tags: ["news"], status: "ready" })).id;
+  await app.notes.schedule([{ id, scheduledAt: new Date(app.time.now() + 30 * 60_000).toISOString() }]);
   return id;
 }
 
 describe("giving up on a failing note", () => {
   it("makes a post failed after 8 failed runs by default, keeping attempts and lastError", async () => {
-    app = appWith();
-    const id = scheduledNote();
+    app = await appWith();
+    const id = await scheduledNote();
     app.publisher.failing = "platform is down";
     for (let run = 1; run < 8; run++) {
       expect((await runLater()).gaveUp).toEqual([]);
-      expect(app.notes.get(id)).toMatchObject({ status: "scheduled", attempts: run });
+      expect(await app.notes.get(id)).toMatchObject({ status: "scheduled", attempts: run });
     }
     const last = await runLater();
     expect(last.failed).toEqual([{ id, kind: "post", error: "platform is down" }]);
     expect(last.gaveUp).toEqual([id]);
-    expect(app.notes.get(id)).toMatchObject({
+    expect(await app.notes.get(id)).toMatchObject({
       status: "failed",
       scheduledAt: "2026-03-02T08:30:00.000Z",
       attempts: 8,
@@ -75,24 +75,24 @@ describe("giving up on a failing note", () => {
   });
 
   it("counts scheduler runs, not the publisher's own retries", async () => {
-    app = appWith(3);
-    const id = scheduledNote();
+    app = await appWith(3);
+    const id = await scheduledNote();
     app.publisher.publish = async () => {
       app.publisher.tries += 4;
       throw new PublishError("HTTP 503 after 4 attempts", 4);
     };
     expect((await runLater()).gaveUp).toEqual([]);
     expect((await runLater()).gaveUp).toEqual([]);
-    expect(app.notes.get(id)).toMatchObject({ status: "scheduled", attempts: 8 });
+    expect(await app.notes.get(id)).toMatchObject({ status: "scheduled", attempts: 8 });
     expect((await runLater()).gaveUp).toEqual([id]);
-    expect(app.notes.get(id)).toMatchObject({ status: "failed", attempts: 12 });
+    expect(await app.notes.get(id)).toMatchObject({ status: "failed", attempts: 12 });
   });
 
   it("shows failed notes to list_notes and list_tags, and keeps them off the queue", async () => {
-    app = appWith(2);
-    const id = scheduledNote();
-    const fine = scheduledNote("fine");
-    app.notes.schedule([{ id: fine, scheduledAt: "2026-03-09T09:00:00Z" }]);
+    app = await appWith(2);
+    const id = await scheduledNote();
+    const fine = await scheduledNote("fine");
+    await app.notes.schedule([{ id: fine, scheduledAt: "2026-03-09T09:00:00Z" }]);
     app.publisher.failing = "platform is down";
     await runLater();
     await runLater();
@@ -115,47 +115,47 @@ describe("giving up on a failing note", () => {
   });
 
   it("retries a failed note scheduled again, with attempts and the count of failed runs from 0", async () => {
-    app = appWith(2);
-    const id = scheduledNote();
+    app = await appWith(2);
+    const id = await scheduledNote();
     app.publisher.failing = "platform is down";
     await runLater();
     await runLater();
-    expect(app.notes.get(id).status).toBe("failed");
+    expect((await app.notes.get(id)).status).toBe("failed");
     const at = new Date(app.time.now() + HOUR).toISOString();
     const again = await call("schedule_notes", { notes: [{ id, scheduledAt: at }] });
     expect(again).toMatchObject({ notes: [{ id, status: "scheduled" }] });
-    expect(app.notes.get(id)).toMatchObject({ attempts: 0, lastError: null, lastAttemptAt: null });
+    expect(await app.notes.get(id)).toMatchObject({ attempts: 0, lastError: null, lastAttemptAt: null });
     // A fresh allowance: one failure is not the end, since the earlier two no longer count.
     app.time.set(at);
     expect((await app.scheduler.publishDue()).gaveUp).toEqual([]);
-    expect(app.notes.get(id)).toMatchObject({ status: "scheduled", attempts: 1 });
+    expect(await app.notes.get(id)).toMatchObject({ status: "scheduled", attempts: 1 });
     app.publisher.failing = undefined;
     expect((await runLater()).published).toEqual([id]);
-    expect(app.notes.get(id)).toMatchObject({ status: "published", attempts: 2, lastError: null });
+    expect(await app.notes.get(id)).toMatchObject({ status: "published", attempts: 2, lastError: null });
   });
 
   it("hands a failed note back to the owner as ready or draft, its failure cleared", async () => {
-    app = appWith(1);
-    const a = scheduledNote("a");
-    const b = scheduledNote("b");
+    app = await appWith(1);
+    const a = await scheduledNote("a");
+    const b = await scheduledNote("b");
     app.publisher.failing = "platform is down";
     expect((await runLater()).gaveUp.sort()).toEqual([a, b].sort());
     const clean = { scheduledAt: null, attempts: 0, lastError: null, lastAttemptAt: null };
-    expect(app.notes.update(a, { status: "ready" })).toMatchObject({ status: "ready", ...clean });
-    expect(app.notes.update(b, { status: "draft" })).toMatchObject({ status: "draft", ...clean });
+    expect(await app.notes.update(a, { status: "ready" })).toMatchObject({ status: "ready", ...clean });
+    expect(await app.notes.update(b, { status: "draft" })).toMatchObject({ status: "draft", ...clean });
     // Editing a failed note without changing its status leaves it failed.
-    const c = scheduledNote("c");
+    const c = await scheduledNote("c");
     await runLater();
-    expect(app.notes.update(c, { content: "c, reworded" })).toMatchObject({
+    expect(await app.notes.update(c, { content: "c, reworded" })).toMatchObject({
       status: "failed",
       lastError: "platform is down",
     });
   });
 
   it("drops a restack after the limit, counting only the restack's own failed runs", async () => {
-    app = appWith(3);
-    const id = app.notes.create({ content: "restack me", status: "ready" }).id;
-    app.notes.schedule([{ id, scheduledAt: "2026-03-02T08:30:00Z", autoRestackAfterHours: 1 }]);
+    app = await appWith(3);
+    const id = (await app.notes.create({ content: "restack me", status: "ready" })).id;
+    await app.notes.schedule([{ id, scheduledAt: "2026-03-02T08:30:00Z", autoRestackAfterHours: 1 }]);
     app.publisher.failing = "platform is down";
     await runLater();
     await runLater();
@@ -165,12 +165,12 @@ describe("giving up on a failing note", () => {
     app.publisher.failing = "platform is down";
     expect((await runLater()).gaveUp).toEqual([]);
     expect((await runLater()).gaveUp).toEqual([]);
-    expect(app.notes.get(id)).toMatchObject({ status: "published", restackedAt: null });
-    expect(app.notes.get(id).restackDueAt).not.toBeNull();
+    expect(await app.notes.get(id)).toMatchObject({ status: "published", restackedAt: null });
+    expect((await app.notes.get(id)).restackDueAt).not.toBeNull();
     const last = await runLater();
     expect(last.failed).toEqual([{ id, kind: "restack", error: "platform is down" }]);
     expect(last.gaveUp).toEqual([id]);
-    expect(app.notes.get(id)).toMatchObject({
+    expect(await app.notes.get(id)).toMatchObject({
       status: "published",
       restackDueAt: null,
       restackedAt: null,
@@ -184,19 +184,19 @@ describe("giving up on a failing note", () => {
   });
 
   it("leaves a note the owner unscheduled while it was out as the owner left it", async () => {
-    app = appWith(1);
-    const id = scheduledNote();
+    app = await appWith(1);
+    const id = await scheduledNote();
     app.publisher.publish = async () => {
-      app.notes.unschedule(id, "draft");
+      await app.notes.unschedule(id, "draft");
       throw new Error("platform is down");
     };
     const report = await runLater();
     expect(report.failed).toEqual([{ id, kind: "post", error: "platform is down" }]);
     expect(report.gaveUp).toEqual([]);
-    expect(app.notes.get(id)).toMatchObject({ status: "draft", lastError: "platform is down" });
+    expect(await app.notes.get(id)).toMatchObject({ status: "draft", lastError: "platform is down" });
   });
 
-  it("refuses a limit that is not a whole number of runs, 1 or more", () => {
-    for (const bad of [0, -1, 2.5, Number.NaN]) expect(() => appWith(bad)).toThrow(/giveUpAfter/);
+  it("refuses a limit that is not a whole number of runs, 1 or more", async () => {
+    for (const bad of [0, -1, 2.5, Number.NaN]) await expect(appWith(bad)).rejects.toThrow(/giveUpAfter/);
   });
 });

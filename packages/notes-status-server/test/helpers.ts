@@ -2,8 +2,65 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ManualClock, manualClock } from "@mcpforge/toolkit/testing";
-import { createNotesApp, type NotesApp } from "../src/app.js";
+import pg from "pg";
+import { inject } from "vitest";
+import { createNotesApp, type NotesApp, type NotesStatusServerOptions } from "../src/app.js";
 import type { PublishEvent, Publisher } from "../src/domain/publishers/types.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The throwaway PostgreSQL server's maintenance URL (the postgres project's global setup). */
+    postgresUrl: string;
+  }
+}
+
+/**
+ * The store every parametrized test file runs on: the vitest project ("sqlite" or "postgres", see
+ * vitest.config.ts) sets NOTES_STATUS_TEST_STORE, and the same tests run once on each.
+ */
+export const STORE: "sqlite" | "postgres" =
+  process.env["NOTES_STATUS_TEST_STORE"] === "postgres" ? "postgres" : "sqlite";
+
+let fileDatabase: Promise<string> | undefined;
+let schemas = 0;
+
+/** This test file's own database on the throwaway server (created on first use). */
+export function postgresDatabase(): Promise<string> {
+  fileDatabase ??= (async () => {
+    const admin = new pg.Client({ connectionString: inject("postgresUrl") });
+    await admin.connect();
+    const name = `notes_${process.pid}_${Date.now().toString(36)}`;
+    try {
+      await admin.query(`CREATE DATABASE ${name}`);
+    } finally {
+      await admin.end();
+    }
+    const url = new URL(inject("postgresUrl"));
+    url.pathname = `/${name}`;
+    return url.toString();
+  })();
+  return fileDatabase;
+}
+
+/**
+ * A fresh, empty store for one app (or for several apps and processes that share it): on SQLite an
+ * in-memory database, or a file in `dir` when it must be shared; on PostgreSQL a new schema in this
+ * file's database, named in the URL's search_path.
+ */
+export async function freshStore(dir?: string): Promise<string> {
+  if (STORE === "sqlite") return dir ? join(dir, `notes-${schemas++}.db`) : ":memory:";
+  const url = new URL(await postgresDatabase());
+  const schema = `s${schemas++}`;
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    await client.query(`CREATE SCHEMA ${schema}`);
+  } finally {
+    await client.end();
+  }
+  url.searchParams.set("options", `-c search_path=${schema}`);
+  return url.toString();
+}
 
 /** Records every event; fails while `failing` is set. */
 export class RecordingPublisher implements Publisher {
@@ -25,10 +82,19 @@ export interface TestApp extends NotesApp {
   time: ManualClock;
 }
 
-export function testApp(start = "2026-03-02T08:00:00.000Z", db = ":memory:"): TestApp {
+/** An app on a fresh store of the suite's kind (see STORE), unless `db` names one. */
+export async function testApp(
+  start = "2026-03-02T08:00:00.000Z",
+  db?: NotesStatusServerOptions["db"],
+): Promise<TestApp> {
   const time = manualClock(start);
   const publisher = new RecordingPublisher();
-  const app = createNotesApp({ db, clock: time.date, publisher, log: () => undefined });
+  const app = await createNotesApp({
+    db: db ?? (await freshStore()),
+    clock: time.date,
+    publisher,
+    log: () => undefined,
+  });
   return { ...app, publisher, time };
 }
 

@@ -44,10 +44,10 @@ async function fill(app: TestApp, notes: ReadonlyArray<{ status: Kind; tags: str
     app.time.advance(1000);
     const creatable =
       n.status === "draft" || n.status === "ready" || n.status === "evergreen" ? n.status : "ready";
-    const id = app.notes.create({ content: "n", tags: n.tags, status: creatable }).id;
-    if (n.status === "scheduled") app.notes.schedule([{ id, scheduledAt: "2030-01-01T00:00:00Z" }]);
+    const id = (await app.notes.create({ content: "n", tags: n.tags, status: creatable })).id;
+    if (n.status === "scheduled") await app.notes.schedule([{ id, scheduledAt: "2030-01-01T00:00:00Z" }]);
     if (n.status === "published") {
-      app.notes.schedule([{ id, scheduledAt: new Date(app.time.now() + 60_000).toISOString() }]);
+      await app.notes.schedule([{ id, scheduledAt: new Date(app.time.now() + 60_000).toISOString() }]);
       toPublish.push(id);
     }
     if (n.status === "failed") toFail.push(id);
@@ -58,7 +58,7 @@ async function fill(app: TestApp, notes: ReadonlyArray<{ status: Kind; tags: str
   expect(report.published.sort()).toEqual(toPublish.sort());
   if (toFail.length > 0) {
     const at = new Date(app.time.now() + 60_000).toISOString();
-    app.notes.schedule(toFail.map((id) => ({ id, scheduledAt: at })));
+    await app.notes.schedule(toFail.map((id) => ({ id, scheduledAt: at })));
     app.publisher.failing = "platform is down";
     const gaveUp: string[] = [];
     for (let run = 0; run < 8; run++) {
@@ -86,7 +86,7 @@ describe("paging list_notes", () => {
   it("ends, and the pages hold exactly `total` matching notes, each once, for any filter and page size", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(noteArb, { maxLength: 40 }), filterArb, async (notes, filter) => {
-        const app = testApp();
+        const app = await testApp();
         try {
           const made = await fill(app, notes);
           const args = {

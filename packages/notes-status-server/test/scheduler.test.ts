@@ -5,7 +5,7 @@ import { OutboxPublisher } from "../src/domain/publishers/outbox.js";
 import { retryDelayMs } from "../src/domain/scheduler.js";
 import { createNotesApp } from "../src/app.js";
 import { manualClock } from "@mcpforge/toolkit/testing";
-import { RecordingPublisher, type TestApp, tempDir, testApp } from "./helpers.js";
+import { freshStore, RecordingPublisher, type TestApp, tempDir, testApp } from "./helpers.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -16,10 +16,10 @@ afterEach(async () => {
 
 describe("publishing", () => {
   it("publishes what is due, in time order, and nothing early", async () => {
-    app = testApp("2026-03-02T08:00:00.000Z");
-    const a = app.notes.create({ content: "first", status: "ready" }).id;
-    const b = app.notes.create({ content: "second", status: "ready" }).id;
-    app.notes.schedule([
+    app = await testApp("2026-03-02T08:00:00.000Z");
+    const a = (await app.notes.create({ content: "first", status: "ready" })).id;
+    const b = (await app.notes.create({ content: "second", status: "ready" })).id;
+    await app.notes.schedule([
       { id: b, scheduledAt: "2026-03-02T10:00:00Z" },
       { id: a, scheduledAt: "2026-03-02T09:00:00Z" },
     ]);
@@ -31,7 +31,7 @@ describe("publishing", () => {
       ["post", a, "2026-03-02T10:00:00.000Z"],
       ["post", b, "2026-03-02T10:00:00.000Z"],
     ]);
-    const note = app.notes.get(a);
+    const note = await app.notes.get(a);
     expect(note).toMatchObject({
       status: "published",
       publishedAt: "2026-03-02T10:00:00.000Z",
@@ -42,14 +42,14 @@ describe("publishing", () => {
   });
 
   it("keeps a failed note scheduled with attempts and lastError, then publishes it once the publisher recovers", async () => {
-    app = testApp();
-    const id = app.notes.create({ content: "flaky", status: "ready" }).id;
-    app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
+    app = await testApp();
+    const id = (await app.notes.create({ content: "flaky", status: "ready" })).id;
+    await app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
     app.time.set("2026-03-02T09:00:00Z");
     app.publisher.failing = "platform is down";
     const report = await app.scheduler.publishDue();
     expect(report.failed).toEqual([{ id, kind: "post", error: "platform is down" }]);
-    expect(app.notes.get(id)).toMatchObject({
+    expect(await app.notes.get(id)).toMatchObject({
       status: "scheduled",
       attempts: 1,
       lastError: "platform is down",
@@ -58,17 +58,17 @@ describe("publishing", () => {
     app.publisher.failing = undefined;
     app.time.advance(60_000);
     expect((await app.scheduler.publishDue()).published).toEqual([id]);
-    expect(app.notes.get(id)).toMatchObject({ status: "published", attempts: 2, lastError: null });
+    expect(await app.notes.get(id)).toMatchObject({ status: "published", attempts: 2, lastError: null });
   });
 
   it("backs off a failing note: 1, 2, 4 ... minutes after each attempt, never more than an hour", async () => {
     // Past the default limit of 8 failed runs, to see the back-off reach its cap.
     const time = manualClock("2026-03-02T08:00:00.000Z");
     const publisher = new RecordingPublisher();
-    const own = { db: ":memory:", clock: time.date, publisher, scheduler: { giveUpAfter: 20 } };
-    app = { ...createNotesApp(own), publisher, time };
-    const id = app.notes.create({ content: "down", status: "ready" }).id;
-    app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
+    const own = { db: await freshStore(), clock: time.date, publisher, scheduler: { giveUpAfter: 20 } };
+    app = { ...(await createNotesApp(own)), publisher, time };
+    const id = (await app.notes.create({ content: "down", status: "ready" })).id;
+    await app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
     app.time.set("2026-03-02T09:00:00Z");
     app.publisher.failing = "platform is down";
     const tries = async () => {
@@ -86,7 +86,7 @@ describe("publishing", () => {
     }
     expect(retryDelayMs(9)).toBe(HOUR);
     expect(retryDelayMs(1_000_000)).toBe(HOUR);
-    expect(app.notes.get(id)).toMatchObject({
+    expect(await app.notes.get(id)).toMatchObject({
       status: "scheduled",
       attempts: 9,
       lastError: "platform is down",
@@ -98,12 +98,12 @@ describe("publishing", () => {
   });
 
   it("restacks a note N hours after publishing, exactly once", async () => {
-    app = testApp();
-    const id = app.notes.create({ content: "restack me", status: "ready" }).id;
-    app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z", autoRestackAfterHours: 6 }]);
+    app = await testApp();
+    const id = (await app.notes.create({ content: "restack me", status: "ready" })).id;
+    await app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z", autoRestackAfterHours: 6 }]);
     app.time.set("2026-03-02T09:00:30Z");
     await app.scheduler.publishDue();
-    expect(app.notes.get(id).restackDueAt).toBe("2026-03-02T15:00:30.000Z");
+    expect((await app.notes.get(id)).restackDueAt).toBe("2026-03-02T15:00:30.000Z");
     app.time.set("2026-03-02T15:00:29Z");
     expect((await app.scheduler.publishDue()).restacked).toEqual([]);
     app.time.set("2026-03-02T15:00:30Z");
@@ -111,19 +111,22 @@ describe("publishing", () => {
     app.time.advance(DAY);
     expect((await app.scheduler.publishDue()).restacked).toEqual([]);
     expect(app.publisher.events.map((e) => e.kind)).toEqual(["post", "restack"]);
-    expect(app.notes.get(id)).toMatchObject({ status: "published", restackedAt: "2026-03-02T15:00:30.000Z" });
+    expect(await app.notes.get(id)).toMatchObject({
+      status: "published",
+      restackedAt: "2026-03-02T15:00:30.000Z",
+    });
   });
 
   it("publishes no restack for a note without autoRestackAfterHours", async () => {
-    app = testApp();
-    const id = app.notes.create({ content: "once", status: "ready" }).id;
-    app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
+    app = await testApp();
+    const id = (await app.notes.create({ content: "once", status: "ready" })).id;
+    await app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
     app.time.set("2026-03-02T09:00:00Z");
     await app.scheduler.publishDue();
     app.time.advance(30 * DAY);
     await app.scheduler.publishDue();
     expect(app.publisher.events.map((e) => e.kind)).toEqual(["post"]);
-    expect(app.notes.get(id).restackDueAt).toBeNull();
+    expect((await app.notes.get(id)).restackDueAt).toBeNull();
   });
 
   it("writes the outbox as JSON lines", async () => {
@@ -131,9 +134,14 @@ describe("publishing", () => {
     try {
       const time = manualClock("2026-03-02T08:00:00Z");
       const path = join(dir.path, "sub", "outbox.jsonl");
-      const own = createNotesApp({ db: ":memory:", clock: time.date, publisher: new OutboxPublisher(path) });
-      const id = own.notes.create({ content: "hello 🌍\nline two", tags: ["News"], status: "ready" }).id;
-      own.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z", autoRestackAfterHours: 1 }]);
+      const own = await createNotesApp({
+        db: await freshStore(),
+        clock: time.date,
+        publisher: new OutboxPublisher(path),
+      });
+      const id = (await own.notes.create({ content: "hello 🌍\nline two", tags: ["News"], status: "ready" }))
+        .id;
+      await own.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z", autoRestackAfterHours: 1 }]);
       time.set("2026-03-02T10:30:00Z");
       await own.scheduler.publishDue();
       time.set("2026-03-02T11:30:00Z");
@@ -158,7 +166,7 @@ describe("publishing", () => {
   it("never publishes one note twice when two processes share the database", async () => {
     const dir = tempDir("notes-claim");
     try {
-      const dbPath = join(dir.path, "notes.db");
+      const dbPath = await freshStore(dir.path);
       const time = manualClock("2026-03-02T08:00:00Z");
       const slow = new RecordingPublisher();
       const pub = slow.publish.bind(slow);
@@ -166,11 +174,12 @@ describe("publishing", () => {
         await new Promise((r) => setTimeout(r, 50));
         await pub(e);
       };
-      const one = createNotesApp({ db: dbPath, clock: time.date, publisher: slow });
+      const one = await createNotesApp({ db: dbPath, clock: time.date, publisher: slow });
       const other = new RecordingPublisher();
-      const two = createNotesApp({ db: dbPath, clock: time.date, publisher: other });
-      const ids = [1, 2, 3].map((i) => one.notes.create({ content: `n${i}`, status: "ready" }).id);
-      one.notes.schedule(ids.map((id) => ({ id, scheduledAt: "2026-03-02T09:00:00Z" })));
+      const two = await createNotesApp({ db: dbPath, clock: time.date, publisher: other });
+      const ids: string[] = [];
+      for (const i of [1, 2, 3]) ids.push((await one.notes.create({ content: `n${i}`, status: "ready" })).id);
+      await one.notes.schedule(ids.map((id) => ({ id, scheduledAt: "2026-03-02T09:00:00Z" })));
       time.set("2026-03-02T09:00:00Z");
       const [r1, r2] = await Promise.all([one.scheduler.publishDue(), two.scheduler.publishDue()]);
       expect([...r1.published, ...r2.published].sort()).toEqual([...ids].sort());
@@ -184,9 +193,9 @@ describe("publishing", () => {
 });
 
 describe("evergreen recycling", () => {
-  function setup() {
-    app = testApp("2026-03-02T00:00:00.000Z"); // a Monday
-    app.queue.setPlan({
+  async function setup() {
+    app = await testApp("2026-03-02T00:00:00.000Z"); // a Monday
+    await app.queue.setPlan({
       timeZone: "UTC",
       slots: { monday: ["09:00", "17:00"], tuesday: ["09:00"], wednesday: ["09:00"] },
       evergreenHorizonHours: 48,
@@ -194,82 +203,82 @@ describe("evergreen recycling", () => {
     });
   }
 
-  it("fills free slots within the horizon, least recently used source first, linked to its source", () => {
-    setup();
-    const old = app.notes.create({
+  it("fills free slots within the horizon, least recently used source first, linked to its source", async () => {
+    await setup();
+    const old = await app.notes.create({
       content: "old favourite",
       tags: ["Classic"],
       status: "evergreen",
       autoRestackAfterHours: 3,
     });
     app.time.advance(1000);
-    const newer = app.notes.create({ content: "newer favourite", status: "evergreen" });
+    const newer = await app.notes.create({ content: "newer favourite", status: "evergreen" });
     app.time.advance(1000);
-    const manual = app.notes.create({ content: "hand-scheduled", status: "ready" }).id;
-    app.notes.schedule([{ id: manual, scheduledAt: "2026-03-02T17:00:00Z" }]);
+    const manual = (await app.notes.create({ content: "hand-scheduled", status: "ready" })).id;
+    await app.notes.schedule([{ id: manual, scheduledAt: "2026-03-02T17:00:00Z" }]);
 
-    const copies = app.scheduler.recycleEvergreen();
+    const copies = await app.scheduler.recycleEvergreen();
     // Free slots within 48 h: Mon 09:00 and Tue 09:00 (Mon 17:00 is taken, Wed 09:00 is past the horizon).
     expect(copies.map((c) => [c.scheduledAt, c.sourceNoteId])).toEqual([
       ["2026-03-02T09:00:00.000Z", old.id],
       ["2026-03-03T09:00:00.000Z", newer.id],
     ]);
-    const copy = app.notes.get(copies[0]!.id);
+    const copy = await app.notes.get(copies[0]!.id);
     expect(copy).toMatchObject({
       status: "scheduled",
       content: "old favourite",
       tags: ["classic"],
       autoRestackAfterHours: 3,
     });
-    expect(app.notes.get(old.id)).toMatchObject({
+    expect(await app.notes.get(old.id)).toMatchObject({
       status: "evergreen",
       lastRecycledAt: "2026-03-02T09:00:00.000Z",
     });
     // Running again changes nothing: the slots are taken now.
-    expect(app.scheduler.recycleEvergreen()).toEqual([]);
+    expect(await app.scheduler.recycleEvergreen()).toEqual([]);
   });
 
   it("never uses one source twice within the minimum gap, and reuses it after", async () => {
-    setup();
-    const only = app.notes.create({ content: "the one", status: "evergreen" });
-    const first = app.scheduler.recycleEvergreen();
+    await setup();
+    const only = await app.notes.create({ content: "the one", status: "evergreen" });
+    const first = await app.scheduler.recycleEvergreen();
     expect(first.map((c) => c.scheduledAt)).toEqual(["2026-03-02T09:00:00.000Z"]);
     // A day later Tuesday and Wednesday are in the horizon but within 7 days of Monday's copy.
     app.time.set("2026-03-03T00:00:00Z");
-    expect(app.scheduler.recycleEvergreen()).toEqual([]);
+    expect(await app.scheduler.recycleEvergreen()).toEqual([]);
     // The copy goes out; a week on, the source may be used again.
     app.time.set("2026-03-09T00:00:00Z");
     await app.scheduler.publishDue();
-    const later = app.scheduler.recycleEvergreen();
+    const later = await app.scheduler.recycleEvergreen();
     expect(later.map((c) => [c.scheduledAt, c.sourceNoteId])).toEqual([
       ["2026-03-09T09:00:00.000Z", only.id],
     ]);
-    expect(app.notes.get(first[0]!.id).status).toBe("published");
+    expect((await app.notes.get(first[0]!.id)).status).toBe("published");
   });
 
-  it("rotates sources so each is used before any is used again", () => {
-    setup();
-    app.queue.setPlan({ evergreenMinGapDays: 0, evergreenHorizonHours: 72 });
-    const a = app.notes.create({ content: "a", status: "evergreen" }).id;
+  it("rotates sources so each is used before any is used again", async () => {
+    await setup();
+    await app.queue.setPlan({ evergreenMinGapDays: 0, evergreenHorizonHours: 72 });
+    const a = (await app.notes.create({ content: "a", status: "evergreen" })).id;
     app.time.advance(1);
-    const b = app.notes.create({ content: "b", status: "evergreen" }).id;
-    const copies = app.scheduler.recycleEvergreen();
+    const b = (await app.notes.create({ content: "b", status: "evergreen" })).id;
+    const copies = await app.scheduler.recycleEvergreen();
     expect(copies.map((c) => c.sourceNoteId)).toEqual([a, b, a, b]);
   });
 
-  it("does nothing with the horizon at 0, without evergreen notes or without slots", () => {
-    setup();
-    expect(app.scheduler.recycleEvergreen()).toEqual([]);
-    app.notes.create({ content: "x", status: "evergreen" });
-    app.queue.setPlan({ evergreenHorizonHours: 0 });
-    expect(app.scheduler.recycleEvergreen()).toEqual([]);
-    app.queue.setPlan({ evergreenHorizonHours: 48, slots: {} });
-    expect(app.scheduler.recycleEvergreen()).toEqual([]);
+  it("does nothing with the horizon at 0, without evergreen notes or without slots", async () => {
+    await setup();
+    expect(await app.scheduler.recycleEvergreen()).toEqual([]);
+    await app.notes.create({ content: "x", status: "evergreen" });
+    await app.queue.setPlan({ evergreenHorizonHours: 0 });
+    expect(await app.scheduler.recycleEvergreen()).toEqual([]);
+    await app.queue.setPlan({ evergreenHorizonHours: 48, slots: {} });
+    expect(await app.scheduler.recycleEvergreen()).toEqual([]);
   });
 
   it("recycles and publishes in one tick", async () => {
-    setup();
-    app.notes.create({ content: "green", status: "evergreen" });
+    await setup();
+    await app.notes.create({ content: "green", status: "evergreen" });
     app.time.set("2026-03-02T09:00:00Z");
     // The 09:00 slot is not after now, so the copy goes to Monday 17:00 and is published by a later tick.
     const report = await app.scheduler.tick();

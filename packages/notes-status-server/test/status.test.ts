@@ -78,10 +78,10 @@ afterEach(async () => {
 
 async function noteIn(status: NoteStatus): Promise<string> {
   if (status === "draft" || status === "ready" || status === "evergreen") {
-    return app.notes.create({ content: `a ${status} note`, status }).id;
+    return (await app.notes.create({ content: `a ${status} note`, status })).id;
   }
-  const id = app.notes.create({ content: "to be scheduled", status: "ready" }).id;
-  app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
+  const id = (await app.notes.create({ content: "to be scheduled", status: "ready" })).id;
+  await app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
   if (status === "published") {
     app.time.set("2026-03-02T09:00:00Z");
     const report = await app.scheduler.publishDue();
@@ -97,17 +97,17 @@ async function noteIn(status: NoteStatus): Promise<string> {
       app.time.advance(3_600_000);
     }
     app.publisher.failing = undefined;
-    expect(app.notes.get(id).status).toBe("failed");
+    expect((await app.notes.get(id)).status).toBe("failed");
     app.time.set("2026-03-02T08:00:00Z");
   }
   return id;
 }
 
-function run(id: string, action: Action) {
-  if (action.kind === "update") return app.notes.update(id, { status: action.to });
+async function run(id: string, action: Action) {
+  if (action.kind === "update") return await app.notes.update(id, { status: action.to });
   if (action.kind === "schedule")
-    return app.notes.schedule([{ id, scheduledAt: "2026-03-05T10:00:00Z" }])[0]!;
-  return app.notes.unschedule(id, action.to);
+    return (await app.notes.schedule([{ id, scheduledAt: "2026-03-05T10:00:00Z" }]))[0]!;
+  return await app.notes.unschedule(id, action.to);
 }
 
 describe("the status state machine", () => {
@@ -115,60 +115,78 @@ describe("the status state machine", () => {
     for (const action of ACTIONS) {
       const expected = EXPECTED[from][key(action)]!;
       it(`${from} --${key(action)}--> ${expected}`, async () => {
-        app = testApp();
+        app = await testApp();
         const id = await noteIn(from);
         if (expected === "refused") {
           let error: unknown;
           try {
-            run(id, action);
+            await run(id, action);
           } catch (err) {
             error = err;
           }
           expect(error).toBeInstanceOf(NotesError);
           expect((error as NotesError).reason).toBe("INVALID_TRANSITION");
           expect((error as NotesError).message).toContain(`cannot go from ${from}`);
-          expect(app.notes.get(id).status).toBe(from);
+          expect((await app.notes.get(id)).status).toBe(from);
         } else {
-          const note = run(id, action);
+          const note = await run(id, action);
           expect(note.status).toBe(expected === "unchanged" ? from : expected);
-          expect(app.notes.get(id).status).toBe(note.status);
+          expect((await app.notes.get(id)).status).toBe(note.status);
         }
       });
     }
   }
 
+  it("refuses a NUL character in content or tags, and finds no note by an id with one", async () => {
+    app = await testApp();
+    await expect(app.notes.create({ content: "a\u0000b" })).rejects.toThrow(
+      "content must not contain the NUL character (U+0000)",
+    );
+    await expect(app.notes.create({ content: "ok", tags: ["x\u0000"] })).rejects.toThrow(
+      "A tag must not contain the NUL character (U+0000)",
+    );
+    const id = (await app.notes.create({ content: "ok" })).id;
+    await expect(app.notes.update(id, { content: "\u0000" })).rejects.toThrow(/NUL character/);
+    await expect(app.notes.get("\u0000")).rejects.toThrow("Note not found: \u0000");
+    await expect(app.notes.delete("\u0000")).rejects.toThrow(
+      expect.objectContaining({ reason: "NOT_FOUND" }),
+    );
+    expect((await app.notes.list({ tag: "\u0000" }, 20, 0)).total).toBe(0);
+    expect((await app.notes.list({}, 20, 0)).total).toBe(1);
+  });
+
   it("refuses to create a note as scheduled or published", async () => {
-    app = testApp();
+    app = await testApp();
     for (const status of ["scheduled", "published"]) {
-      expect(() => app.notes.create({ content: "x", status: status as "draft" })).toThrow(
+      await expect(app.notes.create({ content: "x", status: status as "draft" })).rejects.toThrow(
         /draft, ready or evergreen/,
       );
     }
   });
 
   it("refuses scheduling in the past or at now, and leaves every note as it was", async () => {
-    app = testApp();
-    const a = app.notes.create({ content: "a", status: "ready" }).id;
-    const b = app.notes.create({ content: "b" }).id;
-    expect(() =>
+    app = await testApp();
+    const a = (await app.notes.create({ content: "a", status: "ready" })).id;
+    const b = (await app.notes.create({ content: "b" })).id;
+    await expect(
       app.notes.schedule([
         { id: a, scheduledAt: "2026-03-03T09:00:00Z" },
         { id: b, scheduledAt: "2026-03-02T08:00:00Z" },
       ]),
-    ).toThrow(expect.objectContaining({ reason: "PAST_TIME" }));
-    expect(app.notes.get(a).status).toBe("ready");
-    expect(app.notes.get(a).scheduledAt).toBeNull();
+    ).rejects.toThrow(expect.objectContaining({ reason: "PAST_TIME" }));
+    expect((await app.notes.get(a)).status).toBe("ready");
+    expect((await app.notes.get(a)).scheduledAt).toBeNull();
   });
 
   it("keeps a published note's content and clears scheduledAt when it becomes evergreen", async () => {
-    app = testApp();
+    app = await testApp();
     const id = await noteIn("published");
-    expect(() => app.notes.update(id, { content: "rewritten" })).toThrow(
+    await expect(app.notes.update(id, { content: "rewritten" })).rejects.toThrow(
       expect.objectContaining({ reason: "NOT_EDITABLE" }),
     );
-    expect(app.notes.update(id, { tags: ["Kept"] }).tags).toEqual(["kept"]);
-    const evergreen = app.notes.update(id, { status: "evergreen" });
+    expect((await app.notes.update(id, { tags: ["Kept"] })).tags).toEqual(["kept"]);
+    const evergreen = await app.notes.update(id, { status: "evergreen" });
     expect(evergreen.scheduledAt).toBeNull();
-    expect(app.notes.get(id).publishedAt).toBe("2026-03-02T09:00:00.000Z");
+    expect((await app.notes.get(id)).publishedAt).toBe("2026-03-02T09:00:00.000Z");
   });
 });

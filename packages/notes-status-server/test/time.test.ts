@@ -8,14 +8,14 @@ const at = (s: string) => Date.parse(s);
 const utc = (ms: number) => new Date(ms).toISOString();
 
 describe("zone math", () => {
-  it("reads offsets on both sides of a change", () => {
+  it("reads offsets on both sides of a change", async () => {
     expect(offsetAt(at("2026-03-07T12:00:00Z"), "America/New_York")).toBe(-5 * 3_600_000);
     expect(offsetAt(at("2026-03-09T12:00:00Z"), "America/New_York")).toBe(-4 * 3_600_000);
     expect(offsetAt(at("2026-07-01T12:00:00Z"), "Europe/Berlin")).toBe(2 * 3_600_000);
     expect(offsetAt(at("2026-07-01T12:00:00Z"), "Asia/Kolkata")).toBe(5.5 * 3_600_000);
   });
 
-  it("keeps 09:00 local on both sides of the spring change in New York", () => {
+  it("keeps 09:00 local on both sides of the spring change in New York", async () => {
     expect(utc(fromLocal({ year: 2026, month: 3, day: 7, hour: 9, minute: 0 }, "America/New_York"))).toBe(
       "2026-03-07T14:00:00.000Z",
     );
@@ -24,7 +24,7 @@ describe("zone math", () => {
     );
   });
 
-  it("moves a time in the skipped hour forward by the gap", () => {
+  it("moves a time in the skipped hour forward by the gap", async () => {
     // 2026-03-08 02:00 EST jumps to 03:00 EDT: 02:30 does not exist and becomes 03:30 EDT.
     const ny = fromLocal({ year: 2026, month: 3, day: 8, hour: 2, minute: 30 }, "America/New_York");
     expect(utc(ny)).toBe("2026-03-08T07:30:00.000Z");
@@ -35,7 +35,7 @@ describe("zone math", () => {
     expect(formatLocal(berlin, "Europe/Berlin")).toBe("2026-03-29 03:30");
   });
 
-  it("takes the first occurrence of a repeated time in the autumn", () => {
+  it("takes the first occurrence of a repeated time in the autumn", async () => {
     // 2026-11-01 01:30 happens at 05:30Z (EDT) and again at 06:30Z (EST).
     expect(utc(fromLocal({ year: 2026, month: 11, day: 1, hour: 1, minute: 30 }, "America/New_York"))).toBe(
       "2026-11-01T05:30:00.000Z",
@@ -48,7 +48,7 @@ describe("zone math", () => {
     );
   });
 
-  it("canonicalises zone names and refuses unknown ones", () => {
+  it("canonicalises zone names and refuses unknown ones", async () => {
     expect(canonicalTimeZone("europe/berlin")).toBe("Europe/Berlin");
     expect(canonicalTimeZone("UTC")).toBe("UTC");
     expect(canonicalTimeZone("Mars/Olympus_Mons")).toBeUndefined();
@@ -57,7 +57,7 @@ describe("zone math", () => {
 });
 
 describe("weekly slots", () => {
-  it("lists slots across the New York spring change at the same local times", () => {
+  it("lists slots across the New York spring change at the same local times", async () => {
     const plan = normaliseSlots({ saturday: ["09:00"], sunday: ["02:30", "09:00"], monday: ["09:00"] });
     const slots = slotsBetween(
       plan,
@@ -73,7 +73,7 @@ describe("weekly slots", () => {
     ]);
   });
 
-  it("lists slots across the autumn change in New York and Berlin", () => {
+  it("lists slots across the autumn change in New York and Berlin", async () => {
     const plan = normaliseSlots({ saturday: ["09:00"], sunday: ["09:00"] });
     const ny = slotsBetween(plan, "America/New_York", at("2026-10-31T00:00:00Z"), at("2026-11-02T00:00:00Z"));
     expect(ny.map((s) => utc(s.at))).toEqual(["2026-10-31T13:00:00.000Z", "2026-11-01T14:00:00.000Z"]);
@@ -86,7 +86,7 @@ describe("weekly slots", () => {
     expect(berlin.map((s) => utc(s.at))).toEqual(["2026-10-24T07:00:00.000Z", "2026-10-25T08:00:00.000Z"]);
   });
 
-  it("counts two slots that land on one instant once", () => {
+  it("counts two slots that land on one instant once", async () => {
     const plan = normaliseSlots({ sunday: ["02:30", "03:30"] });
     const slots = slotsBetween(
       plan,
@@ -97,13 +97,13 @@ describe("weekly slots", () => {
     expect(slots.map((s) => utc(s.at))).toEqual(["2026-03-08T07:30:00.000Z"]);
   });
 
-  it("only lists slots strictly after the start and up to the end", () => {
+  it("only lists slots strictly after the start and up to the end", async () => {
     const plan = normaliseSlots({ monday: ["09:00"] });
     const slots = slotsBetween(plan, "UTC", at("2026-03-02T09:00:00Z"), at("2026-03-09T09:00:00Z"));
     expect(slots.map((s) => utc(s.at))).toEqual(["2026-03-09T09:00:00.000Z"]);
   });
 
-  it("refuses malformed slot times", () => {
+  it("refuses malformed slot times", async () => {
     for (const bad of ["9:00", "24:00", "12:60", "", "noon", "12:00:00"]) {
       expect(() => normaliseSlots({ monday: [bad] })).toThrow(NotesError);
     }
@@ -111,13 +111,16 @@ describe("weekly slots", () => {
   });
 
   it("stores the plan with its zone and answers the next free slots in it", async () => {
-    const app = testApp("2026-03-06T12:00:00.000Z");
-    app.queue.setPlan({ timeZone: "america/new_york", slots: { sunday: ["09:00"], monday: ["09:00"] } });
-    expect(app.queue.plan().timeZone).toBe("America/New_York");
-    const [first, second] = app.queue.nextFreeSlots(2);
+    const app = await testApp("2026-03-06T12:00:00.000Z");
+    await app.queue.setPlan({
+      timeZone: "america/new_york",
+      slots: { sunday: ["09:00"], monday: ["09:00"] },
+    });
+    expect((await app.queue.plan()).timeZone).toBe("America/New_York");
+    const [first, second] = await app.queue.nextFreeSlots(2);
     expect(first).toMatchObject({ at: "2026-03-08T13:00:00.000Z", local: "2026-03-08 09:00", slot: "09:00" });
     expect(second).toMatchObject({ at: "2026-03-09T13:00:00.000Z", weekday: "monday" });
-    expect(() => app.queue.setPlan({ timeZone: "Nowhere/Else" })).toThrow(/Unknown time zone/);
+    await expect(app.queue.setPlan({ timeZone: "Nowhere/Else" })).rejects.toThrow(/Unknown time zone/);
     await app.close();
   });
 });

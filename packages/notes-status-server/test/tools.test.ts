@@ -9,7 +9,7 @@ let client: Client;
 let calls: Session;
 
 beforeEach(async () => {
-  app = testApp("2026-03-02T08:00:00.000Z"); // Monday
+  app = await testApp("2026-03-02T08:00:00.000Z"); // Monday
   conn = await connectInMemory(app.kit, { scopes: [] });
   client = conn.client;
   calls = session(client);
@@ -52,7 +52,7 @@ describe("list_notes (a page: notes, count, total, skip, hasMore)", () => {
     expect(empty).toEqual({ notes: [], count: 0, total: 0, skip: 0, hasMore: false });
     for (let i = 0; i < 25; i++) {
       app.time.advance(1000);
-      app.notes.create({
+      await app.notes.create({
         content: `note ${i}`,
         tags: i % 2 ? ["odd"] : ["even"],
         status: i < 5 ? "evergreen" : "draft",

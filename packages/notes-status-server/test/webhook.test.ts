@@ -7,6 +7,7 @@ import { PublishError } from "../src/domain/publishers/types.js";
 import { WebhookPublisher } from "../src/domain/publishers/webhook.js";
 import { createNotesApp } from "../src/app.js";
 import { manualClock } from "@mcpforge/toolkit/testing";
+import { freshStore } from "./helpers.js";
 
 const SECRET = "s3cret-key";
 
@@ -67,9 +68,9 @@ describe("webhook publisher", () => {
   it("posts a signed JSON body the receiver can verify", async () => {
     const time = manualClock("2026-03-02T08:00:00Z");
     const { p } = publisher();
-    const app = createNotesApp({ db: ":memory:", clock: time.date, publisher: p });
-    const id = app.notes.create({ content: "signed 🔏", tags: ["sig"], status: "ready" }).id;
-    app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
+    const app = await createNotesApp({ db: await freshStore(), clock: time.date, publisher: p });
+    const id = (await app.notes.create({ content: "signed 🔏", tags: ["sig"], status: "ready" })).id;
+    await app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
     time.set("2026-03-02T09:00:00Z");
     expect((await app.scheduler.publishDue()).published).toEqual([id]);
     expect(received).toHaveLength(1);
@@ -132,15 +133,15 @@ describe("webhook publisher", () => {
     script = [500, 502, 503, 504, 500, 500, 500, 500];
     const time = manualClock("2026-03-02T08:00:00Z");
     const { p } = publisher();
-    const app = createNotesApp({ db: ":memory:", clock: time.date, publisher: p });
-    const id = app.notes.create({ content: "doomed", status: "ready" }).id;
-    app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
+    const app = await createNotesApp({ db: await freshStore(), clock: time.date, publisher: p });
+    const id = (await app.notes.create({ content: "doomed", status: "ready" })).id;
+    await app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
     time.set("2026-03-02T09:00:00Z");
     const report = await app.scheduler.publishDue();
     expect(report.failed).toHaveLength(1);
     expect(received).toHaveLength(4);
-    expect(app.notes.get(id)).toMatchObject({ status: "scheduled", attempts: 4 });
-    expect(app.notes.get(id).lastError).toMatch(/HTTP 504.*after 4 attempts/);
+    expect(await app.notes.get(id)).toMatchObject({ status: "scheduled", attempts: 4 });
+    expect((await app.notes.get(id)).lastError).toMatch(/HTTP 504.*after 4 attempts/);
     // Runs within the back-off (8 minutes after 4 attempts) leave it alone; the first after tries again,
     // and this time the receiver accepts on the last try.
     script = [500, 500, 500];
@@ -149,11 +150,11 @@ describe("webhook publisher", () => {
     expect(received).toHaveLength(4);
     time.set("2026-03-02T09:08:00Z");
     expect((await app.scheduler.publishDue()).published).toEqual([id]);
-    expect(app.notes.get(id)).toMatchObject({ status: "published", attempts: 8, lastError: null });
+    expect(await app.notes.get(id)).toMatchObject({ status: "published", attempts: 8, lastError: null });
     await app.close();
   });
 
-  it("refuses a config without a secret or with a non-http URL", () => {
+  it("refuses a config without a secret or with a non-http URL", async () => {
     expect(() => new WebhookPublisher({ url, secret: "" })).toThrow(/secret/);
     expect(() => new WebhookPublisher({ url: "ftp://x", secret: SECRET })).toThrow(/http/);
   });

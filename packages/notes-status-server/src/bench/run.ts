@@ -112,14 +112,14 @@ async function main() {
       };
       batch.push(note);
     }
-    repo.insertMany(batch);
+    await repo.insertMany(batch);
     db.pragma("optimize");
     db.close();
     process.stdout.write(`  generated in ${((performance.now() - t0) / 1000).toFixed(1)} s\n\n`);
 
     const noop: Publisher = { name: "none", publish: async () => undefined };
-    const app = createNotesApp({ db: path, clock, publisher: noop });
-    app.queue.setPlan({
+    const app = await createNotesApp({ db: path, clock, publisher: noop });
+    await app.queue.setPlan({
       timeZone: "Europe/Berlin",
       slots: Object.fromEntries(
         ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"].map((d) => [
@@ -167,7 +167,7 @@ async function main() {
     );
 
     process.stdout.write("\nget_queue over a month (4 slots a day, ~10k scheduled notes in the year)\n");
-    const month = app.queue.queue({ days: 31, includeFreeSlots: true, limit: 500 });
+    const month = await app.queue.queue({ days: 31, includeFreeSlots: true, limit: 500 });
     process.stdout.write(
       `  (${month.total} entries: ${month.entries.filter((e) => e.note).length} notes, ${month.entries.filter((e) => !e.note).length} free slots)\n`,
     );

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { COMMON_FLAGS_HELP, parseServerArgs, runServer, type ServerArgs } from "@mcpforge/toolkit";
 import { createNotesApp } from "../app.js";
@@ -7,7 +8,9 @@ import type { Publisher } from "../domain/publishers/types.js";
 import { WebhookPublisher } from "../domain/publishers/webhook.js";
 import { DEFAULT_GIVE_UP_AFTER } from "../domain/scheduler.js";
 import { SERVER_NAME, SERVER_VERSION } from "../mcp/server.js";
+import { copySqliteToPostgres } from "../store/copy.js";
 import { defaultDataDir, defaultDbPath } from "../store/db.js";
+import { describeStore, isPostgresUrl } from "../store/open.js";
 
 const HELP = `${SERVER_NAME}: an MCP server for a writer's queue of short notes
 
@@ -15,10 +18,14 @@ Usage:
   ${SERVER_NAME} [options]               serve MCP on stdio (or --http), publishing due notes every minute
   ${SERVER_NAME} publish-due [options]   publish what is due now (and recycle evergreen notes), then exit;
                                          for cron. Prints a JSON report; exit code 1 when something failed.
+  ${SERVER_NAME} migrate --from FILE --to URL
+                                         copy a SQLite database into an empty PostgreSQL one and verify
+                                         the counts; prints a JSON report
 
 Options:
-  --db PATH              the SQLite database (default $NOTES_STATUS_DB, else ${defaultDbPath()});
-                         ":memory:" keeps everything in memory for this run
+  --db PATH|URL          the store (default $NOTES_STATUS_DB, else ${defaultDbPath()}): a SQLite
+                         file (":memory:" keeps everything in memory for this run), or a
+                         postgres://user:password@host:port/database URL for PostgreSQL
   --outbox PATH          the outbox publisher's JSON-lines file (default $NOTES_STATUS_OUTBOX,
                          else ${join(defaultDataDir(), "outbox.jsonl")})
   --webhook-url URL      publish by POSTing JSON here instead (default $NOTES_STATUS_WEBHOOK_URL)
@@ -39,10 +46,12 @@ const OWN_OPTIONS = {
   "tick-seconds": { type: "string" },
   "give-up-after": { type: "string" },
   "no-scheduler": { type: "boolean" },
+  from: { type: "string" },
+  to: { type: "string" },
 } as const;
 
 interface Options {
-  command: "serve" | "publish-due";
+  command: Command;
   db: string;
   outbox: string;
   webhookUrl: string | undefined;
@@ -53,12 +62,16 @@ interface Options {
 }
 
 type Args = ServerArgs<typeof OWN_OPTIONS>;
+const COMMANDS = ["publish-due", "migrate"] as const;
+type Command = "serve" | (typeof COMMANDS)[number];
+const isCommand = (c: string | undefined): c is (typeof COMMANDS)[number] =>
+  (COMMANDS as readonly (string | undefined)[]).includes(c);
 
 /** Flags win over environment variables, which win over the defaults. */
 function optionsOf({ values, positionals }: Args, env: NodeJS.ProcessEnv): Options {
   const [command, ...extra] = positionals;
-  if ((command !== undefined && command !== "publish-due") || extra.length > 0)
-    fail(`unknown argument ${command === "publish-due" ? extra[0] : command}; see --help`);
+  if ((command !== undefined && !isCommand(command)) || extra.length > 0)
+    fail(`unknown argument ${isCommand(command) ? extra[0] : command}; see --help`);
   const giveUp = values["give-up-after"];
   const o: Options = {
     command: command ?? "serve",
@@ -121,12 +134,15 @@ async function main(): Promise<void> {
   if (flags.version) return void process.stdout.write(`${SERVER_VERSION}\n`);
   const o = optionsOf(args, process.env);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const app = createNotesApp({
+  if (o.command === "migrate") return migrateCommand(args.values.from, args.values.to);
+  const app = await createNotesApp({
     db: o.db,
     publisher: publisherOf(o),
     scheduler: { giveUpAfter: o.giveUpAfter },
     log,
   });
+  // Which store serves this process, on stderr (stdout is the protocol or the report).
+  log(`${SERVER_NAME}: store ${describeStore(o.db)}`);
   if (o.command === "publish-due") {
     const report = await app.scheduler.tick();
     process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -136,6 +152,15 @@ async function main(): Promise<void> {
   }
   if (o.scheduler) app.scheduler.start(o.tickSeconds * 1000);
   await runServer(app.kit, { flags, caller: { scopes: [], clientId: "local" }, log });
+}
+
+async function migrateCommand(from: string | undefined, to: string | undefined): Promise<void> {
+  if (!from || !to) fail("migrate needs --from <sqlite file> and --to <postgres url>");
+  if (isPostgresUrl(from) || !isPostgresUrl(to))
+    fail("migrate copies a SQLite file (--from) into PostgreSQL (--to postgres://...)");
+  if (!existsSync(from)) fail(`no SQLite database at ${from}`);
+  const report = await copySqliteToPostgres(from, to);
+  process.stdout.write(`${JSON.stringify(report)}\n`);
 }
 
 main().catch((err: unknown) => fail((err as Error).message));

@@ -80,6 +80,7 @@ export function normaliseTags(tags: readonly string[]): string[] {
   for (const raw of tags) {
     const tag = normaliseTag(raw);
     if (tag === "") throw new NotesError("INVALID_ARGUMENT", "A tag must not be empty or only spaces");
+    if (tag.includes(NUL)) throw new NotesError("INVALID_ARGUMENT", NUL_REFUSED("A tag"));
     if (tag.length > MAX_TAG_LENGTH) {
       throw new NotesError(
         "INVALID_ARGUMENT",
@@ -93,9 +94,17 @@ export function normaliseTags(tags: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * NUL is no character of any post, and one store (PostgreSQL text) cannot hold it: refused on every
+ * store alike, so a note that one store keeps another cannot lose.
+ */
+const NUL = "\u0000";
+const NUL_REFUSED = (what: string) => `${what} must not contain the NUL character (U+0000)`;
+
 function checkContent(content: string): void {
   if (content.trim() === "")
     throw new NotesError("INVALID_ARGUMENT", "content must not be empty or only spaces");
+  if (content.includes(NUL)) throw new NotesError("INVALID_ARGUMENT", NUL_REFUSED("content"));
   if (content.length > MAX_CONTENT_LENGTH) {
     throw new NotesError("INVALID_ARGUMENT", `content must be at most ${MAX_CONTENT_LENGTH} characters`);
   }
@@ -136,7 +145,7 @@ export class NotesService {
     return this.clock().getTime();
   }
 
-  create(input: CreateNoteInput): NoteDetail {
+  async create(input: CreateNoteInput): Promise<NoteDetail> {
     checkContent(input.content);
     checkRestack(input.autoRestackAfterHours);
     const status = input.status ?? "draft";
@@ -158,17 +167,17 @@ export class NotesService {
       updatedAt: at,
       ...UNPUBLISHED,
     };
-    this.repo.insert(note);
+    await this.repo.insert(note);
     return note;
   }
 
-  get(id: string): NoteDetail {
-    const note = this.repo.get(id);
+  async get(id: string): Promise<NoteDetail> {
+    const note = await this.repo.get(id);
     if (!note) throw notFound(id);
     return note;
   }
 
-  list(filter: ListFilter, limit: number, skip: number): Page<Note> {
+  async list(filter: ListFilter, limit: number, skip: number): Promise<Page<Note>> {
     const tag = filter.tag === undefined ? undefined : normaliseTag(filter.tag);
     // No note carries an empty tag, and the store counts "every tag" under '', so a blank filter
     // would report every note in total while matching none: refuse it rather than guess.
@@ -185,7 +194,7 @@ export class NotesService {
     );
   }
 
-  update(id: string, patch: UpdateNoteInput): NoteDetail {
+  async update(id: string, patch: UpdateNoteInput): Promise<NoteDetail> {
     if (
       patch.content === undefined &&
       patch.tags === undefined &&
@@ -200,8 +209,8 @@ export class NotesService {
     if (patch.content !== undefined) checkContent(patch.content);
     checkRestack(patch.autoRestackAfterHours);
     const tags = patch.tags === undefined ? undefined : normaliseTags(patch.tags);
-    return this.repo.transaction(() => {
-      const note = this.get(id);
+    return this.repo.transaction(async () => {
+      const note = await this.get(id);
       if (note.status === "published") {
         if (patch.content !== undefined && patch.content !== note.content) {
           throw new NotesError("NOT_EDITABLE", `Note ${id} is published; its content cannot change`);
@@ -231,15 +240,15 @@ export class NotesService {
       if (tags !== undefined) next.tags = tags;
       if (patch.autoRestackAfterHours !== undefined) next.autoRestackAfterHours = patch.autoRestackAfterHours;
       next.updatedAt = iso(this.now());
-      this.repo.update(next);
+      await this.repo.update(next);
       return next;
     });
   }
 
-  delete(id: string): NoteDetail {
-    return this.repo.transaction(() => {
-      const note = this.get(id);
-      this.repo.delete(id);
+  async delete(id: string): Promise<NoteDetail> {
+    return this.repo.transaction(async () => {
+      const note = await this.get(id);
+      await this.repo.delete(id);
       return note;
     });
   }
@@ -248,7 +257,7 @@ export class NotesService {
    * Schedules notes, all or none: each at its explicit time (which must be in the future) or, without
    * one, in the next free slot of the weekly plan, in the order given.
    */
-  schedule(items: readonly ScheduleItem[]): NoteDetail[] {
+  async schedule(items: readonly ScheduleItem[]): Promise<NoteDetail[]> {
     const ids = new Set<string>();
     for (const item of items) {
       if (ids.has(item.id)) throw new NotesError("INVALID_ARGUMENT", `Note ${item.id} is listed twice`);
@@ -256,12 +265,13 @@ export class NotesService {
       checkRestack(item.autoRestackAfterHours);
     }
     const now = this.now();
-    return this.repo.transaction(() => {
-      const notes = items.map((item) => {
-        const note = this.get(item.id);
+    return this.repo.transaction(async () => {
+      const notes: NoteDetail[] = [];
+      for (const item of items) {
+        const note = await this.get(item.id);
         assertTransition(item.id, note.status, "scheduled", "schedule_notes");
-        return note;
-      });
+        notes.push(note);
+      }
       const explicit = items.map((item) => {
         if (item.scheduledAt === undefined) return undefined;
         const ms = parseTime(item.scheduledAt, "scheduledAt");
@@ -274,10 +284,11 @@ export class NotesService {
         return ms;
       });
       const wanted = explicit.filter((t) => t === undefined).length;
-      const free = wanted > 0 ? findFreeSlots(this.repo, now, wanted, ids) : [];
+      const free = wanted > 0 ? await findFreeSlots(this.repo, now, wanted, ids) : [];
       let nextFree = 0;
       const at = iso(now);
-      return notes.map((note, i) => {
+      const scheduled: NoteDetail[] = [];
+      for (const [i, note] of notes.entries()) {
         const item = items[i]!;
         const time = explicit[i] ?? free[nextFree++]!.at;
         const next: NoteDetail = {
@@ -293,24 +304,25 @@ export class NotesService {
           lastAttemptAt: null,
           updatedAt: at,
         };
-        this.repo.update(next);
-        return next;
-      });
+        await this.repo.update(next);
+        scheduled.push(next);
+      }
+      return scheduled;
     });
   }
 
   /** Takes a scheduled note off the queue, back to ready (default) or draft. */
-  unschedule(id: string, to: UnscheduledStatus = "ready"): NoteDetail {
-    return this.repo.transaction(() => {
-      const note = this.get(id);
+  async unschedule(id: string, to: UnscheduledStatus = "ready"): Promise<NoteDetail> {
+    return this.repo.transaction(async () => {
+      const note = await this.get(id);
       assertTransition(id, note.status, to, "unschedule_note");
       const next: NoteDetail = { ...note, status: to, scheduledAt: null, updatedAt: iso(this.now()) };
-      this.repo.update(next);
+      await this.repo.update(next);
       return next;
     });
   }
 
-  tags(status?: NoteStatus): TagCount[] {
+  async tags(status?: NoteStatus): Promise<TagCount[]> {
     return this.repo.tagCounts(status);
   }
 }

@@ -20,23 +20,25 @@ export const MAX_FREE_SLOTS = 50;
  * The next `count` slots after `afterMs` that no scheduled note occupies (notes in `ignore` do not
  * count, so a note being rescheduled may keep its own slot). Throws NO_FREE_SLOT when there are fewer.
  */
-export function findFreeSlots(
+export async function findFreeSlots(
   repo: NotesRepository,
   afterMs: number,
   count: number,
   ignore = new Set<string>(),
-): Slot[] {
-  const { timeZone } = repo.getSettings();
-  const plan = repo.getSlots();
+): Promise<Slot[]> {
+  const { timeZone } = await repo.getSettings();
+  const plan = await repo.getSlots();
   if (Object.keys(plan).length === 0) {
     throw new NotesError("NO_FREE_SLOT", "The weekly queue plan has no slots yet");
   }
   for (let days = 14; ; days = Math.min(days * 2, FREE_SLOT_SEARCH_DAYS)) {
     const to = afterMs + days * DAY_MS;
-    const taken = new Set(repo.scheduledTimesBetween(iso(afterMs), iso(to)).map((t) => Date.parse(t)));
+    const taken = new Set(
+      (await repo.scheduledTimesBetween(iso(afterMs), iso(to))).map((t) => Date.parse(t)),
+    );
     // Notes being rescheduled do not hold their slots.
     if (ignore.size > 0) {
-      for (const n of repo.scheduledBetween(iso(afterMs), iso(to)))
+      for (const n of await repo.scheduledBetween(iso(afterMs), iso(to)))
         if (ignore.has(n.id)) taken.delete(Date.parse(n.scheduledAt!));
     }
     const free = slotsBetween(plan, timeZone, afterMs, to).filter((s) => !taken.has(s.at));
@@ -94,12 +96,12 @@ export class QueueService {
     private readonly clock: Clock,
   ) {}
 
-  plan(): QueuePlan {
-    return { ...this.repo.getSettings(), slots: slotsByName(this.repo.getSlots()) };
+  async plan(): Promise<QueuePlan> {
+    return { ...(await this.repo.getSettings()), slots: slotsByName(await this.repo.getSlots()) };
   }
 
-  setPlan(patch: QueuePlanPatch): QueuePlan {
-    const settings = this.repo.getSettings();
+  async setPlan(patch: QueuePlanPatch): Promise<QueuePlan> {
+    const settings = await this.repo.getSettings();
     if (patch.timeZone !== undefined) {
       const zone = canonicalTimeZone(patch.timeZone);
       if (!zone) throw new NotesError("INVALID_TIME_ZONE", `Unknown time zone: "${patch.timeZone}"`);
@@ -123,24 +125,26 @@ export class QueueService {
       settings.evergreenMinGapDays = d;
     }
     const slots = patch.slots === undefined ? undefined : normaliseSlots(patch.slots);
-    this.repo.transaction(() => {
-      this.repo.setSettings(settings);
-      if (slots) this.repo.setSlots(slots);
+    await this.repo.transaction(async () => {
+      await this.repo.setSettings(settings);
+      if (slots) await this.repo.setSlots(slots);
     });
     return this.plan();
   }
 
-  nextFreeSlots(count: number, afterMs = this.clock().getTime()): SlotView[] {
-    const plan = this.repo.getSlots();
+  async nextFreeSlots(count: number, afterMs = this.clock().getTime()): Promise<SlotView[]> {
+    const plan = await this.repo.getSlots();
     if (Object.keys(plan).length === 0) return [];
     try {
-      return findFreeSlots(this.repo, afterMs, count).map(view);
+      return (await findFreeSlots(this.repo, afterMs, count)).map(view);
     } catch (err) {
       if (!(err instanceof NotesError) || err.reason !== "NO_FREE_SLOT") throw err;
       // Fewer than asked: give what there is.
       const to = afterMs + FREE_SLOT_SEARCH_DAYS * DAY_MS;
-      const taken = new Set(this.repo.scheduledTimesBetween(iso(afterMs), iso(to)).map((t) => Date.parse(t)));
-      const { timeZone } = this.repo.getSettings();
+      const taken = new Set(
+        (await this.repo.scheduledTimesBetween(iso(afterMs), iso(to))).map((t) => Date.parse(t)),
+      );
+      const { timeZone } = await this.repo.getSettings();
       return slotsBetween(plan, timeZone, afterMs, to)
         .filter((s) => !taken.has(s.at))
         .slice(0, count)
@@ -152,19 +156,24 @@ export class QueueService {
    * Scheduled notes and plan slots from `fromMs` (default now) for `days` days, earliest first. With the
    * default start, overdue notes that are still scheduled (a publisher failing) come first.
    */
-  queue(options: { fromMs?: number; days: number; includeFreeSlots: boolean; limit: number }): QueueView {
+  async queue(options: {
+    fromMs?: number;
+    days: number;
+    includeFreeSlots: boolean;
+    limit: number;
+  }): Promise<QueueView> {
     const now = this.clock().getTime();
     const from = options.fromMs ?? now;
     const to = from + options.days * DAY_MS;
-    const { timeZone } = this.repo.getSettings();
-    const slots = slotsBetween(this.repo.getSlots(), timeZone, from, to);
+    const { timeZone } = await this.repo.getSettings();
+    const slots = slotsBetween(await this.repo.getSlots(), timeZone, from, to);
     const slotAt = new Map(slots.map((s) => [s.at, s]));
     const lower = options.fromMs === undefined ? "" : iso(from);
     // Which slots are taken and how many notes there are come from the times alone; full notes are
     // read only for the page (any note after the first `limit` notes cannot be in the first `limit`).
-    const times = this.repo.scheduledTimesBetween(lower, iso(to)).map((t) => Date.parse(t));
+    const times = (await this.repo.scheduledTimesBetween(lower, iso(to))).map((t) => Date.parse(t));
     const used = new Set(times.filter((t) => slotAt.has(t)));
-    const notes = this.repo.scheduledBetween(lower, iso(to), options.limit);
+    const notes = await this.repo.scheduledBetween(lower, iso(to), options.limit);
     const entries: Array<QueueEntry & { ms: number }> = notes.map((n) => {
       const ms = Date.parse(n.scheduledAt!);
       const slot = slotAt.get(ms);

@@ -82,18 +82,18 @@ export class Scheduler {
     const report: PublishReport = { published: [], restacked: [], failed: [], gaveUp: [] };
     const nowIso = iso(now.getTime());
     const until = iso(now.getTime() + this.leaseMs);
-    for (const listed of this.repo.duePosts(nowIso, this.batch)) {
-      if (!this.repo.claim(listed.id, "post", nowIso, until)) continue;
-      const note = this.repo.get(listed.id) ?? listed; // what goes out is the note as it is now
+    for (const listed of await this.repo.duePosts(nowIso, this.batch)) {
+      if (!(await this.repo.claim(listed.id, "post", nowIso, until))) continue;
+      const note = (await this.repo.get(listed.id)) ?? listed; // what goes out is the note as it is now
       let retryAt: string | undefined;
       try {
         const outgoing: NoteDetail = { ...note, publishedAt: nowIso };
         const outcome = await this.publisher.publish({ kind: "post", at: nowIso, note: outgoing });
-        this.repo.transaction(() => {
-          const current = this.repo.get(note.id);
+        await this.repo.transaction(async () => {
+          const current = await this.repo.get(note.id);
           if (!current) return; // deleted while it went out: nothing left to record
           const hours = current.autoRestackAfterHours;
-          this.repo.update({
+          await this.repo.update({
             ...current,
             status: "published",
             publishedAt: nowIso,
@@ -106,31 +106,36 @@ export class Scheduler {
         });
         report.published.push(note.id);
       } catch (err) {
-        retryAt = this.recordFailure(note.id, "post", err, now, report);
+        retryAt = await this.recordFailure(note.id, "post", err, now, report);
         report.failed.push({ id: note.id, kind: "post", error: (err as Error).message });
       } finally {
-        if (retryAt) this.repo.defer(note.id, retryAt);
-        else this.repo.release(note.id);
+        if (retryAt) await this.repo.defer(note.id, retryAt);
+        else await this.repo.release(note.id);
       }
     }
-    for (const listed of this.repo.dueRestacks(nowIso, this.batch)) {
-      if (!this.repo.claim(listed.id, "restack", nowIso, until)) continue;
-      const note = this.repo.get(listed.id) ?? listed;
+    for (const listed of await this.repo.dueRestacks(nowIso, this.batch)) {
+      if (!(await this.repo.claim(listed.id, "restack", nowIso, until))) continue;
+      const note = (await this.repo.get(listed.id)) ?? listed;
       let retryAt: string | undefined;
       try {
         await this.publisher.publish({ kind: "restack", at: nowIso, note });
-        this.repo.transaction(() => {
-          const current = this.repo.get(note.id);
+        await this.repo.transaction(async () => {
+          const current = await this.repo.get(note.id);
           if (current)
-            this.repo.update({ ...current, restackedAt: nowIso, lastError: null, lastAttemptAt: nowIso });
+            await this.repo.update({
+              ...current,
+              restackedAt: nowIso,
+              lastError: null,
+              lastAttemptAt: nowIso,
+            });
         });
         report.restacked.push(note.id);
       } catch (err) {
-        retryAt = this.recordFailure(note.id, "restack", err, now, report);
+        retryAt = await this.recordFailure(note.id, "restack", err, now, report);
         report.failed.push({ id: note.id, kind: "restack", error: (err as Error).message });
       } finally {
-        if (retryAt) this.repo.defer(note.id, retryAt);
-        else this.repo.release(note.id);
+        if (retryAt) await this.repo.defer(note.id, retryAt);
+        else await this.repo.release(note.id);
       }
     }
     for (const f of report.failed) {
@@ -145,17 +150,17 @@ export class Scheduler {
    * tried again: deleted meanwhile, or at the limit of failed runs, when a post becomes failed and a
    * restack is dropped (restackDueAt null). Either keeps attempts and lastError.
    */
-  private recordFailure(
+  private async recordFailure(
     id: string,
     kind: "post" | "restack",
     err: unknown,
     now: Date,
     report: PublishReport,
-  ): string | undefined {
+  ): Promise<string | undefined> {
     const tries = err instanceof PublishError ? err.attempts : 1;
     const nowIso = iso(now.getTime());
-    return this.repo.transaction(() => {
-      const current = this.repo.get(id);
+    return this.repo.transaction(async () => {
+      const current = await this.repo.get(id);
       if (!current) return undefined;
       const failed: NoteDetail = {
         ...current,
@@ -163,8 +168,8 @@ export class Scheduler {
         lastError: (err as Error).message || String(err),
         lastAttemptAt: nowIso,
       };
-      this.repo.update(failed);
-      const runs = this.repo.addFailedRun(id);
+      await this.repo.update(failed);
+      const runs = await this.repo.addFailedRun(id);
       // The owner may have moved the note while it was out (unscheduled it): only a delivery that is
       // still pending is given up on.
       const pending =
@@ -172,7 +177,9 @@ export class Scheduler {
           ? current.status === "scheduled"
           : current.status === "published" && current.restackedAt === null;
       if (runs < this.giveUpAfter || !pending) return iso(now.getTime() + retryDelayMs(failed.attempts));
-      this.repo.update(kind === "post" ? { ...failed, status: "failed" } : { ...failed, restackDueAt: null });
+      await this.repo.update(
+        kind === "post" ? { ...failed, status: "failed" } : { ...failed, restackDueAt: null },
+      );
       report.gaveUp.push(id);
       return undefined;
     });
@@ -183,24 +190,30 @@ export class Scheduler {
    * used source first (never used before all others), skipping a source whose copy is scheduled or
    * published within the minimum gap of that slot. The copy is a new scheduled note with sourceNoteId.
    */
-  recycleEvergreen(now: Date = this.clock()): NoteDetail[] {
-    const settings = this.repo.getSettings();
+  async recycleEvergreen(now: Date = this.clock()): Promise<NoteDetail[]> {
+    const settings = await this.repo.getSettings();
     const nowMs = now.getTime();
     if (settings.evergreenHorizonHours <= 0) return [];
     const horizon = nowMs + settings.evergreenHorizonHours * HOUR_MS;
     const gap = settings.evergreenMinGapDays * DAY_MS;
-    return this.repo.transaction(() => {
-      const slots = slotsBetween(this.repo.getSlots(), settings.timeZone, nowMs, horizon);
+    return this.repo.transaction(async () => {
+      const slots = slotsBetween(await this.repo.getSlots(), settings.timeZone, nowMs, horizon);
       if (slots.length === 0) return [];
       const taken = new Set(
-        this.repo.scheduledTimesBetween(iso(nowMs), iso(horizon)).map((t) => Date.parse(t)),
+        (await this.repo.scheduledTimesBetween(iso(nowMs), iso(horizon))).map((t) => Date.parse(t)),
       );
-      const sources = this.repo.evergreenByLeastRecentUse();
+      const sources = await this.repo.evergreenByLeastRecentUse();
       const created: NoteDetail[] = [];
       const nowIso = iso(nowMs);
       for (const slot of slots) {
         if (taken.has(slot.at)) continue;
-        const index = sources.findIndex((s) => this.farEnough(s, slot.at, gap));
+        let index = -1;
+        for (const [i, s] of sources.entries()) {
+          if (await this.farEnough(s, slot.at, gap)) {
+            index = i;
+            break;
+          }
+        }
         if (index < 0) continue;
         const source = sources[index]!;
         const copy: NoteDetail = {
@@ -221,10 +234,10 @@ export class Scheduler {
           lastError: null,
           lastAttemptAt: null,
         };
-        this.repo.insert(copy);
+        await this.repo.insert(copy);
         // Bookkeeping only: updatedAt stays, since the person did not change the source.
         const used = { ...source, lastRecycledAt: iso(slot.at) };
-        this.repo.update(used);
+        await this.repo.update(used);
         sources.splice(index, 1);
         sources.push(used);
         created.push(copy);
@@ -233,19 +246,18 @@ export class Scheduler {
     });
   }
 
-  private farEnough(source: NoteDetail, slotMs: number, gap: number): boolean {
+  private async farEnough(source: NoteDetail, slotMs: number, gap: number): Promise<boolean> {
     if (gap <= 0) return true;
     if (source.lastRecycledAt !== null && Math.abs(slotMs - Date.parse(source.lastRecycledAt)) < gap)
       return false;
-    return !this.repo.hasCopyBetween(source.id, iso(slotMs - gap), iso(slotMs + gap));
+    return !(await this.repo.hasCopyBetween(source.id, iso(slotMs - gap), iso(slotMs + gap)));
   }
 
   /** One scheduler run: recycle, then publish what is due. Overlapping calls share one run. */
   tick(now: Date = this.clock()): Promise<TickReport> {
     if (this.running) return this.running;
     const run = async (): Promise<TickReport> => {
-      await null; // a synchronous throw below must still settle the promise, not escape the caller
-      const recycled = this.recycleEvergreen(now).map((n) => n.id);
+      const recycled = (await this.recycleEvergreen(now)).map((n) => n.id);
       return { recycled, ...(await this.publishDue(now)) };
     };
     this.running = run().finally(() => {

@@ -45,46 +45,56 @@ export interface QueueSettings {
 export type WeeklySlots = Record<number, string[]>;
 
 /**
- * What the domain needs from storage. SQLite implements it in src/store; another database would
- * implement the same interface. Every method is synchronous and each call is atomic; `transaction`
- * groups several into one.
+ * What the domain needs from storage: SQLite (src/store/sqlite) and PostgreSQL (src/store/postgres)
+ * implement it, and nothing above this interface knows which one is underneath. Every method is
+ * asynchronous and each call is atomic. `transaction` groups several into one: every repository call
+ * made from inside `fn` (in its async flow) joins that transaction, and write transactions run one at a
+ * time, so a read followed by a write inside one sees no other writer in between.
  */
 export interface NotesRepository {
-  transaction<T>(fn: () => T): T;
-  insert(note: NoteDetail): void;
-  get(id: string): NoteDetail | undefined;
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  insert(note: NoteDetail): Promise<void>;
+  get(id: string): Promise<NoteDetail | undefined>;
   /** Writes every field of an existing note (and its tag rows). */
-  update(note: NoteDetail): void;
-  delete(id: string): boolean;
-  list(filter: ListFilter, limit: number, offset: number): Page<Note>;
-  tagCounts(status?: NoteStatus): Array<{ tag: string; count: number }>;
-  /** Scheduled notes with scheduledAt in (fromIso, toIso], earliest first. */
-  scheduledBetween(fromIso: string, toIso: string, limit?: number): NoteDetail[];
+  update(note: NoteDetail): Promise<void>;
+  delete(id: string): Promise<boolean>;
+  list(filter: ListFilter, limit: number, offset: number): Promise<Page<Note>>;
+  tagCounts(status?: NoteStatus): Promise<Array<{ tag: string; count: number }>>;
+  /** Scheduled notes with scheduledAt in (fromIso, toIso], earliest first; every one without a limit. */
+  scheduledBetween(fromIso: string, toIso: string, limit?: number): Promise<NoteDetail[]>;
   /** Just the scheduledAt of scheduled notes in (fromIso, toIso] (which slots are taken). */
-  scheduledTimesBetween(fromIso: string, toIso: string): string[];
+  scheduledTimesBetween(fromIso: string, toIso: string): Promise<string[]>;
   /** Scheduled notes due at or before `nowIso` and not claimed by another run, earliest first. */
-  duePosts(nowIso: string, limit: number): NoteDetail[];
+  duePosts(nowIso: string, limit: number): Promise<NoteDetail[]>;
   /** Published notes whose restack is due at or before `nowIso`, earliest first. */
-  dueRestacks(nowIso: string, limit: number): NoteDetail[];
+  dueRestacks(nowIso: string, limit: number): Promise<NoteDetail[]>;
   /**
    * Marks a note as being published until `untilIso`; false when another run holds it or it is no
    * longer due (another run published it already).
    */
-  claim(id: string, kind: "post" | "restack", nowIso: string, untilIso: string): boolean;
-  release(id: string): void;
+  claim(id: string, kind: "post" | "restack", nowIso: string, untilIso: string): Promise<boolean>;
+  release(id: string): Promise<void>;
   /** Keeps every run away from the note until `untilIso` (a failed note's back-off). */
-  defer(id: string, untilIso: string): void;
+  defer(id: string, untilIso: string): Promise<void>;
   /**
    * Counts one more scheduler run whose publish of the note failed and returns the runs in a row so
    * far (the count ends whenever `update` clears lastError); 0 when the note is gone.
    */
-  addFailedRun(id: string): number;
+  addFailedRun(id: string): Promise<number>;
   /** Evergreen notes, least recently recycled first (never recycled first of all). */
-  evergreenByLeastRecentUse(): NoteDetail[];
+  evergreenByLeastRecentUse(): Promise<NoteDetail[]>;
   /** Whether a copy of `sourceId` is scheduled or published with scheduledAt in (fromIso, toIso). */
-  hasCopyBetween(sourceId: string, fromIso: string, toIso: string): boolean;
-  getSettings(): QueueSettings;
-  setSettings(settings: QueueSettings): void;
-  getSlots(): WeeklySlots;
-  setSlots(slots: WeeklySlots): void;
+  hasCopyBetween(sourceId: string, fromIso: string, toIso: string): Promise<boolean>;
+  getSettings(): Promise<QueueSettings>;
+  setSettings(settings: QueueSettings): Promise<void>;
+  getSlots(): Promise<WeeklySlots>;
+  setSlots(slots: WeeklySlots): Promise<void>;
+  /** Many inserts in one transaction (imports, the benchmark, migrating between stores). */
+  insertMany(notes: readonly NoteDetail[]): Promise<void>;
+  /** Which store this is, for logs and `describeStore`: "sqlite" or "postgresql". */
+  readonly kind: StoreKind;
+  /** Closes the connection(s); the repository is unusable afterwards. */
+  close(): Promise<void>;
 }
+
+export type StoreKind = "sqlite" | "postgresql";

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { NoteStatus } from "../domain/status.js";
 import type {
   ListFilter,
@@ -9,90 +10,35 @@ import type {
   WeeklySlots,
 } from "../domain/types.js";
 import type { Db } from "./db.js";
+import {
+  DEFAULT_SETTINGS,
+  LIST_COLUMNS,
+  NOTE_COLUMNS,
+  type NoteRow,
+  toDetail,
+  toNote,
+  toParams,
+} from "./rows.js";
 
-interface NoteRow {
-  id: string;
-  content: string;
-  tags: string;
-  status: NoteStatus;
-  scheduled_at: string | null;
-  auto_restack_after_hours: number | null;
-  created_at: string;
-  updated_at: string;
-  published_at: string | null;
-  restack_due_at: string | null;
-  restacked_at: string | null;
-  source_note_id: string | null;
-  last_recycled_at: string | null;
-  attempts: number;
-  last_error: string | null;
-  last_attempt_at: string | null;
+/** The transaction an async flow is inside; `open` turns false at its end, so a late flow cannot use it. */
+interface TxScope {
+  open: boolean;
 }
 
-const LIST_COLUMNS =
-  "id, content, tags, status, scheduled_at, auto_restack_after_hours, created_at, updated_at";
-
-function toNote(r: NoteRow): Note {
-  return {
-    id: r.id,
-    content: r.content,
-    tags: JSON.parse(r.tags) as string[],
-    status: r.status,
-    scheduledAt: r.scheduled_at,
-    autoRestackAfterHours: r.auto_restack_after_hours,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-
-function toDetail(r: NoteRow): NoteDetail {
-  return {
-    ...toNote(r),
-    publishedAt: r.published_at,
-    restackDueAt: r.restack_due_at,
-    restackedAt: r.restacked_at,
-    sourceNoteId: r.source_note_id,
-    lastRecycledAt: r.last_recycled_at,
-    attempts: r.attempts,
-    lastError: r.last_error,
-    lastAttemptAt: r.last_attempt_at,
-  };
-}
-
-function toParams(n: NoteDetail) {
-  return {
-    id: n.id,
-    content: n.content,
-    tags: JSON.stringify(n.tags),
-    status: n.status,
-    scheduled_at: n.scheduledAt,
-    auto_restack_after_hours: n.autoRestackAfterHours,
-    created_at: n.createdAt,
-    updated_at: n.updatedAt,
-    published_at: n.publishedAt,
-    restack_due_at: n.restackDueAt,
-    restacked_at: n.restackedAt,
-    source_note_id: n.sourceNoteId,
-    last_recycled_at: n.lastRecycledAt,
-    attempts: n.attempts,
-    last_error: n.lastError,
-    last_attempt_at: n.lastAttemptAt,
-  };
-}
-
-const DEFAULT_SETTINGS: QueueSettings = {
-  timeZone: "UTC",
-  evergreenHorizonHours: 24,
-  evergreenMinGapDays: 30,
-};
-
-/** The SQLite implementation of the domain's repository. All SQL of the server lives here. */
+/**
+ * The SQLite implementation of the domain's repository; all of its SQL lives here. better-sqlite3 is
+ * synchronous and one connection has one transaction, while the domain's transactions span awaits: so
+ * every call waits its turn in one queue, and a transaction holds the queue from BEGIN to COMMIT. Calls
+ * made from inside a transaction's async flow (AsyncLocalStorage) run in it at once.
+ */
 export class SqliteNotesRepository implements NotesRepository {
+  readonly kind = "sqlite" as const;
   private readonly s;
+  private readonly scope = new AsyncLocalStorage<TxScope>();
+  private tail: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly db: Db) {
-    const all = `id, content, tags, status, scheduled_at, auto_restack_after_hours, created_at, updated_at,
-      published_at, restack_due_at, restacked_at, source_note_id, last_recycled_at, attempts, last_error, last_attempt_at`;
+    const all = NOTE_COLUMNS.join(", ");
     const named = all
       .split(",")
       .map((c) => `@${c.trim()}`)
@@ -191,8 +137,33 @@ export class SqliteNotesRepository implements NotesRepository {
     };
   }
 
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+  /** Runs `fn` when no transaction of another flow holds the connection. */
+  private turn<T>(fn: () => T | Promise<T>): Promise<T> {
+    if (this.scope.getStore()?.open) return Promise.resolve().then(fn);
+    const result = this.tail.then(fn);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
+  transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.scope.getStore()?.open) return fn(); // part of the enclosing transaction
+    return this.turn(() => {
+      const tx: TxScope = { open: true };
+      return this.scope.run(tx, async () => {
+        // IMMEDIATE takes the write lock now: another process (cron) cannot write between our read and write.
+        this.db.exec("BEGIN IMMEDIATE");
+        try {
+          const result = await fn();
+          this.db.exec("COMMIT");
+          return result;
+        } catch (err) {
+          if (this.db.inTransaction) this.db.exec("ROLLBACK");
+          throw err;
+        } finally {
+          tx.open = false;
+        }
+      });
+    });
   }
 
   private writeTags(n: NoteDetail): void {
@@ -200,135 +171,150 @@ export class SqliteNotesRepository implements NotesRepository {
     for (const tag of n.tags) this.s.insertTag.run(n.id, tag, n.status, n.createdAt);
   }
 
-  insert(note: NoteDetail): void {
-    this.transaction(() => {
+  /** Several statements as one (a savepoint inside an open transaction). */
+  private atomic<T>(fn: () => T): Promise<T> {
+    return this.turn(() => this.db.transaction(fn).immediate());
+  }
+
+  insert(note: NoteDetail): Promise<void> {
+    return this.atomic(() => {
       this.s.insert.run(toParams(note));
       this.writeTags(note);
     });
   }
 
-  get(id: string): NoteDetail | undefined {
-    const row = this.s.get.get(id) as NoteRow | undefined;
-    return row ? toDetail(row) : undefined;
+  get(id: string): Promise<NoteDetail | undefined> {
+    return this.turn(() => {
+      const row = this.s.get.get(id) as NoteRow | undefined;
+      return row ? toDetail(row) : undefined;
+    });
   }
 
-  update(note: NoteDetail): void {
-    this.transaction(() => {
+  update(note: NoteDetail): Promise<void> {
+    return this.atomic(() => {
       this.s.update.run(toParams(note));
       this.writeTags(note);
     });
   }
 
-  delete(id: string): boolean {
+  delete(id: string): Promise<boolean> {
     // Tag rows first and explicitly, so their count triggers run whatever the FK cascade does.
-    return this.transaction(() => {
+    return this.atomic(() => {
       this.s.deleteTags.run(id);
       return this.s.delete.run(id).changes > 0;
     });
   }
 
-  scheduledTimesBetween(fromIso: string, toIso: string): string[] {
-    return this.s.scheduledTimes.all(fromIso, toIso) as string[];
+  scheduledTimesBetween(fromIso: string, toIso: string): Promise<string[]> {
+    return this.turn(() => this.s.scheduledTimes.all(fromIso, toIso) as string[]);
   }
 
-  /** Many inserts in one transaction (imports, the benchmark). */
-  insertMany(notes: readonly NoteDetail[]): void {
-    this.db.transaction(() => {
+  insertMany(notes: readonly NoteDetail[]): Promise<void> {
+    return this.atomic(() => {
       for (const n of notes) {
         this.s.insert.run(toParams(n));
         this.writeTags(n);
       }
-    })();
+    });
   }
 
-  list(filter: ListFilter, limit: number, offset: number): Page<Note> {
-    const { status, tag } = filter;
-    const total = (this.s.count.get(tag ?? "", status ?? "") as { n: number }).n;
-    let rows: () => NoteRow[];
-    if (tag !== undefined && status !== undefined) {
-      rows = () => this.s.listTagStatus.all(tag, status, limit, offset) as NoteRow[];
-    } else if (tag !== undefined) {
-      rows = () => this.s.listTag.all(tag, limit, offset) as NoteRow[];
-    } else if (status !== undefined) {
-      rows = () => this.s.listStatus.all(status, limit, offset) as NoteRow[];
-    } else {
-      rows = () => this.s.listAll.all(limit, offset) as NoteRow[];
-    }
-    // An offset past the end reads nothing (and keeps huge offsets away from SQLite's integer binding).
-    return { items: offset >= total ? [] : rows().map(toNote), total };
+  list(filter: ListFilter, limit: number, offset: number): Promise<Page<Note>> {
+    return this.turn(() => {
+      const { status, tag } = filter;
+      const total = (this.s.count.get(tag ?? "", status ?? "") as { n: number }).n;
+      let rows: () => NoteRow[];
+      if (tag !== undefined && status !== undefined) {
+        rows = () => this.s.listTagStatus.all(tag, status, limit, offset) as NoteRow[];
+      } else if (tag !== undefined) {
+        rows = () => this.s.listTag.all(tag, limit, offset) as NoteRow[];
+      } else if (status !== undefined) {
+        rows = () => this.s.listStatus.all(status, limit, offset) as NoteRow[];
+      } else {
+        rows = () => this.s.listAll.all(limit, offset) as NoteRow[];
+      }
+      // An offset past the end reads nothing (and keeps huge offsets away from SQLite's integer binding).
+      return { items: offset >= total ? [] : rows().map(toNote), total };
+    });
   }
 
-  tagCounts(status?: NoteStatus): Array<{ tag: string; count: number }> {
-    return this.s.tagCounts.all(status ?? "") as Array<{
-      tag: string;
-      count: number;
-    }>;
+  tagCounts(status?: NoteStatus): Promise<Array<{ tag: string; count: number }>> {
+    return this.turn(() => this.s.tagCounts.all(status ?? "") as Array<{ tag: string; count: number }>);
   }
 
-  scheduledBetween(fromIso: string, toIso: string, limit = -1): NoteDetail[] {
-    return (this.s.scheduledBetween.all(fromIso, toIso, limit) as NoteRow[]).map(toDetail);
+  scheduledBetween(fromIso: string, toIso: string, limit = -1): Promise<NoteDetail[]> {
+    return this.turn(() => (this.s.scheduledBetween.all(fromIso, toIso, limit) as NoteRow[]).map(toDetail));
   }
 
-  duePosts(nowIso: string, limit: number): NoteDetail[] {
-    return (this.s.duePosts.all({ now: nowIso, limit }) as NoteRow[]).map(toDetail);
+  duePosts(nowIso: string, limit: number): Promise<NoteDetail[]> {
+    return this.turn(() => (this.s.duePosts.all({ now: nowIso, limit }) as NoteRow[]).map(toDetail));
   }
 
-  dueRestacks(nowIso: string, limit: number): NoteDetail[] {
-    return (this.s.dueRestacks.all({ now: nowIso, limit }) as NoteRow[]).map(toDetail);
+  dueRestacks(nowIso: string, limit: number): Promise<NoteDetail[]> {
+    return this.turn(() => (this.s.dueRestacks.all({ now: nowIso, limit }) as NoteRow[]).map(toDetail));
   }
 
-  claim(id: string, kind: "post" | "restack", nowIso: string, untilIso: string): boolean {
+  claim(id: string, kind: "post" | "restack", nowIso: string, untilIso: string): Promise<boolean> {
     const stmt = kind === "post" ? this.s.claimPost : this.s.claimRestack;
-    return stmt.run({ until: untilIso, id, now: nowIso }).changes === 1;
+    return this.turn(() => stmt.run({ until: untilIso, id, now: nowIso }).changes === 1);
   }
 
-  release(id: string): void {
-    this.s.release.run(id);
+  release(id: string): Promise<void> {
+    return this.turn(() => void this.s.release.run(id));
   }
 
-  defer(id: string, untilIso: string): void {
-    this.s.defer.run(untilIso, id);
+  defer(id: string, untilIso: string): Promise<void> {
+    return this.turn(() => void this.s.defer.run(untilIso, id));
   }
 
-  addFailedRun(id: string): number {
-    return (this.s.addFailedRun.get(id) as number | undefined) ?? 0;
+  addFailedRun(id: string): Promise<number> {
+    return this.turn(() => (this.s.addFailedRun.get(id) as number | undefined) ?? 0);
   }
 
-  evergreenByLeastRecentUse(): NoteDetail[] {
-    return (this.s.evergreen.all() as NoteRow[]).map(toDetail);
+  evergreenByLeastRecentUse(): Promise<NoteDetail[]> {
+    return this.turn(() => (this.s.evergreen.all() as NoteRow[]).map(toDetail));
   }
 
-  hasCopyBetween(sourceId: string, fromIso: string, toIso: string): boolean {
-    return this.s.hasCopy.get(sourceId, fromIso, toIso) !== undefined;
+  hasCopyBetween(sourceId: string, fromIso: string, toIso: string): Promise<boolean> {
+    return this.turn(() => this.s.hasCopy.get(sourceId, fromIso, toIso) !== undefined);
   }
 
-  getSettings(): QueueSettings {
-    const row = this.s.getSetting.get("queue") as { value: string } | undefined;
-    return row
-      ? { ...DEFAULT_SETTINGS, ...(JSON.parse(row.value) as Partial<QueueSettings>) }
-      : { ...DEFAULT_SETTINGS };
+  getSettings(): Promise<QueueSettings> {
+    return this.turn(() => {
+      const row = this.s.getSetting.get("queue") as { value: string } | undefined;
+      return row
+        ? { ...DEFAULT_SETTINGS, ...(JSON.parse(row.value) as Partial<QueueSettings>) }
+        : { ...DEFAULT_SETTINGS };
+    });
   }
 
-  setSettings(settings: QueueSettings): void {
-    this.s.setSetting.run("queue", JSON.stringify(settings));
+  setSettings(settings: QueueSettings): Promise<void> {
+    return this.turn(() => void this.s.setSetting.run("queue", JSON.stringify(settings)));
   }
 
-  getSlots(): WeeklySlots {
-    const out: WeeklySlots = {};
-    for (const r of this.s.slots.all() as Array<{ weekday: number; time: string }>) {
-      const day = out[r.weekday] ?? [];
-      day.push(r.time);
-      out[r.weekday] = day;
-    }
-    return out;
+  getSlots(): Promise<WeeklySlots> {
+    return this.turn(() => {
+      const out: WeeklySlots = {};
+      for (const r of this.s.slots.all() as Array<{ weekday: number; time: string }>) {
+        const day = out[r.weekday] ?? [];
+        day.push(r.time);
+        out[r.weekday] = day;
+      }
+      return out;
+    });
   }
 
-  setSlots(slots: WeeklySlots): void {
-    this.transaction(() => {
+  setSlots(slots: WeeklySlots): Promise<void> {
+    return this.atomic(() => {
       this.s.clearSlots.run();
       for (const [day, times] of Object.entries(slots)) {
         for (const t of times) this.s.insertSlot.run(Number(day), t);
       }
     });
+  }
+
+  /** Waits for calls in flight, then closes the file. */
+  async close(): Promise<void> {
+    await this.tail;
+    if (this.db.open) this.db.close();
   }
 }

@@ -45,8 +45,8 @@ export const listNotes = tool({
   },
   annotations: hints.readOnly,
   summary: (r) => `${r.count} of ${r.total} notes${r.hasMore ? " (more follow)" : ""}`,
-  handler: ({ limit, skip, status, tag }, { ctx }) => {
-    const page = ctx.notes.list(
+  handler: async ({ limit, skip, status, tag }, { ctx }) => {
+    const page = await ctx.notes.list(
       { ...(status ? { status } : {}), ...(tag !== undefined ? { tag } : {}) },
       limit,
       skip,
@@ -70,7 +70,7 @@ export const getNote = tool({
   output: { note: NoteDetailSchema },
   annotations: hints.readOnly,
   summary: (r) => `Note ${r.note.id} (${r.note.status})`,
-  handler: ({ id }, { ctx }) => ({ note: ctx.notes.get(id) }),
+  handler: async ({ id }, { ctx }) => ({ note: await ctx.notes.get(id) }),
 });
 
 export const createNote = tool({
@@ -87,7 +87,7 @@ export const createNote = tool({
   output: { note: NoteSchema },
   annotations: hints.additive,
   summary: (r) => `Created note ${r.note.id} (${r.note.status})`,
-  handler: (input, { ctx }) => ({ note: toListNote(ctx.notes.create(input)) }),
+  handler: async (input, { ctx }) => ({ note: toListNote(await ctx.notes.create(input)) }),
 });
 
 export const updateNote = tool({
@@ -105,7 +105,7 @@ export const updateNote = tool({
   output: { note: NoteSchema },
   annotations: hints.destructiveIdempotent,
   summary: (r) => `Updated note ${r.note.id} (${r.note.status})`,
-  handler: ({ id, ...patch }, { ctx }) => ({ note: toListNote(ctx.notes.update(id, patch)) }),
+  handler: async ({ id, ...patch }, { ctx }) => ({ note: toListNote(await ctx.notes.update(id, patch)) }),
 });
 
 export const deleteNote = tool({
@@ -117,5 +117,5 @@ export const deleteNote = tool({
   output: { deleted: z.boolean(), note: NoteSchema },
   annotations: hints.destructiveIdempotent,
   summary: (r) => `Deleted note ${r.note.id}`,
-  handler: ({ id }, { ctx }) => ({ deleted: true, note: toListNote(ctx.notes.delete(id)) }),
+  handler: async ({ id }, { ctx }) => ({ deleted: true, note: toListNote(await ctx.notes.delete(id)) }),
 });

@@ -140,9 +140,9 @@ export const getNextAvailableSlots = tool({
   output: { timeZone: z.string().describe("The plan's time zone"), slots: z.array(SlotViewSchema) },
   annotations: hints.readOnly,
   summary: (r) => `${r.slots.length} free slot${r.slots.length === 1 ? "" : "s"}`,
-  handler: ({ count, after }, { ctx }) => ({
-    timeZone: ctx.queue.plan().timeZone,
-    slots: ctx.queue.nextFreeSlots(count, after === undefined ? undefined : Date.parse(after)),
+  handler: async ({ count, after }, { ctx }) => ({
+    timeZone: (await ctx.queue.plan()).timeZone,
+    slots: await ctx.queue.nextFreeSlots(count, after === undefined ? undefined : Date.parse(after)),
   }),
 });
 
@@ -230,7 +230,7 @@ export const scheduleNotes = tool({
   output: { notes: z.array(NoteSchema).describe("The scheduled notes, in the order given") },
   annotations: hints.additive,
   summary: (r) => `Scheduled ${r.notes.length} note${r.notes.length === 1 ? "" : "s"}`,
-  handler: ({ notes }, { ctx }) => ({ notes: ctx.notes.schedule(notes).map(toListNote) }),
+  handler: async ({ notes }, { ctx }) => ({ notes: (await ctx.notes.schedule(notes)).map(toListNote) }),
 });
 
 export const unscheduleNote = tool({
@@ -248,5 +248,7 @@ export const unscheduleNote = tool({
   output: { note: NoteSchema },
   annotations: hints.idempotentWrite,
   summary: (r) => `Unscheduled note ${r.note.id} (${r.note.status})`,
-  handler: ({ id, status }, { ctx }) => ({ note: toListNote(ctx.notes.unschedule(id, status)) }),
+  handler: async ({ id, status }, { ctx }) => ({
+    note: toListNote(await ctx.notes.unschedule(id, status)),
+  }),
 });

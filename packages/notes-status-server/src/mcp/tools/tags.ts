@@ -20,8 +20,8 @@ export const listTags = tool({
   },
   annotations: hints.readOnly,
   summary: (r) => `${r.total} tags`,
-  handler: ({ status }, { ctx }) => {
-    const tags = ctx.notes.tags(status);
+  handler: async ({ status }, { ctx }) => {
+    const tags = await ctx.notes.tags(status);
     return { tags, total: tags.length };
   },
 });
