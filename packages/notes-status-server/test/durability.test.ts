@@ -1,14 +1,13 @@
 /**
  * The built server killed with SIGKILL in the middle of a stream of writes: every note whose
- * create_note was answered is there afterwards, the database passes integrity_check, and the counts
- * the triggers keep still equal the rows (no write was half applied).
+ * create_note was answered is there afterwards, the database passes integrity_check (SQLite), and the
+ * counts the triggers keep still equal the rows (no write was half applied). On both stores.
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import Database from "better-sqlite3";
 import { expect, it } from "vitest";
-import { tempDir } from "./helpers.js";
+import { freshStore, inspectStore, tempDir } from "./helpers.js";
 
 const CLI = fileURLToPath(new URL("../dist/bin/notes-status-mcp.js", import.meta.url));
 const WRITES = 3000;
@@ -16,7 +15,7 @@ const WRITES = 3000;
 it("a server killed with SIGKILL mid-stream keeps every acknowledged note and consistent counts", async () => {
   const dir = tempDir("notes-kill");
   try {
-    const db = join(dir.path, "notes.db");
+    const db = await freshStore(dir.path);
     const child = spawn(process.execPath, [CLI, "--db", db, "--no-scheduler"], {
       env: { ...process.env, XDG_DATA_HOME: join(dir.path, "xdg") },
       stdio: ["pipe", "pipe", "ignore"],
@@ -64,18 +63,18 @@ it("a server killed with SIGKILL mid-stream keeps every acknowledged note and co
     expect(acked.size).toBeGreaterThanOrEqual(500);
     expect(acked.size).toBeLessThan(WRITES);
 
-    const check = new Database(db);
+    const check = await inspectStore(db);
     try {
-      expect(check.pragma("integrity_check", { simple: true })).toBe("ok");
-      const ids = new Set((check.prepare("SELECT id FROM notes").all() as { id: string }[]).map((r) => r.id));
+      expect(await check.integrity()).toBe("ok");
+      const ids = new Set((await check.all<{ id: string }>("SELECT id FROM notes")).map((r) => r.id));
       for (const id of acked) expect(ids.has(id)).toBe(true);
       // Each note's two tags went in with it, and the kept counts match the rows.
-      const count = (sql: string) => (check.prepare(sql).get() as { n: number }).n;
-      expect(count("SELECT count(*) AS n FROM note_tags")).toBe(2 * ids.size);
-      expect(count("SELECT n FROM note_counts WHERE tag = '' AND status = ''")).toBe(ids.size);
-      expect(count("SELECT n FROM note_counts WHERE tag = 'all' AND status = 'ready'")).toBe(ids.size);
+      const count = async (sql: string) => Number((await check.all<{ n: number }>(sql))[0]?.n);
+      expect(await count("SELECT count(*) AS n FROM note_tags")).toBe(2 * ids.size);
+      expect(await count("SELECT n FROM note_counts WHERE tag = '' AND status = ''")).toBe(ids.size);
+      expect(await count("SELECT n FROM note_counts WHERE tag = 'all' AND status = 'ready'")).toBe(ids.size);
     } finally {
-      check.close();
+      await check.close();
     }
   } finally {
     dir.cleanup();

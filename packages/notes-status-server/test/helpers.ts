@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ManualClock, manualClock } from "@mcpforge/toolkit/testing";
+import Database from "better-sqlite3";
 import pg from "pg";
 import { inject } from "vitest";
 import { createNotesApp, type NotesApp, type NotesStatusServerOptions } from "../src/app.js";
@@ -80,6 +81,32 @@ export class RecordingPublisher implements Publisher {
 export interface TestApp extends NotesApp {
   publisher: RecordingPublisher;
   time: ManualClock;
+}
+
+/** Plain SQL over a store a test (or a killed process) left behind, whichever kind it is. */
+export interface StoreInspector {
+  all<R>(sql: string): Promise<R[]>;
+  /** SQLite's integrity_check; "ok" on PostgreSQL, which has no such whole-file check. */
+  integrity(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function inspectStore(location: string): Promise<StoreInspector> {
+  if (STORE === "sqlite") {
+    const db = new Database(location, { readonly: true });
+    return {
+      all: async <R>(sql: string) => db.prepare(sql).all() as R[],
+      integrity: async () => db.pragma("integrity_check", { simple: true }) as string,
+      close: async () => void db.close(),
+    };
+  }
+  const client = new pg.Client({ connectionString: location });
+  await client.connect();
+  return {
+    all: async <R>(sql: string) => (await client.query(sql)).rows as R[],
+    integrity: async () => "ok",
+    close: () => client.end(),
+  };
 }
 
 /** An app on a fresh store of the suite's kind (see STORE), unless `db` names one. */

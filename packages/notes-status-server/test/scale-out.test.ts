@@ -1,7 +1,7 @@
 /**
- * Two notes-status processes on one SQLite file behind a plain round-robin proxy: a 2026-07-28 client's
- * calls land on both instances in turn and read as one server (what a note written through one
- * instance is, the other returns at once).
+ * Two notes-status processes on one store (a SQLite file, or one PostgreSQL database) behind a plain
+ * round-robin proxy: a 2026-07-28 client's calls land on both instances in turn and read as one server
+ * (what a note written through one instance is, the other returns at once).
  */
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectHttp, type RoundRobinProxy, roundRobinProxy, startHttpBin } from "@mcpforge/toolkit/testing";
 import { afterAll, expect, it } from "vitest";
+import { freshStore } from "./helpers.js";
 
 const CLI = fileURLToPath(new URL("../dist/bin/notes-status-mcp.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "notes-scale-"));
@@ -22,7 +23,7 @@ afterAll(async () => {
 });
 
 it("serves one client's sequence of calls from two instances on one database", async () => {
-  const db = join(dir, "notes.db");
+  const db = await freshStore(dir);
   const spawnSpec = { command: process.execPath, args: [CLI, "--db", db, "--no-scheduler"] };
   const a = await startHttpBin(spawnSpec, "shared-token");
   const b = await startHttpBin(spawnSpec, "shared-token");
