@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: 100k generated notes in a temp database; list_notes filtered by status and by tag,
  * through the domain and through the kit's callTool (argument parsing, output validation, JSON text),
- * and get_queue over a month of slots. Prints p50/p95 against the 5 ms target.
+ * and get_queue over a month of slots. Prints p50/p95 against the 5 ms target, for SQLite and then for
+ * PostgreSQL (the same notes copied in), and a table of both side by side.
  */
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,7 +15,49 @@ import { UNPUBLISHED } from "../domain/notes.js";
 import type { NoteDetail } from "../domain/types.js";
 import { createNotesApp } from "../app.js";
 import { openDatabase } from "../store/db.js";
+import { copySqliteToPostgres } from "../store/copy.js";
 import { SqliteNotesRepository } from "../store/repository.js";
+
+/**
+ * The PostgreSQL column: BENCH_POSTGRES_URL (an empty database) if set, else a throwaway PostgreSQL 15
+ * started with the kit's test harness; the SQLite notes are copied in with `migrate`'s copy. Null (and a
+ * line saying why) when neither is available.
+ */
+async function postgresFor(
+  sqlitePath: string,
+): Promise<{ url: string; copySeconds: string; stop: () => Promise<void> } | null> {
+  let url = process.env["BENCH_POSTGRES_URL"];
+  let stop: () => Promise<void> = async () => undefined;
+  if (!url) {
+    try {
+      const { startPostgres } = await import("@mcpforge/toolkit/testing");
+      const server = await startPostgres();
+      url = await server.createDatabase("notes_bench");
+      stop = () => server.stop();
+    } catch (err) {
+      process.stdout.write(`\nPostgreSQL column skipped: ${(err as Error).message.split("\n")[0]}\n`);
+      return null;
+    }
+  }
+  const t = performance.now();
+  await copySqliteToPostgres(sqlitePath, url);
+  return { url, copySeconds: ((performance.now() - t) / 1000).toFixed(1), stop };
+}
+
+/** p50 / p95 of every case, SQLite beside PostgreSQL. */
+function table(): void {
+  const stores = ["SQLite", "PostgreSQL"];
+  process.stdout.write(
+    `\n${"case".padEnd(58)} ${stores.map((s) => `${s} p50 / p95 ms`.padStart(26)).join(" ")}\n`,
+  );
+  for (const [name, byStore] of figures) {
+    const cells = stores.map((s) => {
+      const r = byStore.get(s);
+      return (r ? `${r.p50.toFixed(3)} / ${r.p95.toFixed(3)}` : "-").padStart(26);
+    });
+    process.stdout.write(`${name.padEnd(58)} ${cells.join(" ")}\n`);
+  }
+}
 
 const NOTES = Number(process.env["BENCH_NOTES"] ?? 100_000);
 const RUNS = Number(process.env["BENCH_RUNS"] ?? 200);
@@ -47,12 +90,95 @@ async function measure(fn: () => unknown | Promise<unknown>): Promise<{ p50: num
 }
 
 const rows: string[][] = [];
+let store = "SQLite";
+/** "list_notes domain" or "list_notes kit": the same case names appear under both. */
+let section = "";
+/** Case name -> store -> figures, for the side-by-side table at the end. */
+const figures = new Map<string, Map<string, { p50: number; p95: number }>>();
 function report(name: string, r: { p50: number; p95: number }, target = true) {
   const verdict = target ? (r.p50 < TARGET_MS ? "ok" : "OVER TARGET") : "";
-  rows.push([name, r.p50.toFixed(3), r.p95.toFixed(3), verdict]);
+  if (target) rows.push([store, name, r.p50.toFixed(3), r.p95.toFixed(3), verdict]);
+  const key = section ? `${section} ${name}` : name;
+  const byStore = figures.get(key) ?? new Map<string, { p50: number; p95: number }>();
+  byStore.set(store, r);
+  figures.set(key, byStore);
   process.stdout.write(
     `  ${name.padEnd(58)} p50 ${r.p50.toFixed(3).padStart(7)} ms   p95 ${r.p95.toFixed(3).padStart(7)} ms   ${verdict}\n`,
   );
+}
+
+/** Every case on one store; `report` collects the figures under the store's column. */
+async function runCases(db: string, clock: () => Date): Promise<void> {
+  const noop: Publisher = { name: "none", publish: async () => undefined };
+  const app = await createNotesApp({ db, clock, publisher: noop });
+  await app.queue.setPlan({
+    timeZone: "Europe/Berlin",
+    slots: Object.fromEntries(
+      ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"].map((d) => [
+        d,
+        ["09:00", "12:00", "15:00", "18:00"],
+      ]),
+    ),
+  });
+  const caller = { scopes: [] };
+  const pages = [0, 0, 0, 20, 40, 100, 200];
+  let i = 0;
+  const skip = () => pages[i++ % pages.length]!;
+
+  section = "list_notes domain";
+  process.stdout.write("list_notes through the domain (NotesService.list)\n");
+  for (const status of NOTE_STATUSES) {
+    report(`status=${status}`, await measure(() => app.notes.list({ status }, 20, skip())));
+  }
+  for (const tag of ["tag00", "tag10", "tag49"]) {
+    report(`tag=${tag}`, await measure(() => app.notes.list({ tag }, 20, skip())));
+  }
+  report(
+    "tag=tag00 status=scheduled",
+    await measure(() => app.notes.list({ tag: "tag00", status: "scheduled" }, 20, skip())),
+  );
+  report("no filter", await measure(() => app.notes.list({}, 20, skip())));
+
+  section = "list_notes kit";
+  process.stdout.write("\nlist_notes through the kit (KitServer.callTool: parse, validate, JSON text)\n");
+  for (const status of ["draft", "published", "evergreen"]) {
+    report(
+      `status=${status}`,
+      await measure(() => app.kit.callTool("list_notes", { status, skip: skip() }, caller)),
+    );
+  }
+  for (const tag of ["tag00", "tag49"]) {
+    report(`tag=${tag}`, await measure(() => app.kit.callTool("list_notes", { tag, skip: skip() }, caller)));
+  }
+  report(
+    "tag=tag00 status=published limit=50",
+    await measure(() =>
+      app.kit.callTool("list_notes", { tag: "tag00", status: "published", limit: 50 }, caller),
+    ),
+  );
+
+  section = "";
+  process.stdout.write("\nget_queue over a month (4 slots a day, ~10k scheduled notes in the year)\n");
+  const month = await app.queue.queue({ days: 31, includeFreeSlots: true, limit: 500 });
+  process.stdout.write(
+    `  (${month.total} entries: ${month.entries.filter((e) => e.note).length} notes, ${month.entries.filter((e) => !e.note).length} free slots)\n`,
+  );
+  report(
+    "domain QueueService.queue days=31",
+    await measure(() => app.queue.queue({ days: 31, includeFreeSlots: true, limit: 500 })),
+    false,
+  );
+  report(
+    "kit get_queue days=31 limit=500",
+    await measure(() => app.kit.callTool("get_queue", { days: 31, limit: 500 }, caller)),
+    false,
+  );
+  report(
+    "kit get_next_available_slots count=50",
+    await measure(() => app.kit.callTool("get_next_available_slots", { count: 50 }, caller)),
+    false,
+  );
+  await app.close();
 }
 
 async function main() {
@@ -117,78 +243,24 @@ async function main() {
     db.close();
     process.stdout.write(`  generated in ${((performance.now() - t0) / 1000).toFixed(1)} s\n\n`);
 
-    const noop: Publisher = { name: "none", publish: async () => undefined };
-    const app = await createNotesApp({ db: path, clock, publisher: noop });
-    await app.queue.setPlan({
-      timeZone: "Europe/Berlin",
-      slots: Object.fromEntries(
-        ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"].map((d) => [
-          d,
-          ["09:00", "12:00", "15:00", "18:00"],
-        ]),
-      ),
-    });
-    const caller = { scopes: [] };
-    const pages = [0, 0, 0, 20, 40, 100, 200];
-    let i = 0;
-    const skip = () => pages[i++ % pages.length]!;
+    process.stdout.write(`--- SQLite (${path})\n`);
+    store = "SQLite";
+    await runCases(path, clock);
 
-    process.stdout.write("list_notes through the domain (NotesService.list)\n");
-    for (const status of NOTE_STATUSES) {
-      report(`status=${status}`, await measure(() => app.notes.list({ status }, 20, skip())));
+    const pg = await postgresFor(path);
+    if (pg) {
+      try {
+        process.stdout.write(
+          `\n--- PostgreSQL (the same notes, copied with migrate in ${pg.copySeconds} s)\n`,
+        );
+        store = "PostgreSQL";
+        await runCases(pg.url, clock);
+      } finally {
+        await pg.stop();
+      }
     }
-    for (const tag of ["tag00", "tag10", "tag49"]) {
-      report(`tag=${tag}`, await measure(() => app.notes.list({ tag }, 20, skip())));
-    }
-    report(
-      "tag=tag00 status=scheduled",
-      await measure(() => app.notes.list({ tag: "tag00", status: "scheduled" }, 20, skip())),
-    );
-    report("no filter", await measure(() => app.notes.list({}, 20, skip())));
-
-    process.stdout.write("\nlist_notes through the kit (KitServer.callTool: parse, validate, JSON text)\n");
-    for (const status of ["draft", "published", "evergreen"]) {
-      report(
-        `status=${status}`,
-        await measure(() => app.kit.callTool("list_notes", { status, skip: skip() }, caller)),
-      );
-    }
-    for (const tag of ["tag00", "tag49"]) {
-      report(
-        `tag=${tag}`,
-        await measure(() => app.kit.callTool("list_notes", { tag, skip: skip() }, caller)),
-      );
-    }
-    report(
-      "tag=tag00 status=published limit=50",
-      await measure(() =>
-        app.kit.callTool("list_notes", { tag: "tag00", status: "published", limit: 50 }, caller),
-      ),
-    );
-
-    process.stdout.write("\nget_queue over a month (4 slots a day, ~10k scheduled notes in the year)\n");
-    const month = await app.queue.queue({ days: 31, includeFreeSlots: true, limit: 500 });
-    process.stdout.write(
-      `  (${month.total} entries: ${month.entries.filter((e) => e.note).length} notes, ${month.entries.filter((e) => !e.note).length} free slots)\n`,
-    );
-    report(
-      "domain QueueService.queue days=31",
-      await measure(() => app.queue.queue({ days: 31, includeFreeSlots: true, limit: 500 })),
-      false,
-    );
-    report(
-      "kit get_queue days=31 limit=500",
-      await measure(() => app.kit.callTool("get_queue", { days: 31, limit: 500 }, caller)),
-      false,
-    );
-    report(
-      "kit get_next_available_slots count=50",
-      await measure(() => app.kit.callTool("get_next_available_slots", { count: 50 }, caller)),
-      false,
-    );
-    await app.close();
-
-    const over = rows.filter((r) => r[3] === "OVER TARGET");
+    table();
+    const over = rows.filter((r) => r[4] === "OVER TARGET");
     process.stdout.write(
       `\n${over.length === 0 ? "All list_notes cases are under" : `${over.length} list_notes cases are over`} the ${TARGET_MS} ms p50 target.\n`,
     );
