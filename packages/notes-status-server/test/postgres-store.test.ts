@@ -226,6 +226,12 @@ describe("notes-status migrate --from <sqlite> --to <postgres>", () => {
         expect(await copy.queue.plan()).toEqual(plan);
         expect(await copy.notes.tags()).toEqual(tags);
         expect(await copy.queue.queue({ days: 7, includeFreeSlots: true, limit: 100 })).toEqual(queue);
+        // The kept counts go on counting after the copy.
+        await copy.notes.create({ content: "after the move", tags: ["all"], status: "ready" });
+        expect((await copy.notes.list({}, 50, 0)).total).toBe(all.length + 1);
+        expect((await copy.notes.list({ tag: "all", status: "ready" }, 50, 0)).total).toBe(
+          details.filter((d) => d.status === "ready" && d.tags.includes("all")).length + 1,
+        );
       } finally {
         await copy.close();
       }
@@ -236,7 +242,7 @@ describe("notes-status migrate --from <sqlite> --to <postgres>", () => {
       const check = await inspectStore(url);
       try {
         const [n] = await check.all<{ n: string }>(`SELECT count(*) AS n FROM notes`);
-        expect(Number(n?.n)).toBe(all.length);
+        expect(Number(n?.n)).toBe(all.length + 1); // the copy and the note written after it
       } finally {
         await check.close();
       }
