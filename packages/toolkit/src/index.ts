@@ -44,6 +44,8 @@ export {
   type HttpHandle,
   type HttpHandlerOptions,
   type HttpOptions,
+  type HttpRequestInfo,
+  type HttpRoutes,
   type LegacySessionOptions,
   serveHttp,
   staticTokenVerifier,
