@@ -10,7 +10,9 @@ export function pageHeaders(formTargets: string[] = []): Record<string, string> 
     "content-security-policy": `default-src 'none'; style-src 'self'; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     "x-frame-options": "DENY",
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    // same-origin, not no-referrer: under no-referrer a form post carries `Origin: null`, which the
+    // DNS-rebinding check refuses; nothing leaks to other sites either way.
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
   };
 }

@@ -1,0 +1,206 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type HttpHandle, serveHttp } from "@mcpforge/toolkit";
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
+  OAuthTokens,
+} from "@modelcontextprotocol/client";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { type App, type OAuthSetup, oauthMcpServer, oauthSetup } from "../src/app.js";
+import type { ClientDocuments } from "../src/auth/documents.js";
+import type { SignInLimiter } from "../src/auth/limiter.js";
+import { memoryApp } from "./helpers.js";
+
+export const PASSWORD = "correct horse battery";
+
+/** A free loopback port (the issuer names its port before the server listens). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export interface OAuthServer {
+  app: App;
+  setup: OAuthSetup;
+  http: HttpHandle;
+  base: string;
+  mcpUrl: string;
+  close(): Promise<void>;
+}
+
+/** Dexi's OAuth HTTP endpoint in process, exactly as dexi-mcp --http wires it, on a fresh database. */
+export async function startOAuthServer(
+  options: { now?: () => number; documents?: ClientDocuments; limiter?: SignInLimiter; users?: string[] } = {},
+): Promise<OAuthServer> {
+  const app = memoryApp(options.now ? { now: options.now } : {});
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const setup = oauthSetup(app, {
+    issuer: base,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.documents ? { documents: options.documents } : {}),
+    ...(options.limiter ? { limiter: options.limiter } : {}),
+  });
+  for (const name of options.users ?? ["ann"]) {
+    app.store.accounts.ensureUser(name, Date.now());
+    await setup.passwords.set(name, PASSWORD);
+  }
+  const http = await serveHttp(oauthMcpServer(app, () => {}), {
+    host: "127.0.0.1",
+    port,
+    verifier: setup.verifier,
+    routes: setup.routes,
+    scopeChallenge: true,
+    resourceMetadataUrl: setup.resourceMetadataUrl,
+    log: () => {},
+  });
+  return {
+    app,
+    setup,
+    http,
+    base,
+    mcpUrl: `${base}/mcp`,
+    close: async () => {
+      await http.close();
+      await app.close();
+    },
+  };
+}
+
+/** Headless Debian Chromium; playwright gives it a throwaway profile of its own. */
+export async function launchBrowser(): Promise<{ browser: Browser; close(): Promise<void> }> {
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+  return {
+    browser,
+    close: () => browser.close(),
+  };
+}
+
+/** A loopback redirect target: each hit resolves the next `wait()` with its query. */
+export async function callbackServer(): Promise<{ url: string; wait(): Promise<URLSearchParams>; close(): Promise<void> }> {
+  let waiting: ((q: URLSearchParams) => void)[] = [];
+  const server: Server = createServer((req, res) => {
+    const q = new URL(req.url ?? "/", "http://127.0.0.1").searchParams;
+    res.writeHead(200, { "content-type": "text/plain" });
+    res.end("done");
+    const next = waiting.shift();
+    next?.(q);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/callback`,
+    wait: () => new Promise((resolve) => waiting.push(resolve)),
+    close: async () => {
+      waiting = [];
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** The SDK's OAuth client provider contract, in memory; the authorization URL is kept for the test. */
+export class TestProvider implements OAuthClientProvider {
+  info?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier?: string;
+  discovery?: OAuthDiscoveryState;
+  authUrls: URL[] = [];
+
+  constructor(
+    readonly redirectUrl: string,
+    readonly name = "Test App",
+  ) {}
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: this.name,
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.info = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authUrls.push(url);
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    if (!this.verifier) throw new Error("no code verifier saved");
+    return this.verifier;
+  }
+  saveDiscoveryState(state: OAuthDiscoveryState) {
+    this.discovery = state;
+  }
+  discoveryState() {
+    return this.discovery;
+  }
+  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery") {
+    if (scope === "all" || scope === "client") this.info = undefined;
+    if (scope === "all" || scope === "tokens") this.saved = undefined;
+    if (scope === "all" || scope === "verifier") this.verifier = undefined;
+    if (scope === "all" || scope === "discovery") this.discovery = undefined;
+  }
+}
+
+export interface ConsentChoice {
+  user?: string;
+  password?: string;
+  /** Scopes to untick on the consent page. */
+  untick?: string[];
+  folder?: string;
+  tag?: string;
+  /** Where to write a screenshot of the sign-in and consent pages. */
+  shots?: { signIn?: string; consent?: string };
+}
+
+/** Signs in (when asked to) and allows on the real pages, as a person would. */
+export async function consentIn(page: Page, authUrl: URL, choice: ConsentChoice = {}): Promise<void> {
+  await page.goto(authUrl.toString());
+  if (await page.locator('input[name="password"]').count()) {
+    if (choice.shots?.signIn) await page.screenshot({ path: choice.shots.signIn, fullPage: true });
+    await page.fill('input[name="name"]', choice.user ?? "ann");
+    await page.fill('input[name="password"]', choice.password ?? PASSWORD);
+    await page.click('button[type="submit"]');
+    await page.waitForSelector('button[value="allow"]');
+  }
+  if (choice.shots?.consent) await page.screenshot({ path: choice.shots.consent, fullPage: true });
+  for (const scope of choice.untick ?? []) await page.uncheck(`input[name="scope"][value="${scope}"]`);
+  if (choice.folder) await page.selectOption('select[name="folder"]', choice.folder);
+  if (choice.tag) await page.selectOption('select[name="tag"]', choice.tag);
+  await page.click('button[value="allow"]');
+}
