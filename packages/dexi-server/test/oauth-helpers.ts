@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type HttpHandle, serveHttp } from "@mcpforge/toolkit";
@@ -203,4 +204,142 @@ export async function consentIn(page: Page, authUrl: URL, choice: ConsentChoice 
   if (choice.folder) await page.selectOption('select[name="folder"]', choice.folder);
   if (choice.tag) await page.selectOption('select[name="tag"]', choice.tag);
   await page.click('button[value="allow"]');
+}
+
+/** A cookie-keeping browser stand-in for tests that drive the pages by plain HTTP (no Chromium). */
+export class FormClient {
+  cookies = new Map<string, string>();
+
+  constructor(readonly base: string) {}
+
+  async get(path: string): Promise<Response> {
+    return this.keep(await fetch(new URL(path, this.base), { headers: this.headers(), redirect: "manual" }));
+  }
+
+  async post(path: string, form: Record<string, string | string[]>): Promise<Response> {
+    const body = new URLSearchParams();
+    for (const [k, v] of Object.entries(form)) for (const x of Array.isArray(v) ? v : [v]) body.append(k, x);
+    return this.keep(
+      await fetch(new URL(path, this.base), {
+        method: "POST",
+        headers: { ...this.headers(), "content-type": "application/x-www-form-urlencoded" },
+        body,
+        redirect: "manual",
+      }),
+    );
+  }
+
+  private headers(): Record<string, string> {
+    const c = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+    return c ? { cookie: c } : {};
+  }
+
+  private keep(r: Response): Response {
+    for (const line of r.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const [k, ...v] = pair!.split("=");
+      this.cookies.set(k!, v.join("="));
+    }
+    return r;
+  }
+}
+
+/** A hidden field's value in a page. */
+export const field = (page: string, name: string): string =>
+  new RegExp(`name="${name}" value="([^"]*)"`).exec(page)?.[1] ?? "";
+
+export interface Pkce {
+  verifier: string;
+  challenge: string;
+}
+
+export function pkce(): Pkce {
+  const verifier = randomBytes(32).toString("base64url");
+  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
+}
+
+/** Registers a public client by dynamic registration. */
+export async function register(base: string, redirectUri: string, name = "Raw App"): Promise<string> {
+  const r = await fetch(`${base}/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ client_name: name, redirect_uris: [redirectUri] }),
+  });
+  if (r.status !== 201) throw new Error(`registration failed: ${r.status} ${await r.text()}`);
+  return ((await r.json()) as { client_id: string }).client_id;
+}
+
+export function authorizeUrl(
+  base: string,
+  q: { clientId: string; redirectUri: string; challenge?: string; method?: string; scope?: string; state?: string },
+): string {
+  const u = new URL(`${base}/authorize`);
+  u.searchParams.set("response_type", "code");
+  u.searchParams.set("client_id", q.clientId);
+  u.searchParams.set("redirect_uri", q.redirectUri);
+  if (q.challenge !== undefined) u.searchParams.set("code_challenge", q.challenge);
+  if (q.method !== undefined) u.searchParams.set("code_challenge_method", q.method);
+  u.searchParams.set("scope", q.scope ?? "notes:read notes:write");
+  u.searchParams.set("state", q.state ?? "st");
+  u.searchParams.set("resource", `${base}/mcp`);
+  return u.toString();
+}
+
+/**
+ * Signs in and consents by plain HTTP; returns the redirect the consent answered with. `form`
+ * overrides the consent form's fields (a forged CSRF token, a tag typed by hand).
+ */
+export async function rawConsent(
+  browser: FormClient,
+  url: string,
+  form: Record<string, string | string[]> = {},
+): Promise<Response> {
+  let page = await browser.get(url);
+  let html = await page.text();
+  if (html.includes('name="password"')) {
+    const signed = await browser.post("/signin", {
+      csrf: field(html, "csrf"),
+      next: field(html, "next").replaceAll("&amp;", "&"),
+      name: "ann",
+      password: PASSWORD,
+    });
+    page = await browser.get(signed.headers.get("location")!);
+    html = await page.text();
+  } else if (page.status === 303) {
+    page = await browser.get(page.headers.get("location")!);
+    html = await page.text();
+  }
+  return browser.post("/authorize/consent", {
+    csrf: field(html, "csrf"),
+    rid: field(html, "rid"),
+    decision: "allow",
+    scope: ["notes:read", "notes:write"],
+    ...form,
+  });
+}
+
+export async function tokenRequest(base: string, form: Record<string, string>): Promise<Response> {
+  return fetch(`${base}/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(form),
+  });
+}
+
+/** A tools/list over HTTP with a bearer token; its status and WWW-Authenticate. */
+export async function mcpCall(
+  mcpUrl: string,
+  token: string,
+  body: unknown = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
+): Promise<Response> {
+  return fetch(mcpUrl, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+    },
+    body: JSON.stringify(body),
+  });
 }
