@@ -3,7 +3,9 @@ import { seededRandom } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import type { Restriction } from "../src/domain/access.js";
-import { connect, type Item, items, memoryApp, type Session, userId } from "./helpers.js";
+import { connectHttp } from "@mcpforge/toolkit/testing";
+import { connect, type Item, items, memoryApp, type Session, sessionOf, userId } from "./helpers.js";
+import { type HttpRestricted, restrictedOverHttp } from "./oauth-helpers.js";
 
 /**
  * Differential check of the restriction rules: on generated data, every read tool under a restriction
@@ -27,6 +29,7 @@ const RESTRICTIONS: Restriction[] = [
 let app: App;
 let ann: Session;
 let all: (Item & { text?: string })[];
+let http: HttpRestricted;
 
 beforeAll(async () => {
   app = memoryApp();
@@ -58,9 +61,11 @@ beforeAll(async () => {
   await bob.close();
   all = items(await ann.ok("list_notes", { size: 50 }));
   expect(all).toHaveLength(47);
+  http = await restrictedOverHttp(app);
 });
 
 afterAll(async () => {
+  await http.close();
   await ann.close();
   await app.close();
 });
@@ -84,12 +89,21 @@ async function pages(
   return { items: items(first), total: first["total"] as number };
 }
 
-describe.each(RESTRICTIONS)("restricted to %o", (restriction) => {
+/**
+ * In memory, the restriction is the connection's; over HTTP it is an OAuth grant's, carried by the
+ * bearer token of a consent to exactly that folder and tag (2026-07-28 era, so each call stands alone).
+ */
+const TRANSPORTS = ["in-memory", "http"] as const;
+
+describe.each(TRANSPORTS.flatMap((t) => RESTRICTIONS.map((r) => [t, r] as const)))("%s, restricted to %o", (transport, restriction) => {
   let rs: Session;
   const inside = (xs: Item[]) => xs.filter((i) => inBoundary(i, restriction));
 
   beforeAll(async () => {
-    rs = await connect(app, "ann", { restriction });
+    rs =
+      transport === "in-memory"
+        ? await connect(app, "ann", { restriction })
+        : sessionOf(await connectHttp(http.mcpUrl, await http.tokenFor("ann", restriction), { era: "modern" }));
     // The generated data must exercise the boundary: something inside (unless the folder is missing) and outside.
     if (restriction.folder !== "Missing") expect(inside(all).length).toBeGreaterThan(0);
     expect(inside(all).length).toBeLessThan(all.length);

@@ -49,6 +49,11 @@ export async function connect(
   });
   const kit = createDexiServer({ notes: app.notes, viewerFor: (c) => viewer(c.scopes), log: () => {} });
   const conn = await connectInMemory(kit, { scopes: options.scopes ?? ALL_SCOPES, clientId: user });
+  return sessionOf(conn);
+}
+
+/** The test Session over any connected SDK client. */
+export function sessionOf(conn: { client: Client; close(): Promise<void> }): Session {
   const calls = session(conn.client);
   return {
     ...calls,

@@ -13,6 +13,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { type App, type OAuthSetup, oauthMcpServer, oauthSetup } from "../src/app.js";
 import type { ClientDocuments } from "../src/auth/documents.js";
 import type { SignInLimiter } from "../src/auth/limiter.js";
+import type { Restriction } from "../src/domain/access.js";
 import { memoryApp } from "./helpers.js";
 
 export const PASSWORD = "correct horse battery";
@@ -342,4 +343,54 @@ export async function mcpCall(
     },
     body: JSON.stringify(body),
   });
+}
+
+export interface HttpRestricted {
+  mcpUrl: string;
+  /** A bearer token of a consent by `user` to both scopes within `restriction`. */
+  tokenFor(user: string, restriction: Restriction): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Dexi's OAuth endpoint over an existing app, with grants made through the authorization server's
+ * own consent and code exchange (no pages), for tests that need many differently restricted tokens.
+ */
+export async function restrictedOverHttp(app: App): Promise<HttpRestricted> {
+  const port = await freePort();
+  const setup = oauthSetup(app, { issuer: `http://127.0.0.1:${port}` });
+  const http = await serveHttp(oauthMcpServer(app, () => {}), {
+    host: "127.0.0.1",
+    port,
+    verifier: setup.verifier,
+    routes: setup.routes,
+    scopeChallenge: true,
+    resourceMetadataUrl: setup.resourceMetadataUrl,
+    log: () => {},
+  });
+  const redirect = "http://127.0.0.1:9/cb";
+  return {
+    mcpUrl: `http://127.0.0.1:${port}/mcp`,
+    async tokenFor(user, restriction) {
+      const { auth } = setup;
+      const { client_id } = auth.register({ client_name: "diff", redirect_uris: [redirect] }) as { client_id: string };
+      const p = pkce();
+      const req = await auth.checkRequest(
+        new URLSearchParams({
+          client_id,
+          redirect_uri: redirect,
+          response_type: "code",
+          code_challenge: p.challenge,
+          code_challenge_method: "S256",
+        }),
+      );
+      const uid = app.store.accounts.ensureUser(user, Date.now()).id;
+      const back = new URL(auth.consent(req, uid, { scopes: ["notes:read", "notes:write"], ...restriction }));
+      const code = back.searchParams.get("code") ?? "";
+      return auth.token(
+        new URLSearchParams({ grant_type: "authorization_code", code, client_id, redirect_uri: redirect, code_verifier: p.verifier }),
+      ).access_token;
+    },
+    close: () => http.close(),
+  };
 }
