@@ -90,6 +90,7 @@ export const items = (r: Record<string, unknown>) => r["items"] as Item[];
 export async function runDexi(
   db: string,
   argv: string[],
+  stdin = "",
 ): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
@@ -101,6 +102,7 @@ export async function runDexi(
     (s) => {
       err += s;
     },
+    async () => stdin,
   );
   return { code, out, err };
 }

@@ -17,6 +17,18 @@ export interface DocumentOptions {
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 /**
+ * A host the server should never be made to fetch from for a stranger: loopback, a literal private
+ * or link-local address, any IPv6 literal. (A public name that resolves inward is not caught here.)
+ */
+function internalHost(host: string): boolean {
+  if (LOOPBACK.has(host) || host.startsWith("[") || host.endsWith(".localhost")) return true;
+  const v4 = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(host);
+  if (!v4) return false;
+  const [a, b] = [Number(v4[1]), Number(v4[2])];
+  return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);
+}
+
+/**
  * Client ID metadata documents: a client whose id is an HTTPS URL publishes its metadata there, and
  * the authorization server fetches it instead of taking a registration. The document's `client_id`
  * must be that very URL. Fetched with a short timeout and a size limit, never following redirects,
@@ -47,7 +59,7 @@ export class ClientDocuments {
       return false;
     }
     if (url.hash || url.username || url.password || url.pathname === "/") return false;
-    if (url.protocol === "https:") return this.o.allowLoopbackHttp || !LOOPBACK.has(url.hostname);
+    if (url.protocol === "https:") return this.o.allowLoopbackHttp || !internalHost(url.hostname);
     return this.o.allowLoopbackHttp && url.protocol === "http:" && LOOPBACK.has(url.hostname);
   }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { createServer } from "node:net";
 import { COMMON_FLAGS_HELP, runServer } from "@mcpforge/toolkit";
+import { ClientDocuments } from "../auth/documents.js";
 import { mcpServer, oauthMcpServer, oauthSetup, openApp, viewerResolver } from "../app.js";
 import { dexiArgs, MCP_OPTIONS, mcpConfig } from "../config.js";
 import { seedDemo } from "../demo.js";
@@ -54,7 +55,11 @@ async function main() {
     const port = flags.http.port || (await freePort(flags.http.host));
     const shown = flags.http.host.includes(":") ? `[${flags.http.host}]` : flags.http.host;
     const issuer = cfg.publicUrl ?? `http://${shown}:${port}`;
-    const setup = oauthSetup(app, { issuer, ...(cfg.trustProxy ? { trustProxy: true } : {}) });
+    const setup = oauthSetup(app, {
+      issuer,
+      documents: new ClientDocuments(),
+      ...(cfg.trustProxy ? { trustProxy: true } : {}),
+    });
     setInterval(() => setup.auth.purge(), 60 * 60_000).unref();
     await runServer(oauthMcpServer(app), {
       flags: { ...flags, http: { host: flags.http.host, port } },
