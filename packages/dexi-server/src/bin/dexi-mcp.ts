@@ -22,9 +22,9 @@ Usage: dexi-mcp [--db PATH] [--user NAME] [--scopes notes:read,notes:write] [--f
   --demo           use a demo database (default .../dexi/demo.db) seeded with sample notes
 ${COMMON_FLAGS_HELP}
 
-Over --http without --token, Dexi is its own OAuth 2.1 server: people sign in (\`dexi users add NAME
---password-stdin\`) and consent in the browser, and each connection's user, scopes and folder/tag come
-from its consent (--user, --scopes, --folder and --tag are then not used).
+Over --http without --token (and without --demo), Dexi is its own OAuth 2.1 server: people sign in
+(accounts from \`dexi users add NAME --password-stdin\`) and consent in the browser, and each connection's
+user, scopes and folder/tag come from its consent (--user, --scopes, --folder and --tag are not used).
   --public-url URL  the https origin clients reach this server at, behind a TLS reverse proxy
                     (env DEXI_PUBLIC_URL; default http://HOST:PORT of --http)
   --trust-proxy     take a client's address from X-Forwarded-For (sign-in rate limits), behind a proxy
@@ -48,7 +48,8 @@ async function main() {
     const seeded = await seedDemo(app, userId);
     if (seeded > 0) process.stderr.write(`dexi: seeded ${seeded} demo notes into ${cfg.db}\n`);
   }
-  const oauth = flags.http && flags.token === undefined && !process.env["MCP_HTTP_TOKEN"];
+  // --demo keeps the printed static token: a try-out database has no accounts to sign in with.
+  const oauth = flags.http && !cfg.demo && flags.token === undefined && !process.env["MCP_HTTP_TOKEN"];
   if (flags.http && oauth) {
     // The issuer is fixed before listening (it is in the metadata and every token), so port 0 is
     // resolved to a free port first.
