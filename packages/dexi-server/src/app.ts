@@ -166,7 +166,11 @@ export function grantViewer(caller: Caller): Viewer {
   const grant = caller.extra?.[GRANT_KEY] as { userId: number; restriction: Restriction } | undefined;
   if (!grant) throw new Error("This connection carries no verified grant");
   const restricted = grant.restriction.folder !== undefined || grant.restriction.tag !== undefined;
-  return { userId: grant.userId, scopes: caller.scopes, ...(restricted ? { restriction: grant.restriction } : {}) };
+  return {
+    userId: grant.userId,
+    scopes: caller.scopes,
+    ...(restricted ? { restriction: grant.restriction } : {}),
+  };
 }
 
 /** The MCP server of an OAuth endpoint: every call acts as its token's grant. */

@@ -68,16 +68,24 @@ async function tokens(): Promise<Tokens & { clientId: string }> {
   return { ...((await r.json()) as Tokens), clientId: f.clientId };
 }
 
-const errorOf = async (r: Response) => ((await r.json()) as { error: string; error_description: string });
+const errorOf = async (r: Response) => (await r.json()) as { error: string; error_description: string };
 
 describe("authorization requests", () => {
   it("refuses a redirect URI the client did not register, without redirecting", async () => {
     const clientId = await register(server.base, REDIRECT);
     const { challenge } = pkce();
-    for (const wrong of ["http://127.0.0.1:9/other", "http://127.0.0.1:9//callback", "http://127.0.0.1:9/callback/", "http://127.0.0.1:9/callback?x=1"]) {
-      const r = await fetch(authorizeUrl(server.base, { clientId, redirectUri: wrong, challenge, method: "S256" }), {
-        redirect: "manual",
-      });
+    for (const wrong of [
+      "http://127.0.0.1:9/other",
+      "http://127.0.0.1:9//callback",
+      "http://127.0.0.1:9/callback/",
+      "http://127.0.0.1:9/callback?x=1",
+    ]) {
+      const r = await fetch(
+        authorizeUrl(server.base, { clientId, redirectUri: wrong, challenge, method: "S256" }),
+        {
+          redirect: "manual",
+        },
+      );
       expect(r.status, wrong).toBe(400);
       expect(r.headers.get("location")).toBeNull();
       expect(await r.text()).toContain("The redirect URI is not one this app registered");
@@ -86,26 +94,38 @@ describe("authorization requests", () => {
 
   it("refuses a request without PKCE, and one with the plain method", async () => {
     const clientId = await register(server.base, REDIRECT);
-    const missing = await fetch(authorizeUrl(server.base, { clientId, redirectUri: REDIRECT }), { redirect: "manual" });
+    const missing = await fetch(authorizeUrl(server.base, { clientId, redirectUri: REDIRECT }), {
+      redirect: "manual",
+    });
     const toMissing = new URL(missing.headers.get("location")!);
     expect(toMissing.origin + toMissing.pathname).toBe(REDIRECT);
     expect(toMissing.searchParams.get("error")).toBe("invalid_request");
     expect(toMissing.searchParams.get("error_description")).toContain("PKCE is required");
     expect(toMissing.searchParams.get("iss")).toBe(server.base);
     const plain = await fetch(
-      authorizeUrl(server.base, { clientId, redirectUri: REDIRECT, challenge: "a".repeat(43), method: "plain" }),
+      authorizeUrl(server.base, {
+        clientId,
+        redirectUri: REDIRECT,
+        challenge: "a".repeat(43),
+        method: "plain",
+      }),
       { redirect: "manual" },
     );
     const toPlain = new URL(plain.headers.get("location")!);
     expect(toPlain.searchParams.get("error")).toBe("invalid_request");
-    expect(toPlain.searchParams.get("error_description")).toBe("Only the S256 PKCE method is accepted, never plain");
+    expect(toPlain.searchParams.get("error_description")).toBe(
+      "Only the S256 PKCE method is accepted, never plain",
+    );
     expect(toPlain.searchParams.get("state")).toBe("st");
   });
 
   it("refuses a code redeemed without its verifier or with another one", async () => {
     const f = await flow();
     const r = await f.exchange({ code_verifier: pkce().verifier });
-    expect(await errorOf(r)).toEqual({ error: "invalid_grant", error_description: "code_verifier does not match the code_challenge" });
+    expect(await errorOf(r)).toEqual({
+      error: "invalid_grant",
+      error_description: "code_verifier does not match the code_challenge",
+    });
   });
 
   it("refuses a forged CSRF token on the consent form and issues no code", async () => {
@@ -138,7 +158,10 @@ describe("codes", () => {
     const issued = (await first.json()) as Tokens;
     expect((await mcpCall(server.mcpUrl, issued.access_token)).status).not.toBe(401);
     const again = await f.exchange();
-    expect(await errorOf(again)).toEqual({ error: "invalid_grant", error_description: "This authorization code was already used" });
+    expect(await errorOf(again)).toEqual({
+      error: "invalid_grant",
+      error_description: "This authorization code was already used",
+    });
     expect((await mcpCall(server.mcpUrl, issued.access_token)).status).toBe(401);
   });
 
@@ -146,14 +169,20 @@ describe("codes", () => {
     const f = await flow();
     const other = await register(server.base, REDIRECT, "Other App");
     const r = await f.exchange({ client_id: other });
-    expect(await errorOf(r)).toEqual({ error: "invalid_grant", error_description: "This authorization code was issued to another client" });
+    expect(await errorOf(r)).toEqual({
+      error: "invalid_grant",
+      error_description: "This authorization code was issued to another client",
+    });
   });
 
   it("refuses a code after its minute", async () => {
     const f = await flow();
     clock += 61_000;
     const r = await f.exchange();
-    expect(await errorOf(r)).toEqual({ error: "invalid_grant", error_description: "This authorization code has expired" });
+    expect(await errorOf(r)).toEqual({
+      error: "invalid_grant",
+      error_description: "This authorization code has expired",
+    });
   });
 
   it("refuses a code with a redirect URI other than the request's", async () => {
@@ -195,15 +224,35 @@ describe("tokens", () => {
 
   it("refuses a token issued for another resource (another Dexi on the same database)", async () => {
     const other = oauthSetup(server.app, { issuer: "http://127.0.0.1:1", now: () => clock });
-    const { client_id } = other.auth.register({ client_name: "Elsewhere", redirect_uris: [REDIRECT] }) as { client_id: string };
+    const { client_id } = other.auth.register({ client_name: "Elsewhere", redirect_uris: [REDIRECT] }) as {
+      client_id: string;
+    };
     const p = pkce();
-    const q = new URLSearchParams({ client_id, redirect_uri: REDIRECT, response_type: "code", code_challenge: p.challenge, code_challenge_method: "S256" });
+    const q = new URLSearchParams({
+      client_id,
+      redirect_uri: REDIRECT,
+      response_type: "code",
+      code_challenge: p.challenge,
+      code_challenge_method: "S256",
+    });
     const req = await other.auth.checkRequest(q);
-    const code = new URL(other.auth.consent(req, userId(server.app, "ann"), { scopes: ["notes:read"] })).searchParams.get("code")!;
-    const t = other.auth.token(new URLSearchParams({ grant_type: "authorization_code", code, client_id, redirect_uri: REDIRECT, code_verifier: p.verifier }));
+    const code = new URL(
+      other.auth.consent(req, userId(server.app, "ann"), { scopes: ["notes:read"] }),
+    ).searchParams.get("code")!;
+    const t = other.auth.token(
+      new URLSearchParams({
+        grant_type: "authorization_code",
+        code,
+        client_id,
+        redirect_uri: REDIRECT,
+        code_verifier: p.verifier,
+      }),
+    );
     const r = await mcpCall(server.mcpUrl, t.access_token);
     expect(r.status).toBe(401);
-    expect(r.headers.get("www-authenticate")).toContain('error_description="Token was not issued for this resource"');
+    expect(r.headers.get("www-authenticate")).toContain(
+      'error_description="Token was not issued for this resource"',
+    );
   });
 
   it("rotates refresh tokens; a replayed one fails and revokes the family", async () => {
@@ -253,16 +302,24 @@ describe("the pages", () => {
   const withHost = (path: string, host: string, method = "GET") =>
     new Promise<number>((resolve, reject) => {
       const u = new URL(path, server.base);
-      const req = httpRequest({ host: "127.0.0.1", port: u.port, path: u.pathname + u.search, method, headers: { host } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = httpRequest(
+        { host: "127.0.0.1", port: u.port, path: u.pathname + u.search, method, headers: { host } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on("error", reject);
       req.end();
     });
 
   it("refuses a Host header of another origin on pages, OAuth endpoints and metadata", async () => {
-    for (const path of ["/signin", "/apps", "/authorize?client_id=x", "/.well-known/oauth-authorization-server"])
+    for (const path of [
+      "/signin",
+      "/apps",
+      "/authorize?client_id=x",
+      "/.well-known/oauth-authorization-server",
+    ])
       expect(await withHost(path, "evil.example:80"), path).toBe(403);
     expect(await withHost("/token", "evil.example", "POST")).toBe(403);
     expect(await withHost("/signin", `127.0.0.1:${new URL(server.base).port}`)).toBe(200);
@@ -278,11 +335,15 @@ describe("the pages", () => {
   });
 
   it("locks an account after five failed sign-ins, even for the right password, and says when to retry", async () => {
-    const limited = await startOAuthServer({ limiter: new SignInLimiter({ perAccount: 5, perAddress: 8 }), users: ["ann", "bob"] });
+    const limited = await startOAuthServer({
+      limiter: new SignInLimiter({ perAccount: 5, perAddress: 8 }),
+      users: ["ann", "bob"],
+    });
     try {
       const browser = new FormClient(limited.base);
       const csrf = field(await (await browser.get("/signin")).text(), "csrf");
-      const attempt = (name: string, password: string) => browser.post("/signin", { csrf, next: "/apps", name, password });
+      const attempt = (name: string, password: string) =>
+        browser.post("/signin", { csrf, next: "/apps", name, password });
       for (let i = 0; i < 5; i++) expect((await attempt("ann", "wrong password!")).status).toBe(401);
       const locked = await attempt("ann", PASSWORD);
       expect(locked.status).toBe(429);
@@ -299,9 +360,19 @@ describe("the pages", () => {
   it("signs in with the right password only", async () => {
     const browser = new FormClient(server.base);
     const csrf = field(await (await browser.get("/signin")).text(), "csrf");
-    const wrong = await browser.post("/signin", { csrf, next: "/apps", name: "ann", password: "not the password" });
+    const wrong = await browser.post("/signin", {
+      csrf,
+      next: "/apps",
+      name: "ann",
+      password: "not the password",
+    });
     expect(wrong.status).toBe(401);
-    const right = await browser.post("/signin", { csrf, next: "//evil.example/", name: "ann", password: PASSWORD });
+    const right = await browser.post("/signin", {
+      csrf,
+      next: "//evil.example/",
+      name: "ann",
+      password: PASSWORD,
+    });
     expect(right.status).toBe(303);
     expect(right.headers.get("location")).toBe("/apps");
     expect(await (await browser.get("/apps")).text()).toContain("Connected apps");

@@ -16,7 +16,9 @@ let base: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "dexi-oauth-bin-"));
   const db = join(dir, "o.db");
-  expect((await runDexi(db, ["users", "add", "ann", "--password-stdin"], "correct horse battery\n")).code).toBe(0);
+  expect(
+    (await runDexi(db, ["users", "add", "ann", "--password-stdin"], "correct horse battery\n")).code,
+  ).toBe(0);
   child = spawn(process.execPath, [BIN, "--db", db, "--http", "127.0.0.1:0"], {
     env: { ...process.env, DEXI_EMBEDDINGS: "hash", MCP_HTTP_TOKEN: "" },
     stdio: ["ignore", "ignore", "pipe"],
@@ -38,11 +40,21 @@ afterAll(() => {
 });
 
 it("publishes both metadata documents and answers 401 naming the resource metadata", async () => {
-  const prm = (await (await fetch(`${base}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, unknown>;
+  const prm = (await (await fetch(`${base}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<
+    string,
+    unknown
+  >;
   expect(prm).toMatchObject({ resource: `${base}/mcp`, authorization_servers: [base] });
-  const as = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+  const as = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as Record<
+    string,
+    unknown
+  >;
   expect(as).toMatchObject({ issuer: base, code_challenge_methods_supported: ["S256"] });
-  const r = await fetch(`${base}/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+  const r = await fetch(`${base}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: "{}",
+  });
   expect(r.status).toBe(401);
   expect(r.headers.get("www-authenticate")).toContain(
     `resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,

@@ -28,7 +28,8 @@ beforeAll(async () => {
     if (path === "/slow.json") return; // never answers
     res.writeHead(200, { "content-type": "application/json" });
     if (path === "/huge.json") return res.end(JSON.stringify({ client_id: id, pad: "x".repeat(5000) }));
-    if (path === "/liar.json") return res.end(JSON.stringify({ client_id: `${docBase}/other.json`, redirect_uris: [REDIRECT] }));
+    if (path === "/liar.json")
+      return res.end(JSON.stringify({ client_id: `${docBase}/other.json`, redirect_uris: [REDIRECT] }));
     res.end(JSON.stringify({ client_id: id, client_name: "Doc App", redirect_uris: [REDIRECT] }));
   });
   await new Promise<void>((r) => docs.listen(0, "127.0.0.1", () => r()));
@@ -48,7 +49,12 @@ it("takes a URL client id: fetches its document once, names the app from it, and
   const clientId = `${docBase}/app.json`;
   const p = pkce();
   const browser = new FormClient(server.base);
-  const url = authorizeUrl(server.base, { clientId, redirectUri: REDIRECT, challenge: p.challenge, method: "S256" });
+  const url = authorizeUrl(server.base, {
+    clientId,
+    redirectUri: REDIRECT,
+    challenge: p.challenge,
+    method: "S256",
+  });
   const page = await (await browser.get(url)).text();
   expect(page).toContain("Sign in to connect Doc App.");
   const consented = await rawConsent(browser, url);
@@ -62,7 +68,9 @@ it("takes a URL client id: fetches its document once, names the app from it, and
   });
   expect(r.status).toBe(200);
   expect(hits["/app.json"]).toBe(1);
-  const meta = (await (await fetch(`${server.base}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+  const meta = (await (
+    await fetch(`${server.base}/.well-known/oauth-authorization-server`)
+  ).json()) as Record<string, unknown>;
   expect(meta["client_id_metadata_document_supported"]).toBe(true);
 });
 
@@ -75,7 +83,12 @@ it("refuses a document that is slow, too large, or names another client id", asy
   ]) {
     const started = Date.now();
     const r = await fetch(
-      authorizeUrl(server.base, { clientId: `${docBase}${path}`, redirectUri: REDIRECT, challenge, method: "S256" }),
+      authorizeUrl(server.base, {
+        clientId: `${docBase}${path}`,
+        redirectUri: REDIRECT,
+        challenge,
+        method: "S256",
+      }),
       { redirect: "manual" },
     );
     expect(r.status, path).toBe(400);

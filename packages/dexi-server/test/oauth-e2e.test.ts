@@ -103,7 +103,8 @@ async function callWithStepUp(
 }
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
-const titles = (r: Result) => ((r.structuredContent?.["items"] as { title: string }[]) ?? []).map((i) => i.title).sort();
+const titles = (r: Result) =>
+  ((r.structuredContent?.["items"] as { title: string }[]) ?? []).map((i) => i.title).sort();
 
 describe.each(["legacy", "modern"] as const)("the %s era", (era) => {
   it("consents read-only to folder Work, is held to it, steps up to write, and stops when revoked", async () => {
@@ -111,7 +112,11 @@ describe.each(["legacy", "modern"] as const)("the %s era", (era) => {
     const page = await context.newPage();
     const provider = new TestProvider(callback.url, `Test App (${era})`);
     const shots = era === "legacy" ? { signIn: `${SHOTS}sign-in.png`, consent: `${SHOTS}consent.png` } : {};
-    const c = await connectWithConsent(era, provider, page, { untick: ["notes:write"], folder: "Work", shots });
+    const c = await connectWithConsent(era, provider, page, {
+      untick: ["notes:write"],
+      folder: "Work",
+      shots,
+    });
     expect(provider.saved?.scope).toBe("notes:read");
 
     // Within the grant: only the folder's notes.
@@ -120,28 +125,50 @@ describe.each(["legacy", "modern"] as const)("the %s era", (era) => {
     const shown = (listed.structuredContent?.["items"] as { title: string; folder?: string }[]) ?? [];
     expect(titles(listed)).toEqual(expect.arrayContaining(["Invoice", "Kickoff"]));
     expect(shown.every((n) => n.folder === "Work")).toBe(true);
-    const found = (await c.client.callTool({ name: "search_notes", arguments: { query: "sunscreen" } })) as Result;
+    const found = (await c.client.callTool({
+      name: "search_notes",
+      arguments: { query: "sunscreen" },
+    })) as Result;
     expect(found.structuredContent?.["total"]).toBe(0);
 
     // Outside the scope: the server answers 403 insufficient_scope, the SDK re-authorizes, the person
     // consents again (now to writing), and the call goes through.
     const before = provider.authUrls.length;
-    const created = (await callWithStepUp(c, provider, page, "create_note", { title: `Call ${era}`, text: "Phone the client" }, {
-      folder: "Work",
-      tag: "#client",
-    })) as Result;
+    const created = (await callWithStepUp(
+      c,
+      provider,
+      page,
+      "create_note",
+      { title: `Call ${era}`, text: "Phone the client" },
+      {
+        folder: "Work",
+        tag: "#client",
+      },
+    )) as Result;
     expect(provider.authUrls.length).toBe(before + 1);
-    expect(provider.authUrls.at(-1)!.searchParams.get("scope")?.split(" ").sort()).toEqual(["notes:read", "notes:write"]);
+    expect(provider.authUrls.at(-1)!.searchParams.get("scope")?.split(" ").sort()).toEqual([
+      "notes:read",
+      "notes:write",
+    ]);
     expect(created.isError).toBeFalsy();
     expect(provider.saved?.scope?.split(" ").sort()).toEqual(["notes:read", "notes:write"]);
     // The boundary still holds for writes: the note went into Work with #client.
-    const note = (await c.client.callTool({ name: "get_note", arguments: { note_id: created.structuredContent!["id"] } })) as Result;
+    const note = (await c.client.callTool({
+      name: "get_note",
+      arguments: { note_id: created.structuredContent!["id"] },
+    })) as Result;
     expect(note.structuredContent).toMatchObject({ folder: "Work", tags: ["#client"] });
 
     // One live grant per app: the step-up replaced the first.
-    const grants = server.setup.auth.grants(userId(server.app, "ann")).filter((g) => g.clientName === provider.name);
+    const grants = server.setup.auth
+      .grants(userId(server.app, "ann"))
+      .filter((g) => g.clientName === provider.name);
     expect(grants).toHaveLength(1);
-    expect(grants[0]).toMatchObject({ scopes: ["notes:read", "notes:write"], folder: "Work", tag: "#client" });
+    expect(grants[0]).toMatchObject({
+      scopes: ["notes:read", "notes:write"],
+      folder: "Work",
+      tag: "#client",
+    });
 
     // The connected-apps page lists it; revoking there stops the token at once.
     await page.goto(`${server.base}/apps`);
@@ -162,7 +189,9 @@ describe.each(["legacy", "modern"] as const)("the %s era", (era) => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
     });
     expect(raw.status).toBe(401);
-    expect(raw.headers.get("www-authenticate")).toContain(`resource_metadata="${server.setup.resourceMetadataUrl}"`);
+    expect(raw.headers.get("www-authenticate")).toContain(
+      `resource_metadata="${server.setup.resourceMetadataUrl}"`,
+    );
     await expect(c.client.callTool({ name: "list_notes", arguments: {} })).rejects.toThrow();
     await context.close();
   }, 120_000);

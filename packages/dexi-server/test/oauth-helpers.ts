@@ -41,7 +41,12 @@ export interface OAuthServer {
 
 /** Dexi's OAuth HTTP endpoint in process, exactly as dexi-mcp --http wires it, on a fresh database. */
 export async function startOAuthServer(
-  options: { now?: () => number; documents?: ClientDocuments; limiter?: SignInLimiter; users?: string[] } = {},
+  options: {
+    now?: () => number;
+    documents?: ClientDocuments;
+    limiter?: SignInLimiter;
+    users?: string[];
+  } = {},
 ): Promise<OAuthServer> {
   const app = memoryApp(options.now ? { now: options.now } : {});
   const port = await freePort();
@@ -56,15 +61,18 @@ export async function startOAuthServer(
     app.store.accounts.ensureUser(name, Date.now());
     await setup.passwords.set(name, PASSWORD);
   }
-  const http = await serveHttp(oauthMcpServer(app, () => {}), {
-    host: "127.0.0.1",
-    port,
-    verifier: setup.verifier,
-    routes: setup.routes,
-    scopeChallenge: true,
-    resourceMetadataUrl: setup.resourceMetadataUrl,
-    log: () => {},
-  });
+  const http = await serveHttp(
+    oauthMcpServer(app, () => {}),
+    {
+      host: "127.0.0.1",
+      port,
+      verifier: setup.verifier,
+      routes: setup.routes,
+      scopeChallenge: true,
+      resourceMetadataUrl: setup.resourceMetadataUrl,
+      log: () => {},
+    },
+  );
   return {
     app,
     setup,
@@ -99,7 +107,11 @@ export async function launchBrowser(): Promise<{ browser: Browser; close(): Prom
 }
 
 /** A loopback redirect target: each hit resolves the next `wait()` with its query. */
-export async function callbackServer(): Promise<{ url: string; wait(): Promise<URLSearchParams>; close(): Promise<void> }> {
+export async function callbackServer(): Promise<{
+  url: string;
+  wait(): Promise<URLSearchParams>;
+  close(): Promise<void>;
+}> {
   let waiting: ((q: URLSearchParams) => void)[] = [];
   const server: Server = createServer((req, res) => {
     const q = new URL(req.url ?? "/", "http://127.0.0.1").searchParams;
@@ -272,7 +284,14 @@ export async function register(base: string, redirectUri: string, name = "Raw Ap
 
 export function authorizeUrl(
   base: string,
-  q: { clientId: string; redirectUri: string; challenge?: string; method?: string; scope?: string; state?: string },
+  q: {
+    clientId: string;
+    redirectUri: string;
+    challenge?: string;
+    method?: string;
+    scope?: string;
+    state?: string;
+  },
 ): string {
   const u = new URL(`${base}/authorize`);
   u.searchParams.set("response_type", "code");
@@ -359,21 +378,26 @@ export interface HttpRestricted {
 export async function restrictedOverHttp(app: App): Promise<HttpRestricted> {
   const port = await freePort();
   const setup = oauthSetup(app, { issuer: `http://127.0.0.1:${port}` });
-  const http = await serveHttp(oauthMcpServer(app, () => {}), {
-    host: "127.0.0.1",
-    port,
-    verifier: setup.verifier,
-    routes: setup.routes,
-    scopeChallenge: true,
-    resourceMetadataUrl: setup.resourceMetadataUrl,
-    log: () => {},
-  });
+  const http = await serveHttp(
+    oauthMcpServer(app, () => {}),
+    {
+      host: "127.0.0.1",
+      port,
+      verifier: setup.verifier,
+      routes: setup.routes,
+      scopeChallenge: true,
+      resourceMetadataUrl: setup.resourceMetadataUrl,
+      log: () => {},
+    },
+  );
   const redirect = "http://127.0.0.1:9/cb";
   return {
     mcpUrl: `http://127.0.0.1:${port}/mcp`,
     async tokenFor(user, restriction) {
       const { auth } = setup;
-      const { client_id } = auth.register({ client_name: "diff", redirect_uris: [redirect] }) as { client_id: string };
+      const { client_id } = auth.register({ client_name: "diff", redirect_uris: [redirect] }) as {
+        client_id: string;
+      };
       const p = pkce();
       const req = await auth.checkRequest(
         new URLSearchParams({
@@ -388,7 +412,13 @@ export async function restrictedOverHttp(app: App): Promise<HttpRestricted> {
       const back = new URL(auth.consent(req, uid, { scopes: ["notes:read", "notes:write"], ...restriction }));
       const code = back.searchParams.get("code") ?? "";
       return auth.token(
-        new URLSearchParams({ grant_type: "authorization_code", code, client_id, redirect_uri: redirect, code_verifier: p.verifier }),
+        new URLSearchParams({
+          grant_type: "authorization_code",
+          code,
+          client_id,
+          redirect_uri: redirect,
+          code_verifier: p.verifier,
+        }),
       ).access_token;
     },
     close: () => http.close(),

@@ -20,7 +20,9 @@ afterAll(async () => {
 describe.each(["legacy", "modern"] as const)("%s era", (era) => {
   let s: Session;
   beforeAll(async () => {
-    s = sessionOf(await connectHttp(http.mcpUrl, await http.tokenFor("ann", { folder: "Work", tag: "#client" }), { era }));
+    s = sessionOf(
+      await connectHttp(http.mcpUrl, await http.tokenFor("ann", { folder: "Work", tag: "#client" }), { era }),
+    );
   });
   afterAll(async () => s.close());
 

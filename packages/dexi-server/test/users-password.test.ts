@@ -37,7 +37,11 @@ it("dexi users password changes it; the old one stops working", async () => {
 
 it("refuses a short password (and adds no user), and an unknown user", async () => {
   const short = await runDexi(db, ["users", "add", "bob", "--password-stdin"], "short\n");
-  expect(short).toEqual({ code: 2, out: "", err: "dexi: password refused: a password needs at least 10 characters\n" });
+  expect(short).toEqual({
+    code: 2,
+    out: "",
+    err: "dexi: password refused: a password needs at least 10 characters\n",
+  });
   expect(withStore(db, (s) => s.accounts.userByName("bob"))).toBeUndefined();
   const unknown = await runDexi(db, ["users", "password", "zed"], "long enough pw\n");
   expect(unknown).toEqual({ code: 2, out: "", err: 'dexi: no user "zed"\n' });

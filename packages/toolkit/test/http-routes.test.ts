@@ -67,7 +67,12 @@ describe("scopeChallenge", () => {
         "content-type": "application/json",
         accept: "application/json, text/event-stream",
       },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name, arguments: { text: "x" } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name, arguments: { text: "x" } },
+      }),
     });
 
   it("answers a tools/call beyond the token's scopes with 403 insufficient_scope naming token + tool scopes", async () => {

@@ -22,7 +22,10 @@ export function checkRedirectUri(text: string): string {
   if (scheme === "https") return text;
   if (scheme === "http") {
     if (LOOPBACK.has(url.hostname) || url.hostname === "::1") return text;
-    throw new OAuthFailure("invalid_redirect_uri", `An http redirect URI must be on a loopback host: "${text}"`);
+    throw new OAuthFailure(
+      "invalid_redirect_uri",
+      `An http redirect URI must be on a loopback host: "${text}"`,
+    );
   }
   if (["javascript", "data", "file", "blob", "vbscript", "about", "ftp", "ws", "wss"].includes(scheme))
     throw new OAuthFailure("invalid_redirect_uri", `The scheme ${scheme}: cannot receive a redirect`);

@@ -25,7 +25,14 @@ function internalHost(host: string): boolean {
   const v4 = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(host);
   if (!v4) return false;
   const [a, b] = [Number(v4[1]), Number(v4[2])];
-  return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);
+  return (
+    a === 10 ||
+    a === 127 ||
+    a === 0 ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168)
+  );
 }
 
 /**
@@ -73,7 +80,8 @@ export class ClientDocuments {
   }
 
   private async fetchDocument(id: string): Promise<ClientMetadata> {
-    const fail = (why: string) => new OAuthFailure("invalid_client", `Client metadata document ${id}: ${why}`);
+    const fail = (why: string) =>
+      new OAuthFailure("invalid_client", `Client metadata document ${id}: ${why}`);
     let response: Response;
     try {
       response = await this.o.fetch(id, {
@@ -93,7 +101,8 @@ export class ClientDocuments {
     } catch {
       throw fail("is not JSON");
     }
-    if ((doc as { client_id?: unknown } | null)?.client_id !== id) throw fail("its client_id is not its own URL");
+    if ((doc as { client_id?: unknown } | null)?.client_id !== id)
+      throw fail("its client_id is not its own URL");
     return readClientMetadata(doc);
   }
 }

@@ -136,13 +136,21 @@ export class AuthService {
     const challenge = q.get("code_challenge");
     const method = q.get("code_challenge_method");
     if (!challenge) throw fail("invalid_request", "PKCE is required: send code_challenge with method S256");
-    if (method !== "S256") throw fail("invalid_request", "Only the S256 PKCE method is accepted, never plain");
-    if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) throw fail("invalid_request", "code_challenge is not an S256 value");
+    if (method !== "S256")
+      throw fail("invalid_request", "Only the S256 PKCE method is accepted, never plain");
+    if (!/^[A-Za-z0-9_-]{43}$/.test(challenge))
+      throw fail("invalid_request", "code_challenge is not an S256 value");
     const resources = q.getAll("resource");
     if (resources.some((r) => !this.isOurResource(r)))
       throw fail("invalid_target", `This server issues tokens only for ${this.resource}`);
     const asked = (q.get("scope") ?? "").split(" ").filter((s) => KNOWN_SCOPES.includes(s));
-    return { client, redirectUri, state, challenge, scopes: asked.length ? [...new Set(asked)] : [...KNOWN_SCOPES] };
+    return {
+      client,
+      redirectUri,
+      state,
+      challenge,
+      scopes: asked.length ? [...new Set(asked)] : [...KNOWN_SCOPES],
+    };
   }
 
   /**
@@ -191,7 +199,10 @@ export class AuthService {
     const type = form.get("grant_type");
     if (type === "authorization_code") return this.redeem(form, clientId);
     if (type === "refresh_token") return this.refresh(form, clientId);
-    throw new OAuthFailure("unsupported_grant_type", "grant_type must be authorization_code or refresh_token");
+    throw new OAuthFailure(
+      "unsupported_grant_type",
+      "grant_type must be authorization_code or refresh_token",
+    );
   }
 
   private redeem(form: URLSearchParams, clientId: string): TokenResponse {
@@ -213,7 +224,8 @@ export class AuthService {
       throw bad("redirect_uri differs from the authorization request's");
     if (!verifier || !VERIFIER_RE.test(verifier))
       throw new OAuthFailure("invalid_request", "code_verifier is required (PKCE)");
-    if (!sameText(s256(verifier), row.challenge)) throw bad("code_verifier does not match the code_challenge");
+    if (!sameText(s256(verifier), row.challenge))
+      throw bad("code_verifier does not match the code_challenge");
     return this.store.tx(() => {
       // Consenting again replaces the app's previous connection for this user.
       for (const g of this.store.liveGrants(row.userId))
@@ -232,7 +244,7 @@ export class AuthService {
     // The transaction returns its refusal rather than throwing it, so a replay's revocation is kept.
     const out = this.store.tx((): TokenResponse | OAuthFailure => {
       const row = this.store.token(hash);
-      if (!row || row.kind !== "refresh") return bad("Unknown refresh token");
+      if (row?.kind !== "refresh") return bad("Unknown refresh token");
       const grant = this.store.grant(row.grantId);
       if (!grant || grant.revokedMs !== null) return bad("This connection was revoked");
       if (grant.clientId !== clientId) return bad("This refresh token was issued to another client");
@@ -245,7 +257,8 @@ export class AuthService {
       const asked = form.get("scope");
       const live = row.scopes.filter((s) => grant.scopes.includes(s));
       const scopes = asked === null ? live : asked.split(" ").filter((s) => live.includes(s));
-      if (asked !== null && scopes.length === 0) return new OAuthFailure("invalid_scope", "No scope of this grant asked");
+      if (asked !== null && scopes.length === 0)
+        return new OAuthFailure("invalid_scope", "No scope of this grant asked");
       return this.issue(grant.id, scopes, now);
     });
     if (out instanceof OAuthFailure) throw out;
@@ -255,8 +268,20 @@ export class AuthService {
   private issue(grantId: number, scopes: string[], now: number): TokenResponse {
     const access = newSecret("dxa");
     const refresh = newSecret("dxr");
-    this.store.addToken({ hash: hashSecret(access), grantId, kind: "access", scopes, expiresMs: now + ACCESS_TTL_MS });
-    this.store.addToken({ hash: hashSecret(refresh), grantId, kind: "refresh", scopes, expiresMs: now + REFRESH_TTL_MS });
+    this.store.addToken({
+      hash: hashSecret(access),
+      grantId,
+      kind: "access",
+      scopes,
+      expiresMs: now + ACCESS_TTL_MS,
+    });
+    this.store.addToken({
+      hash: hashSecret(refresh),
+      grantId,
+      kind: "refresh",
+      scopes,
+      expiresMs: now + REFRESH_TTL_MS,
+    });
     return {
       access_token: access,
       token_type: "Bearer",
@@ -283,13 +308,14 @@ export class AuthService {
   /** The caller an access token stands for, or why it stands for none. */
   verify(token: string): TokenCaller | string {
     const row = this.store.token(hashSecret(token));
-    if (!row || row.kind !== "access") return "Unknown token";
+    if (row?.kind !== "access") return "Unknown token";
     const now = this.now();
     if (row.expiresMs <= now) return "Token has expired";
     const grant = this.store.grant(row.grantId);
     if (!grant || grant.revokedMs !== null) return "This connection was revoked";
     if (grant.resource !== this.resource) return "Token was not issued for this resource";
-    if (grant.lastUsedMs === null || now - grant.lastUsedMs >= TOUCH_EVERY_MS) this.store.touchGrant(grant.id, now);
+    if (grant.lastUsedMs === null || now - grant.lastUsedMs >= TOUCH_EVERY_MS)
+      this.store.touchGrant(grant.id, now);
     return {
       userId: grant.userId,
       clientId: grant.clientId,
@@ -318,8 +344,8 @@ export class AuthService {
     const scopes = grant.scopes.filter((s) => change.scopes.includes(s));
     if (scopes.length === 0) throw new InvalidRestriction("Keep at least one scope, or revoke the app");
     const r = checkRestriction({
-      ...(grant.folder ?? change.folder ? { folder: grant.folder ?? change.folder } : {}),
-      ...(grant.tag ?? change.tag ? { tag: grant.tag ?? change.tag } : {}),
+      ...((grant.folder ?? change.folder) ? { folder: grant.folder ?? change.folder } : {}),
+      ...((grant.tag ?? change.tag) ? { tag: grant.tag ?? change.tag } : {}),
     });
     this.store.setGrantTerms(grant.id, { scopes, folder: r.folder ?? null, tag: r.tag ?? null });
     return this.ownGrant(userId, grantId);
@@ -336,7 +362,8 @@ export class AuthService {
 
   private ownGrant(userId: number, grantId: number): GrantRow {
     const g = this.store.grant(grantId);
-    if (!g || g.userId !== userId || g.revokedMs !== null) throw new InvalidRestriction("No such connected app");
+    if (!g || g.userId !== userId || g.revokedMs !== null)
+      throw new InvalidRestriction("No such connected app");
     return g;
   }
 

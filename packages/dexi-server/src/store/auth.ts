@@ -144,7 +144,9 @@ export class SqliteAuthStore implements AuthStore {
     const r = this.db.prepare("SELECT * FROM oauth_clients WHERE id = ?").get(id) as
       | { id: string; name: string; redirect_uris: string; created_ms: number }
       | undefined;
-    return r && { id: r.id, name: r.name, redirectUris: JSON.parse(r.redirect_uris), createdMs: r.created_ms };
+    return (
+      r && { id: r.id, name: r.name, redirectUris: JSON.parse(r.redirect_uris), createdMs: r.created_ms }
+    );
   }
 
   addCode(c: Omit<CodeRow, "usedMs" | "grantId">): void {
@@ -180,7 +182,8 @@ export class SqliteAuthStore implements AuthStore {
           })
         | undefined;
       if (!r) return undefined;
-      if (r.used_ms === null) this.db.prepare("UPDATE oauth_codes SET used_ms = ? WHERE hash = ?").run(nowMs, hash);
+      if (r.used_ms === null)
+        this.db.prepare("UPDATE oauth_codes SET used_ms = ? WHERE hash = ?").run(nowMs, hash);
       return {
         hash: r.hash,
         userId: r.user_id,
@@ -230,7 +233,9 @@ export class SqliteAuthStore implements AuthStore {
 
   liveGrants(userId: number): GrantRow[] {
     const rows = this.db
-      .prepare("SELECT * FROM oauth_grants WHERE user_id = ? AND revoked_ms IS NULL ORDER BY created_ms DESC, id DESC")
+      .prepare(
+        "SELECT * FROM oauth_grants WHERE user_id = ? AND revoked_ms IS NULL ORDER BY created_ms DESC, id DESC",
+      )
       .all(userId) as RawGrant[];
     return rows.map(grantOf);
   }
@@ -247,7 +252,9 @@ export class SqliteAuthStore implements AuthStore {
 
   revokeGrant(id: number, nowMs: number): void {
     this.tx(() => {
-      this.db.prepare("UPDATE oauth_grants SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL").run(nowMs, id);
+      this.db
+        .prepare("UPDATE oauth_grants SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL")
+        .run(nowMs, id);
       this.db.prepare("DELETE FROM oauth_tokens WHERE grant_id = ?").run(id);
     });
   }
@@ -260,7 +267,14 @@ export class SqliteAuthStore implements AuthStore {
 
   token(hash: string): TokenRow | undefined {
     const r = this.tokenStmt.get(hash) as
-      | { hash: string; grant_id: number; kind: TokenKind; scopes: string; expires_ms: number; used_ms: number | null }
+      | {
+          hash: string;
+          grant_id: number;
+          kind: TokenKind;
+          scopes: string;
+          expires_ms: number;
+          used_ms: number | null;
+        }
       | undefined;
     return (
       r && {

@@ -71,7 +71,8 @@ export async function endpoint(
   if (request.method === "GET" && (path === PATHS.prmRoot || `${auth.issuer}${path}` === prm))
     return json(200, protectedResourceMetadata(auth));
   if (path !== PATHS.token && path !== PATHS.register && path !== PATHS.revoke) return undefined;
-  if (request.method !== "POST") return json(405, { error: "invalid_request", error_description: "Use POST" });
+  if (request.method !== "POST")
+    return json(405, { error: "invalid_request", error_description: "Use POST" });
   try {
     if (path === PATHS.register) {
       const body = await readJson(request);
@@ -79,7 +80,10 @@ export async function endpoint(
     }
     const form = await readForm(request);
     if (!form)
-      throw new OAuthFailure("invalid_request", "Send an application/x-www-form-urlencoded body (at most 64 KiB)");
+      throw new OAuthFailure(
+        "invalid_request",
+        "Send an application/x-www-form-urlencoded body (at most 64 KiB)",
+      );
     if (path === PATHS.token) return json(200, auth.token(form));
     auth.revoke(form);
     return new Response(null, { status: 200, headers: { "cache-control": "no-store" } });

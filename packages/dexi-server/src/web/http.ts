@@ -17,7 +17,12 @@ export function pageHeaders(formTargets: string[] = []): Record<string, string> 
   };
 }
 
-export function html(status: number, body: string, extra: Record<string, string> = {}, formTargets?: string[]) {
+export function html(
+  status: number,
+  body: string,
+  extra: Record<string, string> = {},
+  formTargets?: string[],
+) {
   return new Response(body, { status, headers: { ...pageHeaders(formTargets), ...extra } });
 }
 

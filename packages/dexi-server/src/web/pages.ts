@@ -38,7 +38,13 @@ ${body}
 </body></html>`;
 }
 
-export function signInPage(o: { csrf: string; next: string; name?: string; error?: string; note?: string }): string {
+export function signInPage(o: {
+  csrf: string;
+  next: string;
+  name?: string;
+  error?: string;
+  note?: string;
+}): string {
   return layout(
     "Sign in to Dexi",
     `${o.note ? `<p>${esc(o.note)}</p>` : ""}${o.error ? `<p class="error" role="alert">${esc(o.error)}</p>` : ""}
@@ -103,14 +109,19 @@ export function consentPage(o: {
   );
 }
 
-const when = (ms: number | null) => (ms === null ? "never" : new Date(ms).toISOString().replace(/\.\d+Z$/, "Z"));
+const when = (ms: number | null) =>
+  ms === null ? "never" : new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
 
 function grantRow(g: GrantRow, csrf: string, choices: Choices): string {
   const restriction =
-    [g.folder ? `folder ${esc(g.folder)}` : "", g.tag ? `tag ${esc(g.tag)}` : ""].filter(Boolean).join(", ") ||
-    "all notes";
+    [g.folder ? `folder ${esc(g.folder)}` : "", g.tag ? `tag ${esc(g.tag)}` : ""]
+      .filter(Boolean)
+      .join(", ") || "all notes";
   const keep = g.scopes
-    .map((s) => `<label><input type="checkbox" name="scope" value="${esc(s)}" checked> keep <code>${esc(s)}</code></label>`)
+    .map(
+      (s) =>
+        `<label><input type="checkbox" name="scope" value="${esc(s)}" checked> keep <code>${esc(s)}</code></label>`,
+    )
     .join("");
   const narrow = {
     folders: g.folder ? [] : choices.folders,
@@ -128,7 +139,13 @@ ${g.tag ? "" : `<label>Only tag <select name="tag"><option value="">(unchanged)<
 <input type="hidden" name="grant" value="${g.id}"><button type="submit">Revoke</button></form></td></tr>`;
 }
 
-export function appsPage(o: { user: string; csrf: string; grants: GrantRow[]; choices: Choices; error?: string }): string {
+export function appsPage(o: {
+  user: string;
+  csrf: string;
+  grants: GrantRow[];
+  choices: Choices;
+  error?: string;
+}): string {
   const body = o.grants.length
     ? `<table><thead><tr><th>App</th><th>May</th><th>Notes</th><th>Connected</th><th>Last used</th><th></th></tr></thead>
 <tbody>${o.grants.map((g) => grantRow(g, o.csrf, o.choices)).join("\n")}</tbody></table>`

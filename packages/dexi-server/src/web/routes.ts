@@ -43,7 +43,9 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
   }
 
   const address = (request: Request, info: HttpRequestInfo) => {
-    const forwarded = o.trustProxy ? request.headers.get("x-forwarded-for")?.split(",").pop()?.trim() : undefined;
+    const forwarded = o.trustProxy
+      ? request.headers.get("x-forwarded-for")?.split(",").pop()?.trim()
+      : undefined;
     return forwarded || info.remoteAddress || "unknown";
   };
 
@@ -64,7 +66,8 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
   function consent(s: BrowserSession, rid: string, req: AuthRequest, status = 200, error?: string): Response {
     const target = new URL(req.redirectUri);
     // Chrome applies form-action to the redirect after the POST too, so the client's origin is allowed.
-    const formTarget = target.protocol === "http:" || target.protocol === "https:" ? target.origin : target.protocol;
+    const formTarget =
+      target.protocol === "http:" || target.protocol === "https:" ? target.origin : target.protocol;
     const page = consentPage({
       user: s.userName ?? "",
       csrf: s.csrf,
@@ -84,17 +87,23 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
     try {
       req = await o.auth.checkRequest(url.searchParams);
     } catch (err) {
-      if (err instanceof UnsafeAuthorizationRequest) return html(400, messagePage("Cannot connect", err.message), cookie);
+      if (err instanceof UnsafeAuthorizationRequest)
+        return html(400, messagePage("Cannot connect", err.message), cookie);
       const back = (err as { redirect?: { redirectUri: string; state?: string } }).redirect;
       if (err instanceof OAuthFailure && back)
         return seeOther(
-          o.auth.redirectWith(back.redirectUri, { error: err.error, error_description: err.description, state: back.state }),
+          o.auth.redirectWith(back.redirectUri, {
+            error: err.error,
+            error_description: err.description,
+            state: back.state,
+          }),
         );
       throw err;
     }
     const rid = sessions.hold(s, req);
     const next = `${CONSENT}?rid=${encodeURIComponent(rid)}`;
-    if (s.userId === undefined) return signIn(s, cookie, next, { note: `Sign in to connect ${req.client.name}.` });
+    if (s.userId === undefined)
+      return signIn(s, cookie, next, { note: `Sign in to connect ${req.client.name}.` });
     return seeOther(next, cookie);
   }
 
@@ -103,7 +112,13 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
     const s = sessions.find(request);
     const token = form?.get("csrf") ?? "";
     if (!s || !form || !sameText(token, s.csrf))
-      return html(403, messagePage("Form expired", "This form is stale or was not sent from Dexi. Go back, reload and try again."));
+      return html(
+        403,
+        messagePage(
+          "Form expired",
+          "This form is stale or was not sent from Dexi. Go back, reload and try again.",
+        ),
+      );
     return s;
   }
 
@@ -117,9 +132,18 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
     const wait = o.limiter.wait(name, from);
     if (wait > 0) {
       const minutes = Math.ceil(wait / 60_000);
-      return html(429, signInPage({ csrf: s.csrf, next, name, error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.` }), {
-        "retry-after": String(Math.ceil(wait / 1000)),
-      });
+      return html(
+        429,
+        signInPage({
+          csrf: s.csrf,
+          next,
+          name,
+          error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+        }),
+        {
+          "retry-after": String(Math.ceil(wait / 1000)),
+        },
+      );
     }
     const userId = await o.passwords.check(name, form!.get("password") ?? "");
     if (userId === undefined) {
@@ -138,7 +162,10 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
     const rid = form!.get("rid") ?? "";
     const req = s.pending.get(rid);
     if (s.userId === undefined || !req)
-      return html(400, messagePage("Cannot connect", "This request expired. Start connecting again from the app."));
+      return html(
+        400,
+        messagePage("Cannot connect", "This request expired. Start connecting again from the app."),
+      );
     if (form!.get("decision") !== "allow") {
       s.pending.delete(rid);
       return seeOther(o.auth.redirectWith(req.redirectUri, { error: "access_denied", state: req.state }));
@@ -186,7 +213,11 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
       else {
         const folder = form!.get("folder") || undefined;
         const tag = form!.get("tag") || undefined;
-        o.auth.restrict(s.userId, grant, { scopes: form!.getAll("scope"), ...(folder ? { folder } : {}), ...(tag ? { tag } : {}) });
+        o.auth.restrict(s.userId, grant, {
+          scopes: form!.getAll("scope"),
+          ...(folder ? { folder } : {}),
+          ...(tag ? { tag } : {}),
+        });
       }
     } catch (err) {
       if (err instanceof InvalidRestriction) return apps(s, 400, err.message);
@@ -202,7 +233,13 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
     if (machine) return machine;
     const get = request.method === "GET" || request.method === "HEAD";
     if (get && path === "/assets/dexi.css")
-      return new Response(STYLESHEET, { headers: { "content-type": "text/css", "cache-control": "max-age=3600", "x-content-type-options": "nosniff" } });
+      return new Response(STYLESHEET, {
+        headers: {
+          "content-type": "text/css",
+          "cache-control": "max-age=3600",
+          "x-content-type-options": "nosniff",
+        },
+      });
     if (get && path === PATHS.authorize) return authorize(request, url);
     if (request.method === "POST") {
       if (path === "/signin") return signInPost(request, info);
@@ -220,14 +257,18 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
     }
     if (!get) return undefined;
     const { s, cookie } = visit(request);
-    if (path === "/" ) return seeOther("/apps", cookie);
+    if (path === "/") return seeOther("/apps", cookie);
     if (path === "/signin") return signIn(s, cookie, localPath(url.searchParams.get("next"), "/apps"));
     if (path !== CONSENT && path !== "/apps") return undefined;
     if (s.userId === undefined) return signIn(s, cookie, `${path}${url.search}`);
     if (path === "/apps") return apps(s);
     const rid = url.searchParams.get("rid") ?? "";
     const req = s.pending.get(rid);
-    if (!req) return html(400, messagePage("Cannot connect", "This request expired. Start connecting again from the app."));
+    if (!req)
+      return html(
+        400,
+        messagePage("Cannot connect", "This request expired. Start connecting again from the app."),
+      );
     return consent(s, rid, req);
   };
 }

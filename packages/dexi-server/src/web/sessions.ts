@@ -75,7 +75,8 @@ export class BrowserSessions {
   hold(session: BrowserSession, req: AuthRequest): string {
     const rid = newSecret("rid");
     session.pending.set(rid, req);
-    while (session.pending.size > MAX_PENDING) session.pending.delete(session.pending.keys().next().value as string);
+    while (session.pending.size > MAX_PENDING)
+      session.pending.delete(session.pending.keys().next().value as string);
     return rid;
   }
 }

@@ -76,7 +76,10 @@ export function createKitHttpHandler(kit: AnyKit, options: HttpHandlerOptions): 
       const needed = scopeOf(m.params.name);
       if (needed === undefined || auth.scopes.includes(needed)) continue;
       return bearerAuthChallengeResponse(
-        new OAuthError(OAuthErrorCode.InsufficientScope, `The tool ${m.params.name} needs the scope ${needed}`),
+        new OAuthError(
+          OAuthErrorCode.InsufficientScope,
+          `The tool ${m.params.name} needs the scope ${needed}`,
+        ),
         {
           requiredScopes: [...new Set([...auth.scopes, needed])],
           ...(options.resourceMetadataUrl ? { resourceMetadataUrl: options.resourceMetadataUrl } : {}),
