@@ -197,6 +197,19 @@ describe.each(["legacy", "modern"] as const)("the %s era", (era) => {
   }, 120_000);
 });
 
+it("shows a request it cannot answer on a page of its own, never redirecting", async () => {
+  const context = await browser.browser.newContext();
+  const page = await context.newPage();
+  const r = await page.goto(
+    `${server.base}/authorize?client_id=unknown-app&redirect_uri=https%3A%2F%2Fevil.example%2F`,
+  );
+  expect(r?.status()).toBe(400);
+  expect(page.url()).toContain(`${server.base}/authorize`);
+  await expect(page.locator("p").first().textContent()).resolves.toBe("This app is not registered with Dexi");
+  await page.screenshot({ path: `${SHOTS}cannot-connect.png`, fullPage: true });
+  await context.close();
+}, 60_000);
+
 it("restricting further on the connected-apps page narrows a live token at once", async () => {
   const context = await browser.browser.newContext();
   const page = await context.newPage();

@@ -241,7 +241,6 @@ async function main() {
   report(
     "search_notes over HTTP, bearer token (1-2 words)",
     await time(200, (i) => overHttp({ query: stdioQueries[i % stdioQueries.length]! })),
-    5,
   );
   await http.close();
   server.kill();
