@@ -3,6 +3,7 @@ import { connectHttp } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oauthSetup } from "../src/app.js";
 import { SignInLimiter } from "../src/auth/limiter.js";
+import { REGISTRATIONS_PER_HOUR } from "../src/web/routes.js";
 import { userId } from "./helpers.js";
 import {
   authorizeUrl,
@@ -354,6 +355,26 @@ describe("the pages", () => {
       expect((await attempt("bob", PASSWORD)).status).toBe(429);
     } finally {
       await limited.close();
+    }
+  });
+
+  it("limits client registrations per address", async () => {
+    const fresh = await startOAuthServer();
+    try {
+      const attempt = () =>
+        fetch(`${fresh.base}/register`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ client_name: "flood", redirect_uris: [REDIRECT] }),
+        });
+      for (let i = 0; i < REGISTRATIONS_PER_HOUR; i++) expect((await attempt()).status).toBe(201);
+      const refused = await attempt();
+      expect(refused.status).toBe(429);
+      expect((await errorOf(refused)).error_description).toBe(
+        "Too many client registrations from this address; try again later",
+      );
+    } finally {
+      await fresh.close();
     }
   });
 

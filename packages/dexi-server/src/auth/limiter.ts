@@ -71,3 +71,27 @@ export class SignInLimiter {
     }
   }
 }
+
+/** At most `max` events per key in a fixed window (client registrations per address). */
+export class WindowCounter {
+  private readonly counts = new Map<string, { count: number; since: number }>();
+
+  constructor(
+    private readonly max: number,
+    private readonly windowMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Counts one event; false when the key is already at its limit (the event is not counted). */
+  take(key: string): boolean {
+    const now = this.now();
+    let e = this.counts.get(key);
+    if (!e || now - e.since >= this.windowMs) e = { count: 0, since: now };
+    if (e.count >= this.max) return false;
+    e.count++;
+    this.counts.set(key, e);
+    if (this.counts.size > MAX_KEYS)
+      for (const [k, v] of this.counts) if (now - v.since >= this.windowMs) this.counts.delete(k);
+    return true;
+  }
+}

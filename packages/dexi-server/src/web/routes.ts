@@ -4,7 +4,7 @@
  */
 import type { HttpRequestInfo, HttpRoutes } from "@mcpforge/toolkit";
 import { OAuthFailure, UnsafeAuthorizationRequest } from "../auth/errors.js";
-import type { SignInLimiter } from "../auth/limiter.js";
+import { type SignInLimiter, WindowCounter } from "../auth/limiter.js";
 import { sameText } from "../auth/secrets.js";
 import type { AuthRequest, AuthService } from "../auth/service.js";
 import type { Passwords } from "../auth/users.js";
@@ -12,7 +12,7 @@ import { checkRestriction, InvalidRestriction } from "../domain/access.js";
 import { MAX_TAG_LIST } from "../domain/limits.js";
 import type { NotesService } from "../domain/notes.js";
 import { endpoint, PATHS } from "./endpoints.js";
-import { html, localPath, readForm, seeOther } from "./http.js";
+import { html, json, localPath, readForm, seeOther } from "./http.js";
 import { appsPage, consentPage, hostOf, messagePage, STYLESHEET, signInPage } from "./pages.js";
 import { type BrowserSession, BrowserSessions } from "./sessions.js";
 
@@ -29,9 +29,12 @@ export interface WebOptions {
 }
 
 const CONSENT = "/authorize/consent";
+export const REGISTRATIONS_PER_HOUR = 30;
 
 export function createWebRoutes(o: WebOptions): HttpRoutes {
   const sessions = new BrowserSessions(o.now);
+  // Registration needs no account, so each address may register only so many clients an hour.
+  const registrations = new WindowCounter(REGISTRATIONS_PER_HOUR, 60 * 60_000, o.now);
   const secure = o.auth.issuer.startsWith("https:");
 
   /** The request's session, or a new anonymous one (its cookie added to the answer). */
@@ -229,6 +232,15 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
   return async (request, info) => {
     const url = new URL(request.url);
     const path = url.pathname;
+    if (request.method === "POST" && path === PATHS.register && !registrations.take(address(request, info)))
+      return json(
+        429,
+        {
+          error: "slow_down",
+          error_description: "Too many client registrations from this address; try again later",
+        },
+        { "retry-after": "3600" },
+      );
     const machine = await endpoint(request, path, o.auth, o.documents);
     if (machine) return machine;
     const get = request.method === "GET" || request.method === "HEAD";
