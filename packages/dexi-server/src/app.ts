@@ -1,4 +1,15 @@
-import type { KitServer } from "@mcpforge/toolkit";
+import {
+  type Caller,
+  type HttpRoutes,
+  type KitServer,
+  OAuthError,
+  OAuthErrorCode,
+  type TokenVerifier,
+} from "@mcpforge/toolkit";
+import type { ClientDocuments } from "./auth/documents.js";
+import { SignInLimiter } from "./auth/limiter.js";
+import { AuthService } from "./auth/service.js";
+import { Passwords } from "./auth/users.js";
 import type { Identity } from "./config.js";
 import { AccountsService } from "./domain/accounts.js";
 import { checkRestriction, type Restriction, type Viewer } from "./domain/access.js";
@@ -8,6 +19,8 @@ import type { Embedder } from "./embed/types.js";
 import { createDexiServer } from "./mcp/server.js";
 import type { DexiContext } from "./mcp/tools/index.js";
 import { Store } from "./store/index.js";
+import { resourceMetadataUrl } from "./web/endpoints.js";
+import { createWebRoutes } from "./web/routes.js";
 
 export interface App {
   store: Store;
@@ -80,4 +93,87 @@ export function mcpServer(
     viewerFor: (caller) => viewerOf(caller.scopes),
     ...(log ? { log } : {}),
   });
+}
+
+/** What `dexi-mcp --http` needs to be its own OAuth authorization server. */
+export interface OAuthSetup {
+  auth: AuthService;
+  passwords: Passwords;
+  limiter: SignInLimiter;
+  verifier: TokenVerifier;
+  routes: HttpRoutes;
+  resourceMetadataUrl: string;
+}
+
+/**
+ * The authorization server (issuer `issuer`), the token verifier of the MCP endpoint at
+ * `${issuer}/mcp`, and the pages, all over the app's database.
+ */
+export function oauthSetup(
+  app: App,
+  options: {
+    issuer: string;
+    now?: () => number;
+    documents?: ClientDocuments;
+    limiter?: SignInLimiter;
+    trustProxy?: boolean;
+  },
+): OAuthSetup {
+  const issuer = options.issuer.replace(/\/+$/, "");
+  const now = options.now ?? Date.now;
+  const auth = new AuthService(app.store.auth, {
+    issuer,
+    resource: `${issuer}/mcp`,
+    now,
+    ...(options.documents ? { documents: options.documents } : {}),
+  });
+  const passwords = new Passwords(app.store.accounts, app.store.auth, now);
+  const limiter = options.limiter ?? new SignInLimiter({ now });
+  const verifier: TokenVerifier = {
+    async verifyAccessToken(token) {
+      const caller = auth.verify(token);
+      if (typeof caller === "string") throw new OAuthError(OAuthErrorCode.InvalidToken, caller);
+      return {
+        token,
+        clientId: caller.clientId,
+        scopes: caller.scopes,
+        expiresAt: caller.expiresAt,
+        resource: new URL(caller.resource),
+        extra: { [GRANT_KEY]: { userId: caller.userId, restriction: caller.restriction } },
+      };
+    },
+  };
+  const routes = createWebRoutes({
+    auth,
+    passwords,
+    notes: app.notes,
+    limiter,
+    documents: options.documents !== undefined,
+    ...(options.trustProxy ? { trustProxy: true } : {}),
+    now,
+  });
+  return { auth, passwords, limiter, verifier, routes, resourceMetadataUrl: resourceMetadataUrl(auth) };
+}
+
+/** Where a verified token's user and boundary travel in the caller's `extra`. */
+const GRANT_KEY = "dexi.grant";
+
+/**
+ * The viewer of an OAuth caller: the token's user, scopes and restriction. A caller without a
+ * verified grant acts as nobody (every call fails), never as some default user.
+ */
+export function grantViewer(caller: Caller): Viewer {
+  const grant = caller.extra?.[GRANT_KEY] as { userId: number; restriction: Restriction } | undefined;
+  if (!grant) throw new Error("This connection carries no verified grant");
+  const restricted = grant.restriction.folder !== undefined || grant.restriction.tag !== undefined;
+  return {
+    userId: grant.userId,
+    scopes: caller.scopes,
+    ...(restricted ? { restriction: grant.restriction } : {}),
+  };
+}
+
+/** The MCP server of an OAuth endpoint: every call acts as its token's grant. */
+export function oauthMcpServer(app: App, log?: (line: string) => void): KitServer<DexiContext> {
+  return createDexiServer({ notes: app.notes, viewerFor: grantViewer, ...(log ? { log } : {}) });
 }

@@ -17,6 +17,9 @@ export interface McpConfig extends Identity {
   demo: boolean;
   /** The zone for `period` of users who set none (`dexi settings --time-zone`); default this machine's. */
   timeZone?: string;
+  /** The origin clients reach an OAuth `--http` server at (behind a TLS proxy): its issuer. */
+  publicUrl?: string;
+  trustProxy?: boolean;
 }
 
 export const DEFAULT_USER = "local";
@@ -30,6 +33,8 @@ export const MCP_OPTIONS = {
   tag: { type: "string" },
   "time-zone": { type: "string" },
   demo: { type: "boolean" },
+  "public-url": { type: "string" },
+  "trust-proxy": { type: "boolean" },
 } as const satisfies ParseArgsOptionsConfig;
 
 /**
@@ -98,6 +103,9 @@ export function mcpConfig(values: McpValues, env: NodeJS.ProcessEnv = process.en
     if (!zone) throw new Error(`unknown time zone "${timeZone}" (use an IANA name such as Europe/Berlin)`);
     cfg.timeZone = zone;
   }
+  const publicUrl = given("public-url", "DEXI_PUBLIC_URL");
+  if (publicUrl !== undefined) cfg.publicUrl = checkPublicUrl(publicUrl);
+  if (values["trust-proxy"] === true) cfg.trustProxy = true;
   const folder = given("folder", "DEXI_FOLDER");
   const tag = given("tag", "DEXI_TAG");
   Object.assign(
@@ -113,4 +121,23 @@ export function mcpConfig(values: McpValues, env: NodeJS.ProcessEnv = process.en
 /** dexi-mcp's configuration from argv and env (the kit's common flags are read and set aside). */
 export function parseMcpFlags(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): McpConfig {
   return mcpConfig(dexiArgs(argv, MCP_OPTIONS).values, env);
+}
+
+/**
+ * An issuer origin: https, or http only on a loopback host (OAuth 2.1 allows nothing else), with no
+ * path, query or fragment (the well-known metadata paths hang off the origin).
+ */
+export function checkPublicUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`--public-url takes a URL such as https://notes.example.org; got "${text}"`);
+  }
+  const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback))
+    throw new Error(`--public-url must be https (or http on 127.0.0.1/localhost); got "${text}"`);
+  if (url.pathname !== "/" || url.search || url.hash || url.username)
+    throw new Error(`--public-url is an origin only (no path, query or fragment); got "${text}"`);
+  return url.origin;
 }

@@ -49,6 +49,11 @@ export async function connect(
   });
   const kit = createDexiServer({ notes: app.notes, viewerFor: (c) => viewer(c.scopes), log: () => {} });
   const conn = await connectInMemory(kit, { scopes: options.scopes ?? ALL_SCOPES, clientId: user });
+  return sessionOf(conn);
+}
+
+/** The test Session over any connected SDK client. */
+export function sessionOf(conn: { client: Client; close(): Promise<void> }): Session {
   const calls = session(conn.client);
   return {
     ...calls,
@@ -85,6 +90,7 @@ export const items = (r: Record<string, unknown>) => r["items"] as Item[];
 export async function runDexi(
   db: string,
   argv: string[],
+  stdin = "",
 ): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
@@ -96,6 +102,7 @@ export async function runDexi(
     (s) => {
       err += s;
     },
+    async () => stdin,
   );
   return { code, out, err };
 }

@@ -6,7 +6,13 @@ export type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig["options"]>;
 import type { Caller } from "./define.js";
 import type { AnyKit } from "./server.js";
 import { serveStdio } from "./stdio.js";
-import { type HttpHandle, serveHttp, staticTokenVerifier, type TokenVerifier } from "./transports.js";
+import {
+  type HttpHandle,
+  type HttpOptions,
+  serveHttp,
+  staticTokenVerifier,
+  type TokenVerifier,
+} from "./transports.js";
 
 export interface HttpAddress {
   host: string;
@@ -131,6 +137,8 @@ export interface RunOptions {
   caller: Caller;
   /** Replaces the static-token verifier, e.g. with OAuth. */
   verifier?: TokenVerifier;
+  /** More for the HTTP endpoint: extra routes (e.g. an OAuth server's), step-up, metadata, hosts. */
+  http?: Pick<HttpOptions, "routes" | "scopeChallenge" | "resourceMetadataUrl" | "allowedHosts">;
   /** Runs when the stdio client hangs up, before the process exits (close databases, sockets). */
   onClose?: () => void | Promise<void>;
   log?: (line: string) => void;
@@ -163,6 +171,7 @@ export async function runServer(kit: AnyKit, options: RunOptions): Promise<HttpH
     port: flags.http.port,
     verifier,
     log,
+    ...options.http,
     legacySessions: {
       ...(flags.sessionIdleMinutes ? { idleMs: flags.sessionIdleMinutes * 60_000 } : {}),
       ...(flags.maxSessions ? { maxSessions: flags.maxSessions } : {}),

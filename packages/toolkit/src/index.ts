@@ -44,6 +44,8 @@ export {
   type HttpHandle,
   type HttpHandlerOptions,
   type HttpOptions,
+  type HttpRequestInfo,
+  type HttpRoutes,
   type LegacySessionOptions,
   serveHttp,
   staticTokenVerifier,
@@ -62,3 +64,5 @@ export {
   type ServerArgs,
 } from "./cli.js";
 export { packageVersion } from "./version.js";
+/** The SDK's OAuth error, for a server's own token verifier to refuse a token with (401 invalid_token). */
+export { OAuthError, OAuthErrorCode } from "@modelcontextprotocol/server";

@@ -5,6 +5,8 @@ export type {
   HttpHandle,
   HttpHandlerOptions,
   HttpOptions,
+  HttpRequestInfo,
+  HttpRoutes,
   LegacySessionOptions,
   TokenVerifier,
 } from "./http/options.js";

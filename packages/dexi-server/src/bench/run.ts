@@ -8,10 +8,12 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { connectStdio } from "@mcpforge/toolkit/testing";
+import { connectHttp, connectStdio } from "@mcpforge/toolkit/testing";
+import { AuthService } from "../auth/service.js";
 import { importItems } from "../domain/importing.js";
 import { NotesService } from "../domain/notes.js";
 import { parseTags } from "../domain/tags.js";
+import { freePort, mintToken } from "./oauth.js";
 import { WorkerPoolEmbedder } from "../embed/pool.js";
 import { UseEmbedder } from "../embed/use.js";
 import { markdownFiles, markdownItem } from "../importers/markdown.js";
@@ -209,6 +211,39 @@ async function main() {
     5,
   );
   await stdio.close();
+
+  // The same search over HTTP with an OAuth bearer token, through the built bin in OAuth mode, and the
+  // token check alone (hash, token row, grant row) as every call pays it.
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const token = await mintToken(store, issuer, user);
+  const verify = new AuthService(store.auth, { issuer, resource: `${issuer}/mcp` });
+  await time(500, () => verify.verify(token));
+  report("OAuth token verification per call", await time(5000, () => verify.verify(token)), 0.2);
+  const server = spawn(process.execPath, [mcp, "--db", dbPath, "--http", `127.0.0.1:${port}`], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, MCP_HTTP_TOKEN: "" },
+  });
+  await new Promise<void>((resolve, reject) => {
+    let err = "";
+    server.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+      if (err.includes("OAuth issuer")) resolve();
+    });
+    server.once("exit", (code) => reject(new Error(`dexi-mcp --http exited ${code}: ${err}`)));
+  });
+  const http = await connectHttp(`${issuer}/mcp`, token, { era: "modern" });
+  const overHttp = async (args: Record<string, unknown>) => {
+    const r = await http.client.callTool({ name: "search_notes", arguments: args });
+    if (r.isError) throw new Error(`search_notes over HTTP: ${JSON.stringify(r.structuredContent)}`);
+  };
+  await overHttp({ query: "warm" });
+  report(
+    "search_notes over HTTP, bearer token (1-2 words)",
+    await time(200, (i) => overHttp({ query: stdioQueries[i % stdioQueries.length]! })),
+  );
+  await http.close();
+  server.kill();
 
   const notes = new NotesService({ store, embedder: use, log });
   const kit = createDexiServer({ notes, viewerFor: (c) => ({ userId: user, scopes: c.scopes }) });

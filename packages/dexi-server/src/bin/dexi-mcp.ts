@@ -1,6 +1,8 @@
 #!/usr/bin/env node
+import { createServer } from "node:net";
 import { COMMON_FLAGS_HELP, runServer } from "@mcpforge/toolkit";
-import { mcpServer, openApp, viewerResolver } from "../app.js";
+import { ClientDocuments } from "../auth/documents.js";
+import { mcpServer, oauthMcpServer, oauthSetup, openApp, viewerResolver } from "../app.js";
 import { dexiArgs, MCP_OPTIONS, mcpConfig } from "../config.js";
 import { seedDemo } from "../demo.js";
 import { DEXI_VERSION } from "../mcp/server.js";
@@ -19,6 +21,13 @@ Usage: dexi-mcp [--db PATH] [--user NAME] [--scopes notes:read,notes:write] [--f
                    \`dexi settings --time-zone\` (env DEXI_TIME_ZONE; default this machine's)
   --demo           use a demo database (default .../dexi/demo.db) seeded with sample notes
 ${COMMON_FLAGS_HELP}
+
+Over --http without --token (and without --demo), Dexi is its own OAuth 2.1 server: people sign in
+(accounts from \`dexi users add NAME --password-stdin\`) and consent in the browser, and each connection's
+user, scopes and folder/tag come from its consent (--user, --scopes, --folder and --tag are not used).
+  --public-url URL  the https origin clients reach this server at, behind a TLS reverse proxy
+                    (env DEXI_PUBLIC_URL; default http://HOST:PORT of --http)
+  --trust-proxy     take a client's address from X-Forwarded-For (sign-in rate limits), behind a proxy
 
 Embeddings: DEXI_EMBEDDINGS=use (default, offline) | openai (DEXI_EMBEDDINGS_URL, DEXI_EMBEDDINGS_MODEL,
 DEXI_EMBEDDINGS_API_KEY) | hash; or save them with \`dexi settings\`.
@@ -39,7 +48,35 @@ async function main() {
     const seeded = await seedDemo(app, userId);
     if (seeded > 0) process.stderr.write(`dexi: seeded ${seeded} demo notes into ${cfg.db}\n`);
   }
-  await runServer(mcpServer(app, viewerOf), { flags, caller: { scopes: cfg.scopes, clientId: cfg.user } });
+  // --demo keeps the printed static token: a try-out database has no accounts to sign in with.
+  const oauth = flags.http && !cfg.demo && flags.token === undefined && !process.env["MCP_HTTP_TOKEN"];
+  if (flags.http && oauth) {
+    // The issuer is fixed before listening (it is in the metadata and every token), so port 0 is
+    // resolved to a free port first.
+    const port = flags.http.port || (await freePort(flags.http.host));
+    const shown = flags.http.host.includes(":") ? `[${flags.http.host}]` : flags.http.host;
+    const issuer = cfg.publicUrl ?? `http://${shown}:${port}`;
+    const setup = oauthSetup(app, {
+      issuer,
+      documents: new ClientDocuments(),
+      ...(cfg.trustProxy ? { trustProxy: true } : {}),
+    });
+    setInterval(() => setup.auth.purge(), 60 * 60_000).unref();
+    await runServer(oauthMcpServer(app), {
+      flags: { ...flags, http: { host: flags.http.host, port } },
+      caller: { scopes: [] },
+      verifier: setup.verifier,
+      http: {
+        routes: setup.routes,
+        scopeChallenge: true,
+        resourceMetadataUrl: setup.resourceMetadataUrl,
+        ...(cfg.publicUrl ? { allowedHosts: [new URL(cfg.publicUrl).hostname] } : {}),
+      },
+    });
+    process.stderr.write(`dexi: OAuth issuer ${issuer}; connected apps at ${issuer}/apps\n`);
+  } else {
+    await runServer(mcpServer(app, viewerOf), { flags, caller: { scopes: cfg.scopes, clientId: cfg.user } });
+  }
   if (cfg.demo) {
     // Embed the sample notes after the client is connected, so start-up stays fast.
     app.notes
@@ -48,6 +85,17 @@ async function main() {
         process.stderr.write(`dexi: demo embeddings failed: ${(err as Error).message}\n`),
       );
   }
+}
+
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 main().catch((err: unknown) => {

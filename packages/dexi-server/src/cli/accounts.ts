@@ -6,7 +6,11 @@ import {
   type SettingsPatch,
 } from "../domain/accounts.js";
 import { machineTimeZone } from "../domain/time.js";
-import { type Ctx, command, forFlag, str, UsageError, userId } from "./context.js";
+import { passwordProblem } from "../auth/secrets.js";
+import { Passwords } from "../auth/users.js";
+import { type Ctx, command, forFlag, on, str, UsageError, userId } from "./context.js";
+
+const passwords = (ctx: Ctx) => new Passwords(ctx.app.store.accounts, ctx.app.store.auth);
 
 export const settings = command({
   options: {
@@ -69,15 +73,33 @@ export const settings = command({
   },
 });
 
+/** A password from standard input: its first line, as typed or piped (`printf %s "$PW" | dexi ...`). */
+async function passwordFrom(ctx: Ctx): Promise<string> {
+  const line = (await ctx.input()).split(/\r?\n/)[0] ?? "";
+  const problem = passwordProblem(line);
+  if (problem) throw new UsageError(`password refused: ${problem}`);
+  return line;
+}
+
 export const users = command({
-  options: { team: { type: "string" } },
-  run(ctx) {
+  options: { team: { type: "string" }, "password-stdin": { type: "boolean" } },
+  async run(ctx) {
     const [sub, name] = ctx.rest;
     if (sub === "add") {
       if (!name) throw new UsageError("users add NAME");
       const team = str(ctx, "team");
+      // The password is read and checked first, so a refused one adds no user.
+      const password = on(ctx, "password-stdin") ? await passwordFrom(ctx) : undefined;
       ctx.app.accounts.addUser(name, team || undefined);
-      ctx.out(`added user ${name}${team ? ` to team ${team}` : ""}\n`);
+      if (password !== undefined) await passwords(ctx).set(name, password);
+      ctx.out(`added user ${name}${team ? ` to team ${team}` : ""}${password ? " with a password" : ""}\n`);
+      return 0;
+    }
+    if (sub === "password") {
+      if (!name) throw new UsageError("users password NAME");
+      if (!ctx.app.store.accounts.userByName(name)) throw new UsageError(`no user "${name}"`);
+      await passwords(ctx).set(name, await passwordFrom(ctx));
+      ctx.out(`password of ${name} changed\n`);
       return 0;
     }
     if (sub !== undefined && sub !== "list") throw new UsageError(`unknown users command "${sub}"`);

@@ -14,6 +14,8 @@ export interface Ctx {
   rest: string[];
   out: (s: string) => void;
   err: (s: string) => void;
+  /** Everything on standard input (a password is read from there, never from argv). */
+  input: () => Promise<string>;
 }
 
 /** A command's own flags, in node:util parseArgs form. */

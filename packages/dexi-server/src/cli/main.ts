@@ -15,7 +15,9 @@ Usage: dexi <command> [--db PATH] [--user NAME] ...
   settings [--time-zone TZ|none] [--review-tags "#review,#cards"] [--plan NAME] [--note-cap N|none]
            [--embeddings use|openai|hash] [--embeddings-url URL] [--embeddings-model NAME]
                               show or change a user's settings (and the embedding model)
-  users [add NAME [--team T]]  list or add users
+  users [add NAME [--team T] [--password-stdin]]  list or add users (with a password for the
+                              sign-in page of dexi-mcp --http, read from standard input)
+  users password NAME         set or change a user's password (read from standard input)
   teams [add NAME | join TEAM USER | leave USER]
   share NOTE_ID [--off]       share an own note with the owner's team (read-only for them)
   move NOTE_ID (--folder NAME | --unfiled)
@@ -70,6 +72,7 @@ export async function main(
   argv: string[],
   out: (s: string) => void = (s) => void process.stdout.write(s),
   err: (s: string) => void = (s) => void process.stderr.write(s),
+  input: () => Promise<string> = readStdin,
 ): Promise<number> {
   let app: App | undefined;
   try {
@@ -92,7 +95,7 @@ export async function main(
     const db = (values["db"] as string | undefined) || process.env["DEXI_DB"] || defaultDbPath();
     const user = (values["user"] as string | undefined) || process.env["DEXI_USER"] || DEFAULT_USER;
     app = openApp(db, { log: (l) => err(`${l}\n`) });
-    const ctx: Ctx = { app, user, values, rest: positionals.slice(1), out, err };
+    const ctx: Ctx = { app, user, values, rest: positionals.slice(1), out, err, input };
     return await cmd.run(ctx);
   } catch (e) {
     const code = exitCodeOf(e);
@@ -102,4 +105,10 @@ export async function main(
   } finally {
     await app?.close();
   }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
 }

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { Accounts } from "./accounts.js";
+import { type AuthStore, SqliteAuthStore } from "./auth.js";
 import { openDatabase } from "./db.js";
 import { NoteStore } from "./notes.js";
 import { Records } from "./records.js";
@@ -7,6 +8,7 @@ import { Tombstones } from "./tombstones.js";
 import { VectorStore } from "./vectors.js";
 
 export type { UserRow, UserSettings } from "./accounts.js";
+export type { AuthStore, ClientRow, CodeRow, GrantRow, GrantTerms, TokenKind, TokenRow } from "./auth.js";
 export { defaultDbPath } from "./db.js";
 export type { Card, ListFilter, NewNote, NoteRow, Source } from "./notes.js";
 export { SNIPPET_CHARS } from "./notes.js";
@@ -19,6 +21,7 @@ export class Store {
   readonly vectors: VectorStore;
   readonly records: Records;
   readonly tombstones: Tombstones;
+  readonly auth: AuthStore;
 
   constructor(readonly db: Database.Database) {
     this.accounts = new Accounts(db);
@@ -26,6 +29,7 @@ export class Store {
     this.vectors = new VectorStore(db);
     this.records = new Records(db);
     this.tombstones = new Tombstones(db);
+    this.auth = new SqliteAuthStore(db);
   }
 
   static open(path: string): Store {

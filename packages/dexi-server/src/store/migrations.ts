@@ -176,6 +176,60 @@ export const MIGRATIONS: readonly string[] = [
   WHERE source = 'feed' AND content_key IS NOT NULL
     AND EXISTS (SELECT 1 FROM feed_articles fa WHERE fa.note_id = notes.id AND fa.feed_id IS NOT NULL);
   `,
+  // 5: sign-in and OAuth. Passwords hold scrypt hashes; codes and tokens are kept only as SHA-256
+  // hashes of their values. A grant is one consent (its scopes and restriction); its tokens die with it.
+  `
+  CREATE TABLE auth_passwords (
+    user_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+    hash TEXT NOT NULL,
+    updated_ms INTEGER NOT NULL
+  );
+  CREATE TABLE oauth_clients (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    redirect_uris TEXT NOT NULL,
+    created_ms INTEGER NOT NULL
+  );
+  CREATE TABLE oauth_grants (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    client_id TEXT NOT NULL,
+    client_name TEXT NOT NULL,
+    redirect_uri TEXT NOT NULL,
+    scopes TEXT NOT NULL,
+    folder TEXT,
+    tag TEXT,
+    resource TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    last_used_ms INTEGER,
+    revoked_ms INTEGER
+  );
+  CREATE INDEX oauth_grants_user ON oauth_grants (user_id, revoked_ms);
+  CREATE TABLE oauth_codes (
+    hash TEXT PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    client_id TEXT NOT NULL,
+    client_name TEXT NOT NULL,
+    redirect_uri TEXT NOT NULL,
+    challenge TEXT NOT NULL,
+    scopes TEXT NOT NULL,
+    folder TEXT,
+    tag TEXT,
+    resource TEXT NOT NULL,
+    expires_ms INTEGER NOT NULL,
+    used_ms INTEGER,
+    grant_id INTEGER REFERENCES oauth_grants(id) ON DELETE CASCADE
+  );
+  CREATE TABLE oauth_tokens (
+    hash TEXT PRIMARY KEY,
+    grant_id INTEGER NOT NULL REFERENCES oauth_grants(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+    scopes TEXT NOT NULL,
+    expires_ms INTEGER NOT NULL,
+    used_ms INTEGER
+  );
+  CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);
+  `,
 ];
 
 /** Brings a database up to the newest schema; refuses one written by a newer version. */

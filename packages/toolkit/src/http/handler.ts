@@ -1,20 +1,24 @@
 import {
   type AuthInfo,
+  bearerAuthChallengeResponse,
   createMcpHandler,
   isLegacyRequest,
   originValidationResponse,
   requireBearerAuth,
+  OAuthError,
+  OAuthErrorCode,
   validateHostHeader,
 } from "@modelcontextprotocol/server";
 import type { Caller } from "../define.js";
 import { decodeLine } from "../jsonrpc.js";
 import type { AnyKit } from "../server.js";
-import type { HttpHandlerOptions } from "./options.js";
+import { SCOPE_META_KEY } from "../server.js";
+import type { HttpHandlerOptions, HttpRequestInfo } from "./options.js";
 import { LegacySessions } from "./sessions.js";
 
 export interface KitHttpHandler {
   /** Web-standard face: one HTTP request in, one response out. */
-  fetch(request: Request): Promise<Response>;
+  fetch(request: Request, info?: HttpRequestInfo): Promise<Response>;
   liveSessions(): number;
   close(): Promise<void>;
 }
@@ -62,9 +66,32 @@ export function createKitHttpHandler(kit: AnyKit, options: HttpHandlerOptions): 
       })
     : undefined;
   const allowedOrigins = options.allowedHosts.map((h) => h.replace(/^\[|\]$/g, ""));
+  const scopeOf = toolScopes(kit);
 
-  async function fetch(request: Request): Promise<Response> {
-    if (new URL(request.url).pathname !== path) return new Response("Not found", { status: 404 });
+  /** A 403 naming what a tools/call in `body` needs beyond the token's scopes, if it needs more. */
+  function stepUp(auth: AuthInfo, body: unknown): Response | undefined {
+    for (const message of Array.isArray(body) ? body : [body]) {
+      const m = message as { method?: unknown; params?: { name?: unknown } } | null;
+      if (m?.method !== "tools/call" || typeof m.params?.name !== "string") continue;
+      const needed = scopeOf(m.params.name);
+      if (needed === undefined || auth.scopes.includes(needed)) continue;
+      return bearerAuthChallengeResponse(
+        new OAuthError(
+          OAuthErrorCode.InsufficientScope,
+          `The tool ${m.params.name} needs the scope ${needed}`,
+        ),
+        {
+          requiredScopes: [...new Set([...auth.scopes, needed])],
+          ...(options.resourceMetadataUrl ? { resourceMetadataUrl: options.resourceMetadataUrl } : {}),
+        },
+      );
+    }
+    return undefined;
+  }
+
+  async function fetch(request: Request, info: HttpRequestInfo = {}): Promise<Response> {
+    const onPath = new URL(request.url).pathname === path;
+    if (!onPath && !options.routes) return new Response("Not found", { status: 404 });
     // A request built in process (tests, the benchmark) has no Host header: its URL says the host.
     const host = validateHostHeader(
       request.headers.get("host") ?? new URL(request.url).host,
@@ -75,6 +102,7 @@ export function createKitHttpHandler(kit: AnyKit, options: HttpHandlerOptions): 
       ? originValidationResponse(request, allowedOrigins)
       : undefined;
     if (origin) return origin;
+    if (!onPath) return (await options.routes?.(request, info)) ?? new Response("Not found", { status: 404 });
     let auth: AuthInfo | undefined;
     if (gate) {
       const verdict = await gate(request);
@@ -96,6 +124,10 @@ export function createKitHttpHandler(kit: AnyKit, options: HttpHandlerOptions): 
       // listener on the original's abort signal, reachable until a finalizer ran after GC: under
       // load (20 clients) that kept about 10 MB more alive and V8 sized a larger heap for it.
       parsedBody = JSON.parse(text);
+      if (auth && options.scopeChallenge) {
+        const refused = stepUp(auth, parsedBody);
+        if (refused) return refused;
+      }
     }
     await kit.ready();
     if (await isLegacyRequest(request, parsedBody)) return sessions.handle(request, auth, parsedBody);
@@ -110,5 +142,19 @@ export function createKitHttpHandler(kit: AnyKit, options: HttpHandlerOptions): 
       await sessions.close();
       await modern.close();
     },
+  };
+}
+
+/** The scope each tool needs, by name, read from tools/list once per name (a tool's scope never changes). */
+function toolScopes(kit: AnyKit): (name: string) => string | undefined {
+  const known = new Map<string, string | undefined>();
+  return (name) => {
+    if (!known.has(name)) {
+      const tool = kit.listTools().find((t) => t.name === name);
+      if (!tool) return undefined;
+      const scope = tool._meta?.[SCOPE_META_KEY];
+      known.set(name, typeof scope === "string" ? scope : undefined);
+    }
+    return known.get(name);
   };
 }

@@ -15,11 +15,15 @@ export async function listenHttp(kit: AnyKit, options: HttpOptions): Promise<Htt
     ...options,
     allowedHosts: [...new Set([shownHost, ...LOOPBACK_NAMES, ...(options.allowedHosts ?? [])])],
   });
-  const node = toNodeHandler(handler, {
-    onerror: (err) =>
-      (options.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(`http: ${err.message}`),
+  const onerror = (err: Error) =>
+    (options.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(`http: ${err.message}`);
+  const node = toNodeHandler({ fetch: (r) => handler.fetch(r) }, { onerror });
+  const server = createServer((req, res) => {
+    if (!options.routes) return void node(req, res);
+    // Routes hear the peer's address (sign-in rate limits), which a web-standard Request cannot carry.
+    const info = { ...(req.socket.remoteAddress ? { remoteAddress: req.socket.remoteAddress } : {}) };
+    void toNodeHandler({ fetch: (r) => handler.fetch(r, info) }, { onerror })(req, res);
   });
-  const server = createServer((req, res) => void node(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, host, () => resolve());

@@ -4,6 +4,21 @@ import type { Caller } from "../define.js";
 /** Verifies a bearer token: the SDK's verifier interface, so an OAuth provider plugs in unchanged. */
 export type TokenVerifier = OAuthTokenVerifier;
 
+/** What the HTTP listener knows of a request that the web-standard Request does not carry. */
+export interface HttpRequestInfo {
+  /** The peer's address as the socket reports it (a reverse proxy's, behind one). */
+  remoteAddress?: string;
+}
+
+/**
+ * Serves a request for any path but the MCP endpoint (sign-in pages, OAuth endpoints, metadata),
+ * after the Host and Origin checks; `undefined` answers 404.
+ */
+export type HttpRoutes = (
+  request: Request,
+  info: HttpRequestInfo,
+) => Response | undefined | Promise<Response | undefined>;
+
 /** How the 2025-era sessions of an HTTP endpoint live and die. */
 export interface LegacySessionOptions {
   /** A session unused this long is closed. Default 30 minutes. */
@@ -28,6 +43,14 @@ export interface HttpHandlerOptions {
   /** The path the MCP endpoint answers on; default /mcp. */
   path?: string;
   legacySessions?: LegacySessionOptions;
+  /** Extra routes beside the MCP endpoint, behind the same DNS-rebinding checks. */
+  routes?: HttpRoutes;
+  /**
+   * Answer a tools/call for a tool whose scope the token lacks with HTTP 403 `insufficient_scope`
+   * naming the scopes needed (the token's plus the tool's), so an OAuth client can step up through
+   * a second consent. Default false: the call gets the kit's INSUFFICIENT_SCOPE tool error.
+   */
+  scopeChallenge?: boolean;
   /** Where diagnostics go; default stderr. */
   log?: (line: string) => void;
 }
