@@ -16,7 +16,9 @@ export interface CursorBody {
  * 600 matches), about 1 when each step must read the row.
  */
 export function newestFirst(db: CacheDb, count: number, limit: number, stepsPerLookup: number): boolean {
-  const total = (stmt(db, "SELECT count(*) AS n FROM messages").get() as { n: number }).n;
+  // The folder counters, not count(*): that walks an index of every message on each search
+  const total = (stmt(db, "SELECT coalesce(sum(cached_count), 0) AS n FROM folders").get() as { n: number })
+    .n;
   return count > 0 && count * count * stepsPerLookup > (limit + 1) * total;
 }
 
