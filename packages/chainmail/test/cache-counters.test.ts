@@ -15,7 +15,8 @@ import {
   syncFolder,
 } from "../src/cache/index.js";
 import { FOLDER_COUNTERS_VERSION } from "../src/cache/schema.js";
-import { parseQuery } from "../src/query/index.js";
+import { listColumn, parseQuery } from "../src/query/index.js";
+import { updateFlags } from "../src/cache/store.js";
 import { generateCorpus } from "../src/testing/corpus.js";
 import { type CacheEnv, USER, startCacheEnv } from "./support/cache-env.js";
 
@@ -28,19 +29,20 @@ interface Counts {
   cached: number;
   with_body: number;
   unreadable: number;
+  labelled: number;
 }
 
 /** The counters as stored, and as a full recount of the messages table gives them. */
 function countersAndRecount(db: Database.Database): { stored: Counts[]; recount: Counts[] } {
   const stored = db
     .prepare(
-      "SELECT path, cached_count AS cached, with_body, unreadable FROM folders WHERE account = ? ORDER BY path",
+      "SELECT path, cached_count AS cached, with_body, unreadable, labelled FROM folders WHERE account = ? ORDER BY path",
     )
     .all(A) as Counts[];
   const recount = db
     .prepare(
       `SELECT f.path, count(m.id) AS cached, coalesce(sum(m.body_state IN (1, 2)), 0) AS with_body,
-         coalesce(sum(m.body_state = 3), 0) AS unreadable
+         coalesce(sum(m.body_state = 3), 0) AS unreadable, coalesce(sum(m.labels_norm != ''), 0) AS labelled
        FROM folders f LEFT JOIN messages m ON m.folder_id = f.id WHERE f.account = ? GROUP BY f.id ORDER BY f.path`,
     )
     .all(A) as Counts[];
@@ -122,6 +124,22 @@ describe("folder counters", () => {
     expect(byPath(expectCountersExact(), "Work")?.unreadable).toBe(1);
   });
 
+  it("follow label changes (Gmail's labels arrive with the flags)", () => {
+    const row = env.db
+      .prepare(
+        "SELECT m.folder_id, m.uid FROM messages m JOIN folders f ON f.id = m.folder_id WHERE f.path = 'INBOX' LIMIT 2",
+      )
+      .all() as { folder_id: number; uid: number }[];
+    for (const r of row)
+      updateFlags(env.db, r.folder_id, r.uid, new Set(["\\Seen"]), new Set(["Work", "Later"]), undefined);
+    expect(byPath(expectCountersExact(), "INBOX")?.labelled).toBe(2);
+    const first = row[0] as { folder_id: number; uid: number };
+    updateFlags(env.db, first.folder_id, first.uid, new Set(), new Set(["Other"]), undefined);
+    expect(byPath(expectCountersExact(), "INBOX")?.labelled).toBe(2);
+    updateFlags(env.db, first.folder_id, first.uid, new Set(), new Set(), undefined);
+    expect(byPath(expectCountersExact(), "INBOX")?.labelled).toBe(1);
+  });
+
   it("restart from zero when UIDVALIDITY changes, and follow the refetch", async () => {
     env.dovecot.doveadm(["mailbox", "update", "-u", USER, "--uid-validity", "777", "Work"]);
     const c = await env.client();
@@ -132,6 +150,7 @@ describe("folder counters", () => {
       cached: 2,
       with_body: 0,
       unreadable: 0,
+      labelled: 0,
     });
   });
 
@@ -158,12 +177,13 @@ describe("the counters migration", () => {
       );
       for (let uid = 1; uid <= 7; uid++) ins.run(1, A, uid, uid % 3 === 0 ? 3 : uid % 2);
       ins.run(2, A, 1, 2);
+      db.prepare("UPDATE messages SET labels_norm = ? WHERE folder_id = 2").run(listColumn(["Work"]));
       migrate(db);
       const { stored, recount } = countersAndRecount(db);
       expect(stored).toEqual(recount);
       expect(stored).toEqual([
-        { path: "INBOX", cached: 7, with_body: 3, unreadable: 2 },
-        { path: "Old", cached: 1, with_body: 1, unreadable: 0 },
+        { path: "INBOX", cached: 7, with_body: 3, unreadable: 2, labelled: 0 },
+        { path: "Old", cached: 1, with_body: 1, unreadable: 0, labelled: 1 },
       ]);
     } finally {
       db.close();

@@ -5,35 +5,37 @@ import Database from "better-sqlite3";
 
 export type CacheDb = Database.Database;
 
-// Per-folder counters of cached messages, bodies and unreadable bodies, so freshness and
-// completeness are known without a GROUP BY over the mailbox. Triggers keep them in the same
-// transaction as whatever statement adds, removes or re-states a message (sync, backfill,
-// eviction, a folder's cascade), so no writer can forget them.
+// Per-folder counters of cached messages, bodies, unreadable bodies and messages with labels, so
+// freshness and completeness are known without a GROUP BY over the mailbox (and searches know
+// whether any label can match). Triggers keep them in the same transaction as whatever statement
+// adds, removes or re-states a message (sync, backfill, eviction, a folder's cascade), so no
+// writer can forget them.
+const COUNTER_DELTA = (sign: "+" | "-", row: "new" | "old") =>
+  `UPDATE folders SET cached_count = cached_count ${sign} 1,
+      with_body = with_body ${sign} (${row}.body_state IN (1, 2)),
+      unreadable = unreadable ${sign} (${row}.body_state = 3),
+      labelled = labelled ${sign} (${row}.labels_norm != '')
+    WHERE id = ${row}.folder_id;`;
 const FOLDER_COUNTERS = `ALTER TABLE folders ADD COLUMN cached_count INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE folders ADD COLUMN with_body INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE folders ADD COLUMN unreadable INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE folders ADD COLUMN labelled INTEGER NOT NULL DEFAULT 0;
   UPDATE folders SET
     cached_count = (SELECT count(*) FROM messages m WHERE m.folder_id = folders.id),
     with_body = (SELECT count(*) FROM messages m WHERE m.folder_id = folders.id AND m.body_state IN (1, 2)),
-    unreadable = (SELECT count(*) FROM messages m WHERE m.folder_id = folders.id AND m.body_state = 3);
+    unreadable = (SELECT count(*) FROM messages m WHERE m.folder_id = folders.id AND m.body_state = 3),
+    labelled = (SELECT count(*) FROM messages m WHERE m.folder_id = folders.id AND m.labels_norm != '');
   CREATE TRIGGER messages_count_ins AFTER INSERT ON messages BEGIN
-    UPDATE folders SET cached_count = cached_count + 1,
-      with_body = with_body + (new.body_state IN (1, 2)), unreadable = unreadable + (new.body_state = 3)
-    WHERE id = new.folder_id;
+    ${COUNTER_DELTA("+", "new")}
   END;
   CREATE TRIGGER messages_count_del AFTER DELETE ON messages BEGIN
-    UPDATE folders SET cached_count = cached_count - 1,
-      with_body = with_body - (old.body_state IN (1, 2)), unreadable = unreadable - (old.body_state = 3)
-    WHERE id = old.folder_id;
+    ${COUNTER_DELTA("-", "old")}
   END;
-  CREATE TRIGGER messages_count_upd AFTER UPDATE OF folder_id, body_state ON messages
-  WHEN old.folder_id IS NOT new.folder_id OR old.body_state IS NOT new.body_state BEGIN
-    UPDATE folders SET cached_count = cached_count - 1,
-      with_body = with_body - (old.body_state IN (1, 2)), unreadable = unreadable - (old.body_state = 3)
-    WHERE id = old.folder_id;
-    UPDATE folders SET cached_count = cached_count + 1,
-      with_body = with_body + (new.body_state IN (1, 2)), unreadable = unreadable + (new.body_state = 3)
-    WHERE id = new.folder_id;
+  CREATE TRIGGER messages_count_upd AFTER UPDATE OF folder_id, body_state, labels_norm ON messages
+  WHEN old.folder_id IS NOT new.folder_id OR old.body_state IS NOT new.body_state
+    OR (old.labels_norm != '') IS NOT (new.labels_norm != '') BEGIN
+    ${COUNTER_DELTA("-", "old")}
+    ${COUNTER_DELTA("+", "new")}
   END;`;
 
 /**

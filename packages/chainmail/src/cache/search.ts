@@ -156,18 +156,31 @@ export function searchCache(
   const limit = Math.min(200, Math.max(1, Math.floor(options.limit ?? 25)));
   const hash = hashQuery(ast, options);
   const cur = options.cursor ? decodeCursor(options.cursor, hash) : null;
-  // Trash/Junk folders that actually hold mail: usually none or few, so the scope clause is cheap
-  const excludedFolderIds = (
-    stmt(
-      db,
-      "SELECT f.id FROM folders f WHERE f.role IN ('trash', 'junk') AND EXISTS (SELECT 1 FROM messages m WHERE m.folder_id = f.id)",
-    ).all() as { id: number }[]
-  ).map((r) => r.id);
-  const sql = compileToSql(ast, options.now ?? new Date(), { excludedFolderIds });
+  // One read of the folder rows and their counters: the accounts present, the Trash/Junk folders
+  // that hold mail (usually none or few, so the scope clause is cheap) and whether any label exists
+  const folderRows = stmt(db, "SELECT id, account, role, cached_count, labelled FROM folders").all() as {
+    id: number;
+    account: string;
+    role: string | null;
+    cached_count: number;
+    labelled: number;
+  }[];
+  const excludedFolderIds = folderRows
+    .filter((f) => (f.role === "trash" || f.role === "junk") && f.cached_count > 0)
+    .map((f) => f.id);
+  const sql = compileToSql(ast, options.now ?? new Date(), {
+    excludedFolderIds,
+    labels: folderRows.some((f) => f.labelled > 0),
+  });
   let where = sql.where;
   const params: (string | number)[] = [...sql.params];
-  if (options.accounts?.length) {
-    where = `(${where}) AND m.account IN (${options.accounts.map(() => "?").join(", ")})`;
+  const present = [...new Set(folderRows.map((f) => f.account))].sort();
+  // An accounts filter that names every account present filters nothing: leave it out. Otherwise
+  // the unary + keeps SQLite from driving the query by the account's thread index, which then
+  // sorts the whole account; every index that serves a filter or the date order carries the
+  // account, so the test stays inside the index.
+  if (options.accounts?.length && !present.every((a) => options.accounts?.includes(a))) {
+    where = `(${where}) AND +m.account IN (${options.accounts.map(() => "?").join(", ")})`;
     params.push(...options.accounts);
   }
   const allMail = options.allMailAccounts ?? [];
@@ -179,9 +192,6 @@ export function searchCache(
 
   // Counting and paging read only the narrow messages table; display fields come from
   // message_meta for the page's rows alone
-  const present = (stmt(db, "SELECT DISTINCT account FROM folders").all() as { account: string }[]).map(
-    (r) => r.account,
-  );
   const inScope = options.accounts?.length ? present.filter((a) => options.accounts?.includes(a)) : present;
   const single = inScope.length === 1 ? (inScope[0] as string) : null;
   // (the All Mail scope is a condition the FTS match alone does not carry)

@@ -19,6 +19,8 @@ export interface FolderRow {
   cached_count: number;
   with_body: number;
   unreadable: number;
+  /** Cached messages with at least one label (Gmail's X-GM-LABELS). */
+  labelled: number;
 }
 
 export function getFolder(db: CacheDb, account: string, path: string): FolderRow | undefined {
