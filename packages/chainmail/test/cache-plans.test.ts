@@ -139,3 +139,28 @@ describe("search query plans", () => {
     expectGoodPlans("fresh statistics", A, `${B}2`);
   });
 });
+
+describe("result shaping", () => {
+  it("reads a page's rows, thread fields and snippets in one statement whatever the page size", () => {
+    const statements = (limit: number, snippets: boolean) => {
+      const calls: Call[] = [];
+      const res = searchCache(recording(db, calls), parseQuery("is:unread"), {
+        limit,
+        snippets,
+        accounts: [A],
+        now: new Date(POP_NOW),
+      });
+      expect(res.rows).toHaveLength(limit);
+      return { calls: calls.length, rows: res.rows };
+    };
+    const small = statements(2, true);
+    const big = statements(60, true);
+    expect(big.calls).toBe(small.calls);
+    expect(statements(60, false).calls).toBe(small.calls);
+    for (const r of big.rows) {
+      expect(r.snippet).toMatch(/\S/);
+      expect(r.references).toEqual([]);
+      expect(r.message_id).toMatch(/^<b\d+@work>$/);
+    }
+  });
+});

@@ -74,6 +74,10 @@ export interface CacheRow {
   size: number;
   has_attachment: boolean;
   attachments: AttachmentInfo[];
+  /** In-Reply-To, References and Gmail's thread id, from which callers derive their thread ids. */
+  in_reply_to: string | null;
+  references: string[];
+  gm_thread_id: string | null;
   /** With `threads`: how many matching messages the thread has. */
   thread_count?: number;
   /** With `snippets`: up to 200 characters of body around the first matching word, or null. */
@@ -219,15 +223,17 @@ export function searchCache(
   const more = hits.length > limit;
   const slice = hits.slice(0, limit);
   const words = leaves(ast).flatMap((l) => (l.kind === "text" ? [l.value] : []));
-  const bodyStmt = stmt(db, "SELECT text FROM bodies WHERE message_rowid = ?");
-  // One statement for the page's rows, and only the columns a row shows: a statement per row and
-  // the unused wide columns (References, Reply-To, the *_norm lists) took half a page's time
+  // One statement for the page's rows, their body text when snippets are asked for, and only the
+  // columns a row shows: a statement per row (and per snippet) and the unused wide columns took
+  // half a page's time
   const details = stmt(
     db,
     `SELECT m.id, m.account, m.uid, m.thread_key, m.internal_date, ${FLAG_COLS.map((c) => `m.${c}`).join(", ")},
        m.size, m.has_attachment, x.message_id, x.date, x.from_json, x.to_json, x.cc_json, x.subject,
-       x.keywords_json, x.labels_json, x.attachments_json, f.path AS folder_path, f.uidvalidity AS folder_uidvalidity
+       x.keywords_json, x.labels_json, x.attachments_json, x.in_reply_to, x.refs, x.gm_thread_id,
+       f.path AS folder_path, f.uidvalidity AS folder_uidvalidity${options.snippets ? ", b.text AS body_text" : ""}
      FROM messages m JOIN message_meta x ON x.id = m.id JOIN folders f ON f.id = m.folder_id
+     ${options.snippets ? "LEFT JOIN bodies b ON b.message_rowid = m.id" : ""}
      WHERE m.id IN (SELECT value FROM json_each(?))`,
   ).all(JSON.stringify(slice.map((h) => h.id))) as Record<string, unknown>[];
   const byId = new Map(details.map((r) => [r.id as number, r]));
@@ -254,11 +260,14 @@ export function searchCache(
       size: r.size as number,
       has_attachment: r.has_attachment === 1,
       attachments: JSON.parse(r.attachments_json as string) as AttachmentInfo[],
+      in_reply_to: (r.in_reply_to as string | null) ?? null,
+      references: JSON.parse(r.refs as string) as string[],
+      gm_thread_id: (r.gm_thread_id as string | null) ?? null,
     };
     if (options.threads) row.thread_count = hit.thread_count as number;
     if (options.snippets) {
-      const b = bodyStmt.get(hit.id) as { text: string } | undefined;
-      row.snippet = b ? makeSnippet(b.text, words) : null;
+      const text = r.body_text as string | null | undefined;
+      row.snippet = typeof text === "string" ? makeSnippet(text, words) : null;
     }
     return row;
   });
