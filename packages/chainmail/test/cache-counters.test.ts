@@ -154,6 +154,21 @@ describe("folder counters", () => {
     });
   });
 
+  it("follow a row that INSERT OR REPLACE takes over", () => {
+    const row = env.db
+      .prepare(
+        "SELECT m.* FROM messages m JOIN folders f ON f.id = m.folder_id WHERE f.path = 'INBOX' AND m.body_state = 2 LIMIT 1",
+      )
+      .get() as Record<string, unknown>;
+    const cols = Object.keys(row).filter((c) => c !== "id");
+    env.db
+      .prepare(
+        `INSERT OR REPLACE INTO messages (${cols.join(", ")}) VALUES (${cols.map((c) => `@${c}`).join(", ")})`,
+      )
+      .run({ ...row, body_state: 0, id: undefined });
+    expectCountersExact();
+  });
+
   it("follow a dropped folder's cascade, leaving the other folders' counters alone", () => {
     const before = byPath(expectCountersExact(), "INBOX");
     env.db.prepare("DELETE FROM folders WHERE account = ? AND path = 'Work'").run(A);

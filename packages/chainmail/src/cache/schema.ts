@@ -157,6 +157,9 @@ export function openCache(file: string = defaultCachePath()): CacheDb {
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.pragma("foreign_keys = ON");
+  // A row that INSERT OR REPLACE deletes fires the delete trigger only with this on, and the folder
+  // counters (migration 4) must see every deleted message row
+  db.pragma("recursive_triggers = ON");
   db.pragma("busy_timeout = 5000");
   // Search touches many pages of messages and the FTS index: keep them in memory
   db.pragma("cache_size = -65536");
