@@ -1,6 +1,7 @@
 import { simpleParser } from "mailparser";
 import { describe, expect, it } from "vitest";
 import { buildMessage, encodeHeader, generateCorpus, INJECTION_TEXT } from "../src/testing/corpus.js";
+import { mailboxMessage, mailboxSender } from "../src/testing/mailbox.js";
 
 describe("generated corpus", () => {
   const corpus = generateCorpus({ hugeBytes: 200_000 });
@@ -49,5 +50,35 @@ describe("generated corpus", () => {
       text: "one\ntwo\n",
     });
     expect(raw.replace(/\r\n/g, "")).not.toContain("\n");
+  });
+});
+
+describe("mailbox-sized corpus", () => {
+  const N = 600;
+  const msgs = Array.from({ length: N }, (_, i) => mailboxMessage(i, N));
+
+  it("has real mail's mix: attachments, HTML-only, alternatives, RFC 2047, threads, flags", async () => {
+    const share = (f: (m: (typeof msgs)[number]) => boolean) => msgs.filter(f).length / N;
+    expect(share((m) => m.kind === "attachment" || m.kind === "html-attachment")).toBeGreaterThan(0.1);
+    expect(share((m) => m.kind === "html-only" || m.kind === "html-attachment")).toBeGreaterThan(0.05);
+    expect(share((m) => m.kind === "alternative")).toBeGreaterThan(0.1);
+    expect(share((m) => m.encodedSubject && m.raw.includes("Subject: =?UTF-8?B?"))).toBeGreaterThan(0.05);
+    expect(share((m) => m.raw.includes("\r\nIn-Reply-To: <m"))).toBeGreaterThan(0.2);
+    expect(share((m) => !m.flags.includes("\\Seen"))).toBeGreaterThan(0.2);
+    const bytes = msgs.reduce((n, m) => n + m.raw.length, 0) / N;
+    expect(bytes).toBeGreaterThan(8_000);
+    expect(bytes).toBeLessThan(40_000);
+    expect(Math.max(...msgs.map((m) => m.raw.length))).toBeGreaterThan(1 << 20);
+    for (const m of msgs.filter((x) => x.kind === "html-only").slice(0, 5)) {
+      expect(m.raw).not.toContain("text/plain");
+      expect((await simpleParser(m.raw)).html).toContain("<p>");
+    }
+    const enc = msgs.find((m) => m.encodedSubject) as (typeof msgs)[number];
+    expect((await simpleParser(enc.raw)).subject).toMatch(/[^ -~]/);
+  });
+
+  it("is the same message for the same index", () => {
+    expect(mailboxMessage(17, N).raw).toBe(msgs[17]?.raw);
+    expect(mailboxSender(3)).toMatch(/^[a-z]+3@[a-z]+\.example$/);
   });
 });

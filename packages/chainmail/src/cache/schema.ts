@@ -5,6 +5,39 @@ import Database from "better-sqlite3";
 
 export type CacheDb = Database.Database;
 
+// Per-folder counters of cached messages, bodies, unreadable bodies and messages with labels, so
+// freshness and completeness are known without a GROUP BY over the mailbox (and searches know
+// whether any label can match). Triggers keep them in the same transaction as whatever statement
+// adds, removes or re-states a message (sync, backfill, eviction, a folder's cascade), so no
+// writer can forget them.
+const COUNTER_DELTA = (sign: "+" | "-", row: "new" | "old") =>
+  `UPDATE folders SET cached_count = cached_count ${sign} 1,
+      with_body = with_body ${sign} (${row}.body_state IN (1, 2)),
+      unreadable = unreadable ${sign} (${row}.body_state = 3),
+      labelled = labelled ${sign} (${row}.labels_norm != '')
+    WHERE id = ${row}.folder_id;`;
+const FOLDER_COUNTERS = `ALTER TABLE folders ADD COLUMN cached_count INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE folders ADD COLUMN with_body INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE folders ADD COLUMN unreadable INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE folders ADD COLUMN labelled INTEGER NOT NULL DEFAULT 0;
+  UPDATE folders SET
+    cached_count = (SELECT count(*) FROM messages m WHERE m.folder_id = folders.id),
+    with_body = (SELECT count(*) FROM messages m WHERE m.folder_id = folders.id AND m.body_state IN (1, 2)),
+    unreadable = (SELECT count(*) FROM messages m WHERE m.folder_id = folders.id AND m.body_state = 3),
+    labelled = (SELECT count(*) FROM messages m WHERE m.folder_id = folders.id AND m.labels_norm != '');
+  CREATE TRIGGER messages_count_ins AFTER INSERT ON messages BEGIN
+    ${COUNTER_DELTA("+", "new")}
+  END;
+  CREATE TRIGGER messages_count_del AFTER DELETE ON messages BEGIN
+    ${COUNTER_DELTA("-", "old")}
+  END;
+  CREATE TRIGGER messages_count_upd AFTER UPDATE OF folder_id, body_state, labels_norm ON messages
+  WHEN old.folder_id IS NOT new.folder_id OR old.body_state IS NOT new.body_state
+    OR (old.labels_norm != '') IS NOT (new.labels_norm != '') BEGIN
+    ${COUNTER_DELTA("-", "old")}
+    ${COUNTER_DELTA("+", "new")}
+  END;`;
+
 /**
  * Ordered migrations; user_version is the number applied. Never edit a released step, add one.
  * Folder and message rows carry the account, so one cache.db serves every account.
@@ -100,9 +133,13 @@ const MIGRATIONS: string[] = [
   // (sorting its range) instead of reading every matching row for its date
   `DROP INDEX messages_size;
   CREATE INDEX messages_size ON messages (size, internal_date, folder_id, account);`,
+  // 4: the folder counters (above)
+  FOLDER_COUNTERS,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
+/** The version that adds the folder counters (tests migrate to the one before it). */
+export const FOLDER_COUNTERS_VERSION = MIGRATIONS.indexOf(FOLDER_COUNTERS) + 1;
 
 /** The default cache file: $XDG_DATA_HOME/chainmail/cache.db (or ~/.local/share/...). */
 export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {
@@ -120,6 +157,9 @@ export function openCache(file: string = defaultCachePath()): CacheDb {
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.pragma("foreign_keys = ON");
+  // A row that INSERT OR REPLACE deletes fires the delete trigger only with this on, and the folder
+  // counters (migration 4) must see every deleted message row
+  db.pragma("recursive_triggers = ON");
   db.pragma("busy_timeout = 5000");
   // Search touches many pages of messages and the FTS index: keep them in memory
   db.pragma("cache_size = -65536");
@@ -128,11 +168,12 @@ export function openCache(file: string = defaultCachePath()): CacheDb {
   return db;
 }
 
-export function migrate(db: CacheDb): void {
+/** Applies the migrations after the file's version, up to `target` (default: all). */
+export function migrate(db: CacheDb, target: number = MIGRATIONS.length): void {
   const current = db.pragma("user_version", { simple: true }) as number;
   if (current > MIGRATIONS.length)
     throw new Error(`cache.db is version ${current}, newer than this chainmail (${MIGRATIONS.length})`);
-  for (let v = current; v < MIGRATIONS.length; v++) {
+  for (let v = current; v < Math.min(target, MIGRATIONS.length); v++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[v] as string);
       db.pragma(`user_version = ${v + 1}`);

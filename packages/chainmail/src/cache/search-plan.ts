@@ -16,7 +16,9 @@ export interface CursorBody {
  * 600 matches), about 1 when each step must read the row.
  */
 export function newestFirst(db: CacheDb, count: number, limit: number, stepsPerLookup: number): boolean {
-  const total = (stmt(db, "SELECT count(*) AS n FROM messages").get() as { n: number }).n;
+  // The folder counters, not count(*): that walks an index of every message on each search
+  const total = (stmt(db, "SELECT coalesce(sum(cached_count), 0) AS n FROM folders").get() as { n: number })
+    .n;
   return count > 0 && count * count * stepsPerLookup > (limit + 1) * total;
 }
 
@@ -57,7 +59,11 @@ export function totals(counts: Record<string, number>) {
   return { account_counts, count };
 }
 
-/** Matches (or threads) per account; one account in scope needs no GROUP BY. */
+/**
+ * Matches (or threads) per account; one account in scope needs no GROUP BY. `+m.account` keeps
+ * SQLite from grouping by walking the account's thread index (every row, in account order)
+ * instead of counting the filter's own index and grouping the few accounts in a temp table.
+ */
 export function countMatches(db: CacheDb, q: Plan): Record<string, number> {
   const what = q.threads ? "count(DISTINCT m.thread_key)" : "count(*)";
   if (q.single !== null)
@@ -70,7 +76,7 @@ export function countMatches(db: CacheDb, q: Plan): Record<string, number> {
     };
   const rows = stmt(
     db,
-    `SELECT m.account, ${what} AS n FROM messages m WHERE ${q.where} GROUP BY m.account`,
+    `SELECT m.account, ${what} AS n FROM messages m WHERE ${q.where} GROUP BY +m.account`,
   ).all(...q.params) as { account: string; n: number }[];
   return Object.fromEntries(rows.map((r) => [r.account, r.n]));
 }

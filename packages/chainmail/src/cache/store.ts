@@ -15,6 +15,12 @@ export interface FolderRow {
   last_sync: number | null;
   complete: number;
   last_error: string | null;
+  /** Counters kept by triggers (migration 4): cached messages, bodies indexed, bodies unreadable. */
+  cached_count: number;
+  with_body: number;
+  unreadable: number;
+  /** Cached messages with at least one label (Gmail's X-GM-LABELS). */
+  labelled: number;
 }
 
 export function getFolder(db: CacheDb, account: string, path: string): FolderRow | undefined {

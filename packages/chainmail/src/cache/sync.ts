@@ -200,7 +200,7 @@ export async function syncFolder(
 
     // 3. Expunged messages: VANISHED (QRESYNC) or, when counts disagree, a UID diff
     const cachedCount = () =>
-      (stmt(db, "SELECT count(*) AS n FROM messages WHERE folder_id = ?").get(folder.id) as { n: number }).n;
+      (stmt(db, "SELECT cached_count AS n FROM folders WHERE id = ?").get(folder.id) as { n: number }).n;
     result.vanished = vanished.length;
     if (vanished.length) {
       db.transaction(() => {

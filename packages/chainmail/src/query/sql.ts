@@ -70,6 +70,11 @@ function ftsExpr(node: QueryNode): string | null {
   }
 }
 
+/** Terms that an index of the messages table (or FTS) answers on its own. */
+const hasOwnIndex = (n: QueryNode): boolean =>
+  (n.kind === "is" && (n.flag === "unread" || n.flag === "flagged")) ||
+  ["has_attachment", "size", "date", "age", "text", "subject", "address"].includes(n.kind);
+
 const inFts = "m.id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)";
 
 /** Drops text terms that cannot match a token (e.g. a lone "&"), as Gmail ignores them. */
@@ -101,13 +106,24 @@ export interface SqlOptions {
    * scope clause then names them, or is left out when there are none (faster than a sub-select).
    */
   excludedFolderIds?: number[];
+  /**
+   * Whether any cached message has labels (default true). When none has, `in:` tests the folder
+   * alone: the label alternatives would match nothing, and reading each row's label list keeps
+   * SQLite from answering `in:` with `is:` from an index alone.
+   */
+  labels?: boolean;
 }
 
 export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}): SqlWhere {
   const params: (string | number)[] = [];
   const node = dropUnsearchable(ast);
 
-  const compile = (n: QueryNode): string => {
+  // `folderIndex` false: an `in:` term must not drive the query through the folder index, because
+  // an AND sibling has an index of its own (a flag's partial index, size, date, FTS): without
+  // statistics SQLite takes `folder_id IN (...)` as the more selective and then reads every row of
+  // the folder (`is:unread in:inbox` read the whole INBOX). The `+` leaves the test to the other
+  // index's entries, which carry folder_id.
+  const compile = (n: QueryNode, folderIndex = true): string => {
     switch (n.kind) {
       case "all":
         return "1";
@@ -138,7 +154,8 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
           );
           parts.push(inFts);
         }
-        for (const c of rest) parts.push(`(${compile(c)})`);
+        const driven = n.kind === "and" && (fts.length > 0 || rest.some(hasOwnIndex));
+        for (const c of rest) parts.push(`(${compile(c, !driven)})`);
         return parts.join(n.kind === "and" ? " AND " : " OR ");
       }
       case "text":
@@ -151,8 +168,11 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
         if (IN_ANYWHERE.has(v)) return "1";
         const role = IN_ROLE_ALIASES[v] ?? null;
         const roleLabel = role ? ROLE_LABEL[role] : undefined;
-        params.push(v, role ?? "", listItem(v), listItem(roleLabel ?? v));
-        return "(m.folder_id IN (SELECT id FROM folders WHERE path_norm = ? OR role = ?) OR instr(m.labels_norm, ?) > 0 OR instr(m.labels_norm, ?) > 0)";
+        params.push(v, role ?? "");
+        const folder = `${folderIndex ? "" : "+"}m.folder_id IN (SELECT id FROM folders WHERE path_norm = ? OR role = ?)`;
+        if (options.labels === false) return folder;
+        params.push(listItem(v), listItem(roleLabel ?? v));
+        return `(${folder} OR instr(m.labels_norm, ?) > 0 OR instr(m.labels_norm, ?) > 0)`;
       }
       case "label":
         params.push(listItem(n.value), listItem(n.value));

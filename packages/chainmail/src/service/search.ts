@@ -318,23 +318,16 @@ const LACKING = {
 const SHORT_FLAG_ORDER = (flags: string[]) => [...flags].sort();
 
 /** A cache row in the search row shape (thread ids computed as the server path does). */
-function rowFromCache(ctx: ServiceContext, r: CacheRow): Hit {
+function rowFromCache(r: CacheRow): Hit {
   const ref = encodeRef({
     account: r.account,
     folder: r.folder,
     uidValidity: Number(r.uidvalidity),
     uid: r.uid,
   });
-  const meta = ctx
-    .cache!.db.prepare(
-      "SELECT x.refs, x.in_reply_to, x.gm_thread_id FROM message_meta x JOIN messages m ON m.id = x.id JOIN folders f ON f.id = m.folder_id WHERE f.account = ? AND f.path = ? AND m.uid = ?",
-    )
-    .get(r.account, r.folder, r.uid) as
-    | { refs: string; in_reply_to: string | null; gm_thread_id: string | null }
-    | undefined;
-  const references = meta ? (JSON.parse(meta.refs) as string[]) : [];
-  const inReplyTo = meta?.in_reply_to?.match(/<[^>]+>/)?.[0] ?? null;
-  const threadId = meta?.gm_thread_id ?? threadKey(r.message_id, inReplyTo, references, ref);
+  // The thread fields come with the page's one statement (a statement per row cost ~0.5 ms a page)
+  const inReplyTo = r.in_reply_to?.match(/<[^>]+>/)?.[0] ?? null;
+  const threadId = r.gm_thread_id ?? threadKey(r.message_id, inReplyTo, r.references, ref);
   return {
     ref,
     account: r.account,
@@ -378,7 +371,7 @@ function cacheHits(
         countOnly: p.count_only,
       });
       counts.set(plan.name, res.account_counts[plan.name] ?? 0);
-      for (const r of res.rows) hits.push(rowFromCache(ctx, r));
+      for (const r of res.rows) hits.push(rowFromCache(r));
       taken += res.rows.length;
       cursor = res.next_cursor;
     } while (cursor && taken < want);
@@ -538,7 +531,7 @@ function cacheOnly(
     );
   return {
     rows: res.rows.map((r) => {
-      const { sortDate: _d, uid: _u, path: _p, ...row } = rowFromCache(ctx, r);
+      const { sortDate: _d, uid: _u, path: _p, ...row } = rowFromCache(r);
       return row;
     }),
     count: res.count,

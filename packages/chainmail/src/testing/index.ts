@@ -23,4 +23,10 @@ export {
   startDovecot,
 } from "./dovecot.js";
 export { type GmailMessage, type GmailServer, gmailRawMatches, startGmail } from "./gmail.js";
+export {
+  MAILBOX_VOCAB,
+  type MailboxMessage,
+  mailboxMessage,
+  mailboxSender,
+} from "./mailbox.js";
 export { configToml, type MailEnv, type PolicyOpts, startMailEnv } from "./mailenv.js";

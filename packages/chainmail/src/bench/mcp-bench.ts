@@ -1,0 +1,312 @@
+/**
+ * The user's benchmark (`npm run bench`): N mailbox-sized messages (src/testing/mailbox.ts; default
+ * 100,000, about 1.6 GiB) in a throwaway Dovecot's Maildir, then
+ *   - initial header sync (headers/s) and body backfill, the daemon's own code over a local IMAP,
+ *   - per query, p50/p95 of `search` (limit 25, and count_only) through `chainmail mcp` over stdio
+ *     (the built bin, which calls the daemon over its socket), through the socket alone, and
+ *     in-process (the daemon's dispatch), beside `notmuch search` over the same Maildir,
+ *   - get_message, get_thread and set_flags through MCP,
+ *   - search p95 while the daemon syncs new mail,
+ * with met / not met per target and the load average on every line (the machine may be shared).
+ * Build first (npm run build here and in ../chainmail-mcp). BENCH_MESSAGES, BENCH_RUNS,
+ * BENCH_NOTMUCH_RUNS change the size and repetitions.
+ */
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { connectStdio } from "@mcpforge/toolkit/testing";
+import { ImapFlow } from "imapflow";
+import { backfillBodies, openCache, syncFolder } from "../cache/index.js";
+import { DaemonClient } from "../client/index.js";
+import { loadConfig } from "../config.js";
+import { CacheRunner } from "../daemon/cache-runner.js";
+import { dispatch } from "../daemon/methods.js";
+import { resolveHome } from "../home.js";
+import { ImapPool } from "../imap/connection.js";
+import { setSecret } from "../secrets.js";
+import type { ServiceContext } from "../service/context.js";
+import { StateDb } from "../store/state.js";
+import { startDovecot } from "../testing/dovecot.js";
+import { mailboxMessage, mailboxSender } from "../testing/mailbox.js";
+
+const N = Number(process.env.BENCH_MESSAGES ?? 100_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 60);
+const NM_RUNS = Number(process.env.BENCH_NOTMUCH_RUNS ?? 7);
+// The mail ends today: the daemon's newer_than: counts from the real clock
+const NOW = new Date(new Date().toISOString().slice(0, 10));
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../bin/chainmail.js");
+const T = { p50: 3, p95: 6, notmuch: 10, socket: 0.5, sync: 10_000, backfill100k: 90, duringSync: 20 };
+
+const QUERIES: Array<[string, string | null]> = [
+  ["invoice", "invoice"],
+  ["budget deadline", "budget and deadline"],
+  ['"meeting report"', '"meeting report"'],
+  [`from:${mailboxSender(20)}`, `from:${mailboxSender(20)}`],
+  [`is:unread from:${mailboxSender(30)}`, `tag:unread and from:${mailboxSender(30)}`],
+  ["is:unread in:inbox", "tag:unread and tag:inbox"],
+  ["is:flagged", "tag:flagged"],
+  ["has:attachment", "tag:attachment"],
+  ["larger:1M", null],
+  ["newer_than:30d project", `date:${day(NOW.getTime() - 30 * 86_400_000)}.. and project`],
+  ["{invoice budget} -report", "(invoice or budget) and not report"],
+  ["subject:meeting", "subject:meeting"],
+];
+
+const load = () =>
+  `load ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ")}`;
+const line = (s: string) => process.stdout.write(`${s}\n`);
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
+};
+const ms = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(0));
+const met = (ok: boolean) => (ok ? "met" : "NOT MET");
+async function timed(runs: number, f: () => Promise<unknown>): Promise<number[]> {
+  for (let i = 0; i < 3; i++) await f();
+  const out: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await f();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+function writeMaildir(cur: string, owner: fs.Stats, from: number, to: number) {
+  for (let i = from; i < to; i++) {
+    const m = mailboxMessage(i, N, { now: NOW });
+    const flags = `${m.flags.includes("\\Flagged") ? "F" : ""}${m.flags.includes("\\Seen") ? "S" : ""}`;
+    const file = path.join(
+      cur,
+      `${Math.floor(m.date.getTime() / 1000)}.M${i}P1.bench,S=${Buffer.byteLength(m.raw)}:2,${flags}`,
+    );
+    fs.writeFileSync(file, m.raw);
+    fs.utimesSync(file, m.date, m.date);
+    fs.chownSync(file, owner.uid, owner.gid);
+  }
+}
+
+interface ToolResult {
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+async function main() {
+  const started = performance.now();
+  const dv = await startDovecot({ users: [{ name: "bench", password: "bench-pw" }] });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-bench-"));
+  let daemon: ChildProcess | undefined;
+  const imap = () =>
+    new ImapFlow({
+      host: dv.host,
+      port: dv.port,
+      secure: false,
+      doSTARTTLS: false,
+      auth: { user: "bench", pass: "bench-pw" },
+      logger: false,
+    });
+  try {
+    line(`chainmail benchmark: ${N} messages; ${load()} on ${os.cpus().length} cores`);
+    const first = imap();
+    await first.connect();
+    await first.mailboxOpen("INBOX");
+    await first.logout();
+    const maildir = path.join(dv.dir, "home", "bench", "Maildir");
+    const owner = fs.statSync(maildir);
+    const cur = path.join(maildir, "cur");
+    let t = performance.now();
+    writeMaildir(cur, owner, 0, N);
+    const mib = execFileSync("du", ["-sm", cur], { encoding: "utf8" }).split("\t")[0];
+    line(`maildir: ${mib} MiB in ${((performance.now() - t) / 1000).toFixed(1)} s (${load()})`);
+    dv.doveadm(["force-resync", "-u", "bench", "INBOX"]);
+
+    const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
+    fs.writeFileSync(
+      home.configFile,
+      `[cache]\nbackground = false\nfresh_seconds = 604800\ndaily_budget_bytes = 10737418240\nmax_size_bytes = 10737418240\n[[accounts]]\nname = "bench"\nprovider = "imap"\naddress = "bench@example.com"\nusername = "bench"\n[accounts.imap]\nhost = "127.0.0.1"\nport = ${dv.port}\ntls = "none"\n`,
+    );
+    setSecret(home.secretsDir, "bench", "bench-pw");
+
+    // The daemon's sync and backfill code, timed in this process on the daemon's cache.db
+    const db = openCache(home.cacheFile);
+    const client = imap();
+    await client.connect();
+    t = performance.now();
+    const sync = await syncFolder(db, client, "bench", "INBOX", { role: "inbox" });
+    const syncS = (performance.now() - t) / 1000;
+    const rate = sync.added / syncS;
+    line(
+      `header sync: ${sync.added} in ${syncS.toFixed(1)} s = ${Math.round(rate)} headers/s (target ${T.sync}: ${met(rate >= T.sync)}) (${load()})`,
+    );
+    t = performance.now();
+    for (;;) {
+      const r = await backfillBodies(db, client, "bench", "INBOX", { dailyBudgetBytes: 10 * 1024 ** 3 });
+      if (r.remaining === 0 || r.fetched === 0) break;
+    }
+    const backfillS = (performance.now() - t) / 1000;
+    const backfillTarget = (T.backfill100k * N) / 100_000;
+    line(
+      `body backfill: ${backfillS.toFixed(1)} s (target ${backfillTarget.toFixed(0)} s at this size: ${met(backfillS <= backfillTarget)}) (${load()})`,
+    );
+    await client.logout();
+    db.pragma("wal_checkpoint(TRUNCATE)");
+    db.close();
+
+    const nmConf = path.join(dir, "notmuch-config");
+    fs.writeFileSync(
+      nmConf,
+      `[database]\npath=${maildir}\n[new]\ntags=unread;inbox;\nignore=/^dovecot/;/^subscriptions/;/^maildirfolder/\n[maildir]\nsynchronize_flags=true\n`,
+    );
+    const nmEnv = { ...process.env, NOTMUCH_CONFIG: nmConf };
+    t = performance.now();
+    const nmNew = spawnSync("notmuch", ["new", "--quiet"], { env: nmEnv, encoding: "utf8" });
+    const notmuch = nmNew.status === 0;
+    line(
+      notmuch
+        ? `notmuch new: ${((performance.now() - t) / 1000).toFixed(1)} s (${load()})`
+        : `notmuch new failed: ${nmNew.stderr}`,
+    );
+
+    daemon = spawn(process.execPath, [CLI, "daemon"], {
+      env: { ...process.env, CHAINMAIL_HOME: dir },
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    for (let i = 0; i < 400 && !fs.existsSync(home.socketPath); i++)
+      await new Promise((r) => setTimeout(r, 25));
+    const sock = new DaemonClient({ socketPath: home.socketPath, client: "mcp" });
+    const config = loadConfig(home.configFile);
+    const ctx: ServiceContext = {
+      config,
+      home,
+      pool: new ImapPool(home.secretsDir),
+      state: new StateDb(path.join(dir, "bench-state.db"), { log: () => undefined }),
+      cache: new CacheRunner(
+        home.cacheFile,
+        () => config,
+        home.secretsDir,
+        () => undefined,
+      ),
+    };
+    const mcp = await connectStdio({ command: process.execPath, args: [CLI, "--home", dir, "mcp"] });
+    const tool = async (name: string, args: Record<string, unknown>) => {
+      const r = (await mcp.client.callTool({ name, arguments: args })) as ToolResult;
+      if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r).slice(0, 300)}`);
+      return r.structuredContent ?? {};
+    };
+
+    line("");
+    line(
+      `search (${load()}); targets through MCP: p50 <= ${T.p50} ms, p95 <= ${T.p95} ms, >= ${T.notmuch}x notmuch, socket <= +${T.socket} ms over in-process`,
+    );
+    line(
+      "query | matches (notmuch) | MCP p50/p95 | count_only MCP p50/p95 | socket p50 | in-process p50 | notmuch p50 | notmuch/MCP | verdict",
+    );
+    const misses: string[] = [];
+    const socketOver: number[] = [];
+    let firstRef = "";
+    for (const [q, nm] of QUERIES) {
+      const params = { query: q, accounts: ["bench"], limit: 25 };
+      const res = await tool("search", params);
+      const count = res.count as number;
+      if (!firstRef) firstRef = ((res.rows as { ref: string }[])[0]?.ref as string) ?? "";
+      if (res.source !== "cache") line(`  (${q} answered from ${String(res.source)})`);
+      const mcpT = await timed(RUNS, () => tool("search", params));
+      const mcpC = await timed(RUNS, () => tool("search", { ...params, count_only: true }));
+      const sockT = await timed(RUNS, () => sock.call("search", params));
+      const inT = await timed(RUNS, () => dispatch(ctx, { client: "mcp" }, "search", params));
+      let nmCell = "n/a";
+      let ratioCell = "n/a";
+      let nmCount = "";
+      let ratioOk = true;
+      if (nm && notmuch) {
+        nmCount = ` (${spawnSync("notmuch", ["count", nm], { env: nmEnv, encoding: "utf8" }).stdout.trim()})`;
+        const nmT = await timed(NM_RUNS, async () =>
+          spawnSync("notmuch", ["search", "--output=messages", "--limit=25", nm], { env: nmEnv }),
+        );
+        const ratio = pct(nmT, 50) / pct(mcpT, 50);
+        nmCell = ms(pct(nmT, 50));
+        ratioCell = `${ratio.toFixed(1)}x`;
+        ratioOk = ratio >= T.notmuch;
+      }
+      const over = pct(sockT, 50) - pct(inT, 50);
+      socketOver.push(over);
+      const ok =
+        pct(mcpT, 50) <= T.p50 && pct(mcpT, 95) <= T.p95 && pct(mcpC, 50) <= T.p50 && pct(mcpC, 95) <= T.p95;
+      if (!ok || !ratioOk) misses.push(q);
+      line(
+        `${q} | ${count}${nmCount} | ${ms(pct(mcpT, 50))} / ${ms(pct(mcpT, 95))} | ${ms(pct(mcpC, 50))} / ${ms(pct(mcpC, 95))} | ${ms(pct(sockT, 50))} | ${ms(pct(inT, 50))} | ${nmCell} | ${ratioCell} | ${met(ok)}${ratioOk ? "" : ", notmuch ratio NOT MET"}`,
+      );
+    }
+
+    line("");
+    line(`other tools through MCP (${load()}):`);
+    const thread = await tool("get_thread", { ref: firstRef });
+    for (const [name, args] of [
+      ["get_message", { refs: [firstRef] }],
+      ["get_thread", { ref: firstRef }],
+      ["set_flags", { refs: [firstRef], add: ["$bench"] }],
+      ["cache_status", {}],
+    ] as const) {
+      const tt = await timed(Math.min(RUNS, 30), () => tool(name, args));
+      line(`  ${name}: p50 ${ms(pct(tt, 50))} ms, p95 ${ms(pct(tt, 95))} ms`);
+    }
+    line(`  (get_thread answered from ${String(thread.source)})`);
+
+    // New mail arrives and the daemon syncs it (headers and bodies) while searches run
+    const extra = Math.max(100, Math.floor(N / 20));
+    writeMaildir(cur, owner, N, N + extra);
+    dv.doveadm(["force-resync", "-u", "bench", "INBOX"]);
+    const during: number[] = [];
+    const syncSock = new DaemonClient({ socketPath: home.socketPath, client: "cli", timeoutMs: 3_600_000 });
+    let syncing = true;
+    const ts = performance.now();
+    const pass = syncSock.call("cache.sync", { accounts: ["bench"] }).finally(() => {
+      syncing = false;
+    });
+    for (let i = 0; syncing; i++) {
+      const q = QUERIES[i % QUERIES.length]?.[0] as string;
+      const t0 = performance.now();
+      await tool("search", { query: q, accounts: ["bench"], limit: 25, source: "cache" });
+      during.push(performance.now() - t0);
+    }
+    await pass;
+    line(
+      `search during a sync of ${extra} new messages (${((performance.now() - ts) / 1000).toFixed(1)} s, ${during.length} searches, source cache): p50 ${ms(pct(during, 50))} ms, p95 ${ms(pct(during, 95))} ms (target ${T.duringSync}: ${met(pct(during, 95) <= T.duringSync)}) (${load()})`,
+    );
+    syncSock.close();
+
+    line("");
+    const worstOver = Math.max(...socketOver);
+    line(`summary at ${N} messages (targets are for 100,000), ${load()}:`);
+    line(`  ${met(rate >= T.sync)}: header sync ${Math.round(rate)} headers/s (target ${T.sync})`);
+    line(
+      `  ${met(backfillS <= backfillTarget)}: body backfill ${backfillS.toFixed(1)} s (target ${backfillTarget.toFixed(0)} s)`,
+    );
+    line(
+      `  ${met(misses.length === 0)}: search through MCP p50 <= ${T.p50} / p95 <= ${T.p95} ms and >= ${T.notmuch}x notmuch on ${QUERIES.length - misses.length}/${QUERIES.length} queries${misses.length ? ` (not: ${misses.join("; ")})` : ""}`,
+    );
+    line(
+      `  ${met(worstOver <= T.socket)}: socket over in-process at most ${ms(worstOver)} ms (target ${T.socket})`,
+    );
+    line(`  whole run ${((performance.now() - started) / 60_000).toFixed(1)} min`);
+    await mcp.close();
+    sock.close();
+    await ctx.cache?.stop();
+    ctx.state.close();
+  } finally {
+    if (daemon && daemon.exitCode === null) daemon.kill("SIGTERM");
+    await dv.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`${(e as Error).stack ?? e}\n`);
+  process.exit(1);
+});

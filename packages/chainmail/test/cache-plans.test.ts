@@ -1,0 +1,166 @@
+// The query plan of every statement a search runs, for each query shape of the benchmark, with and
+// without the accounts filter, on a populated cache: without statistics (as the daemon runs), and
+// with statistics gathered on a small cache that then grew (stale) or on the grown one. A plan that
+// drives a search through the thread index sorts the whole account; one through the folder index
+// reads every row of the folder; a bare SCAN reads the table.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CacheDb, openCache, searchCache } from "../src/cache/index.js";
+import { parseQuery } from "../src/query/index.js";
+import { POP_NOW, populateCache, senderAddress } from "./support/populate.js";
+
+const A = "work";
+const B = "home";
+let dir: string;
+let db: CacheDb;
+
+/** Each shape and the index (or FTS) its statements must use. */
+const SHAPES: Array<[string, RegExp]> = [
+  ["has:attachment", /USING COVERING INDEX messages_attach/],
+  ["larger:1M", /USING COVERING INDEX messages_size \(size>\?\)/],
+  ["is:unread in:inbox", /USING COVERING INDEX messages_unread/],
+  ["is:flagged", /USING COVERING INDEX messages_flagged/],
+  ["subject:meeting", /messages_fts VIRTUAL TABLE/],
+  [`from:${senderAddress(20)}`, /messages_fts VIRTUAL TABLE/],
+  [`is:unread from:${senderAddress(30)}`, /messages_fts VIRTUAL TABLE/],
+  ["invoice", /messages_fts VIRTUAL TABLE/],
+  ["budget deadline", /messages_fts VIRTUAL TABLE/],
+  ['"meeting report"', /messages_fts VIRTUAL TABLE/],
+  ["newer_than:30d project", /messages_fts VIRTUAL TABLE/],
+  ["{invoice budget} -report", /messages_fts VIRTUAL TABLE/],
+];
+
+interface Call {
+  sql: string;
+  args: unknown[];
+}
+
+/** The database with every statement's SQL and arguments recorded as it runs. */
+function recording(target: CacheDb, calls: Call[]): CacheDb {
+  const wrapStatement = (s: Database.Statement, sql: string) =>
+    new Proxy(s, {
+      get(t, k) {
+        const v = Reflect.get(t, k) as unknown;
+        if (typeof v !== "function") return v;
+        if (k === "all" || k === "get" || k === "run" || k === "iterate")
+          return (...args: unknown[]) => {
+            calls.push({ sql, args });
+            return (v as (...a: unknown[]) => unknown).apply(t, args);
+          };
+        return (v as (...a: unknown[]) => unknown).bind(t);
+      },
+    });
+  return new Proxy(target, {
+    get(t, k) {
+      if (k === "prepare") return (sql: string) => wrapStatement(t.prepare(sql), sql);
+      const v = Reflect.get(t, k) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+    },
+  });
+}
+
+/** The plan lines of every message-reading statement of one search. */
+function searchPlans(q: string, accounts: string[] | undefined, countOnly: boolean): string[][] {
+  const calls: Call[] = [];
+  searchCache(recording(db, calls), parseQuery(q), {
+    limit: 25,
+    accounts,
+    countOnly,
+    now: new Date(POP_NOW),
+  });
+  return calls
+    .filter((c) => /\bmessages m\b/.test(c.sql))
+    .map((c) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${c.sql}`).all(...(c.args as unknown[])) as { detail: string }[]).map(
+        (r) => r.detail,
+      ),
+    );
+}
+
+function expectGoodPlans(label: string, a: string, b: string) {
+  for (const [q, want] of SHAPES)
+    for (const accounts of [[a], [b], [a, b], undefined])
+      for (const countOnly of [false, true]) {
+        const plans = searchPlans(q, accounts, countOnly);
+        const what = `${label}: ${q} accounts=${accounts?.join(",") ?? "all"} count_only=${countOnly}`;
+        expect(plans.length, what).toBeGreaterThan(0);
+        const lines = plans.flat();
+        expect(
+          lines.filter((l) => /messages_thread|messages_body/.test(l)),
+          what,
+        ).toEqual([]);
+        expect(
+          lines.filter((l) => /^SCAN m$/.test(l)),
+          what,
+        ).toEqual([]);
+        // The first statement that reads messages (the count, or count and page together) uses the
+        // shape's own index
+        expect((plans[0] as string[]).join("\n"), what).toMatch(want);
+      }
+}
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-plans-"));
+  db = openCache(path.join(dir, "cache.db"));
+});
+afterAll(() => {
+  db?.close();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe("search query plans", () => {
+  it("use each shape's own index on a small cache", () => {
+    populateCache(db, {
+      accounts: [
+        { name: A, messages: 300 },
+        { name: B, messages: 60 },
+      ],
+    });
+    expectGoodPlans("small", A, B);
+  });
+
+  it("keep them as the cache grows, without statistics and with stale or fresh ones", () => {
+    db.exec("ANALYZE");
+    populateCache(db, {
+      accounts: [
+        { name: `${A}2`, messages: 15_000 },
+        { name: `${B}2`, messages: 1_500 },
+      ],
+      seed: 7,
+    });
+    expectGoodPlans("stale statistics", `${A}2`, `${B}2`);
+    db.exec("DELETE FROM sqlite_stat1");
+    db.exec("ANALYZE sqlite_schema");
+    expectGoodPlans("no statistics", `${A}2`, B);
+    db.exec("ANALYZE");
+    expectGoodPlans("fresh statistics", A, `${B}2`);
+  });
+});
+
+describe("result shaping", () => {
+  it("reads a page's rows, thread fields and snippets in one statement whatever the page size", () => {
+    const statements = (limit: number, snippets: boolean) => {
+      const calls: Call[] = [];
+      const res = searchCache(recording(db, calls), parseQuery("is:unread"), {
+        limit,
+        snippets,
+        accounts: [A],
+        now: new Date(POP_NOW),
+      });
+      expect(res.rows).toHaveLength(limit);
+      return { calls: calls.length, rows: res.rows };
+    };
+    const small = statements(2, true);
+    const big = statements(60, true);
+    expect(big.calls).toBe(small.calls);
+    expect(statements(60, false).calls).toBe(small.calls);
+    for (const r of big.rows) {
+      expect(r.snippet).toMatch(/\S/);
+      expect(r.references).toEqual([]);
+      expect(r.message_id).toMatch(/^<b\d+@work>$/);
+    }
+  });
+});
