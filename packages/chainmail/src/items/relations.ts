@@ -61,18 +61,8 @@ export function editCriteria(
   return s.store.transaction(() => {
     const revision = s.store.bump();
     for (const id of removed) s.store.deleteCriterion(id);
-    rest.forEach((c, position) => s.store.saveCriterion({ ...c, position }));
-    adds.forEach((text, i) =>
-      s.store.insertCriterion({
-        id: s.newCriterionId(),
-        item_id: itemId,
-        position: rest.length + i,
-        text,
-        ticked: 0,
-        evidence: null,
-        ticked_at: null,
-      }),
-    );
+    for (const [position, c] of rest.entries()) s.store.saveCriterion({ ...c, position });
+    s.addCriteria(itemId, adds, rest.length);
     s.store.touch(itemId, revision, s.now());
     return { criteria: s.criteria(itemId), revision };
   });

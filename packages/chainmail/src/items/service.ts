@@ -108,8 +108,18 @@ export class ItemService {
     return this.clock().toISOString();
   }
 
-  newCriterionId(): string {
-    return newId("cr");
+  /** Appends unticked criteria from `position` on; call inside the change's transaction. */
+  addCriteria(itemId: string, texts: string[], position: number): void {
+    for (const [i, text] of texts.entries())
+      this.store.insertCriterion({
+        id: newId("cr"),
+        item_id: itemId,
+        position: position + i,
+        text,
+        ticked: 0,
+        evidence: null,
+        ticked_at: null,
+      });
   }
 
   /** The row, or NOT_FOUND. */
@@ -240,17 +250,7 @@ export class ItemService {
         deleted_by: null,
       };
       this.store.insert(row);
-      criteria.forEach((text, position) =>
-        this.store.insertCriterion({
-          id: this.newCriterionId(),
-          item_id: row.id,
-          position,
-          text,
-          ticked: 0,
-          evidence: null,
-          ticked_at: null,
-        }),
-      );
+      this.addCriteria(row.id, criteria, 0);
       if (input.idempotency_key !== undefined && hash)
         this.store.putIdempotencyKey(input.idempotency_key, hash, row.id);
       return { item: this.itemOf(row), criteria: this.criteria(row.id), duplicate: false };
@@ -437,8 +437,10 @@ export class ItemService {
     const keepDeleted = filter.include_deleted === true || filter.changed_since !== undefined;
     const effective = new Map<string, Item>();
     const itemOf = (r: ItemRow) => {
-      let it = effective.get(r.id);
-      if (!it) effective.set(r.id, (it = this.itemOf(r, tree)));
+      const known = effective.get(r.id);
+      if (known) return known;
+      const it = this.itemOf(r, tree);
+      effective.set(r.id, it);
       return it;
     };
     const keep = (r: ItemRow): boolean => {
