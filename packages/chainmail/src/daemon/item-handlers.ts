@@ -2,7 +2,16 @@
 import { editCriteria, linkThread, setBlocker, tickCriterion, unlinkThread } from "../items/relations.js";
 import { q } from "../service/context.js";
 import { auditedItem, itemsOf, linkTargetOf } from "../service/items.js";
+import { decodeRef } from "../refs.js";
 import type { Handler } from "./methods.js";
+
+const refAccount = (ref: string): string | undefined => {
+  try {
+    return decodeRef(ref).account;
+  } catch {
+    return undefined;
+  }
+};
 
 type ItemMethod =
   | "item.create"
@@ -85,9 +94,15 @@ export const ITEM_HANDLERS: { [M in ItemMethod]: Handler<M> } = {
     } catch (err) {
       // A failure before the link (a bad ref, no Message-ID, the server) is audited here once.
       if (account === undefined)
-        return auditedItem(ctx, call, p.item_id, () => {
-          throw err;
-        });
+        return auditedItem(
+          ctx,
+          call,
+          p.item_id,
+          () => {
+            throw err;
+          },
+          { account: refAccount(p.ref) },
+        );
       throw err;
     }
   },

@@ -46,7 +46,10 @@ export const IdempotencyKeyField = z
   .string()
   .min(1)
   .max(MAX_IDEMPOTENCY_KEY)
-  .regex(IDEMPOTENCY_KEY, "idempotency_key must be 1 to 128 of A-Z a-z 0-9 . _ : -");
+  // A refine, not a regex, so the daemon's message names the rule (parseParams passes it whole).
+  .refine((v) => IDEMPOTENCY_KEY.test(v), {
+    error: "idempotency_key must be 1 to 128 of A-Z a-z 0-9 . _ : -",
+  });
 export const ClearField = z.array(z.enum(CLEARABLE_FIELDS)).max(CLEARABLE_FIELDS.length);
 export const ItemListLimitField = z.number().int().min(ITEM_LIST_LIMIT.min).max(ITEM_LIST_LIMIT.max);
 export const CriterionEditField = z.object({ id: CriterionIdField, text: CriterionTextField });
