@@ -199,7 +199,9 @@ export class ItemService {
     let hash: string | undefined;
     if (input.idempotency_key !== undefined) {
       const { idempotency_key: _key, ...rest } = input;
-      hash = crypto.createHash("sha256").update(canonical(rest)).digest("hex");
+      // Defaults filled in, so a caller that spells out a default sends the same input.
+      const filled = { ...rest, state: rest.state ?? "backlog", criteria: rest.criteria ?? [] };
+      hash = crypto.createHash("sha256").update(canonical(filled)).digest("hex");
       const seen = this.store.idempotencyKey(input.idempotency_key);
       if (seen) {
         if (seen.input_hash !== hash)
