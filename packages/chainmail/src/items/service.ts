@@ -4,7 +4,7 @@
  * the revision counter; a call that changes nothing leaves the revision where it is.
  */
 import crypto from "node:crypto";
-import type { CriterionRow, ItemRow, ItemsStore, ItemTree } from "../store/items.js";
+import type { CriterionRow, ItemRow, ItemsStore, ItemView } from "../store/items.js";
 import {
   checkDate,
   checkDateOrder,
@@ -138,7 +138,7 @@ export class ItemService {
   }
 
   /** The item as callers see it, with its effective area and priority. */
-  itemOf(row: ItemRow, tree: ItemTree = this.store.all()): Item {
+  itemOf(row: ItemRow, tree: ItemView = this.store.view()): Item {
     let area = row.area;
     let priority = row.priority;
     for (let p = row.parent_id; p && (!area || !priority); ) {
@@ -177,7 +177,7 @@ export class ItemService {
   }
 
   /** The live items below `id`, parents first, in tree order. */
-  liveBelow(id: string, tree: ItemTree = this.store.all()): ItemRow[] {
+  liveBelow(id: string, tree: ItemView = this.store.all()): ItemRow[] {
     const out: ItemRow[] = [];
     const walk = (at: string) => {
       for (const c of tree.children.get(at) ?? []) {
@@ -287,7 +287,7 @@ export class ItemService {
     for (const k of ["description", "area", "priority", "start_date", "due_date", "estimate"] as const)
       set(k);
     checkDateOrder(next.start_date, next.due_date);
-    const tree = this.store.all();
+    const tree = this.store.view();
     if (input.parent_id !== undefined) {
       const parent = this.liveRow(input.parent_id);
       for (let p: string | null = parent.id; p; p = tree.byId.get(p)?.parent_id ?? null)
@@ -485,10 +485,9 @@ export class ItemService {
 
   /** The live items a thread is linked to (for the item_mail event). */
   linkedItems(account: string, threadKey: string): string[] {
-    const tree = this.store.all();
     return this.store
       .linkedItemIds(account, threadKey)
-      .filter((id) => tree.byId.get(id)?.deleted_at === null);
+      .filter((id) => this.store.get(id)?.deleted_at === null);
   }
 
   /** The threads linked to an item or any live item below it (an `item:` search term). */

@@ -41,6 +41,12 @@ export interface ItemTree {
   children: Map<string, ItemRow[]>;
 }
 
+/** Rows by id and children by parent: the whole tree in memory, or straight from the table. */
+export interface ItemView {
+  byId: { get(id: string): ItemRow | undefined };
+  children: { get(id: string): ItemRow[] | undefined };
+}
+
 const ITEM_COLS =
   "id, seq, type, title, description, parent_id, area, priority, state, start_date, due_date, estimate, ongoing, created_at, updated_at, revision, deleted_at, deleted_by";
 
@@ -85,6 +91,19 @@ export class ItemsStore {
     }
     this.tree = { revision, byId, children };
     return this.tree;
+  }
+
+  /** Look-ups straight from the table, for a call that needs a few rows, not the whole tree. */
+  view(): ItemView {
+    return {
+      byId: { get: (id) => this.get(id) },
+      children: {
+        get: (id) =>
+          this.db
+            .prepare(`SELECT ${ITEM_COLS} FROM items WHERE parent_id = ? ORDER BY seq`)
+            .all(id) as ItemRow[],
+      },
+    };
   }
 
   get(id: string): ItemRow | undefined {
