@@ -245,8 +245,10 @@ describe("blockers and links", () => {
   it("refuses a self-block and a cycle, naming the cycle, and shows both directions", () => {
     const [a, b, c] = [make("task"), make("task"), make("task")];
     expect(fails(() => setBlocker(s, a.id, a.id, true)).message).toBe("an item cannot block itself");
+    const since = s.list({ limit: 1 }).revision;
     expect(setBlocker(s, a.id, b.id, true).changed).toBe(true);
     expect(setBlocker(s, a.id, b.id, true).changed).toBe(false);
+    expect(s.list({ limit: 10, changed_since: since }).items.map((i) => i.id)).toEqual([a.id, b.id]);
     setBlocker(s, b.id, c.id, true);
     expect(fails(() => setBlocker(s, c.id, a.id, true)).message).toBe(
       `${c.id} blocked by ${a.id} would close the cycle ${c.id} → ${a.id} → ${b.id} → ${c.id} (each is blocked by the next)`,

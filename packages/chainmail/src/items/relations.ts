@@ -143,7 +143,9 @@ export function setBlocker(
     const changed = s.store.setBlocker(itemId, blockedById, linked);
     if (!changed) return { changed, revision: s.store.revision() };
     const revision = s.store.bump();
+    // Both ends changed: one's blocked_by and the other's blocks.
     s.store.touch(itemId, revision, s.now());
+    s.store.touch(blockedById, revision, s.now());
     return { changed, revision };
   });
 }
