@@ -22,6 +22,9 @@ const MIGRATIONS: string[] = [
   ITEMS_MIGRATION,
 ];
 
+/** The schema version a fully migrated state.db has (its user_version). */
+export const STATE_SCHEMA_VERSION = MIGRATIONS.length;
+
 export type Decision = "allowed" | "denied" | "error" | "duplicate";
 export type ClientKind = "cli" | "mcp";
 
