@@ -424,27 +424,27 @@ export class ItemService {
         throw invalid("page_token is not from this list; pass the next_page_token of the same list");
       offset = Number(m[2]);
     }
-    let under: Set<string> | undefined;
-    if (filter.under !== undefined) {
-      this.row(filter.under);
-      under = new Set();
-      const walk = (at: string) => {
-        for (const c of tree.children.get(at) ?? []) {
-          under?.add(c.id);
-          walk(c.id);
-        }
-      };
-      walk(filter.under);
-    }
+    if (filter.under !== undefined) this.row(filter.under);
     const keepDeleted = filter.include_deleted === true || filter.changed_since !== undefined;
-    const effective = new Map<string, Item>();
-    const itemOf = (r: ItemRow) => {
-      const known = effective.get(r.id);
+    // Effective areas, each computed once from its parent's, so an area filter stays linear.
+    const areas = new Map<string, ItemArea>();
+    const areaOf = (r: ItemRow): ItemArea => {
+      const known = areas.get(r.id);
       if (known) return known;
-      const it = this.itemOf(r, tree);
-      effective.set(r.id, it);
-      return it;
+      const up = r.parent_id ? tree.byId.get(r.parent_id) : undefined;
+      const a = r.area ?? (up ? areaOf(up) : "work");
+      areas.set(r.id, a);
+      return a;
     };
+    // The subtree walk, parents first in creation order; `under` starts it below that item.
+    function* subtree(from: string, skipDeleted: boolean): Generator<ItemRow> {
+      for (const c of tree.children.get(from) ?? []) {
+        if (skipDeleted && c.deleted_at !== null) continue;
+        yield c;
+        yield* subtree(c.id, skipDeleted);
+      }
+    }
+    let under: Set<string> | undefined;
     const keep = (r: ItemRow): boolean => {
       if (r.deleted_at !== null && !keepDeleted) return false;
       if (filter.type !== undefined && r.type !== filter.type) return false;
@@ -453,29 +453,26 @@ export class ItemService {
       if (filter.inbox === true && !(r.type === "task" && r.parent_id === null && r.deleted_at === null))
         return false;
       if (under && !under.has(r.id)) return false;
-      if (filter.area !== undefined && itemOf(r).area !== filter.area) return false;
+      if (filter.area !== undefined && areaOf(r) !== filter.area) return false;
       return true;
     };
-    let ordered: ItemRow[];
+    let ordered: Iterable<ItemRow>;
     if (filter.changed_since !== undefined) {
       const since = filter.changed_since;
+      if (filter.under !== undefined) under = new Set([...subtree(filter.under, false)].map((r) => r.id));
       ordered = [...tree.byId.values()]
         .filter((r) => r.revision > since)
         .sort((a, b) => a.revision - b.revision || a.seq - b.seq);
-    } else {
-      ordered = [];
-      const walk = (at: string) => {
-        for (const c of tree.children.get(at) ?? []) {
-          if (c.deleted_at !== null && !keepDeleted) continue;
-          ordered.push(c);
-          walk(c.id);
-        }
-      };
-      walk("");
+    } else ordered = subtree(filter.under ?? "", !keepDeleted);
+    // The walk stops one match past the page, which is all `more` needs.
+    const page: Item[] = [];
+    let seen = 0;
+    for (const r of ordered) {
+      if (!keep(r)) continue;
+      if (seen >= offset && seen < offset + limit) page.push(this.itemOf(r, tree));
+      if (++seen > offset + limit) break;
     }
-    const matching = ordered.filter(keep);
-    const page = matching.slice(offset, offset + limit).map(itemOf);
-    const more = offset + limit < matching.length;
+    const more = seen > offset + limit;
     return {
       items: page,
       revision: tree.revision,
