@@ -42,7 +42,7 @@ function fixture(): Array<{ name: string; title: string; hints: boolean[] }> {
 describe("tools/list against the spec's tool table", () => {
   it("lists exactly the tools of the annotations table, with its titles and all four hints", () => {
     const rows = fixture();
-    expect(rows).toHaveLength(19);
+    expect(rows).toHaveLength(30);
     expect(tools.map((t) => t.name).sort()).toEqual(rows.map((r) => r.name).sort());
     for (const row of rows) {
       const t = byName(row.name);
@@ -71,6 +71,19 @@ describe("tools/list against the spec's tool table", () => {
       Files: ["download_attachment", "save_raw_message"],
       Organizing: ["move", "copy", "archive", "trash", "expunge", "set_flags", "set_labels"],
       "Events and the cache": ["cache_status"],
+      "Work items": [
+        "create_item",
+        "update_item",
+        "get_item",
+        "list_items",
+        "delete_item",
+        "restore_item",
+        "edit_criteria",
+        "tick_criterion",
+        "set_blocker",
+        "link_thread",
+        "unlink_thread",
+      ],
     };
     for (const [group, names] of Object.entries(groups)) {
       for (const name of names) expect(byName(name)._meta?.["io.mcpforge/group"], name).toBe(group);
@@ -110,6 +123,119 @@ describe("tools/list against the spec's tool table", () => {
         expect(typeof p["description"], `${t.name}.${key}`).toBe("string");
       }
     }
+  });
+
+  it("takes the spec's arguments for every work item tool", () => {
+    const props = (name: string) =>
+      (byName(name).inputSchema as { properties: Record<string, Record<string, unknown>> }).properties;
+    const required = (name: string) => (byName(name).inputSchema as { required?: string[] }).required ?? [];
+    const args: Record<string, [string[], string[]]> = {
+      create_item: [
+        [
+          "area",
+          "criteria",
+          "description",
+          "due_date",
+          "estimate",
+          "idempotency_key",
+          "parent_id",
+          "priority",
+          "start_date",
+          "state",
+          "title",
+          "type",
+        ],
+        ["title", "type"],
+      ],
+      update_item: [
+        [
+          "area",
+          "clear",
+          "description",
+          "due_date",
+          "estimate",
+          "id",
+          "parent_id",
+          "priority",
+          "start_date",
+          "state",
+          "title",
+          "type",
+        ],
+        ["id"],
+      ],
+      get_item: [["id"], ["id"]],
+      list_items: [
+        [
+          "area",
+          "changed_since",
+          "inbox",
+          "include_deleted",
+          "limit",
+          "ongoing",
+          "page_token",
+          "state",
+          "type",
+          "under",
+        ],
+        [],
+      ],
+      delete_item: [["cascade", "id"], ["id"]],
+      restore_item: [["cascade", "id"], ["id"]],
+      edit_criteria: [["add", "edit", "item_id", "order", "remove"], ["item_id"]],
+      tick_criterion: [
+        ["criterion_id", "evidence", "item_id", "ticked"],
+        ["criterion_id", "item_id", "ticked"],
+      ],
+      set_blocker: [
+        ["blocked_by_id", "item_id", "linked"],
+        ["blocked_by_id", "item_id", "linked"],
+      ],
+      link_thread: [
+        ["anchor", "item_id", "note", "ref"],
+        ["item_id", "ref"],
+      ],
+      unlink_thread: [
+        ["account", "item_id", "thread_key"],
+        ["account", "item_id", "thread_key"],
+      ],
+    };
+    for (const [name, [keys, req]] of Object.entries(args)) {
+      expect(Object.keys(props(name)).sort(), name).toEqual(keys);
+      expect(required(name).sort(), name).toEqual(req);
+    }
+    expect(props("list_items")["limit"]).toMatchObject({ minimum: 1, maximum: 500, default: 100 });
+    expect(props("create_item")["title"]).toMatchObject({ minLength: 1, maxLength: 200 });
+    expect(props("create_item")["idempotency_key"]).toMatchObject({ minLength: 1, maxLength: 128 });
+    expect(props("tick_criterion")["evidence"]).toMatchObject({ minLength: 1, maxLength: 1000 });
+    expect(props("link_thread")["note"]).toMatchObject({ maxLength: 500 });
+    expect((props("create_item")["type"] as { enum: string[] }).enum).toEqual([
+      "objective",
+      "key-result",
+      "initiative",
+      "epic",
+      "feature",
+      "story",
+      "bug",
+      "support-ticket",
+      "task",
+    ]);
+    const out = (name: string) =>
+      (
+        byName(name).outputSchema as unknown as {
+          anyOf: Array<{ properties: Record<string, Record<string, unknown>> }>;
+        }
+      ).anyOf[0]!.properties;
+    const item = (out("create_item")["item"] as { properties: Record<string, Record<string, unknown>> })
+      .properties;
+    const wrapped = (node: Record<string, unknown> | undefined) =>
+      isUntrustedSchema(node) || (node?.["anyOf"] as unknown[] | undefined)?.some(isUntrustedSchema);
+    expect(wrapped(item["title"])).toBe(true);
+    expect(wrapped(item["description"])).toBe(true);
+    expect(item["id"]).toMatchObject({ type: "string" });
+    const link = (out("link_thread")["link"] as { properties: Record<string, Record<string, unknown>> })
+      .properties;
+    for (const key of ["thread_key", "anchor_message_id", "note"]) expect(wrapped(link[key]), key).toBe(true);
   });
 
   it("wraps untrusted output fields and never a ref", () => {

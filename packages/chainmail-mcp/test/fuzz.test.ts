@@ -37,7 +37,7 @@ describe("fuzzing every tool", () => {
     const refs = rows.map((r) => r.ref);
     expect(refs.length).toBeGreaterThan(3);
     const { tools } = await m.client.listTools();
-    expect(tools).toHaveLength(19);
+    expect(tools).toHaveLength(30);
     const report = await fuzzTools(m.client, {
       reasons: Object.keys(chainmailReasons),
       randomCases: 8,
@@ -56,6 +56,14 @@ describe("fuzzing every tool", () => {
         query: ["from:carol", "subject:project"],
         add: [["seen", "$Fuzz"]],
         remove: [["seen"]],
+        id: ["it_admin_work", "it_admin_personal"],
+        item_id: ["it_admin_work"],
+        blocked_by_id: ["it_admin_personal"],
+        type: ["task", "epic"],
+        title: ["Fuzzed item"],
+        area: ["work"],
+        thread_key: ["<fuzz@example.com>"],
+        criteria: [["first", "second"]],
       },
     });
     if (process.env["FUZZ_VERBOSE"]) console.log(report.calls, report.outcomes);

@@ -48,3 +48,6 @@ export type { Message, AttachmentInfo, Address } from "./imap/messages.js";
 export type { ThreadResult } from "./imap/thread.js";
 export type { AuditRow } from "./store/state.js";
 export type { CacheStatus } from "./cache/index.js";
+export * from "./items/model.js";
+export * from "./daemon/operations/items.js";
+export { MAX_THREAD_KEY, type ThreadKeyInput, threadKeyOf } from "./items/thread-key.js";

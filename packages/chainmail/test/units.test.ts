@@ -18,7 +18,7 @@ import {
 import { resolveHome } from "../src/home.js";
 import { decodeRef, encodeRef } from "../src/refs.js";
 import { getSecret, setSecret } from "../src/secrets.js";
-import { StateDb } from "../src/store/state.js";
+import { STATE_SCHEMA_VERSION, StateDb } from "../src/store/state.js";
 
 const GOOD = `
 [[accounts]]
@@ -331,7 +331,7 @@ describe("state.db", () => {
   it("migrates once, runs in WAL and filters the audit", () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "cm-db-")), "state.db");
     const db = new StateDb(file);
-    expect(db.schemaVersion()).toBe(1);
+    expect(db.schemaVersion()).toBe(STATE_SCHEMA_VERSION);
     expect(db.db.pragma("journal_mode", { simple: true })).toBe("wal");
     db.audit({ client: "mcp", action: "move", account: "a", decision: "allowed", summary: "x" });
     db.audit({ client: "cli", action: "trash", account: "a", decision: "error", summary: "y" });
@@ -341,7 +341,7 @@ describe("state.db", () => {
     ).toThrow();
     db.close();
     const again = new StateDb(file);
-    expect(again.schemaVersion()).toBe(1);
+    expect(again.schemaVersion()).toBe(STATE_SCHEMA_VERSION);
     expect(again.readAudit({})).toHaveLength(2);
     again.close();
   });

@@ -27,4 +27,5 @@ export const GROUPS = {
   files: "Files",
   organizing: "Organizing",
   events: "Events and the cache",
+  items: "Work items",
 } as const;

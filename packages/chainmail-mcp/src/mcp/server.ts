@@ -1,10 +1,11 @@
-/** createChainmailMcpServer: the 19 reading and organizing tools over one DaemonClient. */
+/** createChainmailMcpServer: the reading, organizing, cache and work item tools over one DaemonClient. */
 import { type DaemonClient, REASONS } from "@mcpforge/chainmail";
 import { createServer, defineReasons, type KitServer, packageVersion } from "@mcpforge/toolkit";
 import { type ChainmailContext, type GateState, UNREACHABLE } from "./context.js";
 import { accountTools } from "./tools/accounts.js";
 import { cacheTools } from "./tools/cache.js";
 import { fileTools } from "./tools/files.js";
+import { itemTools } from "./tools/items.js";
 import { organizeTools } from "./tools/organize.js";
 import { readingTools } from "./tools/reading.js";
 
@@ -19,6 +20,7 @@ export const chainmailTools = [
   ...fileTools,
   ...organizeTools,
   ...cacheTools,
+  ...itemTools,
 ];
 
 export const INSTRUCTIONS = `chainmail reads and organizes the user's mail through a local daemon, behind the user's policy and audit log.

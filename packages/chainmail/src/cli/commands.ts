@@ -2,46 +2,11 @@
  * The CLI's daemon commands: each names its own flags (node:util parseArgs options) and builds one
  * daemon request from them, typed by the operation table (src/daemon/operations).
  */
-import type { ParseArgsConfig, parseArgs } from "node:util";
-import type { DaemonClient } from "../client/index.js";
-import type { Method, ParamsOf } from "../daemon/protocol.js";
-import { MailError } from "../errors.js";
+import { command, type DaemonCommand, need, request, usage, whole } from "./command-kit.js";
 import { SEARCH_SOURCES, type SearchSource } from "../limits.js";
+import { itemCommand } from "./item-command.js";
 
-type Options = NonNullable<ParseArgsConfig["options"]>;
-export type Values<O extends Options> = ReturnType<
-  typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true }>
->["values"];
-
-/** One daemon call, ready to send. */
-export interface Request {
-  send(client: DaemonClient): Promise<unknown>;
-}
-
-export interface DaemonCommand<O extends Options = Options> {
-  options: O;
-  /** The request, from the command's flags and its positionals after the command name. */
-  request(o: Values<O>, args: string[]): Request;
-}
-
-const request = <M extends Method>(method: M, params: ParamsOf<M>): Request => ({
-  send: (client) => client.call<Method>(method, params),
-});
-const command = <const O extends Options>(c: DaemonCommand<O>): DaemonCommand => c as DaemonCommand;
-
-export function usage(message: string): never {
-  throw new MailError("INVALID_ARGUMENT", message, "Run chainmail --help.");
-}
-
-function need(args: string[], n: number, what: string, cmd: string): void {
-  if (args.length < n) usage(`${cmd} needs ${what}`);
-}
-
-function whole(v: string | undefined, name: string): number | undefined {
-  if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) usage(`--${name} must be a whole number`);
-  return Number(v);
-}
+export { type DaemonCommand, type Request, usage, type Values } from "./command-kit.js";
 
 const or = (words: readonly string[]) => `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`;
 
@@ -191,4 +156,5 @@ export const COMMANDS: Record<string, DaemonCommand> = {
       });
     },
   }),
+  item: itemCommand,
 };

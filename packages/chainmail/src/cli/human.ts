@@ -1,4 +1,5 @@
 /** The CLI's text output (without --json): one line per row for the lists, JSON for the rest. */
+import { humanItems } from "./item-command.js";
 import type { CacheStatus } from "../cache/index.js";
 
 export function human(command: string, result: unknown): string {
@@ -29,6 +30,8 @@ export function human(command: string, result: unknown): string {
     case "cache":
       if (typeof r["size_bytes"] === "number") return cacheStatus(result as CacheStatus);
       return JSON.stringify(result, null, 2);
+    case "item":
+      return humanItems(r);
     default:
       return JSON.stringify(result, null, 2);
   }

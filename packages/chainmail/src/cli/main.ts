@@ -9,6 +9,7 @@ import { type Home, resolveHome } from "../home.js";
 import { setSecret } from "../secrets.js";
 import { COMMANDS, usage } from "./commands.js";
 import { human } from "./human.js";
+import { ITEM_USAGE } from "./item-command.js";
 import { mcpArgs, runMcp } from "./mcp.js";
 
 export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
@@ -32,7 +33,8 @@ export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
   labels REF... [--add L]... [--remove L]...  (Google accounts)
   cache status [--account A]...          the local cache per account and folder
   cache sync [--account A]...            sync the cache now (headers, bodies, eviction) and wait
-  audit [--action A] [--since TIME] [--limit N]`;
+  audit [--action A] [--since TIME] [--limit N]
+${ITEM_USAGE}`;
 
 /** Flags every command takes, before or after its name. */
 const GLOBAL = {

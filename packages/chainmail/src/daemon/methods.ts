@@ -9,6 +9,7 @@ import { accountsOf, audit, type Call, cacheOf, type ServiceContext } from "../s
 import { createFolderCall, deleteFolderCall, listFolders, renameFolderCall } from "../service/folders.js";
 import { archive, expunge, move, setFlags, setLabels, trash } from "../service/organize.js";
 import { downloadAttachment, getMessages, getThread, saveRaw } from "../service/reading.js";
+import { ITEM_HANDLERS } from "./item-handlers.js";
 import { search } from "../service/search.js";
 import type { ClientKind } from "../store/state.js";
 import {
@@ -20,7 +21,7 @@ import {
 } from "./operations/index.js";
 import { PROTOCOL_VERSION } from "./protocol.js";
 
-type Handler<M extends Method> = (
+export type Handler<M extends Method> = (
   ctx: ServiceContext,
   call: Call,
   p: CheckedParamsOf<M>,
@@ -65,6 +66,7 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
       limit: p.limit,
     }),
   }),
+  ...ITEM_HANDLERS,
 };
 
 /** The accounts a call changes: its `account`, and the account of each ref it names. */

@@ -24,7 +24,12 @@ export type QueryNode =
   /** after:/before: with a calendar date, `date` as YYYY-MM-DD (a UTC day). */
   | { kind: "date"; op: "after" | "before"; date: string; pos: number }
   | { kind: "age"; op: "newer" | "older"; amount: number; unit: AgeUnit; pos: number }
-  | { kind: "account"; value: string; pos: number };
+  | { kind: "account"; value: string; pos: number }
+  /**
+   * item:ID, the threads linked to a work item (and the live items below it). `threads` is filled
+   * in from the item store before compiling, as [account, thread key] pairs; only the cache answers.
+   */
+  | { kind: "item"; value: string; pos: number; threads?: Array<[string, string]> };
 
 export type LeafNode = Exclude<QueryNode, { kind: "all" | "none" | "and" | "or" | "not" }>;
 

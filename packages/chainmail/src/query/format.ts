@@ -38,6 +38,7 @@ export function formatQuery(node: QueryNode, top = true): string {
     case "label":
     case "filename":
     case "account":
+    case "item":
       return `${node.kind}:${q(node.value)}`;
     case "is":
       return `is:${node.flag}`;

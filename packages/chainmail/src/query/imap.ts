@@ -1,5 +1,5 @@
 import type { SearchObject } from "imapflow";
-import { ALL, type LeafNode, NONE, type QueryNode, mapLeaves } from "./ast.js";
+import { ALL, type LeafNode, leaves, NONE, type QueryNode, mapLeaves } from "./ast.js";
 import { type FolderInfo, bindQuery, folderInScope } from "./analyze.js";
 import { QueryCompileError } from "./errors.js";
 import { ageCutoffMs, dayStartMs } from "./time.js";
@@ -16,6 +16,9 @@ export interface ImapPlan {
   /** The query after binding account/folder, which the post-filter evaluates. */
   bound: QueryNode;
 }
+
+/** Why a mail server cannot answer item: (work item links live in the daemon, not on the server). */
+export const ITEM_NEEDS_CACHE = "item: searches need the cache, so the mail server cannot answer them";
 
 /** IMAP keywords are atoms; a label that is not one can never be set on plain IMAP. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
@@ -87,6 +90,7 @@ export function compileToImap(
   now: Date,
   scope: { folder?: FolderInfo; account?: string } = {},
 ): ImapPlan | null {
+  if (leaves(ast).some((l) => l.kind === "item")) throw new QueryCompileError(ITEM_NEEDS_CACHE);
   if (scope.folder && !folderInScope(ast, scope.folder)) return null;
   const bound = bindQuery(ast, { account: scope.account, folder: scope.folder });
   if (bound.kind === "none") return null;
@@ -172,6 +176,8 @@ export function compileToGmailRaw(ast: QueryNode): string | null {
         return `${n.op}_than:${n.amount}${n.unit}`;
       case "account":
         throw new QueryCompileError("bind account: terms (bindQuery) before compiling for X-GM-RAW");
+      case "item":
+        throw new QueryCompileError(ITEM_NEEDS_CACHE);
     }
   };
   if (ast.kind === "none") return null;

@@ -3,7 +3,9 @@ import { QueryParseError } from "./errors.js";
 export type Token =
   | { type: "lparen" | "rparen" | "lbrace" | "rbrace" | "minus" | "or" | "and" | "eof"; pos: number }
   | { type: "word"; value: string; phrase: boolean; pos: number }
-  | { type: "field"; name: string; value: string; phrase: boolean; pos: number; valuePos: number };
+  | { type: "field"; name: string; value: string; phrase: boolean; pos: number; valuePos: number }
+  /** `name:(`: the group's terms follow, up to the matching ")", each a value of the field. */
+  | { type: "fieldgroup"; name: string; pos: number; valuePos: number };
 
 const SPECIAL = new Set(["(", ")", "{", "}", '"']);
 const isSpace = (c: string) => /\s/u.test(c);
@@ -28,6 +30,7 @@ export const FIELDS = new Set([
   "after",
   "before",
   "account",
+  "item",
 ]);
 
 /**
@@ -104,6 +107,11 @@ export function tokenize(input: string): Token[] {
         throw new QueryParseError(pos, "a known field", `Unknown field "${m[1]}" at position ${pos}`);
       i += (m[0] as string).length;
       const valuePos = i + 1;
+      if (input[i] === "(") {
+        out.push({ type: "fieldgroup", name, pos, valuePos });
+        i++;
+        continue;
+      }
       if (input[i] === '"') {
         out.push({ type: "field", name, value: readPhrase(i), phrase: true, pos, valuePos });
         continue;

@@ -14,6 +14,11 @@ const IS_VALUES: Record<string, FlagState> = {
   draft: "draft",
 };
 
+/** The field a parenthesized group's words belong to (`subject:(dinner movie)`). */
+interface Within {
+  name: string;
+}
+
 const SIZE_UNITS: Record<string, number> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
 
 /**
@@ -28,12 +33,13 @@ export function parseQuery(input: string): QueryNode {
   const startsTerm = (t: Token) =>
     t.type === "word" ||
     t.type === "field" ||
+    t.type === "fieldgroup" ||
     t.type === "lparen" ||
     t.type === "lbrace" ||
     t.type === "minus";
 
   // and_expr = or_expr { ["AND"] or_expr }
-  const andExpr = (depth: number): QueryNode => {
+  const andExpr = (depth: number, within?: Within): QueryNode => {
     const parts: QueryNode[] = [];
     for (;;) {
       const t = peek();
@@ -43,39 +49,42 @@ export function parseQuery(input: string): QueryNode {
         continue;
       }
       if (!startsTerm(t)) break;
-      parts.push(orExpr(depth));
+      parts.push(orExpr(depth, within));
     }
     return and(parts);
   };
 
   // or_expr = unary { "OR" unary }
-  const orExpr = (depth: number): QueryNode => {
-    const parts = [unary(depth)];
+  const orExpr = (depth: number, within?: Within): QueryNode => {
+    const parts = [unary(depth, within)];
     while (peek().type === "or") {
       next();
-      parts.push(unary(depth));
+      parts.push(unary(depth, within));
     }
     return or(parts);
   };
 
   // unary = "-" unary | primary
-  const unary = (depth: number): QueryNode => {
+  const unary = (depth: number, within?: Within): QueryNode => {
     const t = peek();
     if (t.type === "minus") {
       next();
       if (depth >= MAX_DEPTH) throw new QueryParseError(t.pos, `at most ${MAX_DEPTH} nested terms`);
-      return not(unary(depth + 1));
+      return not(unary(depth + 1, within));
     }
-    return primary(depth);
+    return primary(depth, within);
   };
 
-  const primary = (depth: number): QueryNode => {
+  const primary = (depth: number, within?: Within): QueryNode => {
     const t = next();
     switch (t.type) {
-      case "lparen": {
+      case "lparen":
+      case "fieldgroup": {
         if (depth >= MAX_DEPTH) throw new QueryParseError(t.pos, `at most ${MAX_DEPTH} nested groups`);
+        if (t.type === "fieldgroup" && within)
+          throw new QueryParseError(t.pos, `a word or phrase inside ${within.name}:( )`);
         if (!startsTerm(peek())) throw new QueryParseError(peek().pos, "a term");
-        const inner = andExpr(depth + 1);
+        const inner = andExpr(depth + 1, t.type === "fieldgroup" ? { name: t.name } : within);
         const close = next();
         if (close.type !== "rparen") throw new QueryParseError(close.pos, '")"');
         return inner;
@@ -83,15 +92,26 @@ export function parseQuery(input: string): QueryNode {
       case "lbrace": {
         if (depth >= MAX_DEPTH) throw new QueryParseError(t.pos, `at most ${MAX_DEPTH} nested groups`);
         const members: QueryNode[] = [];
-        while (startsTerm(peek())) members.push(orExpr(depth + 1));
+        while (startsTerm(peek())) members.push(orExpr(depth + 1, within));
         const close = next();
         if (close.type !== "rbrace") throw new QueryParseError(close.pos, members.length ? '"}"' : "a term");
         if (members.length === 0) throw new QueryParseError(close.pos, "a term");
         return or(members);
       }
       case "word":
+        // Inside name:( ), each word or phrase is a value of that field.
+        if (within)
+          return field({
+            type: "field",
+            name: within.name,
+            value: t.value,
+            phrase: t.phrase,
+            pos: t.pos,
+            valuePos: t.pos,
+          });
         return { kind: "text", value: t.value, phrase: t.phrase, pos: t.pos };
       case "field":
+        if (within) throw new QueryParseError(t.pos, `a word or phrase inside ${within.name}:( )`);
         return field(t);
       default:
         throw new QueryParseError(t.pos, "a term");
@@ -125,6 +145,8 @@ function field(t: Extract<Token, { type: "field" }>): QueryNode {
       return { kind: "filename", value, pos };
     case "account":
       return { kind: "account", value, pos };
+    case "item":
+      return { kind: "item", value, pos };
     case "is": {
       const flag = IS_VALUES[value.toLowerCase()];
       if (!flag)

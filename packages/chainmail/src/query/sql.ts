@@ -1,6 +1,7 @@
 import type { QueryNode } from "./ast.js";
 import { IN_ANYWHERE, IN_ROLE_ALIASES, ROLE_LABEL, mentionsIn } from "./analyze.js";
 import { ageCutoffMs, dayStartMs } from "./time.js";
+import { QueryCompileError } from "./errors.js";
 
 /**
  * A WHERE clause over the cache's `messages` table aliased `m`, with positional parameters.
@@ -208,6 +209,13 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
       case "account":
         params.push(n.value);
         return "m.account = ? COLLATE NOCASE";
+      case "item": {
+        if (!n.threads) throw new QueryCompileError("item: terms need their linked threads filled in first");
+        if (n.threads.length === 0) return "0";
+        params.push(JSON.stringify(n.threads));
+        // Materialized once: the linked threads' messages, by the (account, thread_key) index.
+        return "m.id IN (SELECT t.id FROM json_each(?) j JOIN messages t ON t.account = json_extract(j.value, '$[0]') AND t.thread_key = json_extract(j.value, '$[1]'))";
+      }
     }
     throw new Error("unreachable query node");
   };

@@ -16,7 +16,7 @@ import { displayName, listAll, roleOf } from "../imap/folders.js";
 import { splitFlags, threadKey } from "../imap/messages.js";
 import { bindQuery, folderInScope, mentionsIn, splitAccounts } from "../query/analyze.js";
 import { compileToGmailRaw } from "../query/imap.js";
-import type { QueryNode } from "../query/ast.js";
+import { leaves, mapLeaves, type QueryNode } from "../query/ast.js";
 import { QueryParseError } from "../query/errors.js";
 import { imapSearchFolder } from "../query/imap-run.js";
 import { parseQuery } from "../query/parser.js";
@@ -24,6 +24,7 @@ import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef } from "../refs.js";
 import { type CacheRow, CursorError, cacheCanAnswerQuery, searchCache } from "../cache/index.js";
 import { type Call, type ServiceContext, accountOf, audit, cacheOf } from "./context.js";
+import { itemsOf } from "./items.js";
 
 export type { SearchSource };
 
@@ -101,6 +102,27 @@ export function decodeCursor(
   if (typeof v.o === "number" && Number.isInteger(v.o) && v.o >= 0) return { kind: "offset", offset: v.o };
   if (typeof v.c === "string" && v.c.length > 0) return { kind: "cache", cache: v.c };
   throw badCursor();
+}
+
+/** Fills each item: term with the threads linked to that item and the live items below it. */
+function withItemThreads(ctx: ServiceContext, ast: QueryNode, source: SearchParams["source"]): QueryNode {
+  if (!leaves(ast).some((l) => l.kind === "item")) return ast;
+  if (source === "server")
+    throw new MailError(
+      "UNSUPPORTED",
+      'item: searches need the cache, so source "server" refuses them',
+      'Use source "auto" or "cache".',
+    );
+  cacheOf(ctx);
+  const items = itemsOf(ctx);
+  return mapLeaves(ast, (leaf) =>
+    leaf.kind === "item"
+      ? {
+          ...leaf,
+          threads: items.threadsUnder(leaf.value).map((t): [string, string] => [t.account, t.thread_key]),
+        }
+      : leaf,
+  );
 }
 
 function parse(query: string): QueryNode {
@@ -380,7 +402,7 @@ function cacheHits(
 }
 
 export async function search(ctx: ServiceContext, call: Call, p: SearchParams): Promise<SearchResult> {
-  const ast = parse(p.query);
+  const ast = withItemThreads(ctx, parse(p.query), p.source);
   for (const name of p.accounts) accountOf(ctx, name);
   const { perAccount, named } = splitAccounts(
     ast,
@@ -398,7 +420,9 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
   }
   const partial: SearchResult["partial"] = [];
   const cursor = decodeCursor(p);
-  let plans = planAccounts(ctx, p, perAccount, partial);
+  // item: terms are answered from the cache alone (the server knows nothing of work items).
+  const planned = leaves(ast).some((l) => l.kind === "item") ? { ...p, source: "cache" as const } : p;
+  let plans = planAccounts(ctx, planned, perAccount, partial);
   // A search that began on the cache keeps paging the cache, so its pages stay consistent.
   if (cursor.kind === "cache") plans = plans.map((x) => ({ ...x, use: "cache" as const }));
   const onCache = plans.filter((x) => x.use === "cache");

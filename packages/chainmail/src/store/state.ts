@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { ITEMS_MIGRATION } from "./items-schema.js";
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE audit (
@@ -18,9 +19,13 @@ const MIGRATIONS: string[] = [
    );
    CREATE INDEX audit_action_time ON audit(action, time);
    CREATE INDEX audit_time ON audit(time);`,
+  ITEMS_MIGRATION,
 ];
 
-export type Decision = "allowed" | "denied" | "error";
+/** The schema version a fully migrated state.db has (its user_version). */
+export const STATE_SCHEMA_VERSION = MIGRATIONS.length;
+
+export type Decision = "allowed" | "denied" | "error" | "duplicate";
 export type ClientKind = "cli" | "mcp";
 
 export interface AuditRow {
