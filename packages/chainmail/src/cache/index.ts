@@ -39,5 +39,6 @@ export {
   watchKeepsFresh,
 } from "./watch.js";
 export { compactFts, ftsNeedsMerge } from "./fts.js";
-export { type FolderRow, getFolder, threadKey } from "./store.js";
+export { type FolderRow, getFolder } from "./store.js";
+export { canonicalThreadKey } from "../thread-key.js";
 export { htmlToPlain, textFromSource } from "./body.js";

@@ -2,14 +2,16 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { recomputeThreadKeys } from "./thread-migration.js";
 
 export type CacheDb = Database.Database;
 
 /**
  * Ordered migrations; user_version is the number applied. Never edit a released step, add one.
- * Folder and message rows carry the account, so one cache.db serves every account.
+ * Folder and message rows carry the account, so one cache.db serves every account. A step is SQL,
+ * or a function for a step SQL cannot express; either runs inside the step's transaction.
  */
-const MIGRATIONS: string[] = [
+const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   `
   CREATE TABLE folders (
     id INTEGER PRIMARY KEY,
@@ -100,6 +102,8 @@ const MIGRATIONS: string[] = [
   // (sorting its range) instead of reading every matching row for its date
   `DROP INDEX messages_size;
   CREATE INDEX messages_size ON messages (size, internal_date, folder_id, account);`,
+  // the one canonical thread key (src/thread-key.ts) in place of the older folder-dependent fallbacks
+  recomputeThreadKeys,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -134,7 +138,9 @@ export function migrate(db: CacheDb): void {
     throw new Error(`cache.db is version ${current}, newer than this chainmail (${MIGRATIONS.length})`);
   for (let v = current; v < MIGRATIONS.length; v++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[v] as string);
+      const step = MIGRATIONS[v];
+      if (typeof step === "function") step(db);
+      else db.exec(step as string);
       db.pragma(`user_version = ${v + 1}`);
     })();
   }

@@ -2,6 +2,7 @@ import type { FetchMessageObject, MessageAddressObject } from "imapflow";
 import { type FolderRole, attachmentsFromStructure, listColumn } from "../query/index.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { classifyFlags, type ShortFlag } from "../imap/flags.js";
+import { canonicalThreadKey } from "../thread-key.js";
 
 export interface FolderRow {
   id: number;
@@ -42,23 +43,6 @@ export function parseReferences(headers: Buffer | undefined): string[] {
   const text = headers.toString("utf8").replace(/\r?\n[ \t]+/g, " ");
   const m = /^references:(.*)$/im.exec(text);
   return m ? ((m[1] as string).match(/<[^<>\s]+>/g) ?? []) : [];
-}
-
-/**
- * The thread a message belongs to: Gmail's thread id when the server gives one, otherwise the
- * root of its References chain, its In-Reply-To, or itself.
- */
-export function threadKey(p: {
-  gmThreadId?: string | null;
-  refs: string[];
-  inReplyTo?: string | null;
-  messageId?: string | null;
-  folderId: number;
-  uid: number;
-}): string {
-  if (p.gmThreadId) return `gm:${p.gmThreadId}`;
-  const root = p.refs[0] ?? p.inReplyTo ?? p.messageId;
-  return root ? root.toLowerCase() : `uid:${p.folderId}:${p.uid}`;
 }
 
 /** The flag columns and keywords of a message; case-insensitive as IMAP flags are (see flags.ts). */
@@ -171,13 +155,14 @@ export function upsertMessage(db: CacheDb, folder: FolderRow, msg: FetchMessageO
     folder_id: folder.id,
     account: folder.account,
     uid: msg.uid,
-    thread_key: threadKey({
-      gmThreadId: msg.threadId ?? null,
-      refs,
+    thread_key: canonicalThreadKey({
+      gmThreadId: msg.threadId,
+      references: refs,
       inReplyTo: env?.inReplyTo,
       messageId: env?.messageId,
-      folderId: folder.id,
-      uid: msg.uid,
+      date: env?.date,
+      fromAddress: env?.from?.[0]?.address,
+      subject: env?.subject,
     }),
     internal_date: Number.isFinite(internal) ? internal : Date.now(),
     seen: flags.seen,

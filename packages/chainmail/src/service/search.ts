@@ -13,7 +13,7 @@ import { type WireError, MailError, toWireError } from "../errors.js";
 import { htmlToText } from "../imap/body.js";
 import type { SearchSource } from "../limits.js";
 import { displayName, listAll, roleOf } from "../imap/folders.js";
-import { splitFlags, threadKey } from "../imap/messages.js";
+import { splitFlags } from "../imap/messages.js";
 import { bindQuery, folderInScope, mentionsIn, splitAccounts } from "../query/analyze.js";
 import { compileToGmailRaw } from "../query/imap.js";
 import type { QueryNode } from "../query/ast.js";
@@ -22,6 +22,7 @@ import { imapSearchFolder } from "../query/imap-run.js";
 import { parseQuery } from "../query/parser.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef } from "../refs.js";
+import { canonicalThreadKey } from "../thread-key.js";
 import { type CacheRow, CursorError, cacheCanAnswerQuery, searchCache } from "../cache/index.js";
 import { type Call, type ServiceContext, accountOf, audit, cacheOf } from "./context.js";
 
@@ -196,7 +197,15 @@ async function serverSearch(
           size: m.size ?? 0,
           has_attachment: attachmentsFromStructure(m.bodyStructure).length > 0,
           message_id: env?.messageId ?? null,
-          thread_id: m.threadId ?? threadKey(env?.messageId ?? null, inReplyTo, references, ref),
+          thread_id: canonicalThreadKey({
+            gmThreadId: m.threadId,
+            references,
+            inReplyTo,
+            messageId: env?.messageId,
+            date: env?.date,
+            fromAddress: from?.address,
+            subject: env?.subject,
+          }),
           sortDate,
           uid: m.uid,
           path: f.path,
@@ -317,24 +326,14 @@ const LACKING = {
 
 const SHORT_FLAG_ORDER = (flags: string[]) => [...flags].sort();
 
-/** A cache row in the search row shape (thread ids computed as the server path does). */
-function rowFromCache(ctx: ServiceContext, r: CacheRow): Hit {
+/** A cache row in the search row shape. */
+function rowFromCache(r: CacheRow): Hit {
   const ref = encodeRef({
     account: r.account,
     folder: r.folder,
     uidValidity: Number(r.uidvalidity),
     uid: r.uid,
   });
-  const meta = ctx
-    .cache!.db.prepare(
-      "SELECT x.refs, x.in_reply_to, x.gm_thread_id FROM message_meta x JOIN messages m ON m.id = x.id JOIN folders f ON f.id = m.folder_id WHERE f.account = ? AND f.path = ? AND m.uid = ?",
-    )
-    .get(r.account, r.folder, r.uid) as
-    | { refs: string; in_reply_to: string | null; gm_thread_id: string | null }
-    | undefined;
-  const references = meta ? (JSON.parse(meta.refs) as string[]) : [];
-  const inReplyTo = meta?.in_reply_to?.match(/<[^>]+>/)?.[0] ?? null;
-  const threadId = meta?.gm_thread_id ?? threadKey(r.message_id, inReplyTo, references, ref);
   return {
     ref,
     account: r.account,
@@ -347,7 +346,8 @@ function rowFromCache(ctx: ServiceContext, r: CacheRow): Hit {
     size: r.size,
     has_attachment: r.has_attachment,
     message_id: r.message_id,
-    thread_id: threadId,
+    // The cache stores the canonical key, so collapsing and the row's thread_id agree with the server path.
+    thread_id: r.thread_key,
     ...(r.snippet !== undefined ? { snippet: r.snippet ?? "" } : {}),
     sortDate: Date.parse(r.received),
     uid: r.uid,
@@ -378,7 +378,7 @@ function cacheHits(
         countOnly: p.count_only,
       });
       counts.set(plan.name, res.account_counts[plan.name] ?? 0);
-      for (const r of res.rows) hits.push(rowFromCache(ctx, r));
+      for (const r of res.rows) hits.push(rowFromCache(r));
       taken += res.rows.length;
       cursor = res.next_cursor;
     } while (cursor && taken < want);
@@ -538,7 +538,7 @@ function cacheOnly(
     );
   return {
     rows: res.rows.map((r) => {
-      const { sortDate: _d, uid: _u, path: _p, ...row } = rowFromCache(ctx, r);
+      const { sortDate: _d, uid: _u, path: _p, ...row } = rowFromCache(r);
       return row;
     }),
     count: res.count,
