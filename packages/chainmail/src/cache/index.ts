@@ -1,5 +1,12 @@
 export { type CacheDb, SCHEMA_VERSION, defaultCachePath, migrate, openCache } from "./schema.js";
-export { type SyncOptions, type SyncResult, syncAccount, syncFolder } from "./sync.js";
+export {
+  type SyncEvents,
+  type SyncFolder,
+  type SyncOptions,
+  type SyncResult,
+  syncAccount,
+  syncFolder,
+} from "./sync.js";
 export {
   type BackfillOptions,
   type BackfillResult,

@@ -146,4 +146,8 @@ export class DaemonClient {
   /** Runs one cache pass (headers, bodies, eviction) per account now and waits for it. */
   cacheSync = (p: ParamsOf<"cache.sync"> = {}) => this.call("cache.sync", p);
   readAudit = (p: ParamsOf<"audit.read"> = {}) => this.call("audit.read", p);
+  readEvents = (p: ParamsOf<"watch.read"> = {}) => this.call("watch.read", p);
+  watchStatus = () => this.call("watch.status");
+  watchGroups = () => this.call("watch.groups");
+  deleteWatchGroup = (p: ParamsOf<"watch.groups.delete">) => this.call("watch.groups.delete", p);
 }

@@ -7,6 +7,7 @@ import type { z } from "zod";
 import { accountOperations } from "./accounts.js";
 import { cacheOperations } from "./cache.js";
 import type { Operation } from "./define.js";
+import { eventOperations } from "./events.js";
 import { organizeOperations } from "./organize.js";
 import { readingOperations } from "./reading.js";
 
@@ -15,6 +16,7 @@ export const OPERATIONS = {
   ...readingOperations,
   ...organizeOperations,
   ...cacheOperations,
+  ...eventOperations,
 } satisfies Record<string, Operation>;
 
 export type Method = keyof typeof OPERATIONS;
@@ -29,3 +31,13 @@ export type ResultOf<M extends Method> =
 
 export { type Operation, operation, parseParams } from "./define.js";
 export * from "./fields.js";
+export {
+  EventCursorField,
+  EventKindsField,
+  EventsLimitField,
+  GROUP_RULE,
+  GroupField,
+  InField,
+  ItemIdField,
+  WaitSecondsField,
+} from "./events.js";
