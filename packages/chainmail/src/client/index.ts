@@ -98,6 +98,14 @@ export class DaemonClient {
     }
   }
 
+  /**
+   * A second client with the same options and a connection of its own: closing it hangs up only
+   * its calls (a long-poll whose caller went away acknowledges nothing).
+   */
+  dedicated(): DaemonClient {
+    return new DaemonClient(this.opts);
+  }
+
   /** One request; resolves with the result or rejects with a MailError. */
   async call<M extends Method>(method: M, ...args: ParamsArg<M>): Promise<ResultOf<M>> {
     const params = args[0] ?? {};

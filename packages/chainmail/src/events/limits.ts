@@ -14,6 +14,8 @@ export const MAX_GROUP_NAME = 64;
 /** Lowercase letters, digits, dot, dash and underscore; `cache.` is kept for the daemon's own readers. */
 export const GROUP_NAME_CHARS = /^[a-z0-9._-]+$/;
 export const RESERVED_GROUP_PREFIX = "cache.";
+/** The whole group name rule as one pattern, for schemas that advertise it. */
+export const GROUP_PATTERN = /^(?!cache\.)[a-z0-9._-]{1,64}$/;
 /** A work item ID as read_events' `item` takes it (the items store checks that it exists). */
 export const MAX_ITEM_ID = 128;
 export const MAX_EVENT_CURSOR = Number.MAX_SAFE_INTEGER;
