@@ -6,7 +6,9 @@ import type { ParseArgsConfig, parseArgs } from "node:util";
 import type { DaemonClient } from "../client/index.js";
 import type { Method, ParamsOf } from "../daemon/protocol.js";
 import { MailError } from "../errors.js";
+import type { MailEvent } from "../events/log.js";
 import { SEARCH_SOURCES, type SearchSource } from "../limits.js";
+import { watchCommand } from "./watch.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 export type Values<O extends Options> = ReturnType<
@@ -16,6 +18,8 @@ export type Values<O extends Options> = ReturnType<
 /** One daemon call, ready to send. */
 export interface Request {
   send(client: DaemonClient): Promise<unknown>;
+  /** A command that prints as it goes (watch) instead of one result; runs until `stopped`. */
+  stream?: (client: DaemonClient, out: (e: MailEvent) => void, stopped: () => boolean) => Promise<void>;
 }
 
 export interface DaemonCommand<O extends Options = Options> {
@@ -180,6 +184,7 @@ export const COMMANDS: Record<string, DaemonCommand> = {
       usage("usage: chainmail cache status|sync [--account A]...");
     },
   }),
+  watch: watchCommand(usage),
   audit: command({
     options: { action: { type: "string" }, since: { type: "string" }, limit: { type: "string" } },
     request: (o) => {
