@@ -42,7 +42,7 @@ function fixture(): Array<{ name: string; title: string; hints: boolean[] }> {
 describe("tools/list against the spec's tool table", () => {
   it("lists exactly the tools of the annotations table, with its titles and all four hints", () => {
     const rows = fixture();
-    expect(rows).toHaveLength(30);
+    expect(rows).toHaveLength(31);
     expect(tools.map((t) => t.name).sort()).toEqual(rows.map((r) => r.name).sort());
     for (const row of rows) {
       const t = byName(row.name);
@@ -70,7 +70,7 @@ describe("tools/list against the spec's tool table", () => {
       Reading: ["search", "get_message", "get_thread"],
       Files: ["download_attachment", "save_raw_message"],
       Organizing: ["move", "copy", "archive", "trash", "expunge", "set_flags", "set_labels"],
-      "Events and the cache": ["cache_status"],
+      "Events and the cache": ["cache_status", "read_events"],
       "Work items": [
         "create_item",
         "update_item",

@@ -32,7 +32,7 @@ async function policyChecks(): Promise<number> {
 describe("gated tools", () => {
   it("lists 28 tools while no account allows expunge or folder deletion", async () => {
     const list = await names();
-    expect(list).toHaveLength(28);
+    expect(list).toHaveLength(29);
     expect(list).not.toContain("expunge");
     expect(list).not.toContain("delete_folder");
     expect(await policyChecks()).toBe(1); // the check at start
@@ -42,7 +42,7 @@ describe("gated tools", () => {
   it("does not ask the daemon again before the last check is 60 s old", async () => {
     m.env.writeConfig({ work: { allow_expunge: true } });
     clock += 59_999;
-    expect(await names()).toHaveLength(28);
+    expect(await names()).toHaveLength(29);
     expect(await policyChecks()).toBe(1);
     expect(changed).toBe(0);
   });
@@ -50,7 +50,7 @@ describe("gated tools", () => {
   it("lists expunge once a re-check sees the policy allow it, and sends list_changed", async () => {
     clock += 1;
     const list = await names();
-    expect(list).toHaveLength(29);
+    expect(list).toHaveLength(30);
     expect(list).toContain("expunge");
     expect(list).not.toContain("delete_folder");
     await vi.waitFor(() => expect(changed).toBe(1));
@@ -71,13 +71,13 @@ describe("gated tools", () => {
     m.env.writeConfig({});
     clock += 60_000;
     list = await names();
-    expect(list).toHaveLength(28);
+    expect(list).toHaveLength(29);
     await vi.waitFor(() => expect(changed).toBe(3));
   });
 
   it("sends nothing when a re-check finds the same policy", async () => {
     clock += 60_000;
-    expect(await names()).toHaveLength(28);
+    expect(await names()).toHaveLength(29);
     expect(await policyChecks()).toBe(5);
     expect(changed).toBe(3);
   });
@@ -85,13 +85,13 @@ describe("gated tools", () => {
   it("hides the gated tools while the daemon is down, fails calls with DAEMON_UNAVAILABLE, and recovers", async () => {
     m.env.writeConfig({ work: { allow_expunge: true, allow_delete_folder: true } });
     clock += 60_000;
-    expect(await names()).toHaveLength(30);
+    expect(await names()).toHaveLength(31);
     await vi.waitFor(() => expect(changed).toBe(4));
 
     await m.env.daemon.stop();
     clock += 60_000;
     const list = await names();
-    expect(list).toHaveLength(28);
+    expect(list).toHaveLength(29);
     await vi.waitFor(() => expect(changed).toBe(5));
     const e = await m.tools.fails("list_accounts");
     expect(e.reason).toBe("DAEMON_UNAVAILABLE");
@@ -101,7 +101,7 @@ describe("gated tools", () => {
     const back = await m.tools.ok<{ accounts: unknown[] }>("list_accounts");
     expect(back.accounts).toHaveLength(2);
     clock += 60_000;
-    expect(await names()).toHaveLength(30);
+    expect(await names()).toHaveLength(31);
     await vi.waitFor(() => expect(changed).toBe(6));
   });
 });

@@ -1,5 +1,5 @@
 /**
- * With no daemon at start the server still starts: it lists the 28 ungated tools, and every call fails
+ * With no daemon at start the server still starts: it lists the 29 ungated tools, and every call fails
  * with DAEMON_UNAVAILABLE (bad arguments are still INVALID_ARGUMENT, checked before any daemon call).
  */
 import fs from "node:fs";
@@ -62,10 +62,11 @@ const MINIMAL: Record<string, Record<string, unknown>> = {
   set_blocker: { item_id: "it_x", blocked_by_id: "it_y", linked: true },
   link_thread: { item_id: "it_x", ref: REF },
   unlink_thread: { item_id: "it_x", account: "work", thread_key: "<a@b>" },
+  read_events: {},
 };
 
 describe("no daemon", () => {
-  it("lists the 28 ungated tools", async () => {
+  it("lists the 29 ungated tools", async () => {
     const { tools } = await conn.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(MINIMAL).sort());
     expect(logged.some((l) => l.includes("cannot read the policy"))).toBe(true);

@@ -52,10 +52,19 @@ export interface CacheConfig {
   sync_interval_seconds: number;
 }
 
+/** The `[events]` section: the event log read_events and `chainmail watch` read. */
+export interface EventsConfig {
+  /** Events older than this are deleted; a reader that had not reached them gets a `gap`. */
+  retention_seconds: number;
+}
+
+export const DEFAULT_EVENT_RETENTION_SECONDS = 30 * 86400;
+
 export interface Config {
   accounts: AccountConfig[];
   daemon: DaemonConfig;
   cache: CacheConfig;
+  events: EventsConfig;
 }
 
 export function defaultCacheConfig(): CacheConfig {
@@ -136,8 +145,9 @@ function server(
 export function validateConfig(doc: unknown, source = "config.toml"): Config {
   const c = new Checker();
   if (!isTable(doc)) throw new MailError("CONFIG_INVALID", `${source}: not a table`);
-  c.unknown(doc, ["accounts", "daemon", "cache"], "config");
+  c.unknown(doc, ["accounts", "daemon", "cache", "events"], "config");
   const cache = cacheSection(c, doc["cache"]);
+  const events = eventsSection(c, doc["events"]);
   const daemon: DaemonConfig = { body_limit: DEFAULT_BODY_LIMIT };
   if (doc["daemon"] !== undefined) {
     const d = doc["daemon"];
@@ -217,7 +227,24 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
   if (c.problems.length > 0) {
     throw new MailError("CONFIG_INVALID", `${source}: ${c.problems.join("; ")}`);
   }
-  return { accounts, daemon, cache };
+  return { accounts, daemon, cache, events };
+}
+
+function eventsSection(c: Checker, v: unknown): EventsConfig {
+  const out: EventsConfig = { retention_seconds: DEFAULT_EVENT_RETENTION_SECONDS };
+  if (v === undefined) return out;
+  if (!isTable(v)) {
+    c.problems.push("events must be a table");
+    return out;
+  }
+  c.unknown(v, ["retention_seconds"], "events");
+  const x = v["retention_seconds"];
+  if (x !== undefined) {
+    if (typeof x !== "number" || !Number.isInteger(x) || x < 1 || x > 10 * 365 * 86400)
+      c.problems.push(`events.retention_seconds must be an integer from 1 to ${10 * 365 * 86400}`);
+    else out.retention_seconds = x;
+  }
+  return out;
 }
 
 function cacheSection(c: Checker, v: unknown): CacheConfig {
@@ -265,7 +292,12 @@ export function loadConfig(file: string): Config {
     text = fs.readFileSync(file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT")
-      return { accounts: [], daemon: { body_limit: DEFAULT_BODY_LIMIT }, cache: defaultCacheConfig() };
+      return {
+        accounts: [],
+        daemon: { body_limit: DEFAULT_BODY_LIMIT },
+        cache: defaultCacheConfig(),
+        events: { retention_seconds: DEFAULT_EVENT_RETENTION_SECONDS },
+      };
     throw err;
   }
   return parseConfig(text, file);

@@ -21,6 +21,14 @@ export {
   BatchRefsField,
   CursorField,
   DirField,
+  EventCursorField,
+  EventKindsField,
+  EventsLimitField,
+  GROUP_RULE,
+  GroupField,
+  InField,
+  ItemIdField,
+  WaitSecondsField,
   FolderField,
   GetRefsField,
   KeywordField,
@@ -35,6 +43,9 @@ export {
   SourceField,
 } from "./daemon/operations/index.js";
 export * from "./limits.js";
+export * from "./events/limits.js";
+export type { MailEvent, ReadEventsResult } from "./events/log.js";
+export type { WatchGroup, WatchStatus } from "./service/events.js";
 export { type Daemon, startDaemon } from "./daemon/server.js";
 export { type Home, resolveHome } from "./home.js";
 export { type AccountConfig, type Config, loadConfig, parseConfig } from "./config.js";

@@ -76,6 +76,7 @@ describe("audit inserts the store refuses", () => {
     const rows = await env.client.search({ query: "", accounts: ["work"], limit: 10 });
     const ref = rows.rows[1]!.ref;
     // The search's own row can carry this very millisecond; start counting after it.
+    // The search's own audit row can carry the same millisecond as a time taken right after it.
     await new Promise((r) => setTimeout(r, 5));
     const before = new Date().toISOString();
     other.exec("BEGIN IMMEDIATE");

@@ -4,6 +4,7 @@ import { createServer, defineReasons, type KitServer, packageVersion } from "@mc
 import { type ChainmailContext, type GateState, UNREACHABLE } from "./context.js";
 import { accountTools } from "./tools/accounts.js";
 import { cacheTools } from "./tools/cache.js";
+import { eventTools } from "./tools/events.js";
 import { fileTools } from "./tools/files.js";
 import { itemTools } from "./tools/items.js";
 import { organizeTools } from "./tools/organize.js";
@@ -21,6 +22,7 @@ export const chainmailTools = [
   ...organizeTools,
   ...cacheTools,
   ...itemTools,
+  ...eventTools,
 ];
 
 export const INSTRUCTIONS = `chainmail reads and organizes the user's mail through a local daemon, behind the user's policy and audit log.

@@ -28,6 +28,7 @@ import { ImapPool } from "../imap/connection.js";
 import { setSecret } from "../secrets.js";
 import type { ServiceContext } from "../service/context.js";
 import { StateDb } from "../store/state.js";
+import { EventLog } from "../events/log.js";
 import { startDovecot } from "../testing/dovecot.js";
 import { mailboxMessage, mailboxSender } from "../testing/mailbox.js";
 
@@ -181,11 +182,13 @@ async function main() {
       await new Promise((r) => setTimeout(r, 25));
     const sock = new DaemonClient({ socketPath: home.socketPath, client: "mcp" });
     const config = loadConfig(home.configFile);
+    const state = new StateDb(path.join(dir, "bench-state.db"), { log: () => undefined });
     const ctx: ServiceContext = {
       config,
       home,
       pool: new ImapPool(home.secretsDir),
-      state: new StateDb(path.join(dir, "bench-state.db"), { log: () => undefined }),
+      state,
+      events: new EventLog(state, { retentionSeconds: () => config.events.retention_seconds }),
       cache: new CacheRunner(
         home.cacheFile,
         () => config,

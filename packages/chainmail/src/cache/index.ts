@@ -1,5 +1,12 @@
 export { type CacheDb, SCHEMA_VERSION, defaultCachePath, migrate, openCache } from "./schema.js";
-export { type SyncOptions, type SyncResult, syncAccount, syncFolder } from "./sync.js";
+export {
+  type SyncEvents,
+  type SyncFolder,
+  type SyncOptions,
+  type SyncResult,
+  syncAccount,
+  syncFolder,
+} from "./sync.js";
 export {
   type BackfillOptions,
   type BackfillResult,
@@ -39,5 +46,6 @@ export {
   watchKeepsFresh,
 } from "./watch.js";
 export { compactFts, ftsNeedsMerge } from "./fts.js";
-export { type FolderRow, getFolder, threadKey } from "./store.js";
+export { type FolderRow, getFolder } from "./store.js";
+export { canonicalThreadKey } from "../thread-key.js";
 export { htmlToPlain, textFromSource } from "./body.js";

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { recomputeThreadKeys } from "./thread-migration.js";
 
 export type CacheDb = Database.Database;
 
@@ -40,9 +41,10 @@ const FOLDER_COUNTERS = `ALTER TABLE folders ADD COLUMN cached_count INTEGER NOT
 
 /**
  * Ordered migrations; user_version is the number applied. Never edit a released step, add one.
- * Folder and message rows carry the account, so one cache.db serves every account.
+ * Folder and message rows carry the account, so one cache.db serves every account. A step is SQL,
+ * or a function for a step SQL cannot express; either runs inside the step's transaction.
  */
-const MIGRATIONS: string[] = [
+const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   `
   CREATE TABLE folders (
     id INTEGER PRIMARY KEY,
@@ -135,6 +137,8 @@ const MIGRATIONS: string[] = [
   CREATE INDEX messages_size ON messages (size, internal_date, folder_id, account);`,
   // 4: the folder counters (above)
   FOLDER_COUNTERS,
+  // the one canonical thread key (src/thread-key.ts) in place of the older folder-dependent fallbacks
+  recomputeThreadKeys,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -175,7 +179,9 @@ export function migrate(db: CacheDb, target: number = MIGRATIONS.length): void {
     throw new Error(`cache.db is version ${current}, newer than this chainmail (${MIGRATIONS.length})`);
   for (let v = current; v < Math.min(target, MIGRATIONS.length); v++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[v] as string);
+      const step = MIGRATIONS[v];
+      if (typeof step === "function") step(db);
+      else db.exec(step as string);
       db.pragma(`user_version = ${v + 1}`);
     })();
   }

@@ -2,6 +2,7 @@ import type { FetchMessageObject, MessageAddressObject } from "imapflow";
 import { type FolderRole, attachmentsFromStructure, listColumn } from "../query/index.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { classifyFlags, type ShortFlag } from "../imap/flags.js";
+import { canonicalThreadKey } from "../thread-key.js";
 
 export interface FolderRow {
   id: number;
@@ -48,23 +49,6 @@ export function parseReferences(headers: Buffer | undefined): string[] {
   const text = headers.toString("utf8").replace(/\r?\n[ \t]+/g, " ");
   const m = /^references:(.*)$/im.exec(text);
   return m ? ((m[1] as string).match(/<[^<>\s]+>/g) ?? []) : [];
-}
-
-/**
- * The thread a message belongs to: Gmail's thread id when the server gives one, otherwise the
- * root of its References chain, its In-Reply-To, or itself.
- */
-export function threadKey(p: {
-  gmThreadId?: string | null;
-  refs: string[];
-  inReplyTo?: string | null;
-  messageId?: string | null;
-  folderId: number;
-  uid: number;
-}): string {
-  if (p.gmThreadId) return `gm:${p.gmThreadId}`;
-  const root = p.refs[0] ?? p.inReplyTo ?? p.messageId;
-  return root ? root.toLowerCase() : `uid:${p.folderId}:${p.uid}`;
 }
 
 /** The flag columns and keywords of a message; case-insensitive as IMAP flags are (see flags.ts). */
@@ -177,13 +161,14 @@ export function upsertMessage(db: CacheDb, folder: FolderRow, msg: FetchMessageO
     folder_id: folder.id,
     account: folder.account,
     uid: msg.uid,
-    thread_key: threadKey({
-      gmThreadId: msg.threadId ?? null,
-      refs,
+    thread_key: canonicalThreadKey({
+      gmThreadId: msg.threadId,
+      references: refs,
       inReplyTo: env?.inReplyTo,
       messageId: env?.messageId,
-      folderId: folder.id,
-      uid: msg.uid,
+      date: env?.date,
+      fromAddress: env?.from?.[0]?.address,
+      subject: env?.subject,
     }),
     internal_date: Number.isFinite(internal) ? internal : Date.now(),
     seen: flags.seen,
@@ -233,7 +218,22 @@ export function upsertMessage(db: CacheDb, folder: FolderRow, msg: FetchMessageO
   return id;
 }
 
-/** Updates flags (and labels when given) of a cached message; false when it is not cached. */
+/** A cached message's flags, keywords and labels as one comparable string. */
+const flagState = (r: {
+  seen: number;
+  flagged: number;
+  answered: number;
+  draft: number;
+  deleted: number;
+  keywords_norm: string;
+  labels_norm: string;
+}) => `${r.seen}${r.flagged}${r.answered}${r.draft}${r.deleted}|${r.keywords_norm}|${r.labels_norm}`;
+
+/**
+ * Updates flags (and labels when given) of a cached message. Returns the states before and after
+ * when they differ, and false when nothing changed or the message is not cached: a FETCH answers
+ * for every message asked about, changed or not.
+ */
 export function updateFlags(
   db: CacheDb,
   folderId: number,
@@ -241,27 +241,41 @@ export function updateFlags(
   flagSet: Set<string> | undefined,
   labels: Set<string> | undefined,
   modseq: bigint | undefined,
-): boolean {
+): false | { before: string; after: string } {
   const f = splitFlags(flagSet);
   const lab = labels ? [...labels] : null;
-  const row = stmt(db, "SELECT id FROM messages WHERE folder_id = ? AND uid = ?").get(folderId, uid) as
-    | { id: number }
-    | undefined;
-  if (!row) return false;
-  stmt(
+  const row = stmt(
     db,
-    "UPDATE messages SET seen = ?, flagged = ?, answered = ?, draft = ?, deleted = ?, keywords_norm = ?, labels_norm = coalesce(?, labels_norm) WHERE id = ?",
-  ).run(
-    f.seen,
-    f.flagged,
-    f.answered,
-    f.draft,
-    f.deleted,
-    listColumn(f.keywords),
-    lab ? listColumn(lab) : null,
-    row.id,
-  );
-  const r = stmt(
+    "SELECT id, seen, flagged, answered, draft, deleted, keywords_norm, labels_norm FROM messages WHERE folder_id = ? AND uid = ?",
+  ).get(folderId, uid) as ({ id: number } & Parameters<typeof flagState>[0]) | undefined;
+  if (!row) return false;
+  const next = {
+    seen: f.seen,
+    flagged: f.flagged,
+    answered: f.answered,
+    draft: f.draft,
+    deleted: f.deleted,
+    keywords_norm: listColumn(f.keywords),
+    labels_norm: lab ? listColumn(lab) : row.labels_norm,
+  };
+  const before = flagState(row);
+  const after = flagState(next);
+  if (before !== after) {
+    stmt(
+      db,
+      "UPDATE messages SET seen = ?, flagged = ?, answered = ?, draft = ?, deleted = ?, keywords_norm = ?, labels_norm = ? WHERE id = ?",
+    ).run(
+      next.seen,
+      next.flagged,
+      next.answered,
+      next.draft,
+      next.deleted,
+      next.keywords_norm,
+      next.labels_norm,
+      row.id,
+    );
+  }
+  stmt(
     db,
     "UPDATE message_meta SET keywords_json = ?, labels_json = coalesce(?, labels_json), modseq = coalesce(?, modseq) WHERE id = ?",
   ).run(
@@ -270,17 +284,26 @@ export function updateFlags(
     modseq !== undefined ? String(modseq) : null,
     row.id,
   );
-  return r.changes > 0;
+  return before === after ? false : { before, after };
 }
 
-/** Removes messages by UID with their FTS rows and bodies. Call inside a transaction. */
-export function removeUids(db: CacheDb, folderId: number, uids: number[]): number {
+/**
+ * Removes messages by UID with their FTS rows and bodies. Call inside a transaction. `onRemoved`
+ * hears each UID that was cached, before its row goes.
+ */
+export function removeUids(
+  db: CacheDb,
+  folderId: number,
+  uids: number[],
+  onRemoved?: (uid: number) => void,
+): number {
   const find = stmt(db, "SELECT id FROM messages WHERE folder_id = ? AND uid = ?");
   const del = stmt(db, "DELETE FROM messages WHERE id = ?");
   let n = 0;
   for (const uid of uids) {
     const row = find.get(folderId, uid) as { id: number } | undefined;
     if (!row) continue;
+    onRemoved?.(uid);
     ftsDelete(db, row.id);
     del.run(row.id);
     n++;

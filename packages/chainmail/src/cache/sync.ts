@@ -1,4 +1,5 @@
 import type { ExpungeEvent, FetchMessageObject, FetchQueryObject, ImapFlow } from "imapflow";
+import { displayName } from "../imap/folders.js";
 import { type FolderRole, roleFromSpecialUse } from "../query/index.js";
 import { uidSet as compactUids } from "../query/imap-run.js";
 import { compactFts } from "./fts.js";
@@ -22,6 +23,28 @@ export interface SyncOptions {
   /** Called after each committed batch, e.g. to report progress. */
   onBatch?: (done: number, total: number) => void;
   now?: () => number;
+  /** Told what the sync reveals, inside the cache transaction that stores it, before it commits. */
+  events?: SyncEvents;
+}
+
+/** The folder a sync event is about. */
+export interface SyncFolder {
+  account: string;
+  path: string;
+  /** The folder's name with / between levels, as search rows give it. */
+  name: string;
+  uidValidity: string;
+}
+
+/**
+ * What a sync finds, for the event log. `added` is called only for mail that arrived since the
+ * folder's last completed sync: the first sync of a folder and a new UIDVALIDITY are a `gap`.
+ */
+export interface SyncEvents {
+  gap(folder: SyncFolder, reason: "first_sync" | "uidvalidity", uidNext: number): void;
+  added(folder: SyncFolder, msg: FetchMessageObject): void;
+  flags(folder: SyncFolder, msg: FetchMessageObject, change: { before: string; after: string }): void;
+  expunged(folder: SyncFolder, uid: number): void;
 }
 
 export interface SyncResult {
@@ -68,6 +91,7 @@ async function storeHeaders(
   batchSize: number,
   gmail: boolean,
   onBatch?: (done: number, total: number) => void,
+  onStored?: (msg: FetchMessageObject) => void,
 ): Promise<number> {
   let written = 0;
   let next = uids.length ? fetchHeaders(client, uids.slice(0, batchSize), gmail) : null;
@@ -82,7 +106,10 @@ async function storeHeaders(
     next?.catch(() => undefined);
     await new Promise((resolve) => setImmediate(resolve));
     db.transaction(() => {
-      for (const m of fetched) upsertMessage(db, folder, m);
+      for (const m of fetched) {
+        upsertMessage(db, folder, m);
+        onStored?.(m);
+      }
     })();
     written += fetched.length;
     onBatch?.(Math.min(i + batchSize, uids.length), uids.length);
@@ -150,10 +177,15 @@ export async function syncFolder(
     const mailbox = client.mailbox;
     if (!mailbox) throw new Error(`mailbox ${path} is not open`);
     const uidValidity = String(mailbox.uidValidity);
+    const info: SyncFolder = { account, path, name: displayName(path, mailbox.delimiter), uidValidity };
+    const events = options.events;
+    // Mail found now arrived since the last sync only when that sync completed on this UIDVALIDITY.
+    const incremental = folder.uidvalidity === uidValidity && folder.uidnext !== null;
 
     if (folder.uidvalidity !== null && folder.uidvalidity !== uidValidity) {
       result.uidvalidityChanged = true;
       db.transaction(() => {
+        events?.gap(info, "uidvalidity", Number(mailbox.uidNext));
         clearFolder(db, folder.id);
         stmt(
           db,
@@ -162,7 +194,10 @@ export async function syncFolder(
       })();
       vanished.length = 0;
     } else if (folder.uidvalidity === null) {
-      stmt(db, "UPDATE folders SET uidvalidity = ?, complete = 0 WHERE id = ?").run(uidValidity, folder.id);
+      db.transaction(() => {
+        events?.gap(info, "first_sync", Number(mailbox.uidNext));
+        stmt(db, "UPDATE folders SET uidvalidity = ?, complete = 0 WHERE id = ?").run(uidValidity, folder.id);
+      })();
     }
     folder = getFolder(db, account, path) as FolderRow;
 
@@ -181,8 +216,12 @@ export async function syncFolder(
           : { uid: true };
         for await (const m of client.fetch(`1:${knownNext - 1}`, q, opts)) changed.push(m);
         db.transaction(() => {
-          for (const m of changed)
-            if (updateFlags(db, folder.id, m.uid, m.flags, m.labels, m.modseq)) result.updated++;
+          for (const m of changed) {
+            const change = updateFlags(db, folder.id, m.uid, m.flags, m.labels, m.modseq);
+            if (!change) continue;
+            result.updated++;
+            events?.flags(info, m, change);
+          }
         })();
       }
     }
@@ -196,7 +235,17 @@ export async function syncFolder(
           );
     newUids.sort((a, b) => b - a);
     if (newUids.length) stmt(db, "UPDATE folders SET complete = 0 WHERE id = ?").run(folder.id);
-    result.added += await storeHeaders(db, client, folder, newUids, batchSize, gmail, options.onBatch);
+    result.added += await storeHeaders(
+      db,
+      client,
+      folder,
+      newUids,
+      batchSize,
+      gmail,
+      options.onBatch,
+      incremental && events ? (m) => events.added(info, m) : undefined,
+    );
+    const onRemoved = events ? (uid: number) => events.expunged(info, uid) : undefined;
 
     // 3. Expunged messages: VANISHED (QRESYNC) or, when counts disagree, a UID diff
     const cachedCount = () =>
@@ -204,7 +253,7 @@ export async function syncFolder(
     result.vanished = vanished.length;
     if (vanished.length) {
       db.transaction(() => {
-        result.removed += removeUids(db, folder.id, vanished);
+        result.removed += removeUids(db, folder.id, vanished, onRemoved);
       })();
     }
     if (cachedCount() !== mailbox.exists) {
@@ -216,7 +265,7 @@ export async function syncFolder(
       ).map((r) => r.uid);
       const gone = cached.filter((u) => !onServer.has(u));
       db.transaction(() => {
-        result.removed += removeUids(db, folder.id, gone);
+        result.removed += removeUids(db, folder.id, gone, onRemoved);
       })();
       // Messages the server has below our UIDNEXT that we lack (an earlier cut-off sync): fetch them
       const have = new Set(cached);

@@ -1,7 +1,7 @@
 import type { ImapFlow } from "imapflow";
 import { type BackfillOptions, backfillBodies } from "./backfill.js";
 import type { CacheDb } from "./schema.js";
-import { type SyncResult, syncFolder } from "./sync.js";
+import { type SyncEvents, type SyncResult, syncFolder } from "./sync.js";
 
 /**
  * Folders with a live IDLE watch in this process, as "account\u0000path", and whether the watch's
@@ -81,9 +81,11 @@ export async function watchInbox(
     onSync?: (r: SyncResult) => void;
     onError?: (e: unknown) => void;
     bodies?: Pick<BackfillOptions, "dailyBudgetBytes" | "now">;
+    events?: SyncEvents;
   } = {},
 ): Promise<InboxWatch> {
   const path = options.folder ?? "INBOX";
+  const sync = options.events ? { events: options.events } : {};
   let stopped = false;
   let running = false;
   let again = false;
@@ -97,7 +99,7 @@ export async function watchInbox(
     try {
       do {
         again = false;
-        const r = await syncFolder(db, client, account, path);
+        const r = await syncFolder(db, client, account, path, sync);
         if (r.added > 0 && options.bodies)
           await backfillBodies(db, client, account, path, { ...options.bodies, limit: NEW_BODIES });
         recordWatchSync(account, path);
@@ -115,7 +117,7 @@ export async function watchInbox(
 
   let first: SyncResult;
   try {
-    first = await syncFolder(db, client, account, path);
+    first = await syncFolder(db, client, account, path, sync);
     await client.mailboxOpen(path, { readOnly: true });
   } catch (e) {
     recordWatchError(account, path, e);

@@ -6,6 +6,7 @@ import type { ParseArgsConfig, parseArgs } from "node:util";
 import type { DaemonClient } from "../client/index.js";
 import type { Method, ParamsOf } from "../daemon/protocol.js";
 import { MailError } from "../errors.js";
+import type { MailEvent } from "../events/log.js";
 
 export type Options = NonNullable<ParseArgsConfig["options"]>;
 export type Values<O extends Options> = ReturnType<
@@ -15,6 +16,8 @@ export type Values<O extends Options> = ReturnType<
 /** One daemon call, ready to send. */
 export interface Request {
   send(client: DaemonClient): Promise<unknown>;
+  /** A command that prints as it goes (watch) instead of one result; runs until `stopped`. */
+  stream?: (client: DaemonClient, out: (e: MailEvent) => void, stopped: () => boolean) => Promise<void>;
 }
 
 export interface DaemonCommand<O extends Options = Options> {

@@ -7,6 +7,7 @@ import { SEARCH_SOURCES, type SearchSource } from "../limits.js";
 import { itemCommand } from "./item-command.js";
 
 export { type DaemonCommand, type Request, usage, type Values } from "./command-kit.js";
+import { watchCommand } from "./watch.js";
 
 const or = (words: readonly string[]) => `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`;
 
@@ -145,6 +146,7 @@ export const COMMANDS: Record<string, DaemonCommand> = {
       usage("usage: chainmail cache status|sync [--account A]...");
     },
   }),
+  watch: watchCommand(usage),
   audit: command({
     options: { action: { type: "string" }, since: { type: "string" }, limit: { type: "string" } },
     request: (o) => {

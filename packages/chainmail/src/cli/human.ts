@@ -27,6 +27,12 @@ export function human(command: string, result: unknown): string {
             `${x["time"]}\t${x["client"]}\t${x["action"]}\t${x["account"] ?? "-"}\t${x["decision"]}\t${x["summary"]}`,
         )
         .join("\n");
+    case "watch":
+      if (Array.isArray(r["groups"]))
+        return (r["groups"] as Array<Record<string, unknown>>)
+          .map((x) => `${x["name"]}	acked ${x["acked"]}	pending ${x["pending"]}	updated ${x["updated"]}`)
+          .join("\n");
+      return JSON.stringify(result, null, 2);
     case "cache":
       if (typeof r["size_bytes"] === "number") return cacheStatus(result as CacheStatus);
       return JSON.stringify(result, null, 2);

@@ -10,6 +10,7 @@ import { setSecret } from "../secrets.js";
 import { COMMANDS, usage } from "./commands.js";
 import { human } from "./human.js";
 import { ITEM_USAGE } from "./item-command.js";
+import { eventLine } from "./watch.js";
 import { mcpArgs, runMcp } from "./mcp.js";
 
 export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
@@ -34,6 +35,9 @@ export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
   cache status [--account A]...          the local cache per account and folder
   cache sync [--account A]...            sync the cache now (headers, bodies, eviction) and wait
   audit [--action A] [--since TIME] [--limit N]
+  watch [--group G | --cursor N] [--account A]... [--in FOLDER] [--kind K]... [--item ID] [--wait S] [--once]
+                                         stream events, one per line, until interrupted
+  watch status | watch groups | watch groups delete GROUP
 ${ITEM_USAGE}`;
 
 /** Flags every command takes, before or after its name. */
@@ -80,6 +84,29 @@ export async function main(argv: string[]): Promise<number> {
   const req = local!.request(o, args);
   const client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
   try {
+    if (req.stream) {
+      let stopped = false;
+      const stop = () => {
+        stopped = true;
+        client.close();
+      };
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+      try {
+        await req.stream(
+          client,
+          (e) => process.stdout.write(`${g.json ? JSON.stringify(e) : eventLine(e)}\n`),
+          () => stopped,
+        );
+      } catch (err) {
+        // An interrupt closes the connection under the waiting read: that ends the stream, not an error.
+        if (!stopped) throw err;
+      } finally {
+        process.off("SIGINT", stop);
+        process.off("SIGTERM", stop);
+      }
+      return 0;
+    }
     const result = await req.send(client);
     process.stdout.write(`${g.json ? JSON.stringify(result) : human(cmd, result)}\n`);
     // A batch where some refs failed is a success; its per-ref errors are in the output.

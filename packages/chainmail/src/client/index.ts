@@ -98,6 +98,14 @@ export class DaemonClient {
     }
   }
 
+  /**
+   * A second client with the same options and a connection of its own: closing it hangs up only
+   * its calls (a long-poll whose caller went away acknowledges nothing).
+   */
+  dedicated(): DaemonClient {
+    return new DaemonClient(this.opts);
+  }
+
   /** One request; resolves with the result or rejects with a MailError. */
   async call<M extends Method>(method: M, ...args: ParamsArg<M>): Promise<ResultOf<M>> {
     const params = args[0] ?? {};
@@ -146,4 +154,8 @@ export class DaemonClient {
   /** Runs one cache pass (headers, bodies, eviction) per account now and waits for it. */
   cacheSync = (p: ParamsOf<"cache.sync"> = {}) => this.call("cache.sync", p);
   readAudit = (p: ParamsOf<"audit.read"> = {}) => this.call("audit.read", p);
+  readEvents = (p: ParamsOf<"watch.read"> = {}) => this.call("watch.read", p);
+  watchStatus = () => this.call("watch.status");
+  watchGroups = () => this.call("watch.groups");
+  deleteWatchGroup = (p: ParamsOf<"watch.groups.delete">) => this.call("watch.groups.delete", p);
 }

@@ -9,6 +9,7 @@
  */
 import type { ImapFlow } from "imapflow";
 import {
+  type SyncEvents,
   backfillBodies,
   type CacheDb,
   type CacheStatus,
@@ -35,6 +36,13 @@ export interface AccountSyncReport {
   budget_exhausted: boolean;
   evicted: number;
   error?: { reason: string; message: string };
+}
+
+/** Who hears what passes and watches find: the event log. */
+export interface CacheHooks {
+  events?: SyncEvents;
+  /** An account's pass or watch succeeded (true) or failed (false, with the reason). */
+  status?: (account: string, ok: boolean, reason?: string) => void;
 }
 
 /** How often the watch of a dropped INBOX connection is retried. */
@@ -64,6 +72,7 @@ export class CacheRunner {
     private readonly config: () => Config,
     private readonly secretsDir: string,
     private readonly log: (line: string) => void,
+    private readonly hooks: CacheHooks = {},
   ) {
     this.db = openCache(file);
   }
@@ -166,7 +175,12 @@ export class CacheRunner {
     let client: ImapFlow | undefined;
     try {
       client = await openImap(account, this.secretsDir);
-      const results = await syncAccount(this.db, client, account.name);
+      const results = await syncAccount(
+        this.db,
+        client,
+        account.name,
+        this.hooks.events ? { events: this.hooks.events } : {},
+      );
       report.folders = results.length;
       for (const r of results) {
         report.added += r.added;
@@ -186,11 +200,13 @@ export class CacheRunner {
       }
       report.evicted = evictBodies(this.db, this.settings.max_size_bytes);
       report.ok = true;
+      this.hooks.status?.(account.name, true);
       const d = this.dirty.get(account.name);
       if (d !== undefined && d <= startedAt) this.dirty.delete(account.name);
     } catch (err) {
       const body = toWireError(err instanceof MailError ? err : mapImapError(err, account.name));
       report.error = { reason: body.reason, message: body.message };
+      this.hooks.status?.(account.name, false, body.reason);
       this.log(`cache sync of ${account.name} failed: ${body.reason}`);
     } finally {
       if (client?.usable) await client.logout().catch(() => client?.close());
@@ -215,9 +231,13 @@ export class CacheRunner {
       const w = await watchInbox(this.db, client, name, {
         folder,
         // watchInbox keeps the error for cache_status; the log says that it happened.
-        onError: (e) =>
-          this.log(`cache watch of ${name} failed: ${toWireError(mapImapError(e, name)).reason}`),
+        onError: (e) => {
+          const reason = toWireError(mapImapError(e, name)).reason;
+          this.log(`cache watch of ${name} failed: ${reason}`);
+          this.hooks.status?.(name, false, reason);
+        },
         bodies: { dailyBudgetBytes: this.settings.daily_budget_bytes },
+        ...(this.hooks.events ? { events: this.hooks.events } : {}),
       });
       if (!current()) {
         await w.stop();

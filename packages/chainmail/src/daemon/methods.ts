@@ -10,6 +10,7 @@ import { createFolderCall, deleteFolderCall, listFolders, renameFolderCall } fro
 import { archive, expunge, move, setFlags, setLabels, trash } from "../service/organize.js";
 import { downloadAttachment, getMessages, getThread, saveRaw } from "../service/reading.js";
 import { ITEM_HANDLERS } from "./item-handlers.js";
+import { deleteWatchGroup, readEvents, watchGroups, watchStatus } from "../service/events.js";
 import { search } from "../service/search.js";
 import type { ClientKind } from "../store/state.js";
 import {
@@ -59,6 +60,10 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
     }
     return { accounts: reports };
   },
+  "watch.read": (ctx, call, p) => readEvents(ctx, call, p),
+  "watch.status": (ctx) => watchStatus(ctx),
+  "watch.groups": (ctx) => watchGroups(ctx),
+  "watch.groups.delete": (ctx, call, p) => deleteWatchGroup(ctx, call, p.group),
   "audit.read": (ctx, _call, p) => ({
     rows: ctx.state.readAudit({
       ...(p.action ? { action: p.action } : {}),
@@ -85,7 +90,7 @@ function touchedAccounts(p: Record<string, unknown>): string[] {
 
 export async function dispatch(
   ctx: ServiceContext,
-  caller: { client: ClientKind },
+  caller: { client: ClientKind } & Pick<Call, "signal" | "afterReply">,
   method: string,
   params: unknown,
 ): Promise<unknown> {
@@ -94,7 +99,12 @@ export async function dispatch(
   const name = method as Method;
   const op = OPERATIONS[name];
   const p = parseParams(op.params, params);
-  const call: Call = { client: caller.client, action: op.audit ?? name };
+  const call: Call = {
+    client: caller.client,
+    action: op.audit ?? name,
+    signal: caller.signal,
+    afterReply: caller.afterReply,
+  };
   const run = () => (HANDLERS[name] as Handler<Method>)(ctx, call, p as CheckedParamsOf<Method>);
   if (!op.mutates || !ctx.cache) return run();
   // Marked before (no search during the call trusts the cache) and after (a pass that began during

@@ -12,6 +12,9 @@ import { ensurePrivateDir, type Home } from "../home.js";
 import { ImapPool } from "../imap/connection.js";
 import type { ServiceContext } from "../service/context.js";
 import { StateDb } from "../store/state.js";
+import { EventLog } from "../events/log.js";
+import { syncSink } from "../events/sync-sink.js";
+import { itemsOf } from "../service/items.js";
 import { CacheRunner } from "./cache-runner.js";
 import { dispatch } from "./methods.js";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Request, type Response } from "./protocol.js";
@@ -27,6 +30,10 @@ export interface DaemonOptions {
   log?: (line: string) => void;
   /** How often config.toml's mtime is checked between requests (default 2000 ms). */
   configPollMs?: number;
+  /** The work items linked to a thread, for item_mail events (the items store's linkedItems). */
+  linkedItems?: (account: string, threadKey: string) => string[];
+  /** An item and every live item below it, for read_events' `item` (null: no such item). */
+  itemSubtree?: (itemId: string) => string[] | null;
 }
 
 async function socketIsLive(path: string): Promise<boolean> {
@@ -64,10 +71,20 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const pool = new ImapPool(home.secretsDir);
   // Temp files a crash left in the default save dir; other dirs are cleaned before each save there.
   removeStaleParts(home.attachmentsDir);
-  const ctx: ServiceContext = { config, home, pool, state };
+  // The work items store lives in state.db beside the log; ctx exists by the time either is asked.
+  const events = new EventLog(state, {
+    retentionSeconds: () => config.events.retention_seconds,
+    linkedItems:
+      options.linkedItems ?? ((account, threadKey) => itemsOf(ctx).linkedItems(account, threadKey)),
+    itemSubtree: options.itemSubtree ?? ((itemId) => itemsOf(ctx).subtreeIds(itemId)),
+  });
+  const ctx: ServiceContext = { config, home, pool, state, events };
   // cache.db sits next to state.db; the runner reads ctx.config on every use, so reloads apply.
   if (config.cache.enabled)
-    ctx.cache = new CacheRunner(home.cacheFile, () => ctx.config, home.secretsDir, log);
+    ctx.cache = new CacheRunner(home.cacheFile, () => ctx.config, home.secretsDir, log, {
+      events: syncSink(events),
+      status: (account, ok, reason) => events.status(account, ok, reason),
+    });
 
   // config.toml is re-read before every call that follows an edit and on a timer, so a user's change
   // (policy, a new account) takes effect without a restart; an invalid edit keeps the last good
@@ -93,7 +110,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const inflight = new Set<Promise<unknown>>();
   const sockets = new Set<net.Socket>();
 
-  const handle = async (line: string): Promise<Response> => {
+  const handle = async (
+    line: string,
+    transport: Pick<Parameters<typeof dispatch>[1], "signal" | "afterReply">,
+  ): Promise<Response> => {
     let req: Partial<Request>;
     try {
       req = JSON.parse(line) as Partial<Request>;
@@ -120,7 +140,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     if (req.client !== "cli" && req.client !== "mcp") return badRequest(id, 'client must be "cli" or "mcp"');
     try {
       refreshConfig();
-      const result = await dispatch(ctx, { client: req.client }, req.method, req.params);
+      const result = await dispatch(ctx, { client: req.client, ...transport }, req.method, req.params);
       return { v: PROTOCOL_VERSION, id, result };
     } catch (err) {
       const body = toWireError(err);
@@ -132,7 +152,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   const server = net.createServer((sock) => {
     sockets.add(sock);
-    sock.on("close", () => sockets.delete(sock));
+    // Aborts the calls of this connection that still wait (read_events), so they answer nothing.
+    const hangup = new AbortController();
+    sock.on("close", () => {
+      sockets.delete(sock);
+      hangup.abort();
+    });
     sock.on("error", () => undefined);
     let buf = "";
     // A decoding stream: a character split across two reads arrives whole, not as two U+FFFDs.
@@ -151,8 +176,21 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         const line = buf.slice(0, nl).trim();
         buf = buf.slice(nl + 1);
         if (line) {
-          const p = handle(line).then((res) => {
-            if (!sock.destroyed) sock.write(`${JSON.stringify(res)}\n`);
+          const after: (() => void)[] = [];
+          const transport = { signal: hangup.signal, afterReply: (fn: () => void) => void after.push(fn) };
+          const p = handle(line, transport).then(async (res) => {
+            if (sock.destroyed || hangup.signal.aborted) return;
+            const written = await new Promise<boolean>((resolve) =>
+              sock.write(`${JSON.stringify(res)}\n`, (err) => resolve(!err)),
+            );
+            if (!written || sock.destroyed) return;
+            for (const fn of after) {
+              try {
+                fn();
+              } catch (err) {
+                log(`after the reply to a call: ${(err as Error).message}`);
+              }
+            }
           });
           inflight.add(p);
           void p.finally(() => inflight.delete(p));
@@ -188,6 +226,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     stop: () => {
       stopping ??= (async () => {
         clearInterval(configTimer);
+        // Long-polls answer now with what they have, so the calls in flight can finish.
+        events.close();
         // close() stops accepting at once but calls back only when every connection has ended.
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         await Promise.allSettled([...inflight]);

@@ -7,6 +7,7 @@ import { type AddressObject, simpleParser } from "mailparser";
 import { MailError, quoteServerText } from "../errors.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
+import { canonicalThreadKey } from "../thread-key.js";
 import { classifyFlags } from "./flags.js";
 import { htmlToText, shapeBody } from "./body.js";
 import { displayName } from "./folders.js";
@@ -118,16 +119,6 @@ export function attachmentsOf(structure: MessageStructureObject | undefined): At
   }));
 }
 
-/** The thread key: the root of References, else In-Reply-To, else the message's own Message-ID. */
-export function threadKey(
-  messageId: string | null,
-  inReplyTo: string | null,
-  references: string[],
-  fallback: string,
-): string {
-  return references[0] ?? inReplyTo ?? messageId ?? fallback;
-}
-
 export interface ReadOptions {
   full: boolean;
   bodyLimit: number;
@@ -163,8 +154,15 @@ export async function parseFetched(
     message_id: messageId,
     in_reply_to: inReplyTo,
     references,
-    // Gmail's X-GM-THRID when the server gives one, else the References root.
-    thread_id: msg.threadId ?? threadKey(messageId, inReplyTo, references, ref),
+    thread_id: canonicalThreadKey({
+      gmThreadId: msg.threadId,
+      references,
+      inReplyTo,
+      messageId,
+      date: parsed.date,
+      fromAddress: addresses(parsed.from)[0]?.address,
+      subject: parsed.subject,
+    }),
     date: parsed.date ? parsed.date.toISOString() : null,
     from: addresses(parsed.from),
     to: addresses(parsed.to),

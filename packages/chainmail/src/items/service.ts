@@ -487,6 +487,12 @@ export class ItemService {
       .filter((id) => this.store.get(id)?.deleted_at === null);
   }
 
+  /** An item and every live item below it (read_events' `item`), or null when there is no such item. */
+  subtreeIds(id: string): string[] | null {
+    if (!this.store.get(id)) return null;
+    return [id, ...this.liveBelow(id).map((r) => r.id)];
+  }
+
   /** The threads linked to an item or any live item below it (an `item:` search term). */
   threadsUnder(id: string): Array<{ account: string; thread_key: string }> {
     this.row(id);

@@ -8,8 +8,9 @@ import { folderFresh } from "../cache/index.js";
 import { MAX_BODY_CHARS } from "../cache/body.js";
 import type { AttachmentInfo as CachedAttachment } from "../query/structure.js";
 import { shapeBody } from "../imap/body.js";
-import { type Address, type Message, threadKey } from "../imap/messages.js";
+import type { Address, Message } from "../imap/messages.js";
 import { encodeRef, type MessageRef } from "../refs.js";
+import { canonicalThreadKey } from "../thread-key.js";
 import type { ServiceContext } from "./context.js";
 
 interface Row {
@@ -87,7 +88,15 @@ export function readCached(
     message_id: row.message_id,
     in_reply_to: inReplyTo,
     references,
-    thread_id: threadKey(row.message_id, inReplyTo, references, ref),
+    thread_id: canonicalThreadKey({
+      gmThreadId: row.gm_thread_id,
+      references,
+      inReplyTo,
+      messageId: row.message_id,
+      date: row.date,
+      fromAddress: addrs(row.from_json)[0]?.address,
+      subject: row.subject,
+    }),
     date: row.date === null ? null : new Date(row.date).toISOString(),
     from: addrs(row.from_json),
     to: addrs(row.to_json),

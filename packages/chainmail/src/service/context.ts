@@ -1,6 +1,7 @@
 /** What every daemon method works with, and the audit helper they share. */
 import type { AccountConfig, Config } from "../config.js";
 import type { CacheRunner } from "../daemon/cache-runner.js";
+import type { EventLog } from "../events/log.js";
 import { MailError } from "../errors.js";
 import type { Home } from "../home.js";
 import type { ImapPool } from "../imap/connection.js";
@@ -13,6 +14,7 @@ export interface ServiceContext {
   state: StateDb;
   /** The local cache; absent when `[cache] enabled = false`. */
   cache?: CacheRunner | undefined;
+  events: EventLog;
 }
 
 /** The cache, or UNSUPPORTED when config.toml turned it off. */
@@ -31,6 +33,13 @@ export function cacheOf(ctx: ServiceContext): CacheRunner {
 export interface Call {
   client: ClientKind;
   action: string;
+  /** Aborts when the caller's connection closes before the reply. */
+  signal?: AbortSignal | undefined;
+  /**
+   * Runs `fn` once the reply has been written to a caller that is still connected (never when it
+   * hung up first). Absent for an in-process call, which has no reply to wait for.
+   */
+  afterReply?: ((fn: () => void) => void) | undefined;
 }
 
 export function accountOf(ctx: ServiceContext, name: string): AccountConfig {

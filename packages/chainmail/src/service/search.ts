@@ -13,7 +13,7 @@ import { type WireError, MailError, toWireError } from "../errors.js";
 import { htmlToText } from "../imap/body.js";
 import type { SearchSource } from "../limits.js";
 import { displayName, listAll, roleOf } from "../imap/folders.js";
-import { splitFlags, threadKey } from "../imap/messages.js";
+import { splitFlags } from "../imap/messages.js";
 import { bindQuery, folderInScope, mentionsIn, splitAccounts } from "../query/analyze.js";
 import { compileToGmailRaw } from "../query/imap.js";
 import { leaves, mapLeaves, type QueryNode } from "../query/ast.js";
@@ -22,6 +22,7 @@ import { imapSearchFolder } from "../query/imap-run.js";
 import { parseQuery } from "../query/parser.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef } from "../refs.js";
+import { canonicalThreadKey } from "../thread-key.js";
 import { type CacheRow, CursorError, cacheCanAnswerQuery, searchCache } from "../cache/index.js";
 import { type Call, type ServiceContext, accountOf, audit, cacheOf } from "./context.js";
 import { itemsOf } from "./items.js";
@@ -218,7 +219,15 @@ async function serverSearch(
           size: m.size ?? 0,
           has_attachment: attachmentsFromStructure(m.bodyStructure).length > 0,
           message_id: env?.messageId ?? null,
-          thread_id: m.threadId ?? threadKey(env?.messageId ?? null, inReplyTo, references, ref),
+          thread_id: canonicalThreadKey({
+            gmThreadId: m.threadId,
+            references,
+            inReplyTo,
+            messageId: env?.messageId,
+            date: env?.date,
+            fromAddress: from?.address,
+            subject: env?.subject,
+          }),
           sortDate,
           uid: m.uid,
           path: f.path,
@@ -339,7 +348,7 @@ const LACKING = {
 
 const SHORT_FLAG_ORDER = (flags: string[]) => [...flags].sort();
 
-/** A cache row in the search row shape (thread ids computed as the server path does). */
+/** A cache row in the search row shape. */
 function rowFromCache(r: CacheRow): Hit {
   const ref = encodeRef({
     account: r.account,
@@ -347,9 +356,6 @@ function rowFromCache(r: CacheRow): Hit {
     uidValidity: Number(r.uidvalidity),
     uid: r.uid,
   });
-  // The thread fields come with the page's one statement (a statement per row cost ~0.5 ms a page)
-  const inReplyTo = r.in_reply_to?.match(/<[^>]+>/)?.[0] ?? null;
-  const threadId = r.gm_thread_id ?? threadKey(r.message_id, inReplyTo, r.references, ref);
   return {
     ref,
     account: r.account,
@@ -362,7 +368,8 @@ function rowFromCache(r: CacheRow): Hit {
     size: r.size,
     has_attachment: r.has_attachment,
     message_id: r.message_id,
-    thread_id: threadId,
+    // The cache stores the canonical key, so collapsing and the row's thread_id agree with the server path.
+    thread_id: r.thread_key,
     ...(r.snippet !== undefined ? { snippet: r.snippet ?? "" } : {}),
     sortDate: Date.parse(r.received),
     uid: r.uid,

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { ITEMS_MIGRATION } from "./items-schema.js";
+import { EVENTS_MIGRATION } from "./events.js";
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE audit (
@@ -20,6 +21,7 @@ const MIGRATIONS: string[] = [
    CREATE INDEX audit_action_time ON audit(action, time);
    CREATE INDEX audit_time ON audit(time);`,
   ITEMS_MIGRATION,
+  EVENTS_MIGRATION,
 ];
 
 /** The schema version a fully migrated state.db has (its user_version). */

@@ -8,6 +8,7 @@ import { accountOperations } from "./accounts.js";
 import { cacheOperations } from "./cache.js";
 import type { Operation } from "./define.js";
 import { itemOperations } from "./items.js";
+import { eventOperations } from "./events.js";
 import { organizeOperations } from "./organize.js";
 import { readingOperations } from "./reading.js";
 
@@ -17,6 +18,7 @@ export const OPERATIONS = {
   ...organizeOperations,
   ...cacheOperations,
   ...itemOperations,
+  ...eventOperations,
 } satisfies Record<string, Operation>;
 
 export type Method = keyof typeof OPERATIONS;
@@ -32,3 +34,12 @@ export type ResultOf<M extends Method> =
 export { type Operation, operation, parseParams } from "./define.js";
 export * from "./fields.js";
 export * from "./items.js";
+export {
+  EventCursorField,
+  EventKindsField,
+  EventsLimitField,
+  GROUP_RULE,
+  GroupField,
+  InField,
+  WaitSecondsField,
+} from "./events.js";

@@ -1,0 +1,270 @@
+/**
+ * The event log: what the cache's syncs reveal (new, flags, expunged, gap), accounts' connection
+ * state (status) and work items (item, item_mail), kept in state.db for `retention_seconds`, read
+ * by cursor or by consumer group, with long-polling. Knows nothing of MCP or the socket: a read
+ * returns its page and a `commit` that acknowledges it, which the caller runs once the reply is out.
+ */
+import { MailError } from "../errors.js";
+import type { SearchRow } from "../service/search.js";
+import type { StateDb } from "../store/state.js";
+import { type EventInput, type EventRow, EventStore } from "../store/events.js";
+import { ALWAYS_KINDS, EVENT_KINDS, type EventKind, OPT_IN_KINDS } from "./limits.js";
+
+export interface MailEvent {
+  id: number;
+  time: string;
+  kind: EventKind;
+  /** null only for a gap that concerns every account (retention, an unknown cursor). */
+  account: string | null;
+  folder?: string;
+  item_id?: string;
+  ref?: string;
+  /** new and item_mail: the message's search row. */
+  row?: SearchRow;
+  flags?: string[];
+  keywords?: string[];
+  labels?: string[];
+  /** status: ok or error; gap: why events are missing. */
+  state?: "ok" | "error";
+  error?: string;
+  reason?: "first_sync" | "uidvalidity" | "retention" | "cursor";
+  change?: string;
+  thread_key?: string;
+}
+
+export interface ReadEventsParams {
+  accounts: string[];
+  cursor?: number | undefined;
+  group?: string | undefined;
+  in?: string | undefined;
+  item?: string | undefined;
+  kinds: EventKind[];
+  limit: number;
+  wait_seconds: number;
+}
+
+export interface ReadEventsResult {
+  events: MailEvent[];
+  next_cursor: number;
+}
+
+export interface EventLogOptions {
+  retentionSeconds: () => number;
+  /** The work items linked to a thread; without an items store, none. */
+  linkedItems?: (account: string, threadKey: string) => string[];
+  /** An item and every live item below it, or null when there is no such item. */
+  itemSubtree?: (itemId: string) => string[] | null;
+  now?: () => number;
+}
+
+const PRUNE_EVERY_MS = 60_000;
+
+export class EventLog {
+  readonly store: EventStore;
+  private readonly waiters = new Set<() => void>();
+  private wakeQueued = false;
+  private closed = false;
+  private readonly pruneTimer: NodeJS.Timeout;
+  private readonly now: () => number;
+  linkedItems: (account: string, threadKey: string) => string[];
+  itemSubtree: (itemId: string) => string[] | null;
+
+  constructor(
+    state: StateDb,
+    private readonly options: EventLogOptions,
+  ) {
+    this.store = new EventStore(state.db);
+    this.now = options.now ?? Date.now;
+    this.linkedItems = options.linkedItems ?? (() => []);
+    this.itemSubtree = options.itemSubtree ?? (() => null);
+    this.prune();
+    this.pruneTimer = setInterval(() => this.prune(), PRUNE_EVERY_MS);
+    this.pruneTimer.unref();
+  }
+
+  /**
+   * Records an event unless the same one (account, folder, UIDVALIDITY, UID, kind, change) is
+   * already there; a failing store throws, so the cache change that revealed it does not commit.
+   */
+  record(e: EventInput): number | null {
+    const id = this.store.insert({ ...e, time: e.time ?? new Date(this.now()).toISOString() });
+    if (id !== null) this.wake();
+    return id;
+  }
+
+  /** A new message: an item_mail event for each item its thread is linked to. */
+  newMail(at: Omit<EventInput, "kind" | "change" | "data">, row: SearchRow): void {
+    for (const itemId of this.linkedItems(row.account, row.thread_id)) {
+      this.record({
+        ...at,
+        kind: "item_mail",
+        change: itemId,
+        itemId,
+        data: { ref: row.ref, row, thread_key: row.thread_id },
+      });
+    }
+  }
+
+  /** A work item changed (recorded by the items store, once per revision). */
+  item(itemId: string, revision: number, change: string): number | null {
+    return this.record({
+      kind: "item",
+      account: "",
+      itemId,
+      change: `${itemId}:${revision}`,
+      data: { change },
+    });
+  }
+
+  /** An account's connection state; recorded only when it differs from the last one recorded. */
+  status(account: string, ok: boolean, error?: string): void {
+    const state = ok ? "ok" : "error";
+    const last = this.store.lastStatus(account);
+    if (last && (JSON.parse(last) as { state?: string }).state === state) return;
+    const time = new Date(this.now()).toISOString();
+    this.record({
+      kind: "status",
+      account,
+      // The log's position makes two changes within one millisecond two events.
+      change: `${state}@${time}#${this.store.lastId()}`,
+      time,
+      data: { state, ...(error ? { error } : {}) },
+    });
+  }
+
+  prune(): number {
+    const before = new Date(this.now() - this.options.retentionSeconds() * 1000).toISOString();
+    return this.store.prune(before);
+  }
+
+  /** Waiters re-read after the current synchronous work (a cache transaction) has committed. */
+  private wake(): void {
+    if (this.wakeQueued) return;
+    this.wakeQueued = true;
+    setImmediate(() => {
+      this.wakeQueued = false;
+      for (const w of [...this.waiters]) w();
+    });
+  }
+
+  /** The kinds a read returns, by read_events' rules for `kinds` and `item`. */
+  static effectiveKinds(kinds: EventKind[], item: boolean): EventKind[] {
+    if (kinds.length === 0)
+      return item
+        ? ["item", "item_mail", ...ALWAYS_KINDS]
+        : EVENT_KINDS.filter((k) => !OPT_IN_KINDS.includes(k));
+    const out = new Set(kinds);
+    if (!kinds.some((k) => ALWAYS_KINDS.includes(k))) for (const k of ALWAYS_KINDS) out.add(k);
+    // With item, mail events of no item are left out whatever kinds says.
+    if (item) for (const k of ["new", "flags", "expunged"] as const) out.delete(k);
+    return [...out];
+  }
+
+  private page(p: ReadEventsParams, after: number, kinds: EventKind[], itemIds: string[] | null) {
+    this.prune();
+    const last = this.store.lastId();
+    const pruned = this.store.prunedThrough();
+    const events: MailEvent[] = [];
+    let from = after;
+    const gap = (reason: "retention" | "cursor", id: number) => {
+      if (kinds.includes("gap"))
+        events.push({ id, time: new Date(this.now()).toISOString(), kind: "gap", account: null, reason });
+    };
+    if (after > last) {
+      // A position this log never handed out (state.db was replaced): everything kept is news.
+      gap("cursor", 0);
+      from = 0;
+    } else if (after > 0 && after < pruned) {
+      gap("retention", pruned);
+      from = pruned;
+    }
+    const want = p.limit - events.length;
+    const inNames = p.in ? inNamesOf(p.in) : [];
+    const rows = this.store.read({ after: from, accounts: p.accounts, kinds, inNames, itemIds, limit: want });
+    events.push(...rows.map(toEvent));
+    // A short page examined every event up to the last id, so the next read starts after it.
+    const next = rows.length === want && rows.length > 0 ? rows[rows.length - 1]!.id : Math.max(from, last);
+    return { events, next_cursor: next };
+  }
+
+  /**
+   * One read_events call. Waits up to `wait_seconds` for a matching event when none is ready, and
+   * returns early when `signal` aborts (the reader hung up) or the log closes (shutdown). `commit`
+   * moves the group's position to `next_cursor`; the caller runs it only once the reply is delivered.
+   */
+  async read(
+    p: ReadEventsParams,
+    signal?: AbortSignal,
+  ): Promise<{ result: ReadEventsResult; commit: () => void }> {
+    if (p.cursor !== undefined && p.group !== undefined)
+      throw new MailError(
+        "INVALID_ARGUMENT",
+        "cursor and group cannot be used together",
+        "Pass one of them.",
+      );
+    let itemIds: string[] | null = null;
+    if (p.item !== undefined) {
+      itemIds = this.itemSubtree(p.item);
+      if (!itemIds)
+        throw new MailError(
+          "NOT_FOUND",
+          `no work item ${JSON.stringify(p.item)}`,
+          "list_items gives the item IDs.",
+        );
+    }
+    const kinds = EventLog.effectiveKinds(p.kinds, p.item !== undefined);
+    const deadline = this.now() + p.wait_seconds * 1000;
+    const position = () =>
+      p.group !== undefined ? (this.store.group(p.group)?.acked ?? 0) : (p.cursor ?? 0);
+    for (;;) {
+      const result = this.page(p, position(), kinds, itemIds);
+      const left = deadline - this.now();
+      if (result.events.length > 0 || left <= 0 || this.closed || signal?.aborted) {
+        const group = p.group;
+        return {
+          result,
+          commit: () => (group !== undefined ? this.store.ack(group, result.next_cursor) : undefined),
+        };
+      }
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.waiters.delete(done);
+          signal?.removeEventListener("abort", done);
+          resolve();
+        };
+        const timer = setTimeout(done, left);
+        this.waiters.add(done);
+        signal?.addEventListener("abort", done, { once: true });
+      });
+    }
+  }
+
+  /** Wakes every waiter (they answer with what they have) and stops pruning. */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.pruneTimer);
+    for (const w of [...this.waiters]) w();
+  }
+}
+
+/** `in` in any case; `inbox` also matches the Gmail label \Inbox and `sent` the label \Sent. */
+export function inNamesOf(name: string): string[] {
+  const n = name.toLowerCase();
+  if (n === "inbox") return ["inbox", "\\inbox"];
+  if (n === "sent") return ["sent", "\\sent"];
+  return [n];
+}
+
+function toEvent(r: EventRow): MailEvent {
+  const data = JSON.parse(r.data) as Partial<MailEvent>;
+  return {
+    id: r.id,
+    time: r.time,
+    kind: r.kind,
+    account: r.account === "" ? null : r.account,
+    ...(r.folder ? { folder: r.folder } : {}),
+    ...(r.item_id ? { item_id: r.item_id } : {}),
+    ...data,
+  };
+}

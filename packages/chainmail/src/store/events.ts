@@ -1,0 +1,213 @@
+/**
+ * The event log's tables in state.db and every SQL statement over them. Ids come from AUTOINCREMENT,
+ * so SQLite never hands out an id again, also after the rows are pruned; cache.db plays no part, so
+ * a cache rebuild cannot move them back.
+ */
+import type Database from "better-sqlite3";
+import type { EventKind } from "../events/limits.js";
+
+export const EVENTS_MIGRATION = `
+  CREATE TABLE events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    time TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('new','flags','expunged','status','gap','item','item_mail')),
+    account TEXT NOT NULL DEFAULT '',
+    folder TEXT NOT NULL DEFAULT '',
+    folder_norm TEXT NOT NULL DEFAULT '',
+    -- lowercase Gmail labels, each between two newlines, for the in filter
+    labels_norm TEXT NOT NULL DEFAULT '',
+    uidvalidity TEXT NOT NULL DEFAULT '',
+    uid INTEGER NOT NULL DEFAULT 0,
+    change TEXT NOT NULL DEFAULT '',
+    item_id TEXT,
+    data TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (account, folder, uidvalidity, uid, kind, change)
+  );
+  CREATE INDEX events_time ON events(time);
+  CREATE TABLE event_groups (
+    name TEXT PRIMARY KEY,
+    acked INTEGER NOT NULL DEFAULT 0,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL
+  );
+  CREATE TABLE event_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);`;
+
+export interface EventInput {
+  kind: EventKind;
+  account: string;
+  folder?: string;
+  labels?: readonly string[];
+  uidValidity?: string;
+  uid?: number;
+  /** What tells two events of the same message and kind apart (flags: the change; status: the time). */
+  change?: string;
+  itemId?: string | null;
+  data?: Record<string, unknown>;
+  time?: string;
+}
+
+export interface EventRow {
+  id: number;
+  time: string;
+  kind: EventKind;
+  account: string;
+  folder: string;
+  item_id: string | null;
+  data: string;
+}
+
+export interface EventFilter {
+  after: number;
+  accounts: string[];
+  kinds: EventKind[];
+  /** Lowercase folder names and labels an event's folder or labels must include one of. */
+  inNames: string[];
+  /** With `item`: item and item_mail events of these items only. */
+  itemIds: string[] | null;
+  limit: number;
+}
+
+export interface GroupRow {
+  name: string;
+  acked: number;
+  created: string;
+  updated: string;
+}
+
+const labelsNorm = (labels: readonly string[] | undefined) =>
+  labels?.length ? `\n${labels.map((l) => l.toLowerCase()).join("\n")}\n` : "";
+
+export class EventStore {
+  constructor(private readonly db: Database.Database) {}
+
+  /** The new event's id, or null when the same event (its natural key) is already recorded. */
+  insert(e: EventInput): number | null {
+    const r = this.db
+      .prepare(
+        `INSERT OR IGNORE INTO events (time, kind, account, folder, folder_norm, labels_norm, uidvalidity, uid, change, item_id, data)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        e.time ?? new Date().toISOString(),
+        e.kind,
+        e.account,
+        e.folder ?? "",
+        (e.folder ?? "").toLowerCase(),
+        labelsNorm(e.labels),
+        e.uidValidity ?? "",
+        e.uid ?? 0,
+        e.change ?? "",
+        e.itemId ?? null,
+        JSON.stringify(e.data ?? {}),
+      );
+    return r.changes > 0 ? Number(r.lastInsertRowid) : null;
+  }
+
+  /** The highest id ever handed out (0 before the first event), whether or not it is still kept. */
+  lastId(): number {
+    const r = this.db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").get() as
+      | { seq: number }
+      | undefined;
+    return r?.seq ?? 0;
+  }
+
+  stats(): { count: number; oldest: number | null; oldestTime: string | null } {
+    const r = this.db.prepare("SELECT count(*) AS n, min(id) AS lo FROM events").get() as {
+      n: number;
+      lo: number | null;
+    };
+    const t =
+      r.lo === null
+        ? null
+        : (this.db.prepare("SELECT time FROM events WHERE id = ?").pluck().get(r.lo) as string);
+    return { count: r.n, oldest: r.lo, oldestTime: t };
+  }
+
+  /** The highest id retention deleted (0 when none was). */
+  prunedThrough(): number {
+    return (this.db.prepare("SELECT value FROM event_meta WHERE key = 'pruned_through'").pluck().get() ??
+      0) as number;
+  }
+
+  /** Deletes events older than `before` (RFC 3339); returns how many. */
+  prune(before: string): number {
+    return this.db.transaction(() => {
+      const hi = this.db.prepare("SELECT max(id) FROM events WHERE time < ?").pluck().get(before) as
+        | number
+        | null;
+      if (hi === null) return 0;
+      const n = this.db.prepare("DELETE FROM events WHERE id <= ?").run(hi).changes;
+      this.db
+        .prepare(
+          "INSERT INTO event_meta (key, value) VALUES ('pruned_through', ?) ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)",
+        )
+        .run(hi);
+      return n;
+    })();
+  }
+
+  read(f: EventFilter): EventRow[] {
+    const where = ["id > ?"];
+    const args: unknown[] = [f.after];
+    const list = (xs: readonly unknown[]) => xs.map(() => "?").join(", ");
+    if (f.accounts.length) {
+      // Events of no account (work items, a gap of the whole log) concern every account.
+      where.push(`(account = '' OR account IN (${list(f.accounts)}))`);
+      args.push(...f.accounts);
+    }
+    where.push(`kind IN (${list(f.kinds)})`);
+    args.push(...f.kinds);
+    if (f.inNames.length) {
+      // Account-wide events (status, and a gap of no folder) concern every folder.
+      const one = "(folder_norm = ? OR instr(labels_norm, char(10) || ? || char(10)) > 0)";
+      where.push(`(folder = '' OR ${f.inNames.map(() => one).join(" OR ")})`);
+      for (const n of f.inNames) args.push(n, n);
+    }
+    if (f.itemIds) {
+      where.push(`(kind NOT IN ('item', 'item_mail') OR item_id IN (${list(f.itemIds)}))`);
+      args.push(...f.itemIds);
+    }
+    return this.db
+      .prepare(
+        `SELECT id, time, kind, account, folder, item_id, data FROM events WHERE ${where.join(" AND ")} ORDER BY id LIMIT ?`,
+      )
+      .all(...args, f.limit) as EventRow[];
+  }
+
+  /** The latest status event's data of an account, for telling a real change from a repeat. */
+  lastStatus(account: string): string | null {
+    return (
+      (this.db
+        .prepare("SELECT data FROM events WHERE kind = 'status' AND account = ? ORDER BY id DESC LIMIT 1")
+        .pluck()
+        .get(account) as string | undefined) ?? null
+    );
+  }
+
+  group(name: string): GroupRow | undefined {
+    return this.db.prepare("SELECT * FROM event_groups WHERE name = ?").get(name) as GroupRow | undefined;
+  }
+
+  /** Moves a group's position forward to `id` (never back), creating the group when new. */
+  ack(name: string, id: number): void {
+    const now = new Date().toISOString();
+    this.db
+      .prepare(
+        `INSERT INTO event_groups (name, acked, created, updated) VALUES (?, ?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET acked = max(acked, excluded.acked), updated = excluded.updated`,
+      )
+      .run(name, id, now, now);
+  }
+
+  groups(): (GroupRow & { pending: number })[] {
+    return this.db
+      .prepare(
+        "SELECT g.*, (SELECT count(*) FROM events e WHERE e.id > g.acked) AS pending FROM event_groups g ORDER BY g.name",
+      )
+      .all() as (GroupRow & { pending: number })[];
+  }
+
+  deleteGroup(name: string): boolean {
+    return this.db.prepare("DELETE FROM event_groups WHERE name = ?").run(name).changes > 0;
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * The one thread key every path uses: the cache's `thread_key` column, the `thread_id` of search rows,
+ * get_message and get_thread (server and cache alike), search's thread collapsing and thread links.
+ *
+ * Rule, first that applies:
+ * 1. Gmail's thread id (X-GM-THRID), as its decimal digits.
+ * 2. The first Message-ID in References (the thread's root), else the first in In-Reply-To, else the
+ *    message's own Message-ID, each as `<local@domain>` in lowercase (IMAP header search, which finds
+ *    the thread's members on the server, ignores case too).
+ * 3. A message with none of these: `x:` and 24 hex digits of a SHA-256 of its Date header (as epoch
+ *    milliseconds), its first From address in lowercase and its subject. Nothing here depends on the
+ *    folder, the UID or the cache, so the key survives a move, a copy, a rename and a cache rebuild.
+ */
+import crypto from "node:crypto";
+
+export interface ThreadKeyInput {
+  gmThreadId?: string | bigint | null | undefined;
+  references?: readonly string[] | null | undefined;
+  inReplyTo?: string | null | undefined;
+  messageId?: string | null | undefined;
+  /** Only for a message with no ids at all. */
+  date?: number | string | Date | null | undefined;
+  fromAddress?: string | null | undefined;
+  subject?: string | null | undefined;
+}
+
+/** `<id>` from a header value (the first bracketed id, else the trimmed value), lowercased. */
+function normId(v: string | null | undefined): string | null {
+  if (!v) return null;
+  const m = /<[^<>\s]+>/.exec(v);
+  const id = (m ? m[0] : v.trim()).toLowerCase();
+  return id === "" || id === "<>" ? null : id;
+}
+
+function dateMs(d: ThreadKeyInput["date"]): number {
+  if (d === null || d === undefined) return 0;
+  const t = d instanceof Date ? d.getTime() : typeof d === "number" ? d : Date.parse(d);
+  return Number.isFinite(t) ? t : 0;
+}
+
+export function canonicalThreadKey(p: ThreadKeyInput): string {
+  if (p.gmThreadId !== null && p.gmThreadId !== undefined && String(p.gmThreadId) !== "")
+    return String(p.gmThreadId);
+  for (const r of p.references ?? []) {
+    const id = normId(r);
+    if (id) return id;
+  }
+  const root = normId(p.inReplyTo) ?? normId(p.messageId);
+  if (root) return root;
+  const basis = `${dateMs(p.date)}\n${(p.fromAddress ?? "").trim().toLowerCase()}\n${(p.subject ?? "").trim()}`;
+  return `x:${crypto.createHash("sha256").update(basis).digest("hex").slice(0, 24)}`;
+}

@@ -1,0 +1,164 @@
+/**
+ * The event log's own rules over a real state.db file: natural keys, ids after pruning and reopening,
+ * the kinds rule, what a group read acknowledges and when; and the cache reporting only real flag
+ * changes.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openCache } from "../src/cache/index.js";
+import { ensureFolder, updateFlags } from "../src/cache/store.js";
+import { EventLog, type ReadEventsParams } from "../src/events/log.js";
+import { StateDb } from "../src/store/state.js";
+
+let dir: string;
+let state: StateDb;
+let now = Date.parse("2026-03-01T10:00:00Z");
+let retention = 3600;
+const open = () =>
+  new EventLog(state, {
+    retentionSeconds: () => retention,
+    now: () => now,
+    itemSubtree: (id) => (id === "it_a" ? ["it_a", "it_b"] : null),
+  });
+const read = (log: EventLog, p: Partial<ReadEventsParams>) =>
+  log.read({ accounts: [], kinds: [], limit: 50, wait_seconds: 0, ...p });
+const newAt = (log: EventLog, uid: number, folder = "INBOX") =>
+  log.record({ kind: "new", account: "work", folder, uidValidity: "7", uid, data: { ref: `r${uid}` } });
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-ev-"));
+  state = new StateDb(path.join(dir, "state.db"));
+  now = Date.parse("2026-03-01T10:00:00Z");
+  retention = 3600;
+});
+afterEach(() => {
+  state.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the event log", () => {
+  it("records each event once by its natural key", () => {
+    const log = open();
+    const first = newAt(log, 5)!;
+    expect(newAt(log, 5)).toBeNull();
+    expect(newAt(log, 5, "Archive")).toBeGreaterThan(first);
+    expect(log.store.stats().count).toBe(2);
+    log.close();
+  });
+
+  it("never hands an id out again, after pruning and reopening", async () => {
+    let log = open();
+    newAt(log, 1);
+    newAt(log, 2);
+    now += 7200 * 1000;
+    expect(log.prune()).toBe(2);
+    log.close();
+    state.close();
+    state = new StateDb(path.join(dir, "state.db"));
+    log = open();
+    expect(newAt(log, 3)).toBe(3);
+    const r = await read(log, { cursor: 1 });
+    expect(r.result.events.map((e) => [e.kind, e.id])).toEqual([
+      ["gap", 2],
+      ["new", 3],
+    ]);
+    log.close();
+  });
+
+  it("gives a cursor it never handed out a gap and everything kept", async () => {
+    const log = open();
+    newAt(log, 1);
+    const r = await read(log, { cursor: 99 });
+    expect(r.result.events.map((e) => [e.kind, e.reason ?? null])).toEqual([
+      ["gap", "cursor"],
+      ["new", null],
+    ]);
+    log.close();
+  });
+
+  it("applies the kinds rule", () => {
+    expect(EventLog.effectiveKinds([], false).sort()).toEqual(["expunged", "flags", "gap", "new", "status"]);
+    expect(EventLog.effectiveKinds([], true).sort()).toEqual(["gap", "item", "item_mail", "status"]);
+    expect(EventLog.effectiveKinds(["new"], false).sort()).toEqual(["gap", "new", "status"]);
+    expect(EventLog.effectiveKinds(["new", "gap"], false).sort()).toEqual(["gap", "new"]);
+    expect(EventLog.effectiveKinds(["new", "item"], true).sort()).toEqual(["gap", "item", "status"]);
+  });
+
+  it("reads item events of an item and the live items below it", async () => {
+    const log = open();
+    log.item("it_a", 1, "created");
+    log.item("it_b", 2, "created");
+    log.item("it_c", 3, "created");
+    newAt(log, 1);
+    const r = await read(log, { item: "it_a" });
+    expect(r.result.events.map((e) => e.item_id)).toEqual(["it_a", "it_b"]);
+    expect((await read(log, {})).result.events.map((e) => e.kind)).toEqual(["new"]);
+    await expect(read(log, { item: "it_zz" })).rejects.toMatchObject({ reason: "NOT_FOUND" });
+    log.close();
+  });
+
+  it("moves a group only on commit, and past the events its filters left out", async () => {
+    const log = open();
+    newAt(log, 1);
+    log.status("work", false, "SERVER_UNAVAILABLE");
+    newAt(log, 2);
+    const first = await read(log, { group: "g", limit: 1 });
+    expect(first.result.events.map((e) => e.id)).toEqual([1]);
+    // Not committed (the reply never reached the reader): the same events come again.
+    const again = await read(log, { group: "g", limit: 1 });
+    expect(again.result.events.map((e) => e.id)).toEqual([1]);
+    again.commit();
+    const filtered = await read(log, { group: "g", kinds: ["status"] });
+    expect(filtered.result.events.map((e) => e.kind)).toEqual(["status"]);
+    expect(filtered.result.next_cursor).toBe(3);
+    filtered.commit();
+    expect(log.store.group("g")!.acked).toBe(3);
+    expect((await read(log, { group: "g" })).result.events).toEqual([]);
+    log.close();
+  });
+
+  it("records a status only when it changes", () => {
+    const log = open();
+    log.status("work", true);
+    log.status("work", true);
+    log.status("work", false, "AUTH_REJECTED");
+    log.status("work", false, "AUTH_REJECTED");
+    log.status("work", true);
+    expect(log.store.stats().count).toBe(3);
+    log.close();
+  });
+
+  it("answers a waiter as soon as an event is recorded, and wakes it on close", async () => {
+    const log = open();
+    const waiting = read(log, { wait_seconds: 30 });
+    setTimeout(() => newAt(log, 9), 50);
+    const t0 = Date.now();
+    expect((await waiting).result.events.map((e) => e.kind)).toEqual(["new"]);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    const closing = read(log, { cursor: 1, wait_seconds: 30 });
+    setTimeout(() => log.close(), 50);
+    expect((await closing).result.events).toEqual([]);
+  });
+});
+
+describe("the cache's flag updates", () => {
+  it("report a change only when flags, keywords or labels differ", () => {
+    const db = openCache(":memory:");
+    const folder = ensureFolder(db, "work", "INBOX", "inbox");
+    db.prepare(
+      "INSERT INTO messages (folder_id, account, uid, thread_key, internal_date) VALUES (?, 'work', 1, 'k', 0)",
+    ).run(folder.id);
+    db.prepare("INSERT INTO message_meta (id) VALUES (last_insert_rowid())").run();
+    expect(updateFlags(db, folder.id, 1, new Set(), undefined, undefined)).toBe(false);
+    expect(updateFlags(db, folder.id, 1, new Set(["\\Seen"]), undefined, undefined)).toMatchObject({
+      before: expect.any(String),
+      after: expect.any(String),
+    });
+    expect(updateFlags(db, folder.id, 1, new Set(["\\SEEN"]), undefined, 5n)).toBe(false);
+    expect(updateFlags(db, folder.id, 1, new Set(["\\Seen", "$x"]), undefined, undefined)).not.toBe(false);
+    expect(updateFlags(db, folder.id, 2, new Set(["\\Seen"]), undefined, undefined)).toBe(false);
+    db.close();
+  });
+});
