@@ -8,23 +8,12 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { migrate } from "./db.js";
 import { migratePostgres } from "./postgres.js";
+import { NOTE_COLUMNS } from "./rows.js";
 
+// The notes' own columns, then the store's claim and failure counters. source_note_id is copied in a
+// second pass, once every note it may point at exists.
 const COLUMNS = [
-  "id",
-  "content",
-  "tags",
-  "status",
-  "scheduled_at",
-  "auto_restack_after_hours",
-  "created_at",
-  "updated_at",
-  "published_at",
-  "restack_due_at",
-  "restacked_at",
-  "last_recycled_at",
-  "attempts",
-  "last_error",
-  "last_attempt_at",
+  ...NOTE_COLUMNS.filter((c) => c !== "source_note_id"),
   "claimed_until",
   "failed_runs",
 ] as const;
