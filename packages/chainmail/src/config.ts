@@ -30,6 +30,10 @@ export interface AccountConfig {
   smtp: ServerConfig | undefined;
   archive_folder: string | undefined;
   signature: string | undefined;
+  /** Folder names for servers without SPECIAL-USE; default: the folder with that role. */
+  drafts_folder?: string | undefined;
+  sent_folder?: string | undefined;
+  trash_folder?: string | undefined;
   policy: Policy;
 }
 
@@ -165,7 +169,20 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
       }
       c.unknown(
         a,
-        ["name", "provider", "address", "username", "imap", "smtp", "archive_folder", "signature", "policy"],
+        [
+          "name",
+          "provider",
+          "address",
+          "username",
+          "imap",
+          "smtp",
+          "archive_folder",
+          "drafts_folder",
+          "sent_folder",
+          "trash_folder",
+          "signature",
+          "policy",
+        ],
         at,
       );
       const name = c.str(a, "name", at, true);
@@ -186,6 +203,9 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
       const smtp =
         a["smtp"] === undefined ? undefined : server(c, a["smtp"], `${at}.smtp`, { tls: 465, starttls: 587 });
       const archive = c.str(a, "archive_folder", at, false);
+      const drafts = c.str(a, "drafts_folder", at, false);
+      const sent = c.str(a, "sent_folder", at, false);
+      const trash = c.str(a, "trash_folder", at, false);
       const signature = a["signature"];
       if (signature !== undefined && typeof signature !== "string")
         c.problems.push(`${at}.signature must be a string`);
@@ -208,6 +228,9 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
           imap,
           smtp,
           archive_folder: archive,
+          drafts_folder: drafts,
+          sent_folder: sent,
+          trash_folder: trash,
           signature: typeof signature === "string" ? signature : undefined,
           policy,
         });

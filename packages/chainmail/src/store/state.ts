@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { OUTBOX_MIGRATION } from "./outbox.js";
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE audit (
@@ -18,6 +19,7 @@ const MIGRATIONS: string[] = [
    );
    CREATE INDEX audit_action_time ON audit(action, time);
    CREATE INDEX audit_time ON audit(time);`,
+  OUTBOX_MIGRATION,
 ];
 
 export type Decision = "allowed" | "denied" | "error";

@@ -24,3 +24,5 @@ export {
 } from "./dovecot.js";
 export { type GmailMessage, type GmailServer, gmailRawMatches, startGmail } from "./gmail.js";
 export { configToml, type MailEnv, type PolicyOpts, startMailEnv } from "./mailenv.js";
+export { type SendEnv, startSendEnv } from "./sendenv.js";
+export { freePort, lmtpConfig, type Relayed, type SmtpRelay, startSmtpRelay } from "./smtp.js";

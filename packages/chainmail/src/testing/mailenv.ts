@@ -19,6 +19,8 @@ export interface PolicyOpts {
   cache?: string;
   /** More accounts after work and home (Dovecot user carol exists for them; store her password). */
   extra?: Array<{ name: string; user: string; port?: number }>;
+  /** An SMTP server (src/testing/smtp.ts) for work and home; none when absent. */
+  smtpPort?: number;
 }
 
 export interface MailEnv {
@@ -46,7 +48,7 @@ signature = "-- \\n${user}"
 host = "127.0.0.1"
 port = ${port}
 tls = "none"
-[accounts.policy]
+${policy.smtpPort ? `[accounts.smtp]\nhost = "127.0.0.1"\nport = ${policy.smtpPort}\ntls = "none"\n` : ""}[accounts.policy]
 allow_expunge = ${p.allow_expunge ?? false}
 allow_delete_folder = ${p.allow_delete_folder ?? false}
 `;
@@ -72,7 +74,10 @@ export async function startMailEnv(
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-home-"));
   const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
   const writeConfig = (p: PolicyOpts) => {
-    fs.writeFileSync(home.configFile, configToml(dv, { cache: policy.cache, extra: policy.extra, ...p }));
+    fs.writeFileSync(
+      home.configFile,
+      configToml(dv, { cache: policy.cache, extra: policy.extra, smtpPort: policy.smtpPort, ...p }),
+    );
     // mtime resolution can hide two writes in one millisecond from the daemon's reload check.
     const t = new Date(Date.now() + Math.floor(Math.random() * 100000));
     fs.utimesSync(home.configFile, t, t);

@@ -6,6 +6,7 @@
 import type { z } from "zod";
 import { accountOperations } from "./accounts.js";
 import { cacheOperations } from "./cache.js";
+import { composeOperations } from "./compose.js";
 import type { Operation } from "./define.js";
 import { organizeOperations } from "./organize.js";
 import { readingOperations } from "./reading.js";
@@ -15,6 +16,7 @@ export const OPERATIONS = {
   ...readingOperations,
   ...organizeOperations,
   ...cacheOperations,
+  ...composeOperations,
 } satisfies Record<string, Operation>;
 
 export type Method = keyof typeof OPERATIONS;
@@ -29,3 +31,4 @@ export type ResultOf<M extends Method> =
 
 export { type Operation, operation, parseParams } from "./define.js";
 export * from "./fields.js";
+export * from "./compose.js";
