@@ -17,7 +17,7 @@ async function folderCount(user: string, folder: string): Promise<number> {
   const c = await env.dv.connect(user);
   try {
     const s = await c.status(folder, { messages: true });
-    return s.messages ?? 0;
+    return s ? (s.messages ?? 0) : 0;
   } finally {
     await c.logout().catch(() => undefined);
   }

@@ -6,6 +6,7 @@ import type { ParseArgsConfig, parseArgs } from "node:util";
 import type { DaemonClient } from "../client/index.js";
 import type { Method, ParamsOf } from "../daemon/protocol.js";
 import { MailError } from "../errors.js";
+import { COMPOSE_COMMANDS } from "./compose-commands.js";
 import { SEARCH_SOURCES, type SearchSource } from "../limits.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
@@ -72,6 +73,7 @@ const transfer = (method: "move" | "copy") =>
   });
 
 export const COMMANDS: Record<string, DaemonCommand> = {
+  ...COMPOSE_COMMANDS,
   accounts: command({ options: {}, request: () => request("accounts.list", {}) }),
   test: command({
     options: {},
