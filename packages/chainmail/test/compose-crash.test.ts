@@ -28,7 +28,7 @@ const sock = () => path.join(home, "run", "chainmail.sock");
 
 async function startDaemon(crashAt?: string): Promise<void> {
   if (fs.existsSync(sock())) fs.rmSync(sock());
-  const env = { ...process.env, CHAINMAIL_HOME: home };
+  const env: NodeJS.ProcessEnv = { ...process.env, CHAINMAIL_HOME: home };
   if (crashAt) env["CHAINMAIL_TEST_CRASH_AT"] = crashAt;
   else delete env["CHAINMAIL_TEST_CRASH_AT"];
   const d = spawn(process.execPath, [CLI, "daemon"], { env, stdio: ["ignore", "ignore", "ignore"] });
