@@ -37,7 +37,7 @@ describe("fuzzing every tool", () => {
     const refs = rows.map((r) => r.ref);
     expect(refs.length).toBeGreaterThan(3);
     const { tools } = await m.client.listTools();
-    expect(tools).toHaveLength(19);
+    expect(tools).toHaveLength(26);
     const report = await fuzzTools(m.client, {
       reasons: Object.keys(chainmailReasons),
       randomCases: 8,
@@ -56,6 +56,8 @@ describe("fuzzing every tool", () => {
         query: ["from:carol", "subject:project"],
         add: [["seen", "$Fuzz"]],
         remove: [["seen"]],
+        subject: ["fuzz subject"],
+        body: ["fuzz *body*"],
       },
     });
     if (process.env["FUZZ_VERBOSE"]) console.log(report.calls, report.outcomes);

@@ -56,9 +56,9 @@ async function refOf(subject: string, account = "work"): Promise<string> {
 }
 
 describe("the listed tools", () => {
-  it("lists all 19 tools while the policy allows expunge and delete_folder on some account", async () => {
+  it("lists all 26 tools while the policy allows expunge and delete_folder on some account", async () => {
     const { tools } = await m.client.listTools();
-    expect(tools).toHaveLength(19);
+    expect(tools).toHaveLength(26);
     expect(tools.map((t) => t.name)).toContain("expunge");
     expect(tools.map((t) => t.name)).toContain("delete_folder");
   });

@@ -48,3 +48,16 @@ export type { Message, AttachmentInfo, Address } from "./imap/messages.js";
 export type { ThreadResult } from "./imap/thread.js";
 export type { AuditRow } from "./store/state.js";
 export type { CacheStatus } from "./cache/index.js";
+export {
+  AddressField,
+  BodyField,
+  BodyFormatField,
+  FilePathField,
+  FilesField,
+  HeadersField,
+  IdempotencyKeyField,
+  InlineField,
+  RecipientsField,
+  SubjectField,
+} from "./daemon/operations/compose.js";
+export { COMPOSE_STATUSES, type ComposeResult, type ComposeStatus, type DeleteDraftResult } from "./compose/result.js";

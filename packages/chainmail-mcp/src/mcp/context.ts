@@ -27,4 +27,5 @@ export const GROUPS = {
   files: "Files",
   organizing: "Organizing",
   events: "Events and the cache",
+  sending: "Sending and drafts",
 } as const;

@@ -4,6 +4,7 @@ import { createServer, defineReasons, type KitServer, packageVersion } from "@mc
 import { type ChainmailContext, type GateState, UNREACHABLE } from "./context.js";
 import { accountTools } from "./tools/accounts.js";
 import { cacheTools } from "./tools/cache.js";
+import { composeTools } from "./tools/compose.js";
 import { fileTools } from "./tools/files.js";
 import { organizeTools } from "./tools/organize.js";
 import { readingTools } from "./tools/reading.js";
@@ -19,6 +20,7 @@ export const chainmailTools = [
   ...fileTools,
   ...organizeTools,
   ...cacheTools,
+  ...composeTools,
 ];
 
 export const INSTRUCTIONS = `chainmail reads and organizes the user's mail through a local daemon, behind the user's policy and audit log.

@@ -31,4 +31,3 @@ export type ResultOf<M extends Method> =
 
 export { type Operation, operation, parseParams } from "./define.js";
 export * from "./fields.js";
-export * from "./compose.js";
