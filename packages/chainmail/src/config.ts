@@ -19,6 +19,12 @@ export interface ServerConfig {
 export interface Policy {
   allow_expunge: boolean;
   allow_delete_folder: boolean;
+  /** Send policy: recipients allowed (addresses and @domains); absent allows every recipient. */
+  allowed_recipients?: string[] | undefined;
+  /** Send policy: the most recipients (To, Cc and Bcc together) of one message. */
+  max_recipients?: number | undefined;
+  /** Send policy: the most bytes of attachments and inline images of one message. */
+  max_attachment_bytes?: number | undefined;
 }
 
 export interface AccountConfig {
@@ -214,9 +220,20 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
         const p = a["policy"];
         if (!isTable(p)) c.problems.push(`${at}.policy must be a table`);
         else {
-          c.unknown(p, ["allow_expunge", "allow_delete_folder"], `${at}.policy`);
+          c.unknown(
+            p,
+            [
+              "allow_expunge",
+              "allow_delete_folder",
+              "allowed_recipients",
+              "max_recipients",
+              "max_attachment_bytes",
+            ],
+            `${at}.policy`,
+          );
           policy.allow_expunge = c.bool(p, "allow_expunge", `${at}.policy`);
           policy.allow_delete_folder = c.bool(p, "allow_delete_folder", `${at}.policy`);
+          sendPolicy(c, p, `${at}.policy`, policy);
         }
       }
       if (name && address && username && imap) {
@@ -241,6 +258,22 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
     throw new MailError("CONFIG_INVALID", `${source}: ${c.problems.join("; ")}`);
   }
   return { accounts, daemon, cache };
+}
+
+function sendPolicy(c: Checker, p: Table, at: string, policy: Policy): void {
+  const list = p["allowed_recipients"];
+  if (list !== undefined) {
+    if (!Array.isArray(list) || !list.every((x) => typeof x === "string" && /^[^@\s]*@[^@\s]+$/.test(x)))
+      c.problems.push(`${at}.allowed_recipients must be an array of addresses and @domains`);
+    else policy.allowed_recipients = list as string[];
+  }
+  for (const key of ["max_recipients", "max_attachment_bytes"] as const) {
+    const v = p[key];
+    if (v === undefined) continue;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0)
+      c.problems.push(`${at}.${key} must be a non-negative integer`);
+    else policy[key] = v;
+  }
 }
 
 function cacheSection(c: Checker, v: unknown): CacheConfig {

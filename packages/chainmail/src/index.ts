@@ -60,4 +60,9 @@ export {
   RecipientsField,
   SubjectField,
 } from "./daemon/operations/compose.js";
-export { COMPOSE_STATUSES, type ComposeResult, type ComposeStatus, type DeleteDraftResult } from "./compose/result.js";
+export {
+  COMPOSE_STATUSES,
+  type ComposeResult,
+  type ComposeStatus,
+  type DeleteDraftResult,
+} from "./compose/result.js";

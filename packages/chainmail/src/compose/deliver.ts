@@ -9,6 +9,7 @@ import { outboxOf, unconfirmed } from "../outbox/index.js";
 import { audit, type Call, type ServiceContext } from "../service/context.js";
 import type { OutboxRow } from "../store/outbox.js";
 import { appendTo, roleFolder } from "./mailbox.js";
+import { holdHint, judgeSend } from "./policy.js";
 import type { ComposeResult } from "./result.js";
 import { type Envelope, SmtpFailure, sendRaw } from "./smtp.js";
 
@@ -30,6 +31,10 @@ export interface Outgoing {
   envelope: Envelope;
   /** Runs after the send is recorded (send_draft removes the draft); a failure is only logged. */
   after?: () => Promise<void>;
+  /** Bytes of attachments and inline images, for the policy's max_attachment_bytes. */
+  attachmentBytes: number;
+  /** Saves the held message to Drafts and returns its ref ("" when the server did not say). */
+  hold: () => Promise<string>;
 }
 
 const heldAgain = (row: OutboxRow): ComposeResult => JSON.parse(row.result ?? "{}") as ComposeResult;
@@ -37,7 +42,31 @@ const heldAgain = (row: OutboxRow): ComposeResult => JSON.parse(row.result ?? "{
 export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): Promise<ComposeResult> {
   const outbox = outboxOf(ctx.state);
   const { account, key } = out;
+  let replayedHold = true;
   const result = await outbox.exclusive<ComposeResult>(key, heldAgain, async () => {
+    replayedHold = false;
+    const verdict = judgeSend(account.policy, out.envelope.to, out.attachmentBytes);
+    if (verdict) {
+      const held: ComposeResult = {
+        status: "held",
+        draft_ref: await out.hold(),
+        blocked: verdict.blocked,
+        too_many_recipients: verdict.tooManyRecipients,
+        hint: holdHint(verdict, account.name),
+        message_id: out.messageId,
+        idempotency_key: key,
+      };
+      outbox.store.begin({
+        key,
+        account: account.name,
+        tool: out.tool,
+        message_id: out.messageId,
+        status: "held",
+        created: new Date().toISOString(),
+      });
+      outbox.store.finish(key, "held", held);
+      return held;
+    }
     if (
       !outbox.store.begin({
         key,
@@ -103,6 +132,14 @@ export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): P
     return sent;
   });
   if (result.status === "duplicate")
-    audit(ctx, call, account.name, "allowed", `duplicate of an earlier send; nothing sent`);
+    audit(ctx, call, account.name, "duplicate", "an earlier send with this key went out; nothing sent");
+  if (result.status === "held")
+    audit(
+      ctx,
+      call,
+      account.name,
+      "held",
+      `held by the send policy${replayedHold ? " again (a replay)" : ""}: ${result.blocked?.length ?? 0} blocked recipient(s)${result.too_many_recipients ? ", too many recipients" : ""}`,
+    );
   return result;
 }

@@ -38,5 +38,6 @@ export async function draftForSending(raw: Buffer, fromAddress: string) {
     messageId,
     envelope: uniqueAddresses([...parsed.to, ...parsed.cc, ...parsed.bcc]).map((a) => a.address),
     sha256: createHash("sha256").update(raw).digest("hex"),
+    attachmentBytes: [...parsed.attachments, ...parsed.related].reduce((n, a) => n + a.content.length, 0),
   };
 }

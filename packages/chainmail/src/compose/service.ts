@@ -113,6 +113,13 @@ async function sendBuilt(
     messageId: built.spec.messageId,
     raw,
     envelope: envelopeOf(account, built.spec),
+    attachmentBytes: totalSize([...built.spec.attachments, ...built.spec.inline]),
+    hold: async () => {
+      const draft = await buildMime({ ...built.spec, keepBcc: true });
+      return ctx.pool.write(account, async (client) =>
+        appendTo(client, account, await roleFolder(client, account, "drafts"), draft, ["\\Draft"]),
+      );
+    },
   });
 }
 
@@ -315,6 +322,9 @@ export async function sendDraft(
     messageId: out.messageId,
     raw: out.raw,
     envelope: { from: account.address, to: out.envelope },
+    attachmentBytes: out.attachmentBytes,
+    // A held draft stays where it is, for the owner.
+    hold: async () => p.ref,
     after: () => ctx.pool.write(account, (client) => removeDraft(client, account, r)).then(() => undefined),
   });
 }

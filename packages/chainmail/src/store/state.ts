@@ -20,9 +20,25 @@ const MIGRATIONS: string[] = [
    CREATE INDEX audit_action_time ON audit(action, time);
    CREATE INDEX audit_time ON audit(time);`,
   OUTBOX_MIGRATION,
+  // A send the policy holds is audited as held; duplicate is the decision of a keyed retry. SQLite
+  // cannot change a CHECK, so the table is rebuilt with its rows and ids.
+  `CREATE TABLE audit_new (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     time TEXT NOT NULL,
+     client TEXT NOT NULL CHECK (client IN ('cli','mcp')),
+     action TEXT NOT NULL,
+     account TEXT,
+     decision TEXT NOT NULL CHECK (decision IN ('allowed','denied','error','held','duplicate')),
+     summary TEXT NOT NULL
+   );
+   INSERT INTO audit_new SELECT id, time, client, action, account, decision, summary FROM audit;
+   DROP TABLE audit;
+   ALTER TABLE audit_new RENAME TO audit;
+   CREATE INDEX audit_action_time ON audit(action, time);
+   CREATE INDEX audit_time ON audit(time);`,
 ];
 
-export type Decision = "allowed" | "denied" | "error";
+export type Decision = "allowed" | "denied" | "error" | "held" | "duplicate";
 export type ClientKind = "cli" | "mcp";
 
 export interface AuditRow {

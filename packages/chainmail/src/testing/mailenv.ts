@@ -13,7 +13,7 @@ import { type Dovecot, startDovecot } from "./dovecot.js";
 
 export interface PolicyOpts {
   /** `port`: another IMAP port for work (a dead one, to see which connection a call uses). */
-  work?: { allow_expunge?: boolean; allow_delete_folder?: boolean; port?: number };
+  work?: { allow_expunge?: boolean; allow_delete_folder?: boolean; port?: number; sendPolicy?: string };
   home?: { allow_expunge?: boolean; allow_delete_folder?: boolean };
   /** Extra lines of the `[cache]` section; the background loop is off unless this turns it on. */
   cache?: string;
@@ -51,7 +51,7 @@ tls = "none"
 ${policy.smtpPort ? `[accounts.smtp]\nhost = "127.0.0.1"\nport = ${policy.smtpPort}\ntls = "none"\n` : ""}[accounts.policy]
 allow_expunge = ${p.allow_expunge ?? false}
 allow_delete_folder = ${p.allow_delete_folder ?? false}
-`;
+${p.sendPolicy ?? ""}`;
   const extra = policy.cache ?? "";
   const cache = `[cache]\n${extra.includes("background") ? "" : "background = false\n"}${extra}\n`;
   const more = (policy.extra ?? []).map((x) => acct(x.name, x.user, {}, x.port)).join("");
