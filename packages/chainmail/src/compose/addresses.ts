@@ -12,7 +12,7 @@ const ADDRESS = /^[^@\s<>(),;:"]+@[^@\s<>(),;:"]+$/u;
 export function parseAddress(raw: string, what: string): MailAddress {
   const list = addressparser(raw, { flatten: true });
   const one = list.length === 1 ? list[0] : undefined;
-  if (!one || !one.address || !ADDRESS.test(one.address))
+  if (!one?.address || !ADDRESS.test(one.address))
     throw new MailError("INVALID_ARGUMENT", `${what} is not one email address written as Name <a@b> or a@b`);
   return { name: one.name ?? "", address: one.address };
 }
