@@ -42,9 +42,18 @@ export class Outbox {
 
   /** The row a key has within the idempotency window, if any. */
   lookup(key: string, now = Date.now()): OutboxRow | undefined {
-    this.store.prune(new Date(now - IDEMPOTENCY_WINDOW_MS).toISOString());
-    return this.store.get(key);
+    // Pruning is a write (a commit, an fsync): at most once a minute, so a duplicate's answer is one
+    // read. A row past the window is judged by its age here until the next prune removes it.
+    if (now - this.prunedAt > 60_000) {
+      this.store.prune(new Date(now - IDEMPOTENCY_WINDOW_MS).toISOString());
+      this.prunedAt = now;
+    }
+    const row = this.store.get(key);
+    const expired = row && row.status !== "pending" && Date.parse(row.created) < now - IDEMPOTENCY_WINDOW_MS;
+    if (expired) this.store.remove(key);
+    return expired ? undefined : row;
   }
+  private prunedAt = 0;
 
   /**
    * Runs `fn` as the only holder of `key`, or replays the key's earlier outcome: `duplicate` for a
