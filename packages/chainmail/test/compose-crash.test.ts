@@ -72,7 +72,22 @@ function cli(args: string[]) {
     encoding: "utf8",
     timeout: 30_000,
   });
-  return { code: r.status, json: () => JSON.parse(r.stdout) };
+  return { code: r.status, out: r.stdout, json: () => JSON.parse(r.stdout) };
+}
+
+/** The CLI without blocking this process, which runs the SMTP server the daemon sends to. */
+function cliAsync(args: string[]): Promise<{ code: number | null; out: string; json: () => unknown }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, "--json", ...args], {
+      env: { ...process.env, CHAINMAIL_HOME: home },
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    let out = "";
+    child.stdout.on("data", (b: Buffer) => {
+      out += b.toString();
+    });
+    child.on("exit", (code) => resolve({ code, out, json: () => JSON.parse(out) as unknown }));
+  });
 }
 
 const delivered = (subject: string) =>
@@ -190,4 +205,43 @@ describe("a send killed at each step", () => {
       await stopDaemon();
     },
   );
+
+  it("the CLI sends with --text and --html-file, and a repeat answers duplicate", async () => {
+    await startDaemon();
+    const html = path.join(home, "body.html");
+    fs.writeFileSync(html, "<p>From a <b>file</b></p>");
+    const args = [
+      "send",
+      "work",
+      "--to",
+      "bob@example.com",
+      "--subject",
+      "via cli",
+      "--text",
+      "--body",
+      "plain *cli*",
+    ];
+    const r = await cliAsync(args);
+    expect(r.code, r.out).toBe(0);
+    expect(r.json()).toMatchObject({ status: "sent", idempotency_key: expect.stringMatching(/^d1\./) });
+    expect((await cliAsync(args)).json()).toMatchObject({ status: "duplicate" });
+    expect(delivered("via cli")).toBe(1);
+    const h = await cliAsync([
+      "send",
+      "work",
+      "--to",
+      "bob@example.com",
+      "--subject",
+      "via cli html",
+      "--html-file",
+      html,
+    ]);
+    expect(h.code, h.out).toBe(0);
+    const raw = relay.received.find((m) => m.raw.toString("latin1").includes("Subject: via cli html\r\n"))!;
+    expect(raw.raw.toString("latin1")).toContain("text/html");
+    expect((await cliAsync(["send", "work", "--subject", "x", "--text", "--html-file", html])).code).toBe(
+      REASONS.INVALID_ARGUMENT.exitCode,
+    );
+    await stopDaemon();
+  });
 });
