@@ -59,7 +59,7 @@ describe("the bin over stdio", () => {
     async () => {
       const { names, res, server } = await session([BIN, "--home", env.dir]);
       expect(server?.name).toBe("chainmail");
-      expect(names).toHaveLength(30);
+      expect(names).toHaveLength(37);
       expect(names).toContain("expunge");
       expect(names).not.toContain("delete_folder");
       expect(res.isError).toBeFalsy();
@@ -95,7 +95,7 @@ describe("the bin over stdio", () => {
     "chainmail --home DIR mcp runs the same server",
     async () => {
       const { names, res } = await session([CHAINMAIL_CLI, "--home", env.dir, "mcp"]);
-      expect(names).toHaveLength(30);
+      expect(names).toHaveLength(37);
       expect((res.structuredContent as { count: number }).count).toBe(3);
     },
     SLOW,

@@ -39,7 +39,7 @@ describe("fuzzing every tool", () => {
     const refs = rows.map((r) => r.ref);
     expect(refs.length).toBeGreaterThan(3);
     const { tools } = await m.client.listTools();
-    expect(tools).toHaveLength(31);
+    expect(tools).toHaveLength(38);
     const report = await fuzzTools(m.client, {
       reasons: Object.keys(chainmailReasons),
       randomCases: 8,
@@ -69,6 +69,8 @@ describe("fuzzing every tool", () => {
         group: ["fuzz"],
         kinds: [["new", "gap"]],
         in: ["INBOX"],
+        subject: ["fuzz subject"],
+        body: ["fuzz *body*"],
       },
     });
     if (process.env["FUZZ_VERBOSE"]) console.log(report.calls, report.outcomes);

@@ -20,6 +20,14 @@ afterAll(async () => {
   await m?.close();
 });
 
+/** The draft tools' destructiveHint, which follows the same policy check as the gated tools. */
+async function draftHints(): Promise<boolean[]> {
+  const { tools } = await m.client.listTools();
+  return ["update_draft", "send_draft", "delete_draft"].map(
+    (n) => tools.find((t) => t.name === n)?.annotations?.destructiveHint === true,
+  );
+}
+
 async function names(): Promise<string[]> {
   return (await m.client.listTools()).tools.map((t) => t.name);
 }
@@ -30,19 +38,20 @@ async function policyChecks(): Promise<number> {
 }
 
 describe("gated tools", () => {
-  it("lists 28 tools while no account allows expunge or folder deletion", async () => {
+  it("lists 36 tools while no account allows expunge or folder deletion", async () => {
     const list = await names();
-    expect(list).toHaveLength(29);
+    expect(list).toHaveLength(36);
     expect(list).not.toContain("expunge");
     expect(list).not.toContain("delete_folder");
     expect(await policyChecks()).toBe(1); // the check at start
     expect(changed).toBe(0);
+    expect(await draftHints()).toEqual([false, false, false]);
   });
 
   it("does not ask the daemon again before the last check is 60 s old", async () => {
     m.env.writeConfig({ work: { allow_expunge: true } });
     clock += 59_999;
-    expect(await names()).toHaveLength(29);
+    expect(await names()).toHaveLength(36);
     expect(await policyChecks()).toBe(1);
     expect(changed).toBe(0);
   });
@@ -50,11 +59,12 @@ describe("gated tools", () => {
   it("lists expunge once a re-check sees the policy allow it, and sends list_changed", async () => {
     clock += 1;
     const list = await names();
-    expect(list).toHaveLength(30);
+    expect(list).toHaveLength(37);
     expect(list).toContain("expunge");
     expect(list).not.toContain("delete_folder");
     await vi.waitFor(() => expect(changed).toBe(1));
     expect(await policyChecks()).toBe(2);
+    expect(await draftHints()).toEqual([true, true, true]);
     // The listed tool is callable; a hidden one is not.
     await expect(
       m.client.callTool({ name: "delete_folder", arguments: { account: "work", name: "X" } }),
@@ -71,13 +81,14 @@ describe("gated tools", () => {
     m.env.writeConfig({});
     clock += 60_000;
     list = await names();
-    expect(list).toHaveLength(29);
+    expect(list).toHaveLength(36);
     await vi.waitFor(() => expect(changed).toBe(3));
+    expect(await draftHints()).toEqual([false, false, false]);
   });
 
   it("sends nothing when a re-check finds the same policy", async () => {
     clock += 60_000;
-    expect(await names()).toHaveLength(29);
+    expect(await names()).toHaveLength(36);
     expect(await policyChecks()).toBe(5);
     expect(changed).toBe(3);
   });
@@ -85,13 +96,13 @@ describe("gated tools", () => {
   it("hides the gated tools while the daemon is down, fails calls with DAEMON_UNAVAILABLE, and recovers", async () => {
     m.env.writeConfig({ work: { allow_expunge: true, allow_delete_folder: true } });
     clock += 60_000;
-    expect(await names()).toHaveLength(31);
+    expect(await names()).toHaveLength(38);
     await vi.waitFor(() => expect(changed).toBe(4));
 
     await m.env.daemon.stop();
     clock += 60_000;
     const list = await names();
-    expect(list).toHaveLength(29);
+    expect(list).toHaveLength(36);
     await vi.waitFor(() => expect(changed).toBe(5));
     const e = await m.tools.fails("list_accounts");
     expect(e.reason).toBe("DAEMON_UNAVAILABLE");
@@ -101,7 +112,7 @@ describe("gated tools", () => {
     const back = await m.tools.ok<{ accounts: unknown[] }>("list_accounts");
     expect(back.accounts).toHaveLength(2);
     clock += 60_000;
-    expect(await names()).toHaveLength(31);
+    expect(await names()).toHaveLength(38);
     await vi.waitFor(() => expect(changed).toBe(6));
   });
 });

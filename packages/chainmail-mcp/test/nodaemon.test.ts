@@ -1,5 +1,5 @@
 /**
- * With no daemon at start the server still starts: it lists the 29 ungated tools, and every call fails
+ * With no daemon at start the server still starts: it lists the 36 ungated tools, and every call fails
  * with DAEMON_UNAVAILABLE (bad arguments are still INVALID_ARGUMENT, checked before any daemon call).
  */
 import fs from "node:fs";
@@ -63,10 +63,17 @@ const MINIMAL: Record<string, Record<string, unknown>> = {
   link_thread: { item_id: "it_x", ref: REF },
   unlink_thread: { item_id: "it_x", account: "work", thread_key: "<a@b>" },
   read_events: {},
+  send_email: { account: "work", to: ["bob@example.com"], subject: "s" },
+  reply: { ref: REF },
+  forward: { ref: REF, to: ["bob@example.com"] },
+  create_draft: { account: "work" },
+  update_draft: { ref: REF },
+  send_draft: { ref: REF },
+  delete_draft: { ref: REF },
 };
 
 describe("no daemon", () => {
-  it("lists the 29 ungated tools", async () => {
+  it("lists the 36 ungated tools", async () => {
     const { tools } = await conn.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(MINIMAL).sort());
     expect(logged.some((l) => l.includes("cannot read the policy"))).toBe(true);

@@ -28,7 +28,7 @@ it("the packed tarball installs into an empty folder and starts under npx", asyn
     try {
       expect(conn.client.getServerVersion()).toMatchObject({ name: "chainmail" });
       const { tools } = await conn.client.listTools();
-      expect(tools).toHaveLength(29);
+      expect(tools).toHaveLength(36);
       expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["list_accounts", "search", "move"]));
       const r = (await conn.client.callTool({ name: "list_accounts", arguments: {} })) as CallToolResult;
       expect(r.isError).toBe(true);

@@ -2,7 +2,7 @@ import { run } from "@mcpforge/reference-gen";
 import { describe, expect, it } from "vitest";
 
 // The committed reference pages are what the docs site publishes: they must match the built server
-// (all 31 tools, so the gated two are listed with --list-gated-tools; no daemon is needed).
+// (all 38 tools, so the gated two are listed with --list-gated-tools; no daemon is needed).
 describe("the committed reference pages", () => {
   it("are fresh (regenerate with `npm run docs`)", async () => {
     const out: string[] = [];

@@ -56,9 +56,9 @@ async function refOf(subject: string, account = "work"): Promise<string> {
 }
 
 describe("the listed tools", () => {
-  it("lists all 31 tools while the policy allows expunge and delete_folder on some account", async () => {
+  it("lists all 38 tools while the policy allows expunge and delete_folder on some account", async () => {
     const { tools } = await m.client.listTools();
-    expect(tools).toHaveLength(31);
+    expect(tools).toHaveLength(38);
     expect(tools.map((t) => t.name)).toContain("expunge");
     expect(tools.map((t) => t.name)).toContain("delete_folder");
   });

@@ -19,6 +19,12 @@ export interface ServerConfig {
 export interface Policy {
   allow_expunge: boolean;
   allow_delete_folder: boolean;
+  /** Send policy: recipients allowed (addresses and @domains); absent allows every recipient. */
+  allowed_recipients?: string[] | undefined;
+  /** Send policy: the most recipients (To, Cc and Bcc together) of one message. */
+  max_recipients?: number | undefined;
+  /** Send policy: the most bytes of attachments and inline images of one message. */
+  max_attachment_bytes?: number | undefined;
 }
 
 export interface AccountConfig {
@@ -30,6 +36,10 @@ export interface AccountConfig {
   smtp: ServerConfig | undefined;
   archive_folder: string | undefined;
   signature: string | undefined;
+  /** Folder names for servers without SPECIAL-USE; default: the folder with that role. */
+  drafts_folder?: string | undefined;
+  sent_folder?: string | undefined;
+  trash_folder?: string | undefined;
   policy: Policy;
 }
 
@@ -175,7 +185,20 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
       }
       c.unknown(
         a,
-        ["name", "provider", "address", "username", "imap", "smtp", "archive_folder", "signature", "policy"],
+        [
+          "name",
+          "provider",
+          "address",
+          "username",
+          "imap",
+          "smtp",
+          "archive_folder",
+          "drafts_folder",
+          "sent_folder",
+          "trash_folder",
+          "signature",
+          "policy",
+        ],
         at,
       );
       const name = c.str(a, "name", at, true);
@@ -196,6 +219,9 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
       const smtp =
         a["smtp"] === undefined ? undefined : server(c, a["smtp"], `${at}.smtp`, { tls: 465, starttls: 587 });
       const archive = c.str(a, "archive_folder", at, false);
+      const drafts = c.str(a, "drafts_folder", at, false);
+      const sent = c.str(a, "sent_folder", at, false);
+      const trash = c.str(a, "trash_folder", at, false);
       const signature = a["signature"];
       if (signature !== undefined && typeof signature !== "string")
         c.problems.push(`${at}.signature must be a string`);
@@ -204,9 +230,20 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
         const p = a["policy"];
         if (!isTable(p)) c.problems.push(`${at}.policy must be a table`);
         else {
-          c.unknown(p, ["allow_expunge", "allow_delete_folder"], `${at}.policy`);
+          c.unknown(
+            p,
+            [
+              "allow_expunge",
+              "allow_delete_folder",
+              "allowed_recipients",
+              "max_recipients",
+              "max_attachment_bytes",
+            ],
+            `${at}.policy`,
+          );
           policy.allow_expunge = c.bool(p, "allow_expunge", `${at}.policy`);
           policy.allow_delete_folder = c.bool(p, "allow_delete_folder", `${at}.policy`);
+          sendPolicy(c, p, `${at}.policy`, policy);
         }
       }
       if (name && address && username && imap) {
@@ -218,6 +255,9 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
           imap,
           smtp,
           archive_folder: archive,
+          drafts_folder: drafts,
+          sent_folder: sent,
+          trash_folder: trash,
           signature: typeof signature === "string" ? signature : undefined,
           policy,
         });
@@ -245,6 +285,22 @@ function eventsSection(c: Checker, v: unknown): EventsConfig {
     else out.retention_seconds = x;
   }
   return out;
+}
+
+function sendPolicy(c: Checker, p: Table, at: string, policy: Policy): void {
+  const list = p["allowed_recipients"];
+  if (list !== undefined) {
+    if (!Array.isArray(list) || !list.every((x) => typeof x === "string" && /^[^@\s]*@[^@\s]+$/.test(x)))
+      c.problems.push(`${at}.allowed_recipients must be an array of addresses and @domains`);
+    else policy.allowed_recipients = list as string[];
+  }
+  for (const key of ["max_recipients", "max_attachment_bytes"] as const) {
+    const v = p[key];
+    if (v === undefined) continue;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0)
+      c.problems.push(`${at}.${key} must be a non-negative integer`);
+    else policy[key] = v;
+  }
 }
 
 function cacheSection(c: Checker, v: unknown): CacheConfig {

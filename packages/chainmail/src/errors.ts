@@ -45,6 +45,10 @@ export const REASONS = {
     exitCode: 11,
   },
   CONFIG_INVALID: { hint: "Fix config.toml as the message says, then restart the daemon.", exitCode: 12 },
+  SEND_UNCONFIRMED: {
+    hint: "An earlier send with this idempotency key was interrupted after it began, and the daemon cannot tell whether the mail server accepted it, so it is not sent again on its own. Do not retry: the account owner checks the recipients or Sent, then runs `chainmail outbox confirm KEY` (it went out) or `chainmail outbox release KEY` (a retry may send it).",
+    exitCode: 13,
+  },
   INTERNAL: {
     hint: "An unexpected error; the daemon logged the details. Retrying may not help.",
     exitCode: 70,

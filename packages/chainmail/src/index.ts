@@ -62,3 +62,21 @@ export type { CacheStatus } from "./cache/index.js";
 export * from "./items/model.js";
 export * from "./daemon/operations/items.js";
 export { MAX_THREAD_KEY, type ThreadKeyInput, threadKeyOf } from "./items/thread-key.js";
+export {
+  AddressField,
+  BodyField,
+  BodyFormatField,
+  FilePathField,
+  FilesField,
+  HeadersField,
+  InlineField,
+  RecipientsField,
+  SubjectField,
+} from "./daemon/operations/compose.js";
+export { IdempotencyKeyField } from "./daemon/operations/fields.js";
+export {
+  COMPOSE_STATUSES,
+  type ComposeResult,
+  type ComposeStatus,
+  type DeleteDraftResult,
+} from "./compose/result.js";

@@ -36,3 +36,26 @@ export const MAX_PATH_LENGTH = 4096;
 export const AUDIT_LIMIT = { min: 1, max: 10_000, default: 1000 } as const;
 /** audit.read's `action` and `since`. */
 export const MAX_AUDIT_FILTER = 64;
+
+// ---- composing and sending (send_email, reply, forward, drafts) ----
+/** The most bytes of attachments and inline images one message carries (files read in full). */
+export const MAX_ATTACHMENT_TOTAL = 25 * 1024 * 1024;
+/** Files in one call's attachments (and again in inline). */
+export const MAX_FILES_PER_CALL = 50;
+/** Extra headers in one call, and the longest value of one. */
+export const MAX_HEADERS = 20;
+export const MAX_HEADER_VALUE = 998;
+export const MAX_HEADER_NAME = 76;
+/** Recipients in each of to, cc and bcc (the policy's max_recipients may hold a send below it). */
+export const MAX_RECIPIENTS_PER_FIELD = 500;
+export const MAX_ADDRESS_LENGTH = 998;
+export const MAX_SUBJECT_LENGTH = 998;
+/** The longest body (characters) a call takes: it travels in one protocol line. */
+export const MAX_BODY_LENGTH = 1024 * 1024;
+export const BODY_FORMATS = ["markdown", "text", "html"] as const;
+export const IDEMPOTENCY_KEY_CHARS = /^[A-Za-z0-9._:-]{1,128}$/;
+export const MAX_IDEMPOTENCY_KEY = 128;
+/** A send with the same key within this window is a duplicate. */
+export const IDEMPOTENCY_WINDOW_MS = 7 * 24 * 3600 * 1000;
+/** An inline image's name, as the body refers to it. */
+export const MAX_INLINE_NAME = 255;

@@ -46,6 +46,16 @@ describe("operation params", () => {
       "add[0] is too long",
     );
     expect(refused("audit.read", { since: "yesterday" })).toBe("since must be an RFC 3339 time");
+    // One key rule for create_item and the sending calls, named the same way by both.
+    const send = { account: "work", to: ["a@example.com"], subject: "s" };
+    const rule = "idempotency_key must be 1 to 128 of A-Z a-z 0-9 . _ : -";
+    expect(refused("send", { ...send, idempotency_key: "has space" })).toBe(rule);
+    expect(refused("item.create", { type: "task", title: "t", area: "work", idempotency_key: "ä" })).toBe(
+      rule,
+    );
+    expect(refused("send", { ...send, idempotency_key: "k".repeat(129) })).toBe(
+      "idempotency_key must be at most 128 characters",
+    );
   });
 
   it("fills in defaults, reads null and empty strings as absent, and drops unknown keys", () => {

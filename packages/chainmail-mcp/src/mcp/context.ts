@@ -28,4 +28,5 @@ export const GROUPS = {
   organizing: "Organizing",
   events: "Events and the cache",
   items: "Work items",
+  sending: "Sending and drafts",
 } as const;

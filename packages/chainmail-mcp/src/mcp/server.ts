@@ -5,6 +5,7 @@ import { type ChainmailContext, type GateState, UNREACHABLE } from "./context.js
 import { accountTools } from "./tools/accounts.js";
 import { cacheTools } from "./tools/cache.js";
 import { eventTools } from "./tools/events.js";
+import { composeTools } from "./tools/compose.js";
 import { fileTools } from "./tools/files.js";
 import { itemTools } from "./tools/items.js";
 import { organizeTools } from "./tools/organize.js";
@@ -23,6 +24,7 @@ export const chainmailTools = [
   ...cacheTools,
   ...itemTools,
   ...eventTools,
+  ...composeTools,
 ];
 
 export const INSTRUCTIONS = `chainmail reads and organizes the user's mail through a local daemon, behind the user's policy and audit log.

@@ -3,6 +3,7 @@
  * daemon request from them, typed by the operation table (src/daemon/operations).
  */
 import { command, type DaemonCommand, need, request, usage, whole } from "./command-kit.js";
+import { COMPOSE_COMMANDS } from "./compose-commands.js";
 import { SEARCH_SOURCES, type SearchSource } from "../limits.js";
 import { itemCommand } from "./item-command.js";
 
@@ -38,6 +39,7 @@ const transfer = (method: "move" | "copy") =>
   });
 
 export const COMMANDS: Record<string, DaemonCommand> = {
+  ...COMPOSE_COMMANDS,
   accounts: command({ options: {}, request: () => request("accounts.list", {}) }),
   test: command({
     options: {},

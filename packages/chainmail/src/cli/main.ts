@@ -34,6 +34,12 @@ export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
   labels REF... [--add L]... [--remove L]...  (Google accounts)
   cache status [--account A]...          the local cache per account and folder
   cache sync [--account A]...            sync the cache now (headers, bodies, eviction) and wait
+  send ACCOUNT --to ADDR... --subject S [--body TEXT] [--text | --html-file F] [--cc A]... [--bcc A]...
+       [--attach FILE]... [--inline NAME=FILE]... [--no-signature] [--key K]
+  reply REF [--all] [--draft] [--to A]... [--body TEXT] ...   (the same content flags)
+  forward REF --to ADDR... [--no-attachments] [--draft] ...
+  draft create ACCOUNT | draft update REF | draft send REF [--key K] | draft delete REF
+  outbox [list] | outbox confirm KEY | outbox release KEY   settle a send whose outcome is unknown
   audit [--action A] [--since TIME] [--limit N]
   watch [--group G | --cursor N] [--account A]... [--in FOLDER] [--kind K]... [--item ID] [--wait S] [--once]
                                          stream events, one per line, until interrupted

@@ -2,7 +2,17 @@
  * One handler per operation (the declarations in ./operations say what each takes and returns), and
  * the dispatch that checks params, names the audit action and keeps the cache honest.
  */
+import {
+  createDraft,
+  deleteDraft,
+  forward,
+  reply,
+  sendDraft,
+  sendEmail,
+  updateDraft,
+} from "../compose/service.js";
 import { MailError } from "../errors.js";
+import { confirmSend, listOutbox, releaseSend } from "../outbox/service.js";
 import { decodeRef } from "../refs.js";
 import { listAccounts, testAccount } from "../service/accounts.js";
 import { accountsOf, audit, type Call, cacheOf, type ServiceContext } from "../service/context.js";
@@ -64,6 +74,16 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
   "watch.status": (ctx) => watchStatus(ctx),
   "watch.groups": (ctx) => watchGroups(ctx),
   "watch.groups.delete": (ctx, call, p) => deleteWatchGroup(ctx, call, p.group),
+  send: (ctx, call, p) => sendEmail(ctx, call, p),
+  reply: (ctx, call, p) => reply(ctx, call, p),
+  forward: (ctx, call, p) => forward(ctx, call, p),
+  "draft.create": (ctx, call, p) => createDraft(ctx, call, p),
+  "draft.update": (ctx, call, p) => updateDraft(ctx, call, p),
+  "draft.send": (ctx, call, p) => sendDraft(ctx, call, p),
+  "draft.delete": (ctx, call, p) => deleteDraft(ctx, call, p.ref),
+  "outbox.list": (ctx, call, p) => listOutbox(ctx, call, p.status),
+  "outbox.confirm": (ctx, call, p) => confirmSend(ctx, call, p.key),
+  "outbox.release": (ctx, call, p) => releaseSend(ctx, call, p.key),
   "audit.read": (ctx, _call, p) => ({
     rows: ctx.state.readAudit({
       ...(p.action ? { action: p.action } : {}),

@@ -16,6 +16,7 @@ import { EventLog } from "../events/log.js";
 import { syncSink } from "../events/sync-sink.js";
 import { itemsOf } from "../service/items.js";
 import { CacheRunner } from "./cache-runner.js";
+import { recoverOutbox } from "../outbox/service.js";
 import { dispatch } from "./methods.js";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Request, type Response } from "./protocol.js";
 
@@ -211,6 +212,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   fs.chmodSync(home.socketPath, 0o600);
   ctx.cache?.start();
+  // Not awaited: a mail server that is down must not hold up the socket; a retry of a send being
+  // looked up waits for its lookup (the outbox lock).
+  void recoverOutbox(ctx, log).catch((err: Error) => log(`outbox recovery failed: ${err.message}`));
   const configTimer = setInterval(() => {
     try {
       refreshConfig();

@@ -47,8 +47,6 @@ export const MAX_CRITERIA = 200;
 export const MAX_EVIDENCE = 1000;
 export const MAX_LINK_NOTE = 500;
 export const MAX_ITEM_ID = 64;
-export const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/;
-export const MAX_IDEMPOTENCY_KEY = 128;
 export const ITEM_LIST_LIMIT = { min: 1, max: 500, default: 100 } as const;
 /** get_item shows at most this many live children and linked threads. */
 export const GET_ITEM_CHILDREN = 50;

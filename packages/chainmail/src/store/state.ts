@@ -7,6 +7,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { ITEMS_MIGRATION } from "./items-schema.js";
 import { EVENTS_MIGRATION } from "./events.js";
+import { OUTBOX_MIGRATION } from "./outbox.js";
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE audit (
@@ -22,12 +23,29 @@ const MIGRATIONS: string[] = [
    CREATE INDEX audit_time ON audit(time);`,
   ITEMS_MIGRATION,
   EVENTS_MIGRATION,
+  OUTBOX_MIGRATION,
+  // A send the policy holds is audited as held. SQLite cannot change a CHECK, so the table is
+  // rebuilt again with its rows and ids.
+  `CREATE TABLE audit_new (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     time TEXT NOT NULL,
+     client TEXT NOT NULL CHECK (client IN ('cli','mcp')),
+     action TEXT NOT NULL,
+     account TEXT,
+     decision TEXT NOT NULL CHECK (decision IN ('allowed','denied','error','held','duplicate')),
+     summary TEXT NOT NULL
+   );
+   INSERT INTO audit_new SELECT id, time, client, action, account, decision, summary FROM audit;
+   DROP TABLE audit;
+   ALTER TABLE audit_new RENAME TO audit;
+   CREATE INDEX audit_action_time ON audit(action, time);
+   CREATE INDEX audit_time ON audit(time);`,
 ];
 
 /** The schema version a fully migrated state.db has (its user_version). */
 export const STATE_SCHEMA_VERSION = MIGRATIONS.length;
 
-export type Decision = "allowed" | "denied" | "error" | "duplicate";
+export type Decision = "allowed" | "denied" | "error" | "held" | "duplicate";
 export type ClientKind = "cli" | "mcp";
 
 export interface AuditRow {

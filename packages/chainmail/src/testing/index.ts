@@ -30,3 +30,5 @@ export {
   mailboxSender,
 } from "./mailbox.js";
 export { configToml, type MailEnv, type PolicyOpts, startMailEnv } from "./mailenv.js";
+export { type SendEnv, startSendEnv } from "./sendenv.js";
+export { freePort, lmtpConfig, type Relayed, type SmtpRelay, startSmtpRelay } from "./smtp.js";

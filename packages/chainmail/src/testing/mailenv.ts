@@ -13,12 +13,14 @@ import { type Dovecot, startDovecot } from "./dovecot.js";
 
 export interface PolicyOpts {
   /** `port`: another IMAP port for work (a dead one, to see which connection a call uses). */
-  work?: { allow_expunge?: boolean; allow_delete_folder?: boolean; port?: number };
+  work?: { allow_expunge?: boolean; allow_delete_folder?: boolean; port?: number; sendPolicy?: string };
   home?: { allow_expunge?: boolean; allow_delete_folder?: boolean };
   /** Extra lines of the `[cache]` section; the background loop is off unless this turns it on. */
   cache?: string;
   /** More accounts after work and home (Dovecot user carol exists for them; store her password). */
   extra?: Array<{ name: string; user: string; port?: number }>;
+  /** An SMTP server (src/testing/smtp.ts) for work and home; none when absent. */
+  smtpPort?: number;
 }
 
 export interface MailEnv {
@@ -46,10 +48,10 @@ signature = "-- \\n${user}"
 host = "127.0.0.1"
 port = ${port}
 tls = "none"
-[accounts.policy]
+${policy.smtpPort ? `[accounts.smtp]\nhost = "127.0.0.1"\nport = ${policy.smtpPort}\ntls = "none"\n` : ""}[accounts.policy]
 allow_expunge = ${p.allow_expunge ?? false}
 allow_delete_folder = ${p.allow_delete_folder ?? false}
-`;
+${p.sendPolicy ?? ""}`;
   const extra = policy.cache ?? "";
   const cache = `[cache]\n${extra.includes("background") ? "" : "background = false\n"}${extra}\n`;
   const more = (policy.extra ?? []).map((x) => acct(x.name, x.user, {}, x.port)).join("");
@@ -72,7 +74,10 @@ export async function startMailEnv(
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-home-"));
   const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
   const writeConfig = (p: PolicyOpts) => {
-    fs.writeFileSync(home.configFile, configToml(dv, { cache: policy.cache, extra: policy.extra, ...p }));
+    fs.writeFileSync(
+      home.configFile,
+      configToml(dv, { cache: policy.cache, extra: policy.extra, smtpPort: policy.smtpPort, ...p }),
+    );
     // mtime resolution can hide two writes in one millisecond from the daemon's reload check.
     const t = new Date(Date.now() + Math.floor(Math.random() * 100000));
     fs.utimesSync(home.configFile, t, t);

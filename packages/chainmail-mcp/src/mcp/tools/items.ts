@@ -12,7 +12,7 @@ import {
   DATE_PATTERN,
   EstimateField,
   EvidenceField,
-  IDEMPOTENCY_KEY,
+  IdempotencyKeyField,
   ITEM_LIST_LIMIT,
   ItemAreaField,
   ItemDateField,
@@ -25,7 +25,6 @@ import {
   ItemTypeField,
   LinkNoteField,
   MAX_CRITERIA,
-  MAX_IDEMPOTENCY_KEY,
   RefField,
   ThreadKeyField,
 } from "@mcpforge/chainmail";
@@ -69,12 +68,7 @@ export const itemTools = [
       ),
       criteria: CriteriaField.optional().describe("Acceptance criteria, each 1 to 500 characters, in order"),
       ...fieldInputs,
-      idempotency_key: z
-        .string()
-        .min(1)
-        .max(MAX_IDEMPOTENCY_KEY)
-        .regex(IDEMPOTENCY_KEY)
-        .optional()
+      idempotency_key: IdempotencyKeyField.optional()
         .describe(
           "1 to 128 of A-Z a-z 0-9 . _ : -; a repeat with the same key and input returns the first item instead of making another; a different input with the same key is refused",
         ),

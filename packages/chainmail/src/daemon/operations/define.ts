@@ -58,6 +58,9 @@ function describe(issue: z.core.$ZodIssue, shape: z.ZodRawShape, raw: Record<str
     if (issue.code === "too_small") return `${name} must not be empty`;
     return `${name} is not valid`;
   }
+  // A message that starts with its own field's name was written whole by the declaration (a regex
+  // with its rule); zod's own messages never do.
+  if (issue.message.startsWith(`${field} `)) return issue.message;
   const schema = inner(shape[field]);
   switch (issue.code) {
     case "invalid_type":

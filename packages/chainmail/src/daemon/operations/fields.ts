@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import {
+  IDEMPOTENCY_KEY_CHARS,
   KEYWORD_CHARS,
   MAX_ACCOUNT_NAME,
   MAX_ACCOUNTS_PER_CALL,
@@ -13,6 +14,7 @@ import {
   MAX_FLAGS_PER_CALL,
   MAX_FOLDER_NAME,
   MAX_GET_REFS,
+  MAX_IDEMPOTENCY_KEY,
   MAX_KEYWORD_LENGTH,
   MAX_LABEL_LENGTH,
   MAX_PART_LENGTH,
@@ -46,3 +48,10 @@ export const KeywordField = z
   .min(1)
   .max(MAX_KEYWORD_LENGTH)
   .regex(KEYWORD_CHARS, "seen, flagged, answered, draft, or a keyword of A-Z a-z 0-9 $ _ . -");
+
+/** A caller's idempotency key (create_item, the sending calls): one rule, so both name it the same way. */
+export const IdempotencyKeyField = z
+  .string()
+  .min(1)
+  .max(MAX_IDEMPOTENCY_KEY)
+  .regex(IDEMPOTENCY_KEY_CHARS, "idempotency_key must be 1 to 128 of A-Z a-z 0-9 . _ : -");

@@ -6,6 +6,7 @@
 import type { z } from "zod";
 import { accountOperations } from "./accounts.js";
 import { cacheOperations } from "./cache.js";
+import { composeOperations } from "./compose.js";
 import type { Operation } from "./define.js";
 import { itemOperations } from "./items.js";
 import { eventOperations } from "./events.js";
@@ -19,6 +20,7 @@ export const OPERATIONS = {
   ...cacheOperations,
   ...itemOperations,
   ...eventOperations,
+  ...composeOperations,
 } satisfies Record<string, Operation>;
 
 export type Method = keyof typeof OPERATIONS;

@@ -3,7 +3,6 @@ import { z } from "zod";
 import {
   CLEARABLE_FIELDS,
   type Criterion,
-  IDEMPOTENCY_KEY,
   ITEM_AREAS,
   ITEM_LIST_LIMIT,
   ITEM_PRIORITIES,
@@ -14,7 +13,6 @@ import {
   MAX_CRITERIA,
   MAX_CRITERION_TEXT,
   MAX_EVIDENCE,
-  MAX_IDEMPOTENCY_KEY,
   MAX_ITEM_DESCRIPTION_BYTES,
   MAX_ITEM_ID,
   MAX_ITEM_TITLE,
@@ -23,7 +21,7 @@ import {
 } from "../../items/model.js";
 import { MAX_THREAD_KEY } from "../../items/thread-key.js";
 import { operation } from "./define.js";
-import { AccountField, RefField } from "./fields.js";
+import { AccountField, IdempotencyKeyField, RefField } from "./fields.js";
 
 export const ItemIdField = z.string().min(1).max(MAX_ITEM_ID);
 export const ItemTypeField = z.enum(ITEM_TYPES);
@@ -42,14 +40,6 @@ export const CriterionIdsField = z.array(CriterionIdField).max(MAX_CRITERIA);
 export const EvidenceField = z.string().min(1).max(MAX_EVIDENCE);
 export const LinkNoteField = z.string().max(MAX_LINK_NOTE);
 export const ThreadKeyField = z.string().min(1).max(MAX_THREAD_KEY);
-export const IdempotencyKeyField = z
-  .string()
-  .min(1)
-  .max(MAX_IDEMPOTENCY_KEY)
-  // A refine, not a regex, so the daemon's message names the rule (parseParams passes it whole).
-  .refine((v) => IDEMPOTENCY_KEY.test(v), {
-    error: "idempotency_key must be 1 to 128 of A-Z a-z 0-9 . _ : -",
-  });
 export const ClearField = z.array(z.enum(CLEARABLE_FIELDS)).max(CLEARABLE_FIELDS.length);
 export const ItemListLimitField = z.number().int().min(ITEM_LIST_LIMIT.min).max(ITEM_LIST_LIMIT.max);
 export const CriterionEditField = z.object({ id: CriterionIdField, text: CriterionTextField });

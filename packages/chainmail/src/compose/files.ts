@@ -1,0 +1,77 @@
+/**
+ * Reading the files a message attaches. Each is opened first and judged by what was opened (fstat
+ * on the descriptor, its real path from /proc), so a path swapped for a symlink or a directory
+ * between a check and the read cannot slip through. Files inside the chainmail home (config, state,
+ * secrets) are refused: an injected message asking an agent to mail them must not get them out.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { MailError } from "../errors.js";
+import { MAX_ATTACHMENT_TOTAL } from "../limits.js";
+
+export interface LoadedFile {
+  filename: string;
+  content: Buffer;
+  /** sha256 of the content, hex: part of a derived idempotency key. */
+  sha256: string;
+}
+
+const bad = (what: string, why: string) => new MailError("INVALID_ARGUMENT", `${what} ${why}`);
+
+/** The directories no attachment may come from, as real paths. */
+export function privateRoots(dirs: string[]): string[] {
+  return dirs.map((d) => {
+    try {
+      return fs.realpathSync(d);
+    } catch {
+      return path.resolve(d);
+    }
+  });
+}
+
+const inside = (file: string, root: string) => file === root || file.startsWith(`${root}${path.sep}`);
+
+export function loadFile(file: string, what: string, refused: string[]): LoadedFile {
+  if (!path.isAbsolute(file)) throw bad(what, "must be an absolute path");
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") throw bad(what, "is a symbolic link; give the file's own path");
+    if (code === "ENOENT") throw new MailError("NOT_FOUND", `${what}: no such file`);
+    if (code === "EACCES") throw bad(what, "cannot be read by the daemon");
+    throw bad(what, `cannot be opened (${code ?? "error"})`);
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw bad(what, "is not a regular file");
+    let real = path.resolve(file);
+    try {
+      real = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      real = fs.realpathSync(file);
+    }
+    if (refused.some((root) => inside(real, root)))
+      throw bad(what, "is inside the chainmail home (config, state and secrets are never sent)");
+    if (st.size > MAX_ATTACHMENT_TOTAL)
+      throw bad(what, `is larger than ${MAX_ATTACHMENT_TOTAL} bytes, the most one message carries`);
+    const content = fs.readFileSync(fd);
+    return {
+      filename: path.basename(file),
+      content,
+      sha256: createHash("sha256").update(content).digest("hex"),
+    };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export function loadFiles(files: readonly string[], what: string, refused: string[]): LoadedFile[] {
+  return files.map((f, i) => loadFile(f, `${what}[${i}]`, refused));
+}
+
+export function totalSize(files: Array<{ content: Buffer }>): number {
+  return files.reduce((n, f) => n + f.content.length, 0);
+}

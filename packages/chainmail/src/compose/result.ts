@@ -1,0 +1,30 @@
+/** The one result shape of the compose operations; which fields are set depends on `status`. */
+export const COMPOSE_STATUSES = ["sent", "draft", "held", "duplicate"] as const;
+export type ComposeStatus = (typeof COMPOSE_STATUSES)[number];
+
+export interface ComposeResult {
+  status: ComposeStatus;
+  /** sent, held: the message's Message-ID. */
+  message_id?: string;
+  /** sent: the Sent copy's ref ("" when there is none, as on Google or a failed copy). */
+  sent_ref?: string;
+  /** sent: why the Sent copy failed; the send itself succeeded. */
+  sent_copy_error?: string;
+  /** sent, held, duplicate. */
+  idempotency_key?: string;
+  /** draft, held. */
+  draft_ref?: string;
+  /** held: the recipients the policy does not allow. */
+  blocked?: string[];
+  /** held: more recipients than the policy's max_recipients. */
+  too_many_recipients?: boolean;
+  /** held: what the account owner can do. */
+  hint?: string;
+  /** duplicate: the first call's status. */
+  original_status?: "sent";
+}
+
+export interface DeleteDraftResult {
+  ref: string;
+  deleted: boolean;
+}

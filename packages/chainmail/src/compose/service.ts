@@ -1,0 +1,343 @@
+/**
+ * The compose operations over the account's IMAP and SMTP: each builds its MIME message once, then
+ * sends it (under its idempotency key, see deliver.ts) or saves it to Drafts.
+ */
+import type { AccountConfig } from "../config.js";
+import { MailError } from "../errors.js";
+import { fetchRaw } from "../imap/messages.js";
+import { deriveKey } from "../outbox/index.js";
+import { decodeRef, type MessageRef } from "../refs.js";
+import { accountOf, audit, audited, type Call, type ServiceContext } from "../service/context.js";
+import type {
+  CreateDraftParams,
+  ForwardParams,
+  ReplyParams,
+  SendParams,
+  UpdateDraftParams,
+} from "../daemon/operations/compose.js";
+import { type MailAddress, parseAddresses, uniqueAddresses } from "./addresses.js";
+import { type BodyParts, bodyParts, type Quote } from "./body.js";
+import { deliver } from "./deliver.js";
+import { loadFile, loadFiles, privateRoots, totalSize } from "./files.js";
+import { checkHeaders } from "./headers.js";
+import { appendTo, removeDraft, requireDraft, roleFolder } from "./mailbox.js";
+import {
+  buildMime,
+  type ForwardedPart,
+  type InlineImage,
+  type MimeSpec,
+  newCid,
+  newMessageId,
+} from "./mime.js";
+import { forwardQuote, type Original, parseOriginal, prefixed, replyQuote } from "./original.js";
+import type { ComposeResult, DeleteDraftResult } from "./result.js";
+import { MAX_ATTACHMENT_TOTAL } from "../limits.js";
+import { draftForSending } from "./raw.js";
+
+type Content = Pick<SendParams, "body" | "body_format" | "html_text" | "headers" | "no_signature"> & {
+  attachments: string[];
+  inline: Array<{ name: string; path: string }>;
+};
+
+interface Built {
+  spec: Omit<MimeSpec, "keepBcc">;
+  fileHashes: string[];
+}
+
+const refusedRoots = (ctx: ServiceContext) =>
+  privateRoots([
+    ctx.home.stateDir,
+    ctx.home.secretsDir,
+    ctx.home.runtimeDir,
+    ctx.home.configFile,
+    ...(process.env["CHAINMAIL_HOME"] ? [process.env["CHAINMAIL_HOME"]] : []),
+  ]);
+
+/** The files, headers and body parts of a new message, checked before anything is sent or saved. */
+function content(ctx: ServiceContext, account: AccountConfig, c: Content, quote?: Quote) {
+  const headers = checkHeaders(c.headers);
+  const roots = refusedRoots(ctx);
+  const attachments = loadFiles(c.attachments, "attachments", roots);
+  const inline: Array<InlineImage & { name: string }> = c.inline.map((img, i) => ({
+    ...loadFile(img.path, `inline[${i}].path`, roots),
+    name: img.name,
+    cid: newCid(),
+  }));
+  if (totalSize([...attachments, ...inline]) > MAX_ATTACHMENT_TOTAL)
+    throw new MailError("INVALID_ARGUMENT", `the files add up to more than ${MAX_ATTACHMENT_TOTAL} bytes`);
+  const body = bodyParts({
+    body: c.body ?? "",
+    format: c.body_format,
+    htmlText: c.html_text,
+    signature: c.no_signature ? undefined : account.signature,
+    quote,
+    cids: new Map(inline.map((i) => [i.name, i.cid])),
+  });
+  return {
+    headers,
+    attachments,
+    inline,
+    body,
+    fileHashes: [...attachments, ...inline].map((f) => f.sha256),
+  };
+}
+
+const from = (a: AccountConfig): MailAddress => ({ name: "", address: a.address });
+
+function recipients(lists: { to: string[]; cc: string[]; bcc: string[] }) {
+  return {
+    to: parseAddresses(lists.to, "to"),
+    cc: parseAddresses(lists.cc, "cc"),
+    bcc: parseAddresses(lists.bcc, "bcc"),
+  };
+}
+
+const envelopeOf = (a: AccountConfig, s: Pick<MimeSpec, "to" | "cc" | "bcc">) => ({
+  from: a.address,
+  to: uniqueAddresses([...s.to, ...s.cc, ...s.bcc]).map((x) => x.address),
+});
+
+async function sendBuilt(
+  ctx: ServiceContext,
+  call: Call,
+  account: AccountConfig,
+  tool: string,
+  key: string,
+  built: Built,
+): Promise<ComposeResult> {
+  const raw = await buildMime({ ...built.spec, keepBcc: false });
+  return deliver(ctx, call, {
+    account,
+    tool,
+    key,
+    messageId: built.spec.messageId,
+    raw,
+    envelope: envelopeOf(account, built.spec),
+    attachmentBytes: totalSize([...built.spec.attachments, ...built.spec.inline]),
+    hold: async () => {
+      const draft = await buildMime({ ...built.spec, keepBcc: true });
+      return ctx.pool.write(account, async (client) =>
+        appendTo(client, account, await roleFolder(client, account, "drafts"), draft, ["\\Draft"]),
+      );
+    },
+  });
+}
+
+async function saveDraft(
+  ctx: ServiceContext,
+  call: Call,
+  account: AccountConfig,
+  spec: Omit<MimeSpec, "keepBcc">,
+  summary: string,
+  replacing?: MessageRef,
+): Promise<ComposeResult> {
+  const raw = await buildMime({ ...spec, keepBcc: true });
+  return audited(ctx, call, account.name, summary, () =>
+    ctx.pool.write(account, async (client) => {
+      const ref = await appendTo(client, account, await roleFolder(client, account, "drafts"), raw, [
+        "\\Draft",
+        "\\Seen",
+      ]);
+      if (replacing) await removeDraft(client, account, replacing);
+      return { status: "draft" as const, draft_ref: ref };
+    }),
+  );
+}
+
+export async function sendEmail(ctx: ServiceContext, call: Call, p: SendParams): Promise<ComposeResult> {
+  const account = accountOf(ctx, p.account);
+  const c = content(ctx, account, p);
+  const key = p.idempotency_key ?? deriveKey("send_email", p, c.fileHashes);
+  return sendBuilt(ctx, call, account, "send_email", key, {
+    spec: {
+      from: from(account),
+      ...recipients(p),
+      subject: p.subject,
+      ...c,
+      messageId: newMessageId(account.address),
+      date: new Date(),
+    },
+    fileHashes: c.fileHashes,
+  });
+}
+
+async function readOriginal(
+  ctx: ServiceContext,
+  ref: string,
+): Promise<{ account: AccountConfig; original: Original }> {
+  const r = decodeRef(ref);
+  const account = accountOf(ctx, r.account);
+  const raw = await ctx.pool.read(account, (client) => fetchRaw(client, r));
+  return { account, original: await parseOriginal(raw) };
+}
+
+export async function reply(ctx: ServiceContext, call: Call, p: ReplyParams): Promise<ComposeResult> {
+  const { account, original } = await readOriginal(ctx, p.ref);
+  const own = [account.address];
+  const base = original.replyTo.length ? original.replyTo : original.from;
+  const extra = recipients(p);
+  const to = uniqueAddresses([...base, ...(p.all ? original.to : []), ...extra.to], p.all ? own : []);
+  const cc = uniqueAddresses(
+    [...(p.all ? original.cc : []), ...extra.cc],
+    [...own, ...to.map((a) => a.address)],
+  );
+  if (to.length + cc.length + extra.bcc.length === 0)
+    throw new MailError("INVALID_ARGUMENT", "the reply has no recipients: the original names no sender");
+  const c = content(ctx, account, p, replyQuote(original));
+  const spec: Omit<MimeSpec, "keepBcc"> = {
+    from: from(account),
+    to,
+    cc,
+    bcc: extra.bcc,
+    subject: prefixed("Re", original.subject),
+    ...c,
+    messageId: newMessageId(account.address),
+    date: new Date(),
+    inReplyTo: original.messageId,
+    references: [...original.references, ...(original.messageId ? [original.messageId] : [])],
+  };
+  if (p.draft)
+    return saveDraft(ctx, { ...call, action: "draft.create" }, account, spec, "reply saved as a draft");
+  const key = p.idempotency_key ?? deriveKey("reply", p, c.fileHashes);
+  return sendBuilt(ctx, call, account, "reply", key, { spec, fileHashes: c.fileHashes });
+}
+
+export async function forward(ctx: ServiceContext, call: Call, p: ForwardParams): Promise<ComposeResult> {
+  const { account, original } = await readOriginal(ctx, p.ref);
+  const c = content(ctx, account, p, forwardQuote(original));
+  const carried: ForwardedPart[] = p.no_attachments ? [] : original.attachments;
+  if (totalSize([...c.attachments, ...carried]) > MAX_ATTACHMENT_TOTAL)
+    throw new MailError(
+      "INVALID_ARGUMENT",
+      `the attachments add up to more than ${MAX_ATTACHMENT_TOTAL} bytes`,
+    );
+  const spec: Omit<MimeSpec, "keepBcc"> = {
+    from: from(account),
+    ...recipients(p),
+    subject: prefixed("Fwd", original.subject),
+    ...c,
+    attachments: [...carried, ...c.attachments],
+    messageId: newMessageId(account.address),
+    date: new Date(),
+    references: original.messageId ? [...original.references, original.messageId] : [],
+  };
+  if (p.draft)
+    return saveDraft(ctx, { ...call, action: "draft.create" }, account, spec, "forward saved as a draft");
+  const key = p.idempotency_key ?? deriveKey("forward", p, c.fileHashes);
+  return sendBuilt(ctx, call, account, "forward", key, { spec, fileHashes: c.fileHashes });
+}
+
+export async function createDraft(
+  ctx: ServiceContext,
+  call: Call,
+  p: CreateDraftParams,
+): Promise<ComposeResult> {
+  const account = accountOf(ctx, p.account);
+  const c = content(ctx, account, p);
+  return saveDraft(
+    ctx,
+    call,
+    account,
+    {
+      from: from(account),
+      ...recipients(p),
+      subject: p.subject ?? "",
+      ...c,
+      messageId: newMessageId(account.address),
+      date: new Date(),
+    },
+    "draft saved",
+  );
+}
+
+async function readDraft(ctx: ServiceContext, ref: string) {
+  const r = decodeRef(ref);
+  const account = accountOf(ctx, r.account);
+  const raw = await ctx.pool.read(account, async (client) => {
+    await requireDraft(client, account, r);
+    return fetchRaw(client, r);
+  });
+  return { r, account, raw };
+}
+
+/** The new version: what the call gives, and the old draft's value for each field it leaves out. */
+export async function updateDraft(
+  ctx: ServiceContext,
+  call: Call,
+  p: UpdateDraftParams,
+): Promise<ComposeResult> {
+  const { r, account, raw } = await readDraft(ctx, p.ref);
+  const old = await parseOriginal(raw);
+  const c = content(ctx, account, { ...p, attachments: p.attachments ?? [], inline: p.inline ?? [] });
+  const keptBody: BodyParts | undefined =
+    p.body === undefined ? { text: old.text, html: old.html } : undefined;
+  const given = recipients({ to: p.to ?? [], cc: p.cc ?? [], bcc: p.bcc ?? [] });
+  const spec: Omit<MimeSpec, "keepBcc"> = {
+    from: from(account),
+    to: p.to ? given.to : old.to,
+    cc: p.cc ? given.cc : old.cc,
+    bcc: p.bcc ? given.bcc : old.bcc,
+    subject: p.subject ?? old.subject,
+    headers: p.headers
+      ? c.headers
+      : old.replyTo.length
+        ? [["Reply-To", old.replyTo.map((a) => a.address).join(", ")]]
+        : [],
+    body: keptBody ?? c.body,
+    attachments: p.attachments ? c.attachments : old.attachments,
+    inline: p.inline
+      ? c.inline
+      : old.related.map((x) => ({
+          filename: x.filename ?? "image",
+          content: x.content,
+          sha256: "",
+          cid: x.cid,
+        })),
+    messageId: newMessageId(account.address),
+    date: new Date(),
+    inReplyTo: old.inReplyTo,
+    references: old.references,
+  };
+  return saveDraft(ctx, call, account, spec, "draft replaced", r);
+}
+
+export async function sendDraft(
+  ctx: ServiceContext,
+  call: Call,
+  p: { ref: string; idempotency_key?: string | undefined },
+): Promise<ComposeResult> {
+  const { r, account, raw } = await readDraft(ctx, p.ref);
+  const out = await draftForSending(raw, account.address);
+  if (out.envelope.length === 0)
+    throw new MailError(
+      "INVALID_ARGUMENT",
+      "the draft has no recipients",
+      "Add recipients with update_draft first.",
+    );
+  const key = p.idempotency_key ?? deriveKey("send_draft", { ref: p.ref }, [out.sha256]);
+  return deliver(ctx, call, {
+    account,
+    tool: "send_draft",
+    key,
+    messageId: out.messageId,
+    raw: out.raw,
+    envelope: { from: account.address, to: out.envelope },
+    attachmentBytes: out.attachmentBytes,
+    // A held draft stays where it is, for the owner.
+    hold: async () => p.ref,
+    after: () => ctx.pool.write(account, (client) => removeDraft(client, account, r)).then(() => undefined),
+  });
+}
+
+export async function deleteDraft(ctx: ServiceContext, call: Call, ref: string): Promise<DeleteDraftResult> {
+  const r = decodeRef(ref);
+  const account = accountOf(ctx, r.account);
+  return audited(ctx, call, account.name, "delete draft", () =>
+    ctx.pool.write(account, async (client) => {
+      await requireDraft(client, account, r);
+      return { ref, deleted: await removeDraft(client, account, r) };
+    }),
+  );
+}
+
+export { audit };

@@ -1,0 +1,90 @@
+/**
+ * Hands a built message to the account's SMTP server with an explicit envelope. A failure says
+ * whether the server may have taken the message: only a refusal before or at the end of DATA, or a
+ * connection that never got that far, is `delivered: false` for sure.
+ */
+import nodemailer from "nodemailer";
+import type { AccountConfig } from "../config.js";
+import { MailError, quoteServerText } from "../errors.js";
+import { getSecret } from "../secrets.js";
+
+export interface Envelope {
+  from: string;
+  to: string[];
+}
+
+export class SmtpFailure extends MailError {
+  constructor(
+    err: MailError,
+    /** true when the server may have accepted the message despite the error. */
+    readonly maybeSent: boolean,
+  ) {
+    super(err.reason, err.message, err.hint);
+  }
+}
+
+const SURE_COMMANDS = new Set([
+  "CONN",
+  "EHLO",
+  "HELO",
+  "AUTH",
+  "AUTH PLAIN",
+  "AUTH LOGIN",
+  "MAIL FROM",
+  "RCPT TO",
+  "STARTTLS",
+]);
+
+export async function sendRaw(
+  account: AccountConfig,
+  secretsDir: string,
+  envelope: Envelope,
+  raw: Buffer,
+): Promise<{ response: string }> {
+  if (!account.smtp)
+    throw new MailError(
+      "UNSUPPORTED",
+      `account ${account.name} has no SMTP server configured`,
+      "Add [accounts.smtp] for the account in config.toml.",
+    );
+  const pass = getSecret(secretsDir, account.name);
+  if (pass === undefined)
+    throw new MailError("AUTH_REQUIRED", `no password is stored for account ${account.name}`);
+  const t = nodemailer.createTransport({
+    host: account.smtp.host,
+    port: account.smtp.port,
+    secure: account.smtp.tls === "tls",
+    requireTLS: account.smtp.tls === "starttls",
+    ignoreTLS: account.smtp.tls === "none",
+    auth: { user: account.username, pass },
+    connectionTimeout: 15_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 60_000,
+    logger: false,
+  });
+  try {
+    const info = await t.sendMail({ envelope: { from: envelope.from, to: envelope.to }, raw });
+    return { response: String((info as { response?: unknown }).response ?? "") };
+  } catch (err) {
+    const e = err as {
+      code?: string;
+      command?: string;
+      responseCode?: number;
+      response?: string;
+      message?: string;
+    };
+    const text = quoteServerText(e.response ?? e.message ?? String(err));
+    const auth = e.code === "EAUTH" || e.responseCode === 535;
+    const refusedRecipients = e.code === "EENVELOPE";
+    // A server's answer (a code) at any step means it did not take the message; so does a failure
+    // before the message was handed over. A connection lost during or after DATA leaves it open.
+    const sure = e.responseCode !== undefined || SURE_COMMANDS.has(e.command ?? "CONN") || auth;
+    const reason = auth ? "AUTH_REJECTED" : refusedRecipients ? "INVALID_ARGUMENT" : "SERVER_UNAVAILABLE";
+    throw new SmtpFailure(
+      new MailError(reason, `the SMTP server of account ${account.name} did not take the message ${text}`),
+      !sure,
+    );
+  } finally {
+    t.close();
+  }
+}

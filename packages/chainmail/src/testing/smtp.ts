@@ -1,0 +1,97 @@
+/**
+ * A real SMTP server for the compose tests (the `smtp-server` package on 127.0.0.1) that relays what
+ * it accepts into the test Dovecot over LMTP, so a sent message can be read back over IMAP. It keeps
+ * every message it accepted, so a test counts what reached the server (duplicates included).
+ */
+import net from "node:net";
+import nodemailer from "nodemailer";
+import { SMTPServer } from "smtp-server";
+
+export interface Relayed {
+  from: string;
+  to: string[];
+  raw: Buffer;
+}
+
+export interface SmtpRelay {
+  port: number;
+  /** Every message the server accepted, in order. */
+  received: Relayed[];
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** dovecot.conf lines adding an LMTP listener on 127.0.0.1:port that delivers to the local users. */
+export function lmtpConfig(port: number): string {
+  return `protocols = imap lmtp
+protocol lmtp {
+  auth_username_format = %Ln
+}
+service lmtp {
+  inet_listener lmtp {
+    address = 127.0.0.1
+    port = ${port}
+  }
+}
+`;
+}
+
+export async function startSmtpRelay(opts: {
+  lmtpPort: number;
+  users: Array<{ name: string; password: string }>;
+}): Promise<SmtpRelay> {
+  const received: Relayed[] = [];
+  const lmtp = nodemailer.createTransport({
+    host: "127.0.0.1",
+    port: opts.lmtpPort,
+    lmtp: true,
+    ignoreTLS: true,
+  });
+  const server = new SMTPServer({
+    disabledCommands: ["STARTTLS"],
+    allowInsecureAuth: true, // plain AUTH over loopback, as a local relay would allow
+    logger: false,
+    size: 64 * 1024 * 1024,
+    onAuth(auth, _session, done) {
+      const u = opts.users.find((x) => x.name === auth.username && x.password === auth.password);
+      if (u) done(null, { user: u.name });
+      else done(Object.assign(new Error("Invalid username or password"), { responseCode: 535 }));
+    },
+    onData(stream, session, done) {
+      const chunks: Buffer[] = [];
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("end", () => {
+        const raw = Buffer.concat(chunks);
+        const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
+        const to = session.envelope.rcptTo.map((r) => r.address);
+        received.push({ from, to, raw });
+        lmtp.sendMail({ envelope: { from, to }, raw }).then(
+          () => done(),
+          (err: Error) =>
+            done(Object.assign(new Error(`relay failed: ${err.message}`), { responseCode: 451 })),
+        );
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const addr = server.server.address();
+  return {
+    port: typeof addr === "object" && addr ? addr.port : 0,
+    received,
+    stop: async () => {
+      lmtp.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
