@@ -68,10 +68,9 @@ export const itemTools = [
       ),
       criteria: CriteriaField.optional().describe("Acceptance criteria, each 1 to 500 characters, in order"),
       ...fieldInputs,
-      idempotency_key: IdempotencyKeyField.optional()
-        .describe(
-          "1 to 128 of A-Z a-z 0-9 . _ : -; a repeat with the same key and input returns the first item instead of making another; a different input with the same key is refused",
-        ),
+      idempotency_key: IdempotencyKeyField.optional().describe(
+        "1 to 128 of A-Z a-z 0-9 . _ : -; a repeat with the same key and input returns the first item instead of making another; a different input with the same key is refused",
+      ),
       parent_id: ItemIdField.optional().describe(
         "The parent item's ID; empty makes a root item, or puts a task in the inbox",
       ),
