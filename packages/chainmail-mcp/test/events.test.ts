@@ -53,6 +53,27 @@ describe("read_events", () => {
     expect(audit.rows[0]).toMatchObject({ client: "mcp", decision: "allowed" });
   });
 
+  it("returns item events with what changed and the revision when kinds names item", async () => {
+    const start = (await m.daemonClient.watchStatus()).last_id;
+    const made = await m.tools.ok<{ item: { id: string; revision: number } }>("create_item", {
+      type: "task",
+      title: "Reply to Eve",
+      area: "work",
+    });
+    const r = await m.tools.ok<Events>("read_events", { cursor: start, kinds: ["item"] });
+    expect(r.events).toHaveLength(1);
+    expect(r.events[0]).toMatchObject({
+      kind: "item",
+      account: null,
+      item_id: made.item.id,
+      change: "created",
+      revision: made.item.revision,
+    });
+    // Opt-in: the default kinds leave it out.
+    const plain = await m.tools.ok<Events>("read_events", { cursor: start });
+    expect(plain.events.filter((e) => e["kind"] === "item")).toEqual([]);
+  });
+
   it("answers a waiting read as soon as mail arrives", async () => {
     const t0 = Date.now();
     const waiting = m.tools.ok<Events>("read_events", { group: "agent", wait_seconds: 30 });

@@ -4,6 +4,7 @@
  * by cursor or by consumer group, with long-polling. Knows nothing of MCP or the socket: a read
  * returns its page and a `commit` that acknowledges it, which the caller runs once the reply is out.
  */
+import type { ItemChange } from "../items/model.js";
 import { MailError } from "../errors.js";
 import type { SearchRow } from "../service/search.js";
 import type { StateDb } from "../store/state.js";
@@ -28,7 +29,9 @@ export interface MailEvent {
   state?: "ok" | "error";
   error?: string;
   reason?: "first_sync" | "uidvalidity" | "retention" | "cursor";
-  change?: string;
+  /** item: what happened to the item, and the revision of that change. */
+  change?: ItemChange;
+  revision?: number;
   thread_key?: string;
 }
 
@@ -106,13 +109,13 @@ export class EventLog {
   }
 
   /** A work item changed (recorded by the items store, once per revision). */
-  item(itemId: string, revision: number, change: string): number | null {
+  item(itemId: string, revision: number, change: ItemChange): number | null {
     return this.record({
       kind: "item",
       account: "",
       itemId,
       change: `${itemId}:${revision}`,
-      data: { change },
+      data: { change, revision },
     });
   }
 

@@ -176,3 +176,18 @@ export const summaryOf = (i: Item): ItemSummary => ({
   state: i.state,
   deleted: i.deleted,
 });
+
+/** What an `item` event says happened to the item. */
+export const ITEM_CHANGES = [
+  "created",
+  "updated",
+  "moved",
+  "deleted",
+  "restored",
+  "criteria",
+  "criterion",
+  "blocker",
+  "linked",
+  "unlinked",
+] as const;
+export type ItemChange = (typeof ITEM_CHANGES)[number];

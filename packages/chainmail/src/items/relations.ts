@@ -64,6 +64,7 @@ export function editCriteria(
     for (const [position, c] of rest.entries()) s.store.saveCriterion({ ...c, position });
     s.addCriteria(itemId, adds, rest.length);
     s.store.touch(itemId, revision, s.now());
+    s.changed([itemId], revision, "criteria");
     return { criteria: s.criteria(itemId), revision };
   });
 }
@@ -94,6 +95,7 @@ export function tickCriterion(
     const next = { ...c, ticked: ticked ? 1 : 0, evidence: evidence ?? null, ticked_at: ticked ? now : null };
     s.store.saveCriterion(next);
     s.store.touch(itemId, revision, now);
+    s.changed([itemId], revision, "criterion");
     return { criterion: criterionOf(next), revision };
   });
 }
@@ -146,6 +148,7 @@ export function setBlocker(
     // Both ends changed: one's blocked_by and the other's blocks.
     s.store.touch(itemId, revision, s.now());
     s.store.touch(blockedById, revision, s.now());
+    s.changed([itemId, blockedById], revision, "blocker");
     return { changed, revision };
   });
 }
@@ -186,6 +189,7 @@ export function linkThread(
     const revision = s.store.bump();
     s.store.putLink(itemId, link);
     s.store.touch(itemId, revision, s.now());
+    s.changed([itemId], revision, "linked");
     return { link, created: !old, revision };
   });
 }
@@ -201,6 +205,7 @@ export function unlinkThread(
     if (!s.store.deleteLink(itemId, account, threadKey)) return { revision: s.store.revision() };
     const revision = s.store.bump();
     s.store.touch(itemId, revision, s.now());
+    s.changed([itemId], revision, "unlinked");
     return { revision };
   });
 }

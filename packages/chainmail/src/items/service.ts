@@ -22,6 +22,7 @@ import {
   GET_ITEM_THREADS,
   type Item,
   type ItemArea,
+  type ItemChange,
   type ItemDetail,
   type ItemPriority,
   type ItemState,
@@ -80,6 +81,11 @@ export interface ItemsDeps {
   now?: () => Date;
   /** The newest cached message of a linked thread (the cache knows; the items store does not). */
   latestMessage?: (account: string, threadKey: string) => LatestMessage | null;
+  /**
+   * Told of each item a change touched, inside that change's transaction (the event log records an
+   * `item` event there, so the change and its event commit together or not at all).
+   */
+  onChange?: (itemId: string, revision: number, change: ItemChange) => void;
 }
 
 const newId = (prefix: string) =>
@@ -97,11 +103,18 @@ export class ItemService {
   readonly store: ItemsStore;
   private readonly clock: () => Date;
   private readonly latest: (account: string, threadKey: string) => LatestMessage | null;
+  private readonly onChange: (itemId: string, revision: number, change: ItemChange) => void;
 
   constructor(deps: ItemsDeps) {
     this.store = deps.store;
     this.clock = deps.now ?? (() => new Date());
     this.latest = deps.latestMessage ?? (() => null);
+    this.onChange = deps.onChange ?? (() => {});
+  }
+
+  /** Reports the items a change touched; call inside the change's transaction, after its writes. */
+  changed(ids: readonly string[], revision: number, change: ItemChange): void {
+    for (const id of ids) this.onChange(id, revision, change);
   }
 
   now(): string {
@@ -255,6 +268,7 @@ export class ItemService {
       this.addCriteria(row.id, criteria, 0);
       if (input.idempotency_key !== undefined && hash)
         this.store.putIdempotencyKey(input.idempotency_key, hash, row.id);
+      this.changed([row.id], revision, "created");
       return { item: this.itemOf(row), criteria: this.criteria(row.id), duplicate: false };
     });
   }
@@ -325,6 +339,7 @@ export class ItemService {
       next.revision = this.store.bump();
       next.updated_at = this.now();
       this.store.save(next);
+      this.changed([next.id], next.revision, next.parent_id !== old.parent_id ? "moved" : "updated");
       return { item: this.itemOf(next), revision: next.revision };
     });
   }
@@ -345,6 +360,11 @@ export class ItemService {
       const rows = [row, ...below];
       for (const r of rows)
         this.store.save({ ...r, deleted_at: now, deleted_by: revision, revision, updated_at: now });
+      this.changed(
+        rows.map((r) => r.id),
+        revision,
+        "deleted",
+      );
       return { ids: rows.map((r) => r.id), revision };
     });
   }
@@ -377,6 +397,11 @@ export class ItemService {
       const now = this.now();
       for (const r of rows)
         this.store.save({ ...r, deleted_at: null, deleted_by: null, revision, updated_at: now });
+      this.changed(
+        rows.map((r) => r.id),
+        revision,
+        "restored",
+      );
       return { ids: rows.map((r) => r.id), revision };
     });
   }

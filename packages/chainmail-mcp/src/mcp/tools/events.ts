@@ -9,6 +9,7 @@ import {
   GROUP_RULE,
   GroupField,
   InField,
+  ITEM_CHANGES,
   ItemIdField,
   type MailEvent,
   WAIT_SECONDS,
@@ -41,7 +42,12 @@ const Event = z.object({
     .enum(["first_sync", "uidvalidity", "retention", "cursor"])
     .optional()
     .describe("gap: why events are missing"),
-  change: untrustedField("item: what changed").optional(),
+  change: z.enum(ITEM_CHANGES).optional().describe("item: what happened to the item"),
+  revision: z
+    .number()
+    .int()
+    .optional()
+    .describe("item: the revision of the change (list_items takes it as changed_since)"),
   thread_key: untrustedField("item_mail: the linked thread").optional(),
 });
 
@@ -61,7 +67,8 @@ function shapeEvent(e: MailEvent): z.output<typeof Event> {
     ...(e.state !== undefined ? { state: e.state } : {}),
     ...(e.error !== undefined ? { error: e.error } : {}),
     ...(e.reason !== undefined ? { reason: e.reason } : {}),
-    ...(e.change !== undefined ? { change: untrusted(e.change) } : {}),
+    ...(e.change !== undefined ? { change: e.change } : {}),
+    ...(e.revision !== undefined ? { revision: e.revision } : {}),
     ...(e.thread_key !== undefined ? { thread_key: untrusted(e.thread_key) } : {}),
   };
 }
