@@ -12,6 +12,7 @@ import { appendTo, roleFolder } from "./mailbox.js";
 import { holdHint, judgeSend } from "./policy.js";
 import type { ComposeResult } from "./result.js";
 import { type Envelope, SmtpFailure, sendRaw } from "./smtp.js";
+import { pendingHint } from "../policy/service.js";
 
 /**
  * Test failpoints: CHAINMAIL_TEST_CRASH_AT names a step at which the daemon kills itself with
@@ -52,7 +53,7 @@ export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): P
         draft_ref: await out.hold(),
         blocked: verdict.blocked,
         too_many_recipients: verdict.tooManyRecipients,
-        hint: holdHint(verdict, account.name),
+        hint: holdHint(verdict, account.name) + pendingHint(ctx, account.name),
         message_id: out.messageId,
         idempotency_key: key,
       };

@@ -13,6 +13,7 @@ import {
 } from "../compose/service.js";
 import { MailError } from "../errors.js";
 import { confirmSend, listOutbox, releaseSend } from "../outbox/service.js";
+import { confirmPolicy, policyStatus } from "../policy/service.js";
 import { decodeRef } from "../refs.js";
 import { listAccounts, testAccount } from "../service/accounts.js";
 import { accountsOf, audit, type Call, cacheOf, type ServiceContext } from "../service/context.js";
@@ -84,6 +85,8 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
   "outbox.list": (ctx, call, p) => listOutbox(ctx, call, p.status),
   "outbox.confirm": (ctx, call, p) => confirmSend(ctx, call, p.key),
   "outbox.release": (ctx, call, p) => releaseSend(ctx, call, p.key),
+  "policy.status": (ctx) => policyStatus(ctx),
+  "policy.confirm": (ctx, call, p) => confirmPolicy(ctx, call, p.account, p.digest),
   "audit.read": (ctx, _call, p) => ({
     rows: ctx.state.readAudit({
       ...(p.action ? { action: p.action } : {}),

@@ -8,7 +8,10 @@ import type { ImapPool } from "../imap/connection.js";
 import type { ClientKind, Decision, StateDb } from "../store/state.js";
 
 export interface ServiceContext {
+  /** The config the daemon runs on: config.toml with each account's confirmed policy (src/policy). */
   config: Config;
+  /** config.toml as written, before the confirmed policies apply; absent: `config` is both. */
+  fileConfig?: Config | undefined;
   home: Home;
   pool: ImapPool;
   state: StateDb;

@@ -13,6 +13,7 @@ import { changeFlags, existing, expungeUids, type FolderBatch, transfer } from "
 import { KEYWORD_CHARS, MAX_BATCH, MAX_KEYWORD_LENGTH, MAX_LABEL_LENGTH } from "../limits.js";
 import { decodeRef, encodeRef, type MessageRef } from "../refs.js";
 import { type Call, type ServiceContext, audit, q } from "./context.js";
+import { pendingHint } from "../policy/service.js";
 
 export interface Outcome {
   ref: string;
@@ -226,7 +227,7 @@ export function expunge(ctx: ServiceContext, call: Call, refs: string[]) {
         throw new MailError(
           "POLICY_DENIED",
           `the policy of account ${account.name} does not allow expunge`,
-          `Use trash instead. Only the user can allow expunge: set allow_expunge = true under [accounts.policy] for ${account.name} in config.toml.`,
+          `Use trash instead. Only the user can allow expunge: set allow_expunge = true under [accounts.policy] for ${account.name} in config.toml, and confirm it with \`chainmail policy confirm\`.${pendingHint(ctx, account.name)}`,
         );
       }
     },

@@ -12,6 +12,7 @@ import { itemOperations } from "./items.js";
 import { eventOperations } from "./events.js";
 import { organizeOperations } from "./organize.js";
 import { readingOperations } from "./reading.js";
+import { policyOperations } from "./policy.js";
 
 export const OPERATIONS = {
   ...accountOperations,
@@ -21,6 +22,7 @@ export const OPERATIONS = {
   ...itemOperations,
   ...eventOperations,
   ...composeOperations,
+  ...policyOperations,
 } satisfies Record<string, Operation>;
 
 export type Method = keyof typeof OPERATIONS;
