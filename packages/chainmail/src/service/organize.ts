@@ -14,6 +14,7 @@ import { KEYWORD_CHARS, MAX_BATCH, MAX_KEYWORD_LENGTH, MAX_LABEL_LENGTH } from "
 import { decodeRef, encodeRef, type MessageRef } from "../refs.js";
 import { type Call, type ServiceContext, audit, q } from "./context.js";
 import { pendingHint } from "../policy/service.js";
+import { roleFolder } from "../compose/mailbox.js";
 
 export interface Outcome {
   ref: string;
@@ -211,10 +212,9 @@ export function trash(ctx: ServiceContext, call: Call, refs: string[]) {
   return runBatch(ctx, call, refs, {
     describe: "trash",
     prepare: async (client, account) => {
-      const t = await findByRole(client, "trash");
-      if (!t)
-        throw new MailError("NOT_FOUND", `account ${account.name} has no Trash folder (special-use \\Trash)`);
-      return transferTo(t.path, "move");
+      // trash_folder first (servers without SPECIAL-USE), else the \\Trash folder: the same rule as
+      // the draft tools' removal, so a message and a draft land in the same Trash.
+      return transferTo(await roleFolder(client, account, "trash"), "move");
     },
   });
 }
