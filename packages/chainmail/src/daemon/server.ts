@@ -5,6 +5,7 @@
  */
 import fs from "node:fs";
 import net from "node:net";
+import path from "node:path";
 import { type Config, changedConnections, loadConfig } from "../config.js";
 import { MailError, toWireError } from "../errors.js";
 import { removeStaleParts } from "../files/save.js";
@@ -18,6 +19,7 @@ import { itemsOf } from "../service/items.js";
 import { CacheRunner } from "./cache-runner.js";
 import { recoverOutbox } from "../outbox/service.js";
 import { reconcilePolicies } from "../policy/service.js";
+import { UploadSpool } from "../uploads/spool.js";
 import { dispatch } from "./methods.js";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Request, type Response } from "./protocol.js";
 
@@ -82,7 +84,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       options.linkedItems ?? ((account, threadKey) => itemsOf(ctx).linkedItems(account, threadKey)),
     itemSubtree: options.itemSubtree ?? ((itemId) => itemsOf(ctx).subtreeIds(itemId)),
   });
-  const ctx: ServiceContext = { config, fileConfig, home, pool, state, events };
+  const uploads = new UploadSpool(path.join(home.stateDir, "uploads"));
+  const ctx: ServiceContext = { config, fileConfig, home, pool, state, events, uploads };
   // cache.db sits next to state.db; the runner reads ctx.config on every use, so reloads apply.
   if (config.cache.enabled)
     ctx.cache = new CacheRunner(home.cacheFile, () => ctx.config, home.secretsDir, log, {
@@ -247,6 +250,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         clearTimeout(timer);
         await ctx.cache?.stop();
         await pool.closeAll();
+        uploads.close();
         state.close();
         fs.rmSync(home.socketPath, { force: true });
       })();

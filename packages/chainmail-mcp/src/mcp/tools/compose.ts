@@ -135,7 +135,7 @@ export const composeTools = [
     output: ComposeOutput,
     annotations: openWorld(hints.additive),
     summary,
-    handler: async (input, { ctx }) => shaped(await ctx.client.call("send", given(input))),
+    handler: async (input, { ctx }) => shaped(await ctx.client.call("send", await ctx.upload(given(input)))),
   }),
 
   tool({
@@ -157,7 +157,7 @@ export const composeTools = [
     output: ComposeOutput,
     annotations: openWorld(hints.additive),
     summary,
-    handler: async (input, { ctx }) => shaped(await ctx.client.call("reply", given(input))),
+    handler: async (input, { ctx }) => shaped(await ctx.client.call("reply", await ctx.upload(given(input)))),
   }),
 
   tool({
@@ -175,7 +175,8 @@ export const composeTools = [
     output: ComposeOutput,
     annotations: openWorld(hints.additive),
     summary,
-    handler: async (input, { ctx }) => shaped(await ctx.client.call("forward", given(input))),
+    handler: async (input, { ctx }) =>
+      shaped(await ctx.client.call("forward", await ctx.upload(given(input)))),
   }),
 
   tool({
@@ -192,7 +193,8 @@ export const composeTools = [
     output: ComposeOutput,
     annotations: openWorld(hints.additive),
     summary,
-    handler: async (input, { ctx }) => shaped(await ctx.client.call("draft.create", given(input))),
+    handler: async (input, { ctx }) =>
+      shaped(await ctx.client.call("draft.create", await ctx.upload(given(input)))),
   }),
 
   tool({
@@ -209,7 +211,8 @@ export const composeTools = [
     annotations: openWorld(hints.additive),
     liveAnnotations: draftDestructive,
     summary,
-    handler: async (input, { ctx }) => shaped(await ctx.client.call("draft.update", given(input))),
+    handler: async (input, { ctx }) =>
+      shaped(await ctx.client.call("draft.update", await ctx.upload(given(input)))),
   }),
 
   tool({

@@ -13,6 +13,7 @@ import { eventOperations } from "./events.js";
 import { organizeOperations } from "./organize.js";
 import { readingOperations } from "./reading.js";
 import { policyOperations } from "./policy.js";
+import { uploadOperations } from "./uploads.js";
 
 export const OPERATIONS = {
   ...accountOperations,
@@ -23,6 +24,7 @@ export const OPERATIONS = {
   ...eventOperations,
   ...composeOperations,
   ...policyOperations,
+  ...uploadOperations,
 } satisfies Record<string, Operation>;
 
 export type Method = keyof typeof OPERATIONS;
