@@ -84,6 +84,9 @@ function describe(issue: z.core.$ZodIssue, shape: z.ZodRawShape, raw: Record<str
       const values = issue.values.map((v) => JSON.stringify(v));
       return `${field} must be ${values.length > 1 ? `${values.slice(0, -1).join(", ")} or ${values.at(-1)}` : values[0]}`;
     }
+    case "invalid_format":
+      // A pattern whose message names its field says the rule itself (idempotency_key's characters).
+      return issue.message.startsWith(`${field} `) ? issue.message : `${field} is not valid`;
     default:
       return `${field} is not valid`;
   }

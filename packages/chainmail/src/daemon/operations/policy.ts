@@ -15,7 +15,7 @@ export const policyOperations = {
       account: AccountField.optional(),
       digest: z
         .string()
-        .regex(/^[0-9a-f]{12}$/, "must be the 12 hex digits `chainmail policy status` shows")
+        .regex(/^[0-9a-f]{12}$/, "digest must be the 12 hex digits `chainmail policy status` shows")
         .optional(),
     }),
     audit: "policy.confirm",
