@@ -7,6 +7,7 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonClient } from "../src/client/index.js";
 import { type SendEnv, startSendEnv } from "../src/testing/index.js";
@@ -164,5 +165,31 @@ describe("policy confirmation", () => {
     expect((await env.client.call("send", { ...toBob("anyone"), to: ["x@elsewhere.test"] })).status).toBe(
       "held",
     );
+  });
+
+  it("applies a narrowing even while state.db refuses to record it, and records it afterwards", async () => {
+    const narrowRows = (await policyRows("policy.narrow")).length;
+    const other = new Database(env.home.dbFile);
+    try {
+      other.exec(`CREATE TRIGGER policy_refuse_u BEFORE UPDATE ON policy BEGIN SELECT RAISE(ABORT, 'refused'); END;
+        CREATE TRIGGER policy_refuse_i BEFORE INSERT ON policy BEGIN SELECT RAISE(ABORT, 'refused'); END;`);
+      const narrowed = 'allowed_recipients = ["alice@example.com", "@example.com"]\nmax_recipients = 1\n';
+      env.writeConfig({ work: { allow_expunge: true, sendPolicy: narrowed } });
+      const two = {
+        account: "work",
+        to: ["bob@example.com", "alice@example.com"],
+        subject: "locked",
+        body: "x",
+      };
+      expect(await env.client.call("send", two)).toMatchObject({ status: "held", too_many_recipients: true });
+      expect(await policyRows("policy.narrow")).toHaveLength(narrowRows);
+      other.exec("DROP TRIGGER policy_refuse_u; DROP TRIGGER policy_refuse_i;");
+      await env.client.listAccounts();
+      const rows = await policyRows("policy.narrow");
+      expect(rows).toHaveLength(narrowRows + 1);
+      expect(rows[0]?.summary).toBe("applied: max_recipients 5 → 1");
+    } finally {
+      other.close();
+    }
   });
 });

@@ -18,7 +18,7 @@ import { syncSink } from "../events/sync-sink.js";
 import { itemsOf } from "../service/items.js";
 import { CacheRunner } from "./cache-runner.js";
 import { recoverOutbox } from "../outbox/service.js";
-import { reconcilePolicies } from "../policy/service.js";
+import { narrowedOnly, reconcilePolicies } from "../policy/service.js";
 import { UploadSpool } from "../uploads/spool.js";
 import { dispatch } from "./methods.js";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Request, type Response } from "./protocol.js";
@@ -105,7 +105,15 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       fileConfig = loadConfig(home.configFile);
       configMtime = m;
       ctx.fileConfig = fileConfig;
-      ctx.config = reconcilePolicies(state, fileConfig);
+      try {
+        ctx.config = reconcilePolicies(state, fileConfig);
+      } catch (err) {
+        // state.db refused (locked, read-only): the file's narrowings still apply at once, its
+        // widenings wait, and the next call tries to record them again.
+        log(`recording the policy failed, applying only its narrowings for now: ${(err as Error).message}`);
+        ctx.config = narrowedOnly(ctx.config, fileConfig);
+        configMtime = -1;
+      }
       const changed = changedConnections(prev, ctx.config);
       for (const name of changed) pool.retire(name);
       ctx.cache?.reconcile(changed);

@@ -81,6 +81,20 @@ function describe(g: Gates): string {
   ].join("; ");
 }
 
+/**
+ * The file's config with each account's policy met with what the daemon runs on now (CLOSED for an
+ * account it does not know): for when state.db cannot record the change, so nothing widens.
+ */
+export function narrowedOnly(current: Config, file: Config): Config {
+  return {
+    ...file,
+    accounts: file.accounts.map((a) => {
+      const now = current.accounts.find((x) => x.name === a.name);
+      return { ...a, policy: policyOf(meet(gatesOf(a.policy), now ? gatesOf(now.policy) : CLOSED)) };
+    }),
+  };
+}
+
 export interface PolicyStatus {
   account: string;
   /** What the daemon applies now. */
