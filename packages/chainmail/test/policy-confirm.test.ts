@@ -21,16 +21,21 @@ const ONLY_ALICE = 'allowed_recipients = ["alice@example.com"]\nmax_recipients =
 const ALSO_DOMAIN = 'allowed_recipients = ["alice@example.com", "@example.com"]\nmax_recipients = 5\n';
 
 /** The built CLI, run without blocking this process (the daemon under test runs in it). */
-function cli(args: string[]): Promise<{ code: number | null; json: () => Record<string, unknown> }> {
+function cli(
+  args: string[],
+  json = true,
+): Promise<{ code: number | null; out: string; json: () => Record<string, unknown> }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, "--home", env.dir, ...args, "--json"], {
+    const child = spawn(process.execPath, [CLI, "--home", env.dir, ...args, ...(json ? ["--json"] : [])], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
     child.stdout.on("data", (b: Buffer) => {
       out += b.toString("utf8");
     });
-    child.on("close", (code) => resolve({ code, json: () => JSON.parse(out) as Record<string, unknown> }));
+    child.on("close", (code) =>
+      resolve({ code, out, json: () => JSON.parse(out) as Record<string, unknown> }),
+    );
   });
 }
 
@@ -82,6 +87,12 @@ describe("policy confirmation", () => {
       (a) => a["account"] === "work",
     );
     expect(work).toMatchObject({ pending: true, changes: ["allowed_recipients +@example.com"] });
+
+    const text = (await cli(["policy", "status"], false)).out;
+    expect(text).toContain(
+      `work\tpending (digest ${String(work?.["digest"])}): allowed_recipients +@example.com`,
+    );
+    expect(text).toContain("home\tconfirmed, nothing pending");
 
     // The MCP client cannot confirm, and the refusal is audited.
     await expect(mcp.call("policy.confirm", { account: "work" })).rejects.toMatchObject({
