@@ -17,9 +17,11 @@ export interface AppOptions {
 
 /** Runs the server until the client hangs up. */
 export async function startApp(options: AppOptions): Promise<void> {
-  const client = new DaemonClient({ socketPath: resolveHome(options.home).socketPath, client: "mcp" });
+  const home = resolveHome(options.home);
+  const client = new DaemonClient({ socketPath: home.socketPath, client: "mcp" });
   const kit = createChainmailMcpServer({
     client,
+    home,
     listGatedTools: options.listGatedTools,
     ...(options.gateMaxAgeMs !== undefined ? { maxAgeMs: options.gateMaxAgeMs } : {}),
   });

@@ -50,6 +50,7 @@ describe("gated tools", () => {
 
   it("does not ask the daemon again before the last check is 60 s old", async () => {
     m.env.writeConfig({ work: { allow_expunge: true } });
+    await m.env.confirmPolicy();
     clock += 59_999;
     expect(await names()).toHaveLength(36);
     expect(await policyChecks()).toBe(1);
@@ -73,6 +74,7 @@ describe("gated tools", () => {
 
   it("follows delete_folder on another account, and both going off", async () => {
     m.env.writeConfig({ home: { allow_delete_folder: true } });
+    await m.env.confirmPolicy();
     clock += 60_000;
     let list = await names();
     expect(list).toContain("delete_folder");
@@ -95,6 +97,7 @@ describe("gated tools", () => {
 
   it("hides the gated tools while the daemon is down, fails calls with DAEMON_UNAVAILABLE, and recovers", async () => {
     m.env.writeConfig({ work: { allow_expunge: true, allow_delete_folder: true } });
+    await m.env.confirmPolicy();
     clock += 60_000;
     expect(await names()).toHaveLength(38);
     await vi.waitFor(() => expect(changed).toBe(4));

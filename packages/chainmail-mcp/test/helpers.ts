@@ -29,7 +29,12 @@ export async function startMcpEnv(
 ): Promise<McpEnv> {
   const env = await startMailEnv(policy);
   const daemonClient = new DaemonClient({ socketPath: env.home.socketPath, client: "mcp" });
-  const kit = createChainmailMcpServer({ client: daemonClient, log: () => undefined, ...options });
+  const kit = createChainmailMcpServer({
+    client: daemonClient,
+    home: env.home,
+    log: () => undefined,
+    ...options,
+  });
   const conn = await connectInMemory(kit, { scopes: [] }, onToolsChanged ? { onToolsChanged } : {});
   return {
     env,

@@ -40,7 +40,10 @@ describe("the chainmail-mcp bin in every client and transport", () => {
         error: { tool: "test_account", args: { account: "nobody" }, reason: "NOT_FOUND" },
         gate: {
           tool: "expunge",
-          open: () => env.writeConfig({ work: { allow_expunge: true } }),
+          open: async () => {
+            env.writeConfig({ work: { allow_expunge: true } });
+            await env.confirmPolicy();
+          },
           close: () => env.writeConfig({}),
         },
       });

@@ -1,4 +1,5 @@
 export { DaemonClient, type ClientOptions } from "./client/index.js";
+export { uploadFile, withUploads } from "./client/upload.js";
 export {
   exitCodeOf,
   isMailError,

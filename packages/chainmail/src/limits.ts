@@ -59,3 +59,14 @@ export const MAX_IDEMPOTENCY_KEY = 128;
 export const IDEMPOTENCY_WINDOW_MS = 7 * 24 * 3600 * 1000;
 /** An inline image's name, as the body refers to it. */
 export const MAX_INLINE_NAME = 255;
+
+// ---- uploads (the MCP server hands files to the daemon before a compose call) ----
+/** Bytes of one upload chunk before base64: well under the protocol's 4 MiB line. */
+export const UPLOAD_CHUNK_BYTES = 1024 * 1024;
+/** The longest base64 text of one chunk. */
+export const MAX_UPLOAD_CHUNK_TEXT = Math.ceil(UPLOAD_CHUNK_BYTES / 3) * 4;
+/** An upload no compose call used within this long is deleted. */
+export const UPLOAD_TTL_MS = 10 * 60_000;
+/** Bytes the spool holds at most, reserved at upload.begin (a few messages' worth). */
+export const MAX_UPLOAD_SPOOL_BYTES = 4 * MAX_ATTACHMENT_TOTAL;
+export const MAX_UPLOAD_ID = 64;

@@ -82,7 +82,8 @@ describe("a config reload", () => {
     const { p, t } = longCall();
     await sleep(30);
     env.writeConfig({ work: { allow_expunge: true } });
-    // Any request makes the daemon re-read the edited file at once.
+    // Any request makes the daemon re-read the edited file at once (a widening once confirmed).
+    await env.confirmPolicy();
     const accounts = await env.client.listAccounts();
     t.reloadedAt = Date.now();
     expect(accounts.accounts.find((a) => a.name === "work")?.allow_expunge).toBe(true);

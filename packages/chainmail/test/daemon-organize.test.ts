@@ -65,6 +65,7 @@ describe("folders", () => {
     expect(denied[0]).toMatchObject({ decision: "denied", account: "work", client: "cli" });
 
     env.writeConfig({ work: { allow_delete_folder: true } });
+    await env.confirmPolicy();
     await expect(env.client.deleteFolder({ account: "work", name: "INBOX" })).rejects.toMatchObject({
       reason: "INVALID_ARGUMENT",
     });
@@ -88,6 +89,7 @@ describe("folders", () => {
 
   it("needs force to delete a folder holding mail", async () => {
     env.writeConfig({ work: { allow_delete_folder: true } });
+    await env.confirmPolicy();
     await env.client.createFolder({ account: "work", name: "Full" });
     await env.dv.appendMessage("alice", "Full", corpus[0]!.raw);
     await expect(env.client.deleteFolder({ account: "work", name: "Full" })).rejects.toMatchObject({
@@ -171,6 +173,7 @@ describe("batch operations", () => {
     expect((err as { hint: string }).hint).toContain("allow_expunge");
     expect((await auditRows("expunge"))[0]).toMatchObject({ decision: "denied", account: "work" });
     env.writeConfig({ work: { allow_expunge: true } });
+    await env.confirmPolicy();
     const h = await refs("subject:thread", "home");
     const mixed = await env.client.expunge({ refs: [a!, h[0]!] });
     expect(mixed.succeeded).toBe(1);
@@ -248,6 +251,7 @@ describe("folder names in error messages", () => {
     expect(stale.message).toContain(`the ref names a message in ${fenced} before`);
 
     env.writeConfig({ work: { allow_delete_folder: true } });
+    await env.confirmPolicy();
     const sub = await errorOf(env.client.deleteFolder({ account: "work", name: hostile }));
     expect(sub).toMatchObject({ reason: "CONFLICT", message: `${fenced} has subfolders` });
     const missing = `${hostile} 2`;
@@ -264,7 +268,12 @@ describe("folder names in error messages", () => {
 
 describe("audit", () => {
   it("records time, client kind, action, account, decision and no secrets or bodies", async () => {
-    const rows = (await env.client.readAudit()).rows;
+    const all = (await env.client.readAudit()).rows;
+    // Policy changes read from config.toml are nobody's call: they are audited under client `config`.
+    const fromFile = all.filter((r) => r.action.startsWith("policy.") && r.action !== "policy.confirm");
+    expect(fromFile.length).toBeGreaterThan(0);
+    for (const r of fromFile) expect(r.client).toBe("config");
+    const rows = all.filter((r) => !fromFile.includes(r));
     expect(rows.length).toBeGreaterThan(10);
     for (const r of rows) {
       expect(r.client).toBe("cli");

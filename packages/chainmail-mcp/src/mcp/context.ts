@@ -1,8 +1,18 @@
 import type { DaemonClient } from "@mcpforge/chainmail";
 
+interface WithFiles {
+  attachments?: string[] | undefined;
+  inline?: Array<{ name: string; path: string }> | undefined;
+}
+
 /** What every handler gets: the daemon client (kind `mcp`, so the audit log says who called). */
 export interface ChainmailContext {
   client: DaemonClient;
+  /**
+   * Uploads a compose call's files to the daemon (opened here with O_NOFOLLOW, checked as regular
+   * files outside the chainmail home) and names each by its upload instead of its path.
+   */
+  upload<P extends WithFiles>(params: P): Promise<P>;
 }
 
 /**

@@ -1,5 +1,5 @@
 /** createChainmailMcpServer: the reading, organizing, cache and work item tools over one DaemonClient. */
-import { type DaemonClient, REASONS } from "@mcpforge/chainmail";
+import { type DaemonClient, type Home, REASONS, resolveHome, withUploads } from "@mcpforge/chainmail";
 import { createServer, defineReasons, type KitServer, packageVersion } from "@mcpforge/toolkit";
 import { type ChainmailContext, type GateState, UNREACHABLE } from "./context.js";
 import { accountTools } from "./tools/accounts.js";
@@ -35,6 +35,8 @@ expunge and delete_folder are listed only while the policy allows them on some a
 export interface ChainmailMcpOptions {
   /** A client of kind "mcp", so the daemon audits calls as MCP calls. */
   client: DaemonClient;
+  /** chainmail's home, whose files are never uploaded; default CHAINMAIL_HOME, else the XDG dirs. */
+  home?: Home;
   /** Re-ask the daemon before a tools/list once the last check is this old; default 60 s. */
   maxAgeMs?: number;
   /** Injectable clock for the gate's age check. */
@@ -81,6 +83,7 @@ export function createChainmailMcpServer(
   options: ChainmailMcpOptions,
 ): KitServer<ChainmailContext, GateState> {
   const { client } = options;
+  const home = options.home ?? resolveHome();
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const load: () => Promise<GateState> = options.listGatedTools
     ? async () => ({
@@ -95,7 +98,7 @@ export function createChainmailMcpServer(
     instructions: INSTRUCTIONS,
     tools: chainmailTools,
     reasons: chainmailReasons,
-    context: () => ({ client }),
+    context: () => ({ client, upload: (params) => withUploads(client, params, home) }),
     gate: {
       load,
       maxAgeMs: options.maxAgeMs ?? 60_000,

@@ -1,6 +1,6 @@
 /**
  * The CLI's compose and outbox commands: send, reply, forward, draft create|update|send|delete and
- * outbox [list|confirm KEY|release KEY]. The body is Markdown from --body unless --text makes it
+ * outbox [list|confirm KEY|release KEY], and policy [status|confirm]. The body is Markdown from --body unless --text makes it
  * plain text or --html-file gives HTML from a file. File paths may be relative to the working dir.
  */
 import fs from "node:fs";
@@ -116,4 +116,17 @@ export const COMPOSE_COMMANDS: Record<string, DaemonCommand> = {
     if (sub === "release" && k && args.length === 2) return send("outbox.release", { key: k });
     usage("usage: chainmail outbox [list | confirm KEY | release KEY]");
   }),
+  policy: {
+    options: { digest: { type: "string" } },
+    request: (o: { digest?: string }, args: string[]): Request => {
+      const [sub = "status", account] = args;
+      if (sub === "status" && args.length <= 1) return send("policy.status", {});
+      if (sub === "confirm" && args.length <= 2)
+        return send("policy.confirm", {
+          ...(account ? { account } : {}),
+          ...(o.digest ? { digest: o.digest } : {}),
+        });
+      usage("usage: chainmail policy [status | confirm [ACCOUNT] [--digest D]]");
+    },
+  } as unknown as DaemonCommand,
 };

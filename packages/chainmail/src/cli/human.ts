@@ -38,6 +38,8 @@ export function human(command: string, result: unknown): string {
       return JSON.stringify(result, null, 2);
     case "item":
       return humanItems(r);
+    case "policy":
+      return humanPolicy(r);
     default:
       return JSON.stringify(result, null, 2);
   }
@@ -54,4 +56,20 @@ function cacheStatus(status: CacheStatus): string {
     ]),
     `cache ${status.size_bytes} of ${status.max_size_bytes} bytes`,
   ].join("\n");
+}
+
+function humanPolicy(r: Record<string, unknown>): string {
+  if (Array.isArray(r["confirmed"]))
+    return (
+      (r["confirmed"] as Array<{ account: string; changes: string[] }>)
+        .map((c) => `${c.account}\tconfirmed: ${c.changes.join("; ")}`)
+        .join("\n") || "no widening was pending"
+    );
+  return (r["accounts"] as Array<{ account: string; pending: boolean; changes: string[]; digest: string }>)
+    .map((a) =>
+      a.pending
+        ? `${a.account}\tpending (digest ${a.digest}): ${a.changes.join("; ")}`
+        : `${a.account}\tconfirmed, nothing pending`,
+    )
+    .join("\n");
 }

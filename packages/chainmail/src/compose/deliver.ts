@@ -11,7 +11,8 @@ import type { OutboxRow } from "../store/outbox.js";
 import { appendTo, roleFolder } from "./mailbox.js";
 import { holdHint, judgeSend } from "./policy.js";
 import type { ComposeResult } from "./result.js";
-import { type Envelope, SmtpFailure, sendRaw } from "./smtp.js";
+import { type Envelope, type Refused, SmtpFailure, sendRaw } from "./smtp.js";
+import { pendingHint } from "../policy/service.js";
 
 /**
  * Test failpoints: CHAINMAIL_TEST_CRASH_AT names a step at which the daemon kills itself with
@@ -52,7 +53,7 @@ export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): P
         draft_ref: await out.hold(),
         blocked: verdict.blocked,
         too_many_recipients: verdict.tooManyRecipients,
-        hint: holdHint(verdict, account.name),
+        hint: holdHint(verdict, account.name) + pendingHint(ctx, account.name),
         message_id: out.messageId,
         idempotency_key: key,
       };
@@ -79,8 +80,9 @@ export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): P
     )
       throw unconfirmed(key);
     crashPoint("intent");
+    let refused: Refused[] = [];
     try {
-      await sendRaw(account, ctx.home.secretsDir, out.envelope, out.raw);
+      ({ refused } = await sendRaw(account, ctx.home.secretsDir, out.envelope, out.raw));
     } catch (err) {
       const maybe = err instanceof SmtpFailure && err.maybeSent;
       if (!maybe) outbox.store.remove(key);
@@ -99,6 +101,10 @@ export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): P
       message_id: out.messageId,
       sent_ref: "",
       idempotency_key: key,
+      // Still `sent`: the accepted recipients have it, so a retry must not send it to them again.
+      ...(refused.length
+        ? { refused_recipients: refused.map((r) => `${r.address} (${r.response.slice(0, 300)})`) }
+        : {}),
     };
     outbox.store.finish(key, "sent", sent);
     crashPoint("recorded");
@@ -127,7 +133,7 @@ export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): P
       call,
       account.name,
       "allowed",
-      `sent to ${n} recipient(s)${sent.sent_copy_error ? "; Sent copy failed" : ""}${note}`,
+      `sent to ${n - refused.length} recipient(s)${refused.length ? `; the SMTP server refused ${refused.length}` : ""}${sent.sent_copy_error ? "; Sent copy failed" : ""}${note}`,
     );
     return sent;
   });

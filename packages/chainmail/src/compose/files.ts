@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { MailError } from "../errors.js";
+import type { Home } from "../home.js";
 import { MAX_ATTACHMENT_TOTAL } from "../limits.js";
 
 export interface LoadedFile {
@@ -28,6 +29,17 @@ export function privateRoots(dirs: string[]): string[] {
       return path.resolve(d);
     }
   });
+}
+
+/** The chainmail home's parts no file may be sent from: state, secrets, runtime dir, config. */
+export function homeRoots(home: Home): string[] {
+  return privateRoots([
+    home.stateDir,
+    home.secretsDir,
+    home.runtimeDir,
+    home.configFile,
+    ...(process.env["CHAINMAIL_HOME"] ? [process.env["CHAINMAIL_HOME"]] : []),
+  ]);
 }
 
 const inside = (file: string, root: string) => file === root || file.startsWith(`${root}${path.sep}`);

@@ -10,6 +10,11 @@ export interface ComposeResult {
   sent_ref?: string;
   /** sent: why the Sent copy failed; the send itself succeeded. */
   sent_copy_error?: string;
+  /**
+   * sent: recipients the SMTP server refused while it accepted the others (`address (server
+   * reply)`); the message went to every other recipient and a retry under the key sends nothing.
+   */
+  refused_recipients?: string[];
   /** sent, held, duplicate. */
   idempotency_key?: string;
   /** draft, held. */

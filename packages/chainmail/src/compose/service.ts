@@ -2,6 +2,7 @@
  * The compose operations over the account's IMAP and SMTP: each builds its MIME message once, then
  * sends it (under its idempotency key, see deliver.ts) or saves it to Drafts.
  */
+import path from "node:path";
 import type { AccountConfig } from "../config.js";
 import { MailError } from "../errors.js";
 import { fetchRaw } from "../imap/messages.js";
@@ -18,7 +19,10 @@ import type {
 import { type MailAddress, parseAddresses, uniqueAddresses } from "./addresses.js";
 import { type BodyParts, bodyParts, type Quote } from "./body.js";
 import { deliver } from "./deliver.js";
-import { loadFile, loadFiles, privateRoots, totalSize } from "./files.js";
+import { homeRoots, type LoadedFile, loadFile, totalSize } from "./files.js";
+import { spoolOf } from "../service/uploads.js";
+import { type Upload, UPLOAD_PREFIX } from "../uploads/spool.js";
+
 import { checkHeaders } from "./headers.js";
 import { appendTo, removeDraft, requireDraft, roleFolder } from "./mailbox.js";
 import {
@@ -34,6 +38,12 @@ import type { ComposeResult, DeleteDraftResult } from "./result.js";
 import { MAX_ATTACHMENT_TOTAL } from "../limits.js";
 import { draftForSending } from "./raw.js";
 
+const fromUpload = (u: Upload): LoadedFile => ({
+  filename: path.basename(u.source),
+  content: u.content,
+  sha256: u.sha256,
+});
+
 type Content = Pick<SendParams, "body" | "body_format" | "html_text" | "headers" | "no_signature"> & {
   attachments: string[];
   inline: Array<{ name: string; path: string }>;
@@ -44,22 +54,28 @@ interface Built {
   fileHashes: string[];
 }
 
-const refusedRoots = (ctx: ServiceContext) =>
-  privateRoots([
-    ctx.home.stateDir,
-    ctx.home.secretsDir,
-    ctx.home.runtimeDir,
-    ctx.home.configFile,
-    ...(process.env["CHAINMAIL_HOME"] ? [process.env["CHAINMAIL_HOME"]] : []),
-  ]);
+const refusedRoots = (ctx: ServiceContext) => homeRoots(ctx.home);
 
 /** The files, headers and body parts of a new message, checked before anything is sent or saved. */
 function content(ctx: ServiceContext, account: AccountConfig, c: Content, quote?: Quote) {
   const headers = checkHeaders(c.headers);
   const roots = refusedRoots(ctx);
-  const attachments = loadFiles(c.attachments, "attachments", roots);
+  // `upload:ID` names a file the client uploaded (src/uploads); anything else is a path to read.
+  const load = (f: string, what: string) =>
+    f.startsWith(UPLOAD_PREFIX)
+      ? fromUpload(spoolOf(ctx).take(f.slice(UPLOAD_PREFIX.length)))
+      : loadFile(f, what, roots);
+  // A derived key sees the path the client read each upload from, so a retry that uploads the same
+  // files again derives the same key.
+  const sourceOf = (f: string) =>
+    f.startsWith(UPLOAD_PREFIX) ? spoolOf(ctx).source(f.slice(UPLOAD_PREFIX.length)) : f;
+  const paths = {
+    attachments: c.attachments.map(sourceOf),
+    inline: c.inline.map((img) => ({ ...img, path: sourceOf(img.path) })),
+  };
+  const attachments = c.attachments.map((f, i) => load(f, `attachments[${i}]`));
   const inline: Array<InlineImage & { name: string }> = c.inline.map((img, i) => ({
-    ...loadFile(img.path, `inline[${i}].path`, roots),
+    ...load(img.path, `inline[${i}].path`),
     name: img.name,
     cid: newCid(),
   }));
@@ -78,6 +94,7 @@ function content(ctx: ServiceContext, account: AccountConfig, c: Content, quote?
     attachments,
     inline,
     body,
+    paths,
     fileHashes: [...attachments, ...inline].map((f) => f.sha256),
   };
 }
@@ -147,7 +164,7 @@ async function saveDraft(
 export async function sendEmail(ctx: ServiceContext, call: Call, p: SendParams): Promise<ComposeResult> {
   const account = accountOf(ctx, p.account);
   const c = content(ctx, account, p);
-  const key = p.idempotency_key ?? deriveKey("send_email", p, c.fileHashes);
+  const key = p.idempotency_key ?? deriveKey("send_email", { ...p, ...c.paths }, c.fileHashes);
   return sendBuilt(ctx, call, account, "send_email", key, {
     spec: {
       from: from(account),
@@ -198,7 +215,7 @@ export async function reply(ctx: ServiceContext, call: Call, p: ReplyParams): Pr
   };
   if (p.draft)
     return saveDraft(ctx, { ...call, action: "draft.create" }, account, spec, "reply saved as a draft");
-  const key = p.idempotency_key ?? deriveKey("reply", p, c.fileHashes);
+  const key = p.idempotency_key ?? deriveKey("reply", { ...p, ...c.paths }, c.fileHashes);
   return sendBuilt(ctx, call, account, "reply", key, { spec, fileHashes: c.fileHashes });
 }
 
@@ -223,7 +240,7 @@ export async function forward(ctx: ServiceContext, call: Call, p: ForwardParams)
   };
   if (p.draft)
     return saveDraft(ctx, { ...call, action: "draft.create" }, account, spec, "forward saved as a draft");
-  const key = p.idempotency_key ?? deriveKey("forward", p, c.fileHashes);
+  const key = p.idempotency_key ?? deriveKey("forward", { ...p, ...c.paths }, c.fileHashes);
   return sendBuilt(ctx, call, account, "forward", key, { spec, fileHashes: c.fileHashes });
 }
 

@@ -13,6 +13,12 @@ export interface Envelope {
   to: string[];
 }
 
+/** A recipient the server refused at RCPT TO while it accepted others; its reply is server text. */
+export interface Refused {
+  address: string;
+  response: string;
+}
+
 export class SmtpFailure extends MailError {
   constructor(
     err: MailError,
@@ -40,7 +46,7 @@ export async function sendRaw(
   secretsDir: string,
   envelope: Envelope,
   raw: Buffer,
-): Promise<{ response: string }> {
+): Promise<{ response: string; refused: Refused[] }> {
   if (!account.smtp)
     throw new MailError(
       "UNSUPPORTED",
@@ -63,8 +69,18 @@ export async function sendRaw(
     logger: false,
   });
   try {
-    const info = await t.sendMail({ envelope: { from: envelope.from, to: envelope.to }, raw });
-    return { response: String((info as { response?: unknown }).response ?? "") };
+    const info = (await t.sendMail({ envelope: { from: envelope.from, to: envelope.to }, raw })) as {
+      response?: unknown;
+      rejected?: unknown[];
+      rejectedErrors?: Array<{ recipient?: string; response?: string; message?: string }>;
+    };
+    // Some recipients refused at RCPT, the rest accepted: the message went to those (a refusal of
+    // every recipient is EENVELOPE, below).
+    const refused = (info.rejected ?? []).map((address) => {
+      const e = info.rejectedErrors?.find((x) => x.recipient === address);
+      return { address: String(address), response: e?.response ?? e?.message ?? "" };
+    });
+    return { response: String(info.response ?? ""), refused };
   } catch (err) {
     const e = err as {
       code?: string;

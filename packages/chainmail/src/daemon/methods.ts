@@ -13,6 +13,8 @@ import {
 } from "../compose/service.js";
 import { MailError } from "../errors.js";
 import { confirmSend, listOutbox, releaseSend } from "../outbox/service.js";
+import { confirmPolicy, policyStatus } from "../policy/service.js";
+import { beginUpload, finishUpload, spoolOf } from "../service/uploads.js";
 import { decodeRef } from "../refs.js";
 import { listAccounts, testAccount } from "../service/accounts.js";
 import { accountsOf, audit, type Call, cacheOf, type ServiceContext } from "../service/context.js";
@@ -84,6 +86,11 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
   "outbox.list": (ctx, call, p) => listOutbox(ctx, call, p.status),
   "outbox.confirm": (ctx, call, p) => confirmSend(ctx, call, p.key),
   "outbox.release": (ctx, call, p) => releaseSend(ctx, call, p.key),
+  "policy.status": (ctx) => policyStatus(ctx),
+  "policy.confirm": (ctx, call, p) => confirmPolicy(ctx, call, p.account, p.digest),
+  "upload.begin": (ctx, call, p) => beginUpload(ctx, call, p.path, p.size),
+  "upload.chunk": (ctx, _call, p) => spoolOf(ctx).chunk(p.upload_id, p.index, p.data),
+  "upload.finish": (ctx, call, p) => finishUpload(ctx, call, p.upload_id),
   "audit.read": (ctx, _call, p) => ({
     rows: ctx.state.readAudit({
       ...(p.action ? { action: p.action } : {}),

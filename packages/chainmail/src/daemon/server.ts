@@ -5,6 +5,7 @@
  */
 import fs from "node:fs";
 import net from "node:net";
+import path from "node:path";
 import { type Config, changedConnections, loadConfig } from "../config.js";
 import { MailError, toWireError } from "../errors.js";
 import { removeStaleParts } from "../files/save.js";
@@ -17,6 +18,8 @@ import { syncSink } from "../events/sync-sink.js";
 import { itemsOf } from "../service/items.js";
 import { CacheRunner } from "./cache-runner.js";
 import { recoverOutbox } from "../outbox/service.js";
+import { narrowedOnly, reconcilePolicies } from "../policy/service.js";
+import { UploadSpool } from "../uploads/spool.js";
 import { dispatch } from "./methods.js";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Request, type Response } from "./protocol.js";
 
@@ -66,20 +69,23 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }
     fs.rmSync(home.socketPath, { force: true });
   }
-  let config: Config = loadConfig(home.configFile);
+  let fileConfig: Config = loadConfig(home.configFile);
   let configMtime = fs.existsSync(home.configFile) ? fs.statSync(home.configFile).mtimeMs : 0;
   const state = new StateDb(home.dbFile, { log });
+  // The daemon runs on the confirmed policies: a widening written into config.toml waits for the owner.
+  const config: Config = reconcilePolicies(state, fileConfig);
   const pool = new ImapPool(home.secretsDir);
   // Temp files a crash left in the default save dir; other dirs are cleaned before each save there.
   removeStaleParts(home.attachmentsDir);
   // The work items store lives in state.db beside the log; ctx exists by the time either is asked.
   const events = new EventLog(state, {
-    retentionSeconds: () => config.events.retention_seconds,
+    retentionSeconds: () => fileConfig.events.retention_seconds,
     linkedItems:
       options.linkedItems ?? ((account, threadKey) => itemsOf(ctx).linkedItems(account, threadKey)),
     itemSubtree: options.itemSubtree ?? ((itemId) => itemsOf(ctx).subtreeIds(itemId)),
   });
-  const ctx: ServiceContext = { config, home, pool, state, events };
+  const uploads = new UploadSpool(path.join(home.stateDir, "uploads"));
+  const ctx: ServiceContext = { config, fileConfig, home, pool, state, events, uploads };
   // cache.db sits next to state.db; the runner reads ctx.config on every use, so reloads apply.
   if (config.cache.enabled)
     ctx.cache = new CacheRunner(home.cacheFile, () => ctx.config, home.secretsDir, log, {
@@ -95,11 +101,20 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const m = fs.existsSync(home.configFile) ? fs.statSync(home.configFile).mtimeMs : 0;
     if (m === configMtime) return;
     try {
-      const prev = config;
-      config = loadConfig(home.configFile);
+      const prev = ctx.config;
+      fileConfig = loadConfig(home.configFile);
       configMtime = m;
-      ctx.config = config;
-      const changed = changedConnections(prev, config);
+      ctx.fileConfig = fileConfig;
+      try {
+        ctx.config = reconcilePolicies(state, fileConfig);
+      } catch (err) {
+        // state.db refused (locked, read-only): the file's narrowings still apply at once, its
+        // widenings wait, and the next call tries to record them again.
+        log(`recording the policy failed, applying only its narrowings for now: ${(err as Error).message}`);
+        ctx.config = narrowedOnly(ctx.config, fileConfig);
+        configMtime = -1;
+      }
+      const changed = changedConnections(prev, ctx.config);
       for (const name of changed) pool.retire(name);
       ctx.cache?.reconcile(changed);
     } catch (err) {
@@ -243,6 +258,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         clearTimeout(timer);
         await ctx.cache?.stop();
         await pool.closeAll();
+        uploads.close();
         state.close();
         fs.rmSync(home.socketPath, { force: true });
       })();

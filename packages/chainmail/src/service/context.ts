@@ -6,15 +6,21 @@ import { MailError } from "../errors.js";
 import type { Home } from "../home.js";
 import type { ImapPool } from "../imap/connection.js";
 import type { ClientKind, Decision, StateDb } from "../store/state.js";
+import type { UploadSpool } from "../uploads/spool.js";
 
 export interface ServiceContext {
+  /** The config the daemon runs on: config.toml with each account's confirmed policy (src/policy). */
   config: Config;
+  /** config.toml as written, before the confirmed policies apply; absent: `config` is both. */
+  fileConfig?: Config | undefined;
   home: Home;
   pool: ImapPool;
   state: StateDb;
   /** The local cache; absent when `[cache] enabled = false`. */
   cache?: CacheRunner | undefined;
   events: EventLog;
+  /** Files uploaded for compose calls; absent in a context without a daemon. */
+  uploads?: UploadSpool | undefined;
 }
 
 /** The cache, or UNSUPPORTED when config.toml turned it off. */

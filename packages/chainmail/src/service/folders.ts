@@ -8,6 +8,7 @@ import {
   toInfo,
 } from "../imap/folders.js";
 import { type Call, type ServiceContext, accountOf, accountsOf, audit, audited, q } from "./context.js";
+import { pendingHint } from "../policy/service.js";
 
 export interface FolderRow {
   name: string;
@@ -97,7 +98,7 @@ export async function deleteFolderCall(
       throw new MailError(
         "POLICY_DENIED",
         `the policy of account ${account} does not allow deleting folders`,
-        `Only the user can allow it: set allow_delete_folder = true under [accounts.policy] for ${account} in config.toml.`,
+        `Only the user can allow it: set allow_delete_folder = true under [accounts.policy] for ${account} in config.toml, and confirm it with \`chainmail policy confirm\`.${pendingHint(ctx, account)}`,
       );
     }
     const res = await ctx.pool.write(a, (c) => deleteFolder(c, name, force));

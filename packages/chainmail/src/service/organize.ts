@@ -13,6 +13,8 @@ import { changeFlags, existing, expungeUids, type FolderBatch, transfer } from "
 import { KEYWORD_CHARS, MAX_BATCH, MAX_KEYWORD_LENGTH, MAX_LABEL_LENGTH } from "../limits.js";
 import { decodeRef, encodeRef, type MessageRef } from "../refs.js";
 import { type Call, type ServiceContext, audit, q } from "./context.js";
+import { pendingHint } from "../policy/service.js";
+import { roleFolder } from "../compose/mailbox.js";
 
 export interface Outcome {
   ref: string;
@@ -210,10 +212,9 @@ export function trash(ctx: ServiceContext, call: Call, refs: string[]) {
   return runBatch(ctx, call, refs, {
     describe: "trash",
     prepare: async (client, account) => {
-      const t = await findByRole(client, "trash");
-      if (!t)
-        throw new MailError("NOT_FOUND", `account ${account.name} has no Trash folder (special-use \\Trash)`);
-      return transferTo(t.path, "move");
+      // trash_folder first (servers without SPECIAL-USE), else the \\Trash folder: the same rule as
+      // the draft tools' removal, so a message and a draft land in the same Trash.
+      return transferTo(await roleFolder(client, account, "trash"), "move");
     },
   });
 }
@@ -226,7 +227,7 @@ export function expunge(ctx: ServiceContext, call: Call, refs: string[]) {
         throw new MailError(
           "POLICY_DENIED",
           `the policy of account ${account.name} does not allow expunge`,
-          `Use trash instead. Only the user can allow expunge: set allow_expunge = true under [accounts.policy] for ${account.name} in config.toml.`,
+          `Use trash instead. Only the user can allow expunge: set allow_expunge = true under [accounts.policy] for ${account.name} in config.toml, and confirm it with \`chainmail policy confirm\`.${pendingHint(ctx, account.name)}`,
         );
       }
     },

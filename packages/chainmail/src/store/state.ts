@@ -8,6 +8,7 @@ import Database from "better-sqlite3";
 import { ITEMS_MIGRATION } from "./items-schema.js";
 import { EVENTS_MIGRATION } from "./events.js";
 import { OUTBOX_MIGRATION } from "./outbox.js";
+import { POLICY_MIGRATION } from "./policy.js";
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE audit (
@@ -40,6 +41,7 @@ const MIGRATIONS: string[] = [
    ALTER TABLE audit_new RENAME TO audit;
    CREATE INDEX audit_action_time ON audit(action, time);
    CREATE INDEX audit_time ON audit(time);`,
+  POLICY_MIGRATION,
 ];
 
 /** The schema version a fully migrated state.db has (its user_version). */
@@ -47,11 +49,13 @@ export const STATE_SCHEMA_VERSION = MIGRATIONS.length;
 
 export type Decision = "allowed" | "denied" | "error" | "held" | "duplicate";
 export type ClientKind = "cli" | "mcp";
+/** Who an audit row is for: a connected client, or `config` for a change read from config.toml. */
+export type AuditClient = ClientKind | "config";
 
 export interface AuditRow {
   id: number;
   time: string;
-  client: ClientKind;
+  client: AuditClient;
   action: string;
   account: string | null;
   decision: Decision;

@@ -31,6 +31,11 @@ export interface MailEnv {
   client: DaemonClient;
   /** Rewrites config.toml; without `cache`, the options the env was started with are kept. */
   writeConfig(policy: PolicyOpts): void;
+  /**
+   * Confirms, as the owner with the CLI client, every policy widening config.toml asks for (a
+   * widening waits for this; a narrowing applies at once).
+   */
+  confirmPolicy(): Promise<void>;
   restartDaemon(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -92,6 +97,9 @@ export async function startMailEnv(
     daemon: await startDaemon({ home, log: () => undefined }),
     client: undefined as unknown as DaemonClient,
     writeConfig,
+    confirmPolicy: async () => {
+      await env.client.call("policy.confirm", {});
+    },
     restartDaemon: async () => {
       env.client.close();
       await env.daemon.stop();

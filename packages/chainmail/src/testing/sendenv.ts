@@ -10,7 +10,11 @@ export interface SendEnv extends MailEnv {
   relay: SmtpRelay;
 }
 
-export async function startSendEnv(policy: PolicyOpts = {}): Promise<SendEnv> {
+export async function startSendEnv(
+  policy: PolicyOpts = {},
+  /** Recipients the SMTP server refuses at RCPT TO. */
+  refuse?: (address: string) => boolean,
+): Promise<SendEnv> {
   const lmtpPort = await freePort();
   const relay = await startSmtpRelay({
     lmtpPort,
@@ -18,6 +22,7 @@ export async function startSendEnv(policy: PolicyOpts = {}): Promise<SendEnv> {
       { name: "alice", password: "alice-secret-pw" },
       { name: "bob", password: "bob-secret-pw" },
     ],
+    ...(refuse ? { refuse } : {}),
   });
   const env = await startMailEnv({ ...policy, smtpPort: relay.port }, lmtpConfig(lmtpPort));
   const stop = env.stop;

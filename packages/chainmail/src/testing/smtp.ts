@@ -50,6 +50,8 @@ service lmtp {
 export async function startSmtpRelay(opts: {
   lmtpPort: number;
   users: Array<{ name: string; password: string }>;
+  /** Recipients refused at RCPT TO with 550 (the others are still accepted). */
+  refuse?: (address: string) => boolean;
 }): Promise<SmtpRelay> {
   const received: Relayed[] = [];
   const lmtp = nodemailer.createTransport({
@@ -67,6 +69,11 @@ export async function startSmtpRelay(opts: {
       const u = opts.users.find((x) => x.name === auth.username && x.password === auth.password);
       if (u) done(null, { user: u.name });
       else done(Object.assign(new Error("Invalid username or password"), { responseCode: 535 }));
+    },
+    onRcptTo(address, _session, done) {
+      if (opts.refuse?.(address.address))
+        done(Object.assign(new Error("5.1.1 no such mailbox here"), { responseCode: 550 }));
+      else done();
     },
     onData(stream, session, done) {
       const chunks: Buffer[] = [];

@@ -60,6 +60,12 @@ const ComposeOutput = {
     .optional()
     .describe("The Sent copy's ref (sent); empty on Google or when the copy failed"),
   sent_copy_error: untrustedField("Why the Sent copy failed; the send itself succeeded").optional(),
+  refused_recipients: z
+    .array(Untrusted)
+    .optional()
+    .describe(
+      "sent: recipients the SMTP server refused (address and its reply); the message went to every other recipient, and a retry sends nothing",
+    ),
   idempotency_key: z.string().optional().describe("The key the send ran under (sent, held, duplicate)"),
   draft_ref: z
     .string()
@@ -82,6 +88,9 @@ function shaped(r: ComposeResult) {
     ...(r.message_id !== undefined ? { message_id: untrusted(r.message_id) } : {}),
     ...(r.sent_ref !== undefined ? { sent_ref: r.sent_ref } : {}),
     ...(r.sent_copy_error !== undefined ? { sent_copy_error: untrusted(r.sent_copy_error) } : {}),
+    ...(r.refused_recipients !== undefined
+      ? { refused_recipients: r.refused_recipients.map(untrusted) }
+      : {}),
     ...(r.idempotency_key !== undefined ? { idempotency_key: r.idempotency_key } : {}),
     ...(r.draft_ref !== undefined ? { draft_ref: r.draft_ref } : {}),
     ...(r.blocked !== undefined ? { blocked: r.blocked.map(untrusted) } : {}),
@@ -91,13 +100,15 @@ function shaped(r: ComposeResult) {
   };
 }
 
-const summary = (r: { status: string }) =>
-  ({
-    sent: "Sent",
-    draft: "Saved to Drafts",
-    held: "Held by the policy: not sent, saved to Drafts for the account owner",
-    duplicate: "Already sent with this idempotency key; nothing was sent again",
-  })[r.status] ?? r.status;
+const summary = (r: { status: string; refused_recipients?: unknown[] | undefined }) =>
+  r.refused_recipients?.length
+    ? `Sent to the other recipients; the SMTP server refused ${r.refused_recipients.length}`
+    : ({
+        sent: "Sent",
+        draft: "Saved to Drafts",
+        held: "Held by the policy: not sent, saved to Drafts for the account owner",
+        duplicate: "Already sent with this idempotency key; nothing was sent again",
+      }[r.status] ?? r.status);
 
 /** Drops absent values, so the daemon fills its own defaults. */
 const given = <T extends Record<string, unknown>>(o: T) =>
@@ -107,7 +118,7 @@ const given = <T extends Record<string, unknown>>(o: T) =>
 const draftDestructive = (s: GateState) => ({ destructive: s.expungeAllowedSomewhere });
 
 const COMPOSE_RESULT =
-  "Returns a compose result: status sent (message_id, sent_ref, sent_copy_error when the Sent copy failed, idempotency_key), draft (draft_ref), held (draft_ref, blocked, too_many_recipients, hint, message_id, idempotency_key) or duplicate (original_status, idempotency_key).";
+  "Returns a compose result: status sent (message_id, sent_ref, sent_copy_error when the Sent copy failed, refused_recipients when the SMTP server refused some of them, idempotency_key), draft (draft_ref), held (draft_ref, blocked, too_many_recipients, hint, message_id, idempotency_key) or duplicate (original_status, idempotency_key).";
 
 export const composeTools = [
   tool({
@@ -124,7 +135,7 @@ export const composeTools = [
     output: ComposeOutput,
     annotations: openWorld(hints.additive),
     summary,
-    handler: async (input, { ctx }) => shaped(await ctx.client.call("send", given(input))),
+    handler: async (input, { ctx }) => shaped(await ctx.client.call("send", await ctx.upload(given(input)))),
   }),
 
   tool({
@@ -146,7 +157,7 @@ export const composeTools = [
     output: ComposeOutput,
     annotations: openWorld(hints.additive),
     summary,
-    handler: async (input, { ctx }) => shaped(await ctx.client.call("reply", given(input))),
+    handler: async (input, { ctx }) => shaped(await ctx.client.call("reply", await ctx.upload(given(input)))),
   }),
 
   tool({
@@ -164,7 +175,8 @@ export const composeTools = [
     output: ComposeOutput,
     annotations: openWorld(hints.additive),
     summary,
-    handler: async (input, { ctx }) => shaped(await ctx.client.call("forward", given(input))),
+    handler: async (input, { ctx }) =>
+      shaped(await ctx.client.call("forward", await ctx.upload(given(input)))),
   }),
 
   tool({
@@ -181,7 +193,8 @@ export const composeTools = [
     output: ComposeOutput,
     annotations: openWorld(hints.additive),
     summary,
-    handler: async (input, { ctx }) => shaped(await ctx.client.call("draft.create", given(input))),
+    handler: async (input, { ctx }) =>
+      shaped(await ctx.client.call("draft.create", await ctx.upload(given(input)))),
   }),
 
   tool({
@@ -198,7 +211,8 @@ export const composeTools = [
     annotations: openWorld(hints.additive),
     liveAnnotations: draftDestructive,
     summary,
-    handler: async (input, { ctx }) => shaped(await ctx.client.call("draft.update", given(input))),
+    handler: async (input, { ctx }) =>
+      shaped(await ctx.client.call("draft.update", await ctx.upload(given(input)))),
   }),
 
   tool({

@@ -12,6 +12,8 @@ import { itemOperations } from "./items.js";
 import { eventOperations } from "./events.js";
 import { organizeOperations } from "./organize.js";
 import { readingOperations } from "./reading.js";
+import { policyOperations } from "./policy.js";
+import { uploadOperations } from "./uploads.js";
 
 export const OPERATIONS = {
   ...accountOperations,
@@ -21,6 +23,8 @@ export const OPERATIONS = {
   ...itemOperations,
   ...eventOperations,
   ...composeOperations,
+  ...policyOperations,
+  ...uploadOperations,
 } satisfies Record<string, Operation>;
 
 export type Method = keyof typeof OPERATIONS;

@@ -1,0 +1,33 @@
+/**
+ * Uploads: a file handed to the daemon in chunks before a compose call names it as `upload:ID` in
+ * attachments or an inline image's path. Only upload.finish writes an audit row (action `upload`);
+ * a refused begin writes one too (src/service/uploads.ts).
+ */
+import { z } from "zod";
+import { MAX_ATTACHMENT_TOTAL, MAX_UPLOAD_CHUNK_TEXT, MAX_UPLOAD_ID } from "../../limits.js";
+import { FilePathField } from "./compose.js";
+import { operation } from "./define.js";
+
+export const UploadIdField = z.string().min(1).max(MAX_UPLOAD_ID);
+
+export const uploadOperations = {
+  "upload.begin": operation<{ upload_id: string; chunk_bytes: number }>()({
+    params: z.object({ path: FilePathField, size: z.number().int().min(0).max(MAX_ATTACHMENT_TOTAL) }),
+    audit: null,
+    mutates: false,
+  }),
+  "upload.chunk": operation<{ upload_id: string; received: number }>()({
+    params: z.object({
+      upload_id: UploadIdField,
+      index: z.number().int().min(0),
+      data: z.string().max(MAX_UPLOAD_CHUNK_TEXT),
+    }),
+    audit: null,
+    mutates: false,
+  }),
+  "upload.finish": operation<{ upload_id: string; size: number; sha256: string }>()({
+    params: z.object({ upload_id: UploadIdField }),
+    audit: "upload",
+    mutates: false,
+  }),
+};

@@ -1,0 +1,106 @@
+/**
+ * The policy's gates as values that can be compared: the meet of two policies (what both allow),
+ * whether one is wider than another, and a readable diff. A widening waits for the owner; these
+ * functions decide what counts as one.
+ */
+import { createHash } from "node:crypto";
+import type { Policy } from "../config.js";
+
+/** A policy in one spelling: recipients lowercased, sorted, once each; null for "no limit". */
+export interface Gates {
+  allow_expunge: boolean;
+  allow_delete_folder: boolean;
+  allowed_recipients: string[] | null;
+  max_recipients: number | null;
+  max_attachment_bytes: number | null;
+}
+
+/**
+ * What an account nobody has confirmed yet may do: nothing that a gate guards. An account added to
+ * config.toml after the first start is a widening like any other.
+ */
+export const CLOSED: Gates = {
+  allow_expunge: false,
+  allow_delete_folder: false,
+  allowed_recipients: [],
+  max_recipients: 0,
+  max_attachment_bytes: 0,
+};
+
+export function gatesOf(p: Policy): Gates {
+  return {
+    allow_expunge: p.allow_expunge,
+    allow_delete_folder: p.allow_delete_folder,
+    allowed_recipients: p.allowed_recipients
+      ? [...new Set(p.allowed_recipients.map((r) => r.toLowerCase()))].sort()
+      : null,
+    max_recipients: p.max_recipients ?? null,
+    max_attachment_bytes: p.max_attachment_bytes ?? null,
+  };
+}
+
+export function policyOf(g: Gates): Policy {
+  return {
+    allow_expunge: g.allow_expunge,
+    allow_delete_folder: g.allow_delete_folder,
+    ...(g.allowed_recipients ? { allowed_recipients: [...g.allowed_recipients] } : {}),
+    ...(g.max_recipients !== null ? { max_recipients: g.max_recipients } : {}),
+    ...(g.max_attachment_bytes !== null ? { max_attachment_bytes: g.max_attachment_bytes } : {}),
+  };
+}
+
+/** Whether `list` lets `entry` through: an address by itself or by its @domain, a domain by itself. */
+function covers(list: string[], entry: string): boolean {
+  if (list.includes(entry)) return true;
+  return !entry.startsWith("@") && list.includes(entry.slice(entry.lastIndexOf("@")));
+}
+
+const minOf = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
+
+/** What both policies allow. */
+export function meet(a: Gates, b: Gates): Gates {
+  let allowed: string[] | null;
+  const ra = a.allowed_recipients;
+  const rb = b.allowed_recipients;
+  if (ra === null) allowed = rb;
+  else if (rb === null) allowed = ra;
+  else
+    allowed = [...new Set([...ra.filter((e) => covers(rb, e)), ...rb.filter((e) => covers(ra, e))])].sort();
+  return {
+    allow_expunge: a.allow_expunge && b.allow_expunge,
+    allow_delete_folder: a.allow_delete_folder && b.allow_delete_folder,
+    allowed_recipients: allowed ? [...allowed] : null,
+    max_recipients: minOf(a.max_recipients, b.max_recipients),
+    max_attachment_bytes: minOf(a.max_attachment_bytes, b.max_attachment_bytes),
+  };
+}
+
+export const sameGates = (a: Gates, b: Gates) => JSON.stringify(a) === JSON.stringify(b);
+
+/** True when `next` allows something `base` does not. */
+export const widens = (base: Gates, next: Gates) => !sameGates(meet(base, next), next);
+
+/** A short fingerprint of a policy, so the owner confirms the widening they looked at. */
+export const digestOf = (g: Gates) =>
+  createHash("sha256").update(JSON.stringify(g)).digest("hex").slice(0, 12);
+
+const shown = (v: number | null) => (v === null ? "none" : String(v));
+
+/** What changed from `from` to `to`, one entry per setting ("max_recipients 20 → 50"). */
+export function diffGates(from: Gates, to: Gates): string[] {
+  const out: string[] = [];
+  for (const k of ["allow_expunge", "allow_delete_folder"] as const)
+    if (from[k] !== to[k]) out.push(`${k} ${from[k]} → ${to[k]}`);
+  const fa = from.allowed_recipients;
+  const ta = to.allowed_recipients;
+  if (fa === null && ta !== null) out.push(`allowed_recipients any → [${ta.join(", ")}]`);
+  else if (fa !== null && ta === null) out.push("allowed_recipients removed (any recipient)");
+  else if (fa !== null && ta !== null) {
+    const added = ta.filter((e) => !fa.includes(e)).map((e) => `+${e}`);
+    const removed = fa.filter((e) => !ta.includes(e)).map((e) => `-${e}`);
+    if (added.length || removed.length) out.push(`allowed_recipients ${[...added, ...removed].join(" ")}`);
+  }
+  for (const k of ["max_recipients", "max_attachment_bytes"] as const)
+    if (from[k] !== to[k]) out.push(`${k} ${shown(from[k])} → ${shown(to[k])}`);
+  return out;
+}

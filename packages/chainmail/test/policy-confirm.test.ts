@@ -1,0 +1,206 @@
+/**
+ * A policy widening written into config.toml waits for the owner: over the real daemon and SMTP
+ * relay, the wider policy is refused until `chainmail policy confirm` (the built CLI) runs, a
+ * narrowing applies at once, every change is audited with its diff, and only the CLI may confirm.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DaemonClient } from "../src/client/index.js";
+import { type SendEnv, startSendEnv } from "../src/testing/index.js";
+
+const pkg = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const CLI = path.join(pkg, "dist", "bin", "chainmail.js");
+let env: SendEnv;
+let mcp: DaemonClient;
+
+const ONLY_ALICE = 'allowed_recipients = ["alice@example.com"]\nmax_recipients = 5\n';
+const ALSO_DOMAIN = 'allowed_recipients = ["alice@example.com", "@example.com"]\nmax_recipients = 5\n';
+
+/** The built CLI, run without blocking this process (the daemon under test runs in it). */
+function cli(
+  args: string[],
+  json = true,
+): Promise<{ code: number | null; out: string; json: () => Record<string, unknown> }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, "--home", env.dir, ...args, ...(json ? ["--json"] : [])], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (b: Buffer) => {
+      out += b.toString("utf8");
+    });
+    child.on("close", (code) =>
+      resolve({ code, out, json: () => JSON.parse(out) as Record<string, unknown> }),
+    );
+  });
+}
+
+async function policyRows(action: string) {
+  return (await env.client.readAudit({ action })).rows;
+}
+
+const toBob = (subject: string) => ({ account: "work", to: ["bob@example.com"], subject, body: "hi" });
+
+beforeAll(async () => {
+  if (!fs.existsSync(CLI)) execFileSync("npx", ["tsup"], { cwd: pkg, stdio: "ignore" });
+  env = await startSendEnv({ work: { sendPolicy: ONLY_ALICE } });
+  mcp = new DaemonClient({ socketPath: env.home.socketPath, client: "mcp" });
+}, 60_000);
+
+afterAll(async () => {
+  mcp?.close();
+  await env?.stop();
+});
+
+describe("policy confirmation", () => {
+  it("adopts config.toml at the first start, audited per account", async () => {
+    const rows = await policyRows("policy.adopt");
+    expect(rows.map((r) => [r.account, r.client, r.decision]).sort()).toEqual([
+      ["home", "config", "allowed"],
+      ["work", "config", "allowed"],
+    ]);
+    expect(rows.find((r) => r.account === "work")?.summary).toContain(
+      "allowed_recipients [alice@example.com]; max_recipients 5",
+    );
+    expect((await cli(["policy", "status"])).json()["accounts"]).toEqual(
+      expect.arrayContaining([expect.objectContaining({ account: "work", pending: false })]),
+    );
+  });
+
+  it("keeps refusing a widened recipient list until the owner confirms it with the CLI", async () => {
+    env.writeConfig({ work: { sendPolicy: ALSO_DOMAIN } });
+    const held = await env.client.call("send", toBob("before confirm"));
+    expect(held).toMatchObject({ status: "held", blocked: ["bob@example.com"] });
+    expect(held.status === "held" && held.hint).toContain("awaits the owner's confirmation");
+    expect(env.relay.received).toHaveLength(0);
+    const pending = await policyRows("policy.pending");
+    expect(pending[0]).toMatchObject({ account: "work", client: "config", decision: "held" });
+    expect(pending[0]?.summary).toContain("allowed_recipients +@example.com");
+
+    const status = await cli(["policy", "status"]);
+    expect(status.code).toBe(0);
+    const work = (status.json()["accounts"] as Array<Record<string, unknown>>).find(
+      (a) => a["account"] === "work",
+    );
+    expect(work).toMatchObject({ pending: true, changes: ["allowed_recipients +@example.com"] });
+
+    const text = (await cli(["policy", "status"], false)).out;
+    expect(text).toContain(
+      `work\tpending (digest ${String(work?.["digest"])}): allowed_recipients +@example.com`,
+    );
+    expect(text).toContain("home\tconfirmed, nothing pending");
+
+    // The MCP client cannot confirm, and the refusal is audited.
+    await expect(mcp.call("policy.confirm", { account: "work" })).rejects.toMatchObject({
+      reason: "POLICY_DENIED",
+    });
+    expect((await policyRows("policy.confirm"))[0]).toMatchObject({ client: "mcp", decision: "denied" });
+    expect((await env.client.call("send", toBob("still held"))).status).toBe("held");
+
+    // A digest that is not the pending policy's is refused (the file changed since status showed it).
+    const stale = await cli(["policy", "confirm", "work", "--digest", "000000000000"]);
+    expect(stale.code).toBe(9);
+    const ok = await cli(["policy", "confirm", "work", "--digest", String(work?.["digest"])]);
+    expect(ok.code).toBe(0);
+    expect(ok.json()).toEqual({
+      confirmed: [{ account: "work", changes: ["allowed_recipients +@example.com"] }],
+    });
+    expect((await policyRows("policy.confirm"))[0]).toMatchObject({
+      client: "cli",
+      decision: "allowed",
+      account: "work",
+    });
+    expect((await policyRows("policy.confirm"))[0]?.summary).toContain("allowed_recipients +@example.com");
+
+    expect((await env.client.call("send", toBob("after confirm"))).status).toBe("sent");
+    expect(env.relay.received).toHaveLength(1);
+  });
+
+  it("applies a narrowing at once, audited with its diff, and it stays after the file widens again", async () => {
+    env.writeConfig({
+      work: {
+        sendPolicy: 'allowed_recipients = ["alice@example.com", "@example.com"]\nmax_recipients = 1\n',
+      },
+    });
+    const two = { account: "work", to: ["bob@example.com", "alice@example.com"], subject: "two", body: "x" };
+    expect(await env.client.call("send", two)).toMatchObject({ status: "held", too_many_recipients: true });
+    const narrow = (await policyRows("policy.narrow"))[0];
+    expect(narrow).toMatchObject({ account: "work", client: "config", decision: "allowed" });
+    expect(narrow?.summary).toContain("max_recipients 5 → 1");
+
+    // Back to 5 in the file: a widening again, so still 1 until confirmed.
+    env.writeConfig({ work: { sendPolicy: ALSO_DOMAIN } });
+    const again = await env.client.call("send", { ...two, subject: "two again" });
+    expect(again).toMatchObject({ status: "held", too_many_recipients: true });
+    expect((await policyRows("policy.pending"))[0]?.summary).toContain("max_recipients 1 → 5");
+    expect((await cli(["policy", "confirm"])).code).toBe(0);
+    expect((await env.client.call("send", { ...two, subject: "two confirmed" })).status).toBe("sent");
+  });
+
+  it("keeps a pending widening across a restart and says so when expunge is refused", async () => {
+    env.writeConfig({ work: { sendPolicy: ALSO_DOMAIN, allow_expunge: true } });
+    await env.restartDaemon();
+    expect((await env.client.listAccounts()).accounts.find((a) => a.name === "work")?.allow_expunge).toBe(
+      false,
+    );
+    await env.dv.appendMessage("alice", "INBOX", "Subject: doomed\r\nMessage-ID: <doomed@x>\r\n\r\nbye\r\n");
+    const { rows } = await env.client.search({
+      query: "subject:doomed",
+      accounts: ["work"],
+      source: "server",
+    });
+    const err = await env.client.expunge({ refs: [rows[0]!.ref] }).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      reason: "POLICY_DENIED",
+      hint: expect.stringContaining("awaits the owner's confirmation"),
+    });
+    await env.confirmPolicy();
+    expect((await env.client.listAccounts()).accounts.find((a) => a.name === "work")?.allow_expunge).toBe(
+      true,
+    );
+    expect((await env.client.expunge({ refs: [rows[0]!.ref] })).succeeded).toBe(1);
+  });
+
+  it("treats removing allowed_recipients as a widening, and an account added later as closed until confirmed", async () => {
+    env.writeConfig({ work: { allow_expunge: true }, extra: [{ name: "later", user: "carol" }] });
+    const status = (await env.client.call("policy.status", {})).accounts;
+    expect(status.find((s) => s.account === "work")).toMatchObject({
+      pending: true,
+      changes: ["allowed_recipients removed (any recipient)", "max_recipients 5 → none"],
+    });
+    expect(status.find((s) => s.account === "later")).toMatchObject({ pending: true });
+    expect((await env.client.call("send", { ...toBob("anyone"), to: ["x@elsewhere.test"] })).status).toBe(
+      "held",
+    );
+  });
+
+  it("applies a narrowing even while state.db refuses to record it, and records it afterwards", async () => {
+    const narrowRows = (await policyRows("policy.narrow")).length;
+    const other = new Database(env.home.dbFile);
+    try {
+      other.exec(`CREATE TRIGGER policy_refuse_u BEFORE UPDATE ON policy BEGIN SELECT RAISE(ABORT, 'refused'); END;
+        CREATE TRIGGER policy_refuse_i BEFORE INSERT ON policy BEGIN SELECT RAISE(ABORT, 'refused'); END;`);
+      const narrowed = 'allowed_recipients = ["alice@example.com", "@example.com"]\nmax_recipients = 1\n';
+      env.writeConfig({ work: { allow_expunge: true, sendPolicy: narrowed } });
+      const two = {
+        account: "work",
+        to: ["bob@example.com", "alice@example.com"],
+        subject: "locked",
+        body: "x",
+      };
+      expect(await env.client.call("send", two)).toMatchObject({ status: "held", too_many_recipients: true });
+      expect(await policyRows("policy.narrow")).toHaveLength(narrowRows);
+      other.exec("DROP TRIGGER policy_refuse_u; DROP TRIGGER policy_refuse_i;");
+      await env.client.listAccounts();
+      const rows = await policyRows("policy.narrow");
+      expect(rows).toHaveLength(narrowRows + 1);
+      expect(rows[0]?.summary).toBe("applied: max_recipients 5 → 1");
+    } finally {
+      other.close();
+    }
+  });
+});
