@@ -30,7 +30,8 @@ import type { ServiceContext } from "../service/context.js";
 import { StateDb } from "../store/state.js";
 import { EventLog } from "../events/log.js";
 import { startDovecot } from "../testing/dovecot.js";
-import { mailboxMessage, mailboxSender } from "../testing/mailbox.js";
+import { mailboxSender } from "../testing/mailbox.js";
+import { writeMaildir } from "./maildir.js";
 
 const N = Number(process.env.BENCH_MESSAGES ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 60);
@@ -79,20 +80,6 @@ async function timed(runs: number, f: () => Promise<unknown>): Promise<number[]>
   return out;
 }
 
-function writeMaildir(cur: string, owner: fs.Stats, from: number, to: number) {
-  for (let i = from; i < to; i++) {
-    const m = mailboxMessage(i, N, { now: NOW });
-    const flags = `${m.flags.includes("\\Flagged") ? "F" : ""}${m.flags.includes("\\Seen") ? "S" : ""}`;
-    const file = path.join(
-      cur,
-      `${Math.floor(m.date.getTime() / 1000)}.M${i}P1.bench,S=${Buffer.byteLength(m.raw)}:2,${flags}`,
-    );
-    fs.writeFileSync(file, m.raw);
-    fs.utimesSync(file, m.date, m.date);
-    fs.chownSync(file, owner.uid, owner.gid);
-  }
-}
-
 interface ToolResult {
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
@@ -122,7 +109,7 @@ async function main() {
     const owner = fs.statSync(maildir);
     const cur = path.join(maildir, "cur");
     let t = performance.now();
-    writeMaildir(cur, owner, 0, N);
+    writeMaildir(cur, owner, 0, N, N, NOW);
     const mib = execFileSync("du", ["-sm", cur], { encoding: "utf8" }).split("\t")[0];
     line(`maildir: ${mib} MiB in ${((performance.now() - t) / 1000).toFixed(1)} s (${load()})`);
     dv.doveadm(["force-resync", "-u", "bench", "INBOX"]);
@@ -263,7 +250,7 @@ async function main() {
 
     // New mail arrives and the daemon syncs it (headers and bodies) while searches run
     const extra = Math.max(100, Math.floor(N / 20));
-    writeMaildir(cur, owner, N, N + extra);
+    writeMaildir(cur, owner, N, N + extra, N, NOW);
     dv.doveadm(["force-resync", "-u", "bench", "INBOX"]);
     const during: number[] = [];
     const syncSock = new DaemonClient({ socketPath: home.socketPath, client: "cli", timeoutMs: 3_600_000 });

@@ -6,6 +6,7 @@ import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
 import {
   type FolderRow,
+  cachedRows,
   clearFolder,
   dropFolder,
   ensureFolder,
@@ -106,8 +107,15 @@ async function storeHeaders(
     next?.catch(() => undefined);
     await new Promise((resolve) => setImmediate(resolve));
     db.transaction(() => {
+      let lo = Number.POSITIVE_INFINITY;
+      let hi = 0;
       for (const m of fetched) {
-        upsertMessage(db, folder, m);
+        lo = Math.min(lo, m.uid);
+        hi = Math.max(hi, m.uid);
+      }
+      const cached = cachedRows(db, folder.id, lo, hi);
+      for (const m of fetched) {
+        upsertMessage(db, folder, m, cached.get(m.uid) ?? null);
         onStored?.(m);
       }
     })();
