@@ -13,7 +13,7 @@ import { Session } from "node:inspector/promises";
 import os from "node:os";
 import path from "node:path";
 import { ImapFlow } from "imapflow";
-import { backfillBodies, openCache, syncFolder } from "../cache/index.js";
+import { type CacheDb, backfillBodies, compactFts, openCache, syncFolder } from "../cache/index.js";
 import { startDovecot } from "../testing/dovecot.js";
 import { writeMaildir } from "./maildir.js";
 
@@ -25,6 +25,8 @@ const load = () =>
     .join(" ")}`;
 const line = (s: string) => process.stdout.write(`${s}\n`);
 
+const ftsSegments = (db: CacheDb) =>
+  (db.prepare("SELECT count(DISTINCT segid) AS n FROM messages_fts_idx").get() as { n: number }).n;
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 
 /**
@@ -86,20 +88,28 @@ async function main() {
     const client = imap();
     await client.connect();
     const s = await measure("sync", () => syncFolder(db, client, "bench", "INBOX", { role: "inbox" }));
+    line(`  FTS segments after the header sync: ${ftsSegments(db)}`);
     line(
       `header sync: ${s.value.added} in ${s.wall.toFixed(2)} s = ${Math.round(s.value.added / s.wall)} headers/s; chainmail CPU ${((s.cpu * 1e6) / N).toFixed(0)} µs/message (${load()})`,
     );
     const b = await measure("backfill", async () => {
       let fetched = 0;
       for (;;) {
-        const r = await backfillBodies(db, client, "bench", "INBOX", { dailyBudgetBytes: 10 * 1024 ** 3 });
+        const r = await backfillBodies(db, client, "bench", "INBOX", {
+          dailyBudgetBytes: 10 * 1024 ** 3,
+          compact: false,
+        });
         fetched += r.fetched;
-        if (r.remaining === 0 || r.fetched === 0) return fetched;
+        if (r.remaining === 0 || r.fetched === 0) break;
       }
+      line(`  FTS segments before the final merge: ${ftsSegments(db)}`);
+      await compactFts(db);
+      return fetched;
     });
     line(
       `body backfill: ${b.value} in ${b.wall.toFixed(2)} s = ${Math.round(b.value / b.wall)} bodies/s; chainmail CPU ${((b.cpu * 1e6) / N).toFixed(0)} µs/message (${load()})`,
     );
+
     await client.logout();
     db.close();
   } finally {

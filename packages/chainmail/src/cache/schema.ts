@@ -139,6 +139,9 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   FOLDER_COUNTERS,
   // the one canonical thread key (src/thread-key.ts) in place of the older folder-dependent fallbacks
   recomputeThreadKeys,
+  // where the body text is (src/cache/body.ts, textPartRef, as JSON), so the backfill fetches that
+  // part alone; NULL for rows synced before, and for mail whose body is one text/plain part
+  `ALTER TABLE message_meta ADD COLUMN text_part TEXT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

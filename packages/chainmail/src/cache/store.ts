@@ -3,6 +3,7 @@ import { type FolderRole, attachmentsFromStructure, listColumn } from "../query/
 import { type CacheDb, stmt } from "./schema.js";
 import { classifyFlags, type ShortFlag } from "../imap/flags.js";
 import { canonicalThreadKey } from "../thread-key.js";
+import { textPartRef } from "./body.js";
 
 export interface FolderRow {
   id: number;
@@ -63,6 +64,17 @@ export function splitFlags(flags: Set<string> | undefined) {
     deleted: bit("deleted"),
     keywords,
   };
+}
+
+/**
+ * Runs FTS writes collected while writing a batch, after its other writes. A write to another
+ * table with a statement journal (INSERT OR REPLACE, a foreign key) after an FTS write makes FTS5
+ * write its pending terms out as a segment of their own (its savepoint handler): interleaved, a
+ * batch of 1,000 messages became dozens of tiny segments for automerge to fold together again.
+ */
+export function runFtsWrites(writes: (() => void)[]): void {
+  for (const w of writes) w();
+  writes.length = 0;
 }
 
 const ftsDelete = (db: CacheDb, id: number) => stmt(db, "DELETE FROM messages_fts WHERE rowid = ?").run(id);
@@ -137,6 +149,7 @@ const META_COLS = [
   "labels_json",
   "attachments_json",
   "modseq",
+  "text_part",
 ] as const;
 const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 // Built once and bound by position: an initial sync runs these 100,000 times, and building the SQL
@@ -163,19 +176,22 @@ export function cachedRows(db: CacheDb, folderId: number, lo: number, hi: number
 /**
  * Inserts or replaces one fetched message (headers, flags, structure). Call inside a transaction.
  * `cached` is the message's row when the caller already looked it up (`cachedRows`, null when it
- * is not cached); without it the row is looked up here.
+ * is not cached); without it the row is looked up here. With `ftsLater`, the message's FTS write
+ * is pushed there for the caller to run after the batch's other writes (see `runFtsWrites`).
  */
 export function upsertMessage(
   db: CacheDb,
   folder: FolderRow,
   msg: FetchMessageObject,
   cached?: CachedRow | null,
+  ftsLater?: (() => void)[],
 ): number {
   const env = msg.envelope;
   const refs = parseReferences(msg.headers);
   const flags = splitFlags(msg.flags);
   const labels = [...(msg.labels ?? [])];
   const attachments = attachmentsFromStructure(msg.bodyStructure);
+  const textPart = textPartRef(msg.bodyStructure);
   const internal = msg.internalDate ? new Date(msg.internalDate).getTime() : Date.now();
   const existing =
     cached !== undefined
@@ -228,11 +244,14 @@ export function upsertMessage(
     JSON.stringify(labels),
     JSON.stringify(attachments),
     msg.modseq !== undefined ? String(msg.modseq) : null,
+    textPart ? JSON.stringify(textPart) : null,
   ];
   if (!existing) {
     const id = Number(stmt(db, INSERT_NARROW).run(narrow).lastInsertRowid);
     stmt(db, PUT_META).run(...meta, id);
-    writeFts(db, id, subject, env, "");
+    const fts = () => writeFts(db, id, subject, env, "");
+    if (ftsLater) ftsLater.push(fts);
+    else fts();
     return id;
   }
   const id = existing.id;
@@ -243,7 +262,8 @@ export function upsertMessage(
       ? ((stmt(db, "SELECT text FROM bodies WHERE message_rowid = ?").get(id) as { text: string } | undefined)
           ?.text ?? "")
       : "";
-  indexMessage(db, id, body);
+  if (ftsLater) ftsLater.push(() => indexMessage(db, id, body));
+  else indexMessage(db, id, body);
   if (existing.body_state === 2) stmt(db, "UPDATE messages SET body_state = 0 WHERE id = ?").run(id);
   return id;
 }

@@ -12,6 +12,7 @@ import {
   ensureFolder,
   getFolder,
   removeUids,
+  runFtsWrites,
   updateFlags,
   upsertMessage,
 } from "./store.js";
@@ -114,10 +115,12 @@ async function storeHeaders(
         hi = Math.max(hi, m.uid);
       }
       const cached = cachedRows(db, folder.id, lo, hi);
+      const fts: (() => void)[] = [];
       for (const m of fetched) {
-        upsertMessage(db, folder, m, cached.get(m.uid) ?? null);
+        upsertMessage(db, folder, m, cached.get(m.uid) ?? null, fts);
         onStored?.(m);
       }
+      runFtsWrites(fts);
     })();
     written += fetched.length;
     onBatch?.(Math.min(i + batchSize, uids.length), uids.length);
