@@ -9,6 +9,7 @@ import {
 } from "./body.js";
 import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
+import { writeInSlices } from "./slices.js";
 import { getFolder, indexMessage } from "./store.js";
 
 export interface BackfillOptions {
@@ -55,32 +56,38 @@ function countDownload(db: CacheDb, account: string, bytes: number, now: number)
 }
 
 /**
- * Stores and indexes bodies (text null: could not be read) and counts their download in one
- * transaction. One transaction per FETCH batch, not per body: every commit adds an FTS5 segment,
- * and a segment per body made the backfill mostly index merging.
+ * Counts the download, then stores and indexes bodies (text null: could not be read) in
+ * transactions of a few milliseconds each (`writeInSlices`), so searches are answered in between:
+ * many bodies per commit, since every commit adds an FTS5 segment and a segment per body made the
+ * backfill mostly index merging, but not a whole FETCH batch, which held searches up for 100 ms.
  */
-function storeBodies(
+async function storeBodies(
   db: CacheDb,
   bodies: { id: number; text: string | null }[],
   now: number,
   download?: { account: string; bytes: number },
-): void {
-  db.transaction(() => {
-    if (download && download.bytes > 0) countDownload(db, download.account, download.bytes, now);
-    for (const { id, text } of bodies) {
+): Promise<void> {
+  if (download && download.bytes > 0) countDownload(db, download.account, download.bytes, now);
+  const fts: { id: number; text: string }[] = [];
+  await writeInSlices(db, bodies, {
+    write: ({ id, text }) => {
       if (text === null) {
         stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(id);
-        continue;
+        return;
       }
       stmt(
         db,
         "INSERT OR REPLACE INTO bodies (message_rowid, text, bytes, fetched_at) VALUES (?, ?, ?, ?)",
       ).run(id, text, Buffer.byteLength(text), now);
       stmt(db, "UPDATE messages SET body_state = 1 WHERE id = ?").run(id);
-    }
-    // The FTS writes last, together (see runFtsWrites in store.ts)
-    for (const { id, text } of bodies) if (text !== null) indexMessage(db, id, text);
-  })();
+      fts.push({ id, text });
+    },
+    // The FTS writes last in each transaction (see runFtsWrites in store.ts)
+    end: () => {
+      for (const { id, text } of fts) indexMessage(db, id, text);
+      fts.length = 0;
+    },
+  });
 }
 
 /**
@@ -152,7 +159,7 @@ export async function backfillBodies(
             bodies.push({ id: row.id, text: null });
           }
         }
-        storeBodies(db, bodies, now(), { account, bytes });
+        await storeBodies(db, bodies, now(), { account, bytes });
         result.bytes += bytes;
         result.fetched += bodies.filter((b) => b.text !== null).length;
       }
@@ -176,7 +183,7 @@ export async function backfillBodies(
         }
         const { text, bytes } = await textFromPart(client, row.uid, tp.part, tp.html, maxBytes);
         result.bytes += bytes;
-        storeBodies(db, [{ id: row.id, text }], now(), { account, bytes });
+        await storeBodies(db, [{ id: row.id, text }], now(), { account, bytes });
         result.fetched++;
       }
     } finally {
@@ -268,7 +275,7 @@ async function fetchTextParts(
         bodies.push({ id: b.row.id, text: textFromPartBytes(data, b.ref) });
       }
       result.bytes += bytes;
-      storeBodies(db, bodies, now(), { account, bytes });
+      await storeBodies(db, bodies, now(), { account, bytes });
       result.fetched += bodies.length;
       for (const b of byUid.values()) rest.push(b.row);
     }

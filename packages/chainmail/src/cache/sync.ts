@@ -4,7 +4,9 @@ import { type FolderRole, roleFromSpecialUse } from "../query/index.js";
 import { uidSet as compactUids } from "../query/imap-run.js";
 import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
+import { writeInSlices } from "./slices.js";
 import {
+  type CachedRow,
   type FolderRow,
   cachedRows,
   clearFolder,
@@ -80,10 +82,11 @@ async function fetchHeaders(client: ImapFlow, uids: number[], gmail: boolean): P
 }
 
 /**
- * Fetches the headers of `uids` in batches, in the given order, and writes each batch in one
- * transaction. The next batch is requested before the current one is written, so the server
- * reads and sends it while SQLite writes (on a local Dovecot each side otherwise idled a third of
- * the time). Returns the number of messages written.
+ * Fetches the headers of `uids` in batches, in the given order, and writes each batch in
+ * transactions of a few milliseconds (`writeInSlices`), so searches are answered in between. The
+ * next batch is requested before the current one is written, so the server reads and sends it
+ * while SQLite writes (on a local Dovecot each side otherwise idled a third of the time). Returns
+ * the number of messages written.
  */
 async function storeHeaders(
   db: CacheDb,
@@ -107,21 +110,24 @@ async function storeHeaders(
     // unhandled. One turn of the event loop lets imapflow send the command before SQLite blocks.
     next?.catch(() => undefined);
     await new Promise((resolve) => setImmediate(resolve));
-    db.transaction(() => {
-      let lo = Number.POSITIVE_INFINITY;
-      let hi = 0;
-      for (const m of fetched) {
-        lo = Math.min(lo, m.uid);
-        hi = Math.max(hi, m.uid);
-      }
-      const cached = cachedRows(db, folder.id, lo, hi);
-      const fts: (() => void)[] = [];
-      for (const m of fetched) {
+    let lo = Number.POSITIVE_INFINITY;
+    let hi = 0;
+    for (const m of fetched) {
+      lo = Math.min(lo, m.uid);
+      hi = Math.max(hi, m.uid);
+    }
+    let cached = new Map<number, CachedRow>();
+    const fts: (() => void)[] = [];
+    await writeInSlices(db, fetched, {
+      begin: () => {
+        cached = cachedRows(db, folder.id, lo, hi);
+      },
+      write: (m) => {
         upsertMessage(db, folder, m, cached.get(m.uid) ?? null, fts);
         onStored?.(m);
-      }
-      runFtsWrites(fts);
-    })();
+      },
+      end: () => runFtsWrites(fts),
+    });
     written += fetched.length;
     onBatch?.(Math.min(i + batchSize, uids.length), uids.length);
   }
@@ -138,10 +144,10 @@ async function lookupRole(client: ImapFlow, path: string): Promise<FolderRole | 
 /**
  * Brings one folder's cache up to date with the server.
  *
- * Consistency: every write happens in a transaction; new messages are committed batch by batch,
- * newest first, and the folder's UIDNEXT/HIGHESTMODSEQ and `complete` are written only by the
- * last transaction. A sync cut off at any point leaves committed batches (each whole) and the old
- * state, so the next sync repeats the unfinished range; writes are upserts, so repeats are harmless.
+ * Consistency: every write happens in a transaction; new messages are committed a few
+ * milliseconds' worth at a time, newest first, and the folder's UIDNEXT/HIGHESTMODSEQ and
+ * `complete` are written only by the last transaction. A sync cut off at any point leaves
+ * committed messages (each whole, with its FTS row) and the old state, so the next sync repeats the unfinished range; writes are upserts, so repeats are harmless.
  */
 export async function syncFolder(
   db: CacheDb,
