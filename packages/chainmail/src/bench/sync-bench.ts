@@ -10,6 +10,7 @@
  */
 import fs from "node:fs";
 import { Session } from "node:inspector/promises";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import os from "node:os";
 import path from "node:path";
 import { ImapFlow } from "imapflow";
@@ -36,24 +37,29 @@ const PROFILE_DIR = process.env.BENCH_PROFILE;
 async function measure<T>(
   name: string,
   f: () => Promise<T>,
-): Promise<{ value: T; wall: number; cpu: number }> {
+): Promise<{ value: T; wall: number; cpu: number; lag: string }> {
   const session = PROFILE_DIR ? new Session() : null;
   if (session) {
     session.connect();
     await session.post("Profiler.enable");
     await session.post("Profiler.start");
   }
+  // How long the event loop was held up: a search the daemon answers meanwhile waits that long
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
   const c = process.cpuUsage();
   const t = performance.now();
   const value = await f();
   const used = process.cpuUsage(c);
+  delay.disable();
+  const lag = `event loop delay p95 ${(delay.percentile(95) / 1e6).toFixed(1)} ms, max ${(delay.max / 1e6).toFixed(0)} ms`;
   if (session && PROFILE_DIR) {
     const { profile } = await session.post("Profiler.stop");
     fs.mkdirSync(PROFILE_DIR, { recursive: true });
     fs.writeFileSync(path.join(PROFILE_DIR, `${name}.cpuprofile`), JSON.stringify(profile));
     session.disconnect();
   }
-  return { value, wall: (performance.now() - t) / 1000, cpu: (used.user + used.system) / 1e6 };
+  return { value, wall: (performance.now() - t) / 1000, cpu: (used.user + used.system) / 1e6, lag };
 }
 
 async function main() {
@@ -90,7 +96,7 @@ async function main() {
     const s = await measure("sync", () => syncFolder(db, client, "bench", "INBOX", { role: "inbox" }));
     line(`  FTS segments after the header sync: ${ftsSegments(db)}`);
     line(
-      `header sync: ${s.value.added} in ${s.wall.toFixed(2)} s = ${Math.round(s.value.added / s.wall)} headers/s; chainmail CPU ${((s.cpu * 1e6) / N).toFixed(0)} µs/message (${load()})`,
+      `header sync: ${s.value.added} in ${s.wall.toFixed(2)} s = ${Math.round(s.value.added / s.wall)} headers/s; chainmail CPU ${((s.cpu * 1e6) / N).toFixed(0)} µs/message; ${s.lag} (${load()})`,
     );
     const b = await measure("backfill", async () => {
       let fetched = 0;
@@ -107,7 +113,7 @@ async function main() {
       return fetched;
     });
     line(
-      `body backfill: ${b.value} in ${b.wall.toFixed(2)} s = ${Math.round(b.value / b.wall)} bodies/s; chainmail CPU ${((b.cpu * 1e6) / N).toFixed(0)} µs/message (${load()})`,
+      `body backfill: ${b.value} in ${b.wall.toFixed(2)} s = ${Math.round(b.value / b.wall)} bodies/s; chainmail CPU ${((b.cpu * 1e6) / N).toFixed(0)} µs/message; ${b.lag} (${load()})`,
     );
 
     await client.logout();

@@ -9,7 +9,7 @@ import {
 } from "./body.js";
 import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
-import { writeInSlices } from "./slices.js";
+import { turnEvery, writeInSlices } from "./slices.js";
 import { getFolder, indexMessage } from "./store.js";
 
 export interface BackfillOptions {
@@ -122,6 +122,7 @@ export async function backfillBodies(
       // Bodies of multipart and HTML-only mail: only their text part, grouped by part number (a
       // FETCH asks for the same part of every message in it); what that cannot answer goes below
       const rest = await fetchTextParts(db, client, account, pending, left, now, result);
+      const turn = turnEvery(client);
       const small = rest.filter((p) => p.size <= wholeMax);
       const large = rest.filter((p) => p.size > wholeMax);
       // Whole small messages in FETCH batches that fit the remaining budget
@@ -150,6 +151,7 @@ export async function backfillBodies(
           { uid: true, source: true },
           { uid: true },
         )) {
+          await turn();
           const row = byUid.get(msg.uid);
           if (!row || !msg.source) continue;
           bytes += msg.source.length;
@@ -239,6 +241,7 @@ async function fetchTextParts(
     byPart.set(ref.part, group);
   }
   const maxBytes = MAX_BODY_CHARS * 4;
+  const turn = turnEvery(client);
   for (const [part, group] of byPart) {
     for (let i = 0; i < group.length && !result.budgetExhausted; ) {
       // A part is at most its message's size and is cut at maxBytes: that bounds the download
@@ -265,6 +268,7 @@ async function fetchTextParts(
         { uid: true, bodyParts: [{ key: part, maxLength: maxBytes }] },
         { uid: true, binary: true },
       )) {
+        await turn();
         const b = byUid.get(msg.uid);
         const data = msg.bodyParts?.get(part);
         if (!b || !data) continue;

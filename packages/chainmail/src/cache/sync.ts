@@ -4,7 +4,7 @@ import { type FolderRole, roleFromSpecialUse } from "../query/index.js";
 import { uidSet as compactUids } from "../query/imap-run.js";
 import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
-import { writeInSlices } from "./slices.js";
+import { turnEvery, writeInSlices } from "./slices.js";
 import {
   type CachedRow,
   type FolderRow,
@@ -77,7 +77,11 @@ const HEADER_QUERY = (gmail: boolean): FetchQueryObject => ({
 
 async function fetchHeaders(client: ImapFlow, uids: number[], gmail: boolean): Promise<FetchMessageObject[]> {
   const out: FetchMessageObject[] = [];
-  for await (const m of client.fetch(compactUids(uids), HEADER_QUERY(gmail), { uid: true })) out.push(m);
+  const turn = turnEvery(client);
+  for await (const m of client.fetch(compactUids(uids), HEADER_QUERY(gmail), { uid: true })) {
+    out.push(m);
+    await turn();
+  }
   return out;
 }
 
