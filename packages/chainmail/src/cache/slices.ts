@@ -11,14 +11,15 @@ export const WRITE_SLICE_MS = 4;
 /**
  * Writes `items` in transactions of about `sliceMs` each, in order, yielding to the event loop
  * between them. In each transaction `begin` runs first, then `write` for each item, then `end`
- * (the transaction's FTS writes go there). A transaction's size comes from how long the previous
+ * (the transaction's FTS writes go there); `done` runs after the last commit, in the same turn.
+ * A transaction's size comes from how long the previous
  * one took per item, `end` and the commit included (FTS rows cost more than the rest and are
  * written in `end`). Each transaction is whole: a crash leaves a prefix of the items written.
  */
 export async function writeInSlices<T>(
   db: CacheDb,
   items: readonly T[],
-  hooks: { begin?: () => void; write: (item: T) => void; end?: () => void },
+  hooks: { begin?: () => void; write: (item: T) => void; end?: () => void; done?: () => void },
   sliceMs = WRITE_SLICE_MS,
 ): Promise<void> {
   let size = 8;
@@ -35,6 +36,9 @@ export async function writeInSlices<T>(
     size = Math.max(1, Math.min(10_000, Math.floor(sliceMs / Math.max(perItem, 0.001))));
     if (i < items.length) await new Promise((resolve) => setImmediate(resolve));
   }
+  // Right after the last commit, before any other callback: a caller that stops its FETCHes
+  // from here (a progress callback) sees no later response processed first
+  hooks.done?.();
 }
 
 /** The part of a connection `turnEvery` pauses: imapflow's socket (not in its typings). */

@@ -131,9 +131,11 @@ async function storeHeaders(
         onStored?.(m);
       },
       end: () => runFtsWrites(fts),
+      done: () => {
+        written += fetched.length;
+        onBatch?.(Math.min(i + batchSize, uids.length), uids.length);
+      },
     });
-    written += fetched.length;
-    onBatch?.(Math.min(i + batchSize, uids.length), uids.length);
   }
   return written;
 }
