@@ -12,9 +12,9 @@ export const WRITE_SLICE_MS = 4;
  * Writes `items` in transactions of about `sliceMs` each, in order, yielding to the event loop
  * between them. In each transaction `begin` runs first, then `write` for each item, then `end`
  * (the transaction's FTS writes go there); `done` runs after the last commit, in the same turn.
- * A transaction's size comes from how long the previous
- * one took per item, `end` and the commit included (FTS rows cost more than the rest and are
- * written in `end`). Each transaction is whole: a crash leaves a prefix of the items written.
+ * A transaction's size comes from how long the previous one took per item, `end` and the commit
+ * included (FTS rows cost more than the rest and are written in `end`). Each transaction is
+ * whole: a crash leaves a prefix of the items written.
  */
 export async function writeInSlices<T>(
   db: CacheDb,

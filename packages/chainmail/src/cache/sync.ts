@@ -153,7 +153,8 @@ async function lookupRole(client: ImapFlow, path: string): Promise<FolderRole | 
  * Consistency: every write happens in a transaction; new messages are committed a few
  * milliseconds' worth at a time, newest first, and the folder's UIDNEXT/HIGHESTMODSEQ and
  * `complete` are written only by the last transaction. A sync cut off at any point leaves
- * committed messages (each whole, with its FTS row) and the old state, so the next sync repeats the unfinished range; writes are upserts, so repeats are harmless.
+ * committed messages (each whole, with its FTS row) and the old state, so the next sync repeats
+ * the unfinished range; writes are upserts, so repeats are harmless.
  */
 export async function syncFolder(
   db: CacheDb,
