@@ -310,6 +310,8 @@ async function main() {
     await mcp.close();
     sock.close();
     await ctx.cache?.stop();
+    // Its prune timer would otherwise fire on the closed state.db (a 20-minute run reaches it)
+    ctx.events.close();
     ctx.state.close();
   } finally {
     if (daemon && daemon.exitCode === null) daemon.kill("SIGTERM");
