@@ -106,6 +106,9 @@ async function storeHeaders(
   let next = uids.length ? fetchHeaders(client, uids.slice(0, batchSize), gmail) : null;
   for (let i = 0; next; i += batchSize) {
     const fetched = await next;
+    // A connection closed meanwhile (a progress callback giving up, a drop) ends the sync here,
+    // also when the pipelined FETCH had already been answered in full
+    if (!client.usable) throw new Error("the IMAP connection closed during the sync");
     next =
       i + batchSize < uids.length
         ? fetchHeaders(client, uids.slice(i + batchSize, i + 2 * batchSize), gmail)
