@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openCache } from "../src/cache/index.js";
+import { THREAD_KEYS_VERSION } from "../src/cache/schema.js";
 import { buildMessage } from "../src/testing/corpus.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 import { canonicalThreadKey } from "../src/thread-key.js";
@@ -35,7 +36,6 @@ describe("the cache migration", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-tk-"));
     const file = path.join(dir, "cache.db");
     let db = openCache(file);
-    const version = db.pragma("user_version", { simple: true }) as number;
     db.prepare(
       "INSERT INTO folders (id, account, path, path_norm) VALUES (1, 'work', 'INBOX', 'inbox')",
     ).run();
@@ -60,8 +60,8 @@ describe("the cache migration", () => {
     put(1, "gm:77", { gm: "77" });
     put(2, "uid:1:2", { date: 5000, from_json: '[{"name":"","address":"eve@example.com"}]', subject: "s" });
     put(3, "<Root@X>", { refs: '["<Root@X>"]', message_id: "<m3@x>" });
-    // The state before the migration: every later step runs again on the next open.
-    db.pragma(`user_version = ${version - 1}`);
+    // The state before the migration: it and every later step run again on the next open.
+    db.pragma(`user_version = ${THREAD_KEYS_VERSION - 1}`);
     db.close();
     db = openCache(file);
     const keys = db.prepare("SELECT thread_key FROM messages ORDER BY id").pluck().all();

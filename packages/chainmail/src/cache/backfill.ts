@@ -1,7 +1,15 @@
 import type { ImapFlow } from "imapflow";
-import { MAX_BODY_CHARS, textFromPart, textFromSource, textPart } from "./body.js";
+import {
+  MAX_BODY_CHARS,
+  type TextPartRef,
+  textFromPart,
+  textFromPartBytes,
+  textFromSource,
+  textPart,
+} from "./body.js";
 import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
+import { turnEvery, writeInSlices } from "./slices.js";
 import { getFolder, indexMessage } from "./store.js";
 
 export interface BackfillOptions {
@@ -12,6 +20,13 @@ export interface BackfillOptions {
   /** Messages up to this size are fetched whole in one FETCH; larger ones fetch only their text part. */
   wholeMessageMaxBytes?: number;
   now?: () => number;
+  /**
+   * Merge the FTS index afterwards when it has many segments (default true). A caller that
+   * calls again and again until the folder is done passes false and calls `compactFts` once at the
+   * end: each merge rewrites the whole index, so merging after every call made a long backfill
+   * quadratic (about 100 merges of a growing index at 100,000 messages).
+   */
+  compact?: boolean;
 }
 
 export interface BackfillResult {
@@ -41,25 +56,38 @@ function countDownload(db: CacheDb, account: string, bytes: number, now: number)
 }
 
 /**
- * Stores and indexes bodies (text null: could not be read) in one transaction. One transaction per
- * FETCH batch, not per body: every commit adds an FTS5 segment, and a segment per body made the
- * backfill mostly index merging.
+ * Counts the download, then stores and indexes bodies (text null: could not be read) in
+ * transactions of a few milliseconds each (`writeInSlices`), so searches are answered in between:
+ * many bodies per commit, since every commit adds an FTS5 segment and a segment per body made the
+ * backfill mostly index merging, but not a whole FETCH batch, which held searches up for 100 ms.
  */
-function storeBodies(db: CacheDb, bodies: { id: number; text: string | null }[], now: number): void {
-  db.transaction(() => {
-    for (const { id, text } of bodies) {
+async function storeBodies(
+  db: CacheDb,
+  bodies: { id: number; text: string | null }[],
+  now: number,
+  download?: { account: string; bytes: number },
+): Promise<void> {
+  if (download && download.bytes > 0) countDownload(db, download.account, download.bytes, now);
+  const fts: { id: number; text: string }[] = [];
+  await writeInSlices(db, bodies, {
+    write: ({ id, text }) => {
       if (text === null) {
         stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(id);
-        continue;
+        return;
       }
       stmt(
         db,
         "INSERT OR REPLACE INTO bodies (message_rowid, text, bytes, fetched_at) VALUES (?, ?, ?, ?)",
       ).run(id, text, Buffer.byteLength(text), now);
       stmt(db, "UPDATE messages SET body_state = 1 WHERE id = ?").run(id);
-      indexMessage(db, id, text);
-    }
-  })();
+      fts.push({ id, text });
+    },
+    // The FTS writes last in each transaction (see runFtsWrites in store.ts)
+    end: () => {
+      for (const { id, text } of fts) indexMessage(db, id, text);
+      fts.length = 0;
+    },
+  });
 }
 
 /**
@@ -80,11 +108,10 @@ export async function backfillBodies(
   const wholeMax = options.wholeMessageMaxBytes ?? 256 * 1024;
   const folder = getFolder(db, account, path);
   if (!folder) return { fetched: 0, bytes: 0, budgetExhausted: false, remaining: 0 };
-  const pending = db
-    .prepare(
-      "SELECT id, uid, size FROM messages WHERE folder_id = ? AND body_state = 0 ORDER BY internal_date DESC, id DESC LIMIT ?",
-    )
-    .all(folder.id, options.limit ?? 500) as { id: number; uid: number; size: number }[];
+  const pending = stmt(
+    db,
+    "SELECT m.id, m.uid, m.size, mm.text_part FROM messages m LEFT JOIN message_meta mm ON mm.id = m.id WHERE m.folder_id = ? AND m.body_state = 0 ORDER BY m.internal_date DESC, m.id DESC LIMIT ?",
+  ).all(folder.id, options.limit ?? 500) as Pending[];
   const result: BackfillResult = { fetched: 0, bytes: 0, budgetExhausted: false, remaining: 0 };
   if (pending.length) {
     const lock = await client.getMailboxLock(path, { readOnly: true });
@@ -92,14 +119,22 @@ export async function backfillBodies(
       if (String(client.mailbox ? client.mailbox.uidValidity : "") !== folder.uidvalidity)
         throw new Error(`UIDVALIDITY of ${path} changed; sync the folder first`);
       const left = () => budget - downloadedToday(db, account, now());
-      const small = pending.filter((p) => p.size <= wholeMax);
-      const large = pending.filter((p) => p.size > wholeMax);
+      // Bodies of multipart and HTML-only mail: only their text part, grouped by part number (a
+      // FETCH asks for the same part of every message in it); what that cannot answer goes below
+      const rest = await fetchTextParts(db, client, account, pending, left, now, result);
+      const turn = turnEvery(client);
+      const small = rest.filter((p) => p.size <= wholeMax);
+      const large = rest.filter((p) => p.size > wholeMax);
       // Whole small messages in FETCH batches that fit the remaining budget
       for (let i = 0; i < small.length; ) {
         const batch: typeof small = [];
         let sum = 0;
         const room = left();
-        while (i < small.length && batch.length < 200 && sum + (small[i] as { size: number }).size <= room) {
+        while (
+          i < small.length &&
+          batch.length < BATCH &&
+          sum + (small[i] as { size: number }).size <= room
+        ) {
           sum += (small[i] as { size: number }).size;
           batch.push(small[i] as (typeof small)[number]);
           i++;
@@ -110,22 +145,24 @@ export async function backfillBodies(
         }
         const byUid = new Map(batch.map((b) => [b.uid, b]));
         const bodies: { id: number; text: string | null }[] = [];
+        let bytes = 0;
         for await (const msg of client.fetch(
           batch.map((b) => b.uid).join(","),
           { uid: true, source: true },
           { uid: true },
         )) {
+          await turn();
           const row = byUid.get(msg.uid);
           if (!row || !msg.source) continue;
-          countDownload(db, account, msg.source.length, now());
-          result.bytes += msg.source.length;
+          bytes += msg.source.length;
           try {
             bodies.push({ id: row.id, text: await textFromSource(msg.source) });
           } catch {
             bodies.push({ id: row.id, text: null });
           }
         }
-        storeBodies(db, bodies, now());
+        await storeBodies(db, bodies, now(), { account, bytes });
+        result.bytes += bytes;
         result.fetched += bodies.filter((b) => b.text !== null).length;
       }
       // Large messages: only their text part, after a BODYSTRUCTURE look-up
@@ -147,9 +184,8 @@ export async function backfillBodies(
           break;
         }
         const { text, bytes } = await textFromPart(client, row.uid, tp.part, tp.html, maxBytes);
-        countDownload(db, account, bytes, now());
         result.bytes += bytes;
-        storeBodies(db, [{ id: row.id, text }], now());
+        await storeBodies(db, [{ id: row.id, text }], now(), { account, bytes });
         result.fetched++;
       }
     } finally {
@@ -162,8 +198,93 @@ export async function backfillBodies(
     }
   ).n;
   if (result.remaining > 0 && left0(db, account, budget, now()) <= 0) result.budgetExhausted = true;
-  if (result.fetched > 0) await compactFts(db);
+  if (result.fetched > 0 && options.compact !== false) await compactFts(db);
   return result;
+}
+
+interface Pending {
+  id: number;
+  uid: number;
+  size: number;
+  text_part: string | null;
+}
+
+/** Most messages per FETCH of the backfill. */
+const BATCH = 200;
+
+/**
+ * Fetches the text part alone (BINARY, so the server undoes the transfer encoding) of each pending
+ * message whose body is not one text/plain part, stores the text and returns the messages it did
+ * not answer: no part known (synced before the column existed, or one text/plain part), a server
+ * without BINARY, or a part the server sent still encoded. Stops at the daily budget.
+ */
+async function fetchTextParts(
+  db: CacheDb,
+  client: ImapFlow,
+  account: string,
+  pending: Pending[],
+  left: () => number,
+  now: () => number,
+  result: BackfillResult,
+): Promise<Pending[]> {
+  const binary = client.capabilities.has("BINARY") || client.capabilities.has("IMAP4REV2");
+  const rest: Pending[] = [];
+  const byPart = new Map<string, { row: Pending; ref: TextPartRef }[]>();
+  for (const row of pending) {
+    const ref = binary && row.text_part ? (JSON.parse(row.text_part) as TextPartRef) : null;
+    if (!ref) {
+      rest.push(row);
+      continue;
+    }
+    const group = byPart.get(ref.part) ?? [];
+    group.push({ row, ref });
+    byPart.set(ref.part, group);
+  }
+  const maxBytes = MAX_BODY_CHARS * 4;
+  const turn = turnEvery(client);
+  for (const [part, group] of byPart) {
+    for (let i = 0; i < group.length && !result.budgetExhausted; ) {
+      // A part is at most its message's size and is cut at maxBytes: that bounds the download
+      const batch: typeof group = [];
+      let sum = 0;
+      const room = left();
+      while (i < group.length && batch.length < BATCH) {
+        const g = group[i] as (typeof group)[number];
+        const bound = Math.min(g.row.size, maxBytes);
+        if (sum + bound > room) break;
+        sum += bound;
+        batch.push(g);
+        i++;
+      }
+      if (batch.length === 0) {
+        result.budgetExhausted = true;
+        break;
+      }
+      const byUid = new Map(batch.map((b) => [b.row.uid, b]));
+      const bodies: { id: number; text: string | null }[] = [];
+      let bytes = 0;
+      for await (const msg of client.fetch(
+        batch.map((b) => b.row.uid).join(","),
+        { uid: true, bodyParts: [{ key: part, maxLength: maxBytes }] },
+        { uid: true, binary: true },
+      )) {
+        await turn();
+        const b = byUid.get(msg.uid);
+        const data = msg.bodyParts?.get(part);
+        if (!b || !data) continue;
+        const decoded = msg.binaryParts?.has(part) || ["", "7bit", "8bit", "binary"].includes(b.ref.encoding);
+        if (!decoded) continue;
+        byUid.delete(msg.uid);
+        bytes += data.length;
+        bodies.push({ id: b.row.id, text: textFromPartBytes(data, b.ref) });
+      }
+      result.bytes += bytes;
+      await storeBodies(db, bodies, now(), { account, bytes });
+      result.fetched += bodies.length;
+      for (const b of byUid.values()) rest.push(b.row);
+    }
+  }
+  return rest;
 }
 
 const left0 = (db: CacheDb, account: string, budget: number, now: number) =>

@@ -1,18 +1,21 @@
 import type { ImapFlow, MessageStructureObject } from "imapflow";
-import { convert } from "html-to-text";
+import { compile } from "html-to-text";
 import { simpleParser } from "mailparser";
 
 /** Longest body text kept per message; the rest is cut (search then misses words past it). */
 export const MAX_BODY_CHARS = 100_000;
 
+// Compiled once: convert() compiles its options on every call, a tenth of a backfill's CPU
+const toPlain = compile({
+  wordwrap: false,
+  selectors: [
+    { selector: "img", format: "skip" },
+    { selector: "a", options: { ignoreHref: true } },
+  ],
+});
+
 export function htmlToPlain(html: string): string {
-  return convert(html, {
-    wordwrap: false,
-    selectors: [
-      { selector: "img", format: "skip" },
-      { selector: "a", options: { ignoreHref: true } },
-    ],
-  });
+  return toPlain(html);
 }
 
 /**
@@ -78,6 +81,81 @@ export function textPart(root: MessageStructureObject | undefined): { part: stri
   if (plain !== null) return { part: plain, html: false };
   if (html !== null) return { part: html, html: true };
   return null;
+}
+
+/** Where a message's body text is, kept at sync so the backfill can fetch that part alone. */
+export interface TextPartRef {
+  part: string;
+  html: boolean;
+  /** An HTML body that is the whole message (mailparser converts that one itself, wrapped). */
+  root: boolean;
+  /** The part's charset, lowercase ("" when its Content-Type names none): UTF-8 or ASCII. */
+  charset: string;
+  /** Its transfer encoding, lowercase. */
+  encoding: string;
+}
+
+// mailparser's own conversion of a message whose whole body is HTML (html-to-text's defaults)
+const mailparserHtml = compile({ limits: { maxDepth: 1000 } });
+
+// Charsets decoded here exactly as mailparser (iconv-lite) decodes them; others take the whole path
+const UTF8 = new Set(["", "utf-8", "utf8", "us-ascii", "ascii"]);
+
+/**
+ * The part to fetch for the body text of a message whose body is more than one text/plain part
+ * (attachments, alternatives, HTML only), so the backfill downloads neither attachments nor the
+ * other alternative and gets the text `textFromSource` gives for the whole message. Null where
+ * the part alone could give other text, for the whole-message path: one text/plain part (its
+ * text is the body after the header anyway), several readable parts (mailparser joins them), an
+ * embedded message, format=flowed text (mailparser reflows it), a charset other than UTF-8 or
+ * ASCII, or no readable part.
+ */
+export function textPartRef(root: MessageStructureObject | undefined): TextPartRef | null {
+  if (!root) return null;
+  const rootType = (root.type ?? "").toLowerCase();
+  if (!rootType.startsWith("multipart/") && rootType !== "text/html") return null;
+  const plain: { n: MessageStructureObject; part: string }[] = [];
+  const html: { n: MessageStructureObject; part: string; alternative: boolean }[] = [];
+  let simple = true;
+  const walk = (n: MessageStructureObject, part: string, alternative: boolean) => {
+    const type = (n.type ?? "").toLowerCase();
+    if (type.startsWith("multipart/")) {
+      for (const c of n.childNodes ?? [])
+        walk(c, c.part ?? part, alternative || type === "multipart/alternative");
+      return;
+    }
+    if (type === "message/rfc822" || type === "message/delivery-status") simple = false;
+    if ((n.disposition ?? "").toLowerCase() === "attachment") return;
+    if (type === "text/plain") plain.push({ n, part });
+    else if (type === "text/html") html.push({ n, part, alternative });
+  };
+  walk(root, "1", false);
+  // The shapes whose text is one part: one text/plain (with or without an HTML alternative to it),
+  // or one text/html and no text/plain
+  const one =
+    plain.length === 1 && html.every((h) => h.alternative)
+      ? { ...(plain[0] as (typeof plain)[number]), html: false }
+      : plain.length === 0 && html.length === 1
+        ? { ...(html[0] as (typeof html)[number]), html: true }
+        : null;
+  if (!simple || !one) return null;
+  const charset = (one.n.parameters?.charset ?? "").toLowerCase();
+  if ((one.n.parameters?.format ?? "").toLowerCase() === "flowed" || !UTF8.has(charset)) return null;
+  return {
+    part: one.part,
+    html: one.html,
+    root: one.html && rootType === "text/html",
+    charset,
+    encoding: (one.n.encoding ?? "").toLowerCase(),
+  };
+}
+
+/** The text of a fetched part (`bytes` with the transfer encoding undone), as `textFromSource` gives it. */
+export function textFromPartBytes(bytes: Buffer, ref: Pick<TextPartRef, "html" | "root">): string {
+  // mailparser ends lines with LF
+  const raw = bytes.toString("utf8").replace(/\r\n/g, "\n");
+  const text = !ref.html ? raw : ref.root ? mailparserHtml(raw) : htmlToPlain(raw);
+  return text.slice(0, MAX_BODY_CHARS);
 }
 
 /** Downloads one decoded body part (for messages too large to fetch whole). */

@@ -39,6 +39,12 @@ const FOLDER_COUNTERS = `ALTER TABLE folders ADD COLUMN cached_count INTEGER NOT
     ${COUNTER_DELTA("+", "new")}
   END;`;
 
+/** Adds message_meta.text_part; a no-op when it is there (a test re-runs the steps after one). */
+function addTextPart(db: CacheDb): void {
+  const cols = db.prepare("SELECT name FROM pragma_table_info('message_meta')").pluck().all() as string[];
+  if (!cols.includes("text_part")) db.exec("ALTER TABLE message_meta ADD COLUMN text_part TEXT");
+}
+
 /**
  * Ordered migrations; user_version is the number applied. Never edit a released step, add one.
  * Folder and message rows carry the account, so one cache.db serves every account. A step is SQL,
@@ -139,11 +145,16 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   FOLDER_COUNTERS,
   // the one canonical thread key (src/thread-key.ts) in place of the older folder-dependent fallbacks
   recomputeThreadKeys,
+  // where the body text is (src/cache/body.ts, textPartRef, as JSON), so the backfill fetches that
+  // part alone; NULL for rows synced before, and for mail whose body is one text/plain part
+  addTextPart,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 /** The version that adds the folder counters (tests migrate to the one before it). */
 export const FOLDER_COUNTERS_VERSION = MIGRATIONS.indexOf(FOLDER_COUNTERS) + 1;
+/** The version that rewrites thread keys by the canonical rule (its test re-runs it). */
+export const THREAD_KEYS_VERSION = MIGRATIONS.indexOf(recomputeThreadKeys) + 1;
 
 /** The default cache file: $XDG_DATA_HOME/chainmail/cache.db (or ~/.local/share/...). */
 export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {

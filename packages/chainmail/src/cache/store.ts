@@ -3,6 +3,7 @@ import { type FolderRole, attachmentsFromStructure, listColumn } from "../query/
 import { type CacheDb, stmt } from "./schema.js";
 import { classifyFlags, type ShortFlag } from "../imap/flags.js";
 import { canonicalThreadKey } from "../thread-key.js";
+import { textPartRef } from "./body.js";
 
 export interface FolderRow {
   id: number;
@@ -63,6 +64,17 @@ export function splitFlags(flags: Set<string> | undefined) {
     deleted: bit("deleted"),
     keywords,
   };
+}
+
+/**
+ * Runs FTS writes collected while writing a batch, after its other writes. A write to another
+ * table with a statement journal (INSERT OR REPLACE, a foreign key) after an FTS write makes FTS5
+ * write its pending terms out as a segment of their own (its savepoint handler): interleaved, a
+ * batch of 1,000 messages became dozens of tiny segments for automerge to fold together again.
+ */
+export function runFtsWrites(writes: (() => void)[]): void {
+  for (const w of writes) w();
+  writes.length = 0;
 }
 
 const ftsDelete = (db: CacheDb, id: number) => stmt(db, "DELETE FROM messages_fts WHERE rowid = ?").run(id);
@@ -137,31 +149,63 @@ const META_COLS = [
   "labels_json",
   "attachments_json",
   "modseq",
+  "text_part",
 ] as const;
-const named = (cols: readonly string[]) => cols.map((c) => `@${c}`).join(", ");
-// Built once: an initial sync runs these 100,000 times, and building and hashing the SQL text
-// per message showed in its profile
-const INSERT_NARROW = `INSERT INTO messages (${NARROW_COLS.join(", ")}) VALUES (${named(NARROW_COLS)})`;
-const UPDATE_NARROW = `UPDATE messages SET ${NARROW_COLS.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id`;
-const PUT_META = `INSERT OR REPLACE INTO message_meta (id, ${META_COLS.join(", ")}) VALUES (@id, ${named(META_COLS)})`;
+const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+// Built once and bound by position: an initial sync runs these 100,000 times, and building the SQL
+// text per message, then binding named parameters from a fresh object, showed in its profile
+const INSERT_NARROW = `INSERT INTO messages (${NARROW_COLS.join(", ")}) VALUES (${marks(NARROW_COLS.length)})`;
+const UPDATE_NARROW = `UPDATE messages SET ${NARROW_COLS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`;
+const PUT_META = `INSERT OR REPLACE INTO message_meta (${META_COLS.join(", ")}, id) VALUES (${marks(META_COLS.length + 1)})`;
 
-/** Inserts or replaces one fetched message (headers, flags, structure). Call inside a transaction. */
-export function upsertMessage(db: CacheDb, folder: FolderRow, msg: FetchMessageObject): number {
+/** A message's cached row id and body state, when it is cached. */
+export interface CachedRow {
+  id: number;
+  body_state: number;
+}
+
+/** The cached rows of a folder with UIDs in [lo, hi], by UID: one statement for a whole batch. */
+export function cachedRows(db: CacheDb, folderId: number, lo: number, hi: number): Map<number, CachedRow> {
+  const rows = stmt(
+    db,
+    "SELECT uid, id, body_state FROM messages WHERE folder_id = ? AND uid BETWEEN ? AND ?",
+  ).all(folderId, lo, hi) as (CachedRow & { uid: number })[];
+  return new Map(rows.map((r) => [r.uid, { id: r.id, body_state: r.body_state }]));
+}
+
+/**
+ * Inserts or replaces one fetched message (headers, flags, structure). Call inside a transaction.
+ * `cached` is the message's row when the caller already looked it up (`cachedRows`, null when it
+ * is not cached); without it the row is looked up here. With `ftsLater`, the message's FTS write
+ * is pushed there for the caller to run after the batch's other writes (see `runFtsWrites`).
+ */
+export function upsertMessage(
+  db: CacheDb,
+  folder: FolderRow,
+  msg: FetchMessageObject,
+  cached?: CachedRow | null,
+  ftsLater?: (() => void)[],
+): number {
   const env = msg.envelope;
   const refs = parseReferences(msg.headers);
   const flags = splitFlags(msg.flags);
   const labels = [...(msg.labels ?? [])];
   const attachments = attachmentsFromStructure(msg.bodyStructure);
+  const textPart = textPartRef(msg.bodyStructure);
   const internal = msg.internalDate ? new Date(msg.internalDate).getTime() : Date.now();
-  const existing = stmt(db, "SELECT id, body_state FROM messages WHERE folder_id = ? AND uid = ?").get(
+  const existing =
+    cached !== undefined
+      ? cached
+      : (stmt(db, "SELECT id, body_state FROM messages WHERE folder_id = ? AND uid = ?").get(
+          folder.id,
+          msg.uid,
+        ) as CachedRow | undefined);
+  // In NARROW_COLS order
+  const narrow: (string | number)[] = [
     folder.id,
+    folder.account,
     msg.uid,
-  ) as { id: number; body_state: number } | undefined;
-  const narrow: Record<(typeof NARROW_COLS)[number], string | number> = {
-    folder_id: folder.id,
-    account: folder.account,
-    uid: msg.uid,
-    thread_key: canonicalThreadKey({
+    canonicalThreadKey({
       gmThreadId: msg.threadId,
       references: refs,
       inReplyTo: env?.inReplyTo,
@@ -170,50 +214,56 @@ export function upsertMessage(db: CacheDb, folder: FolderRow, msg: FetchMessageO
       fromAddress: env?.from?.[0]?.address,
       subject: env?.subject,
     }),
-    internal_date: Number.isFinite(internal) ? internal : Date.now(),
-    seen: flags.seen,
-    flagged: flags.flagged,
-    answered: flags.answered,
-    draft: flags.draft,
-    deleted: flags.deleted,
-    size: msg.size ?? 0,
-    has_attachment: attachments.length ? 1 : 0,
-    keywords_norm: listColumn(flags.keywords),
-    labels_norm: listColumn(labels),
-    filenames_norm: listColumn(attachments.map((a) => a.filename ?? "")),
-  };
-  const meta: Record<(typeof META_COLS)[number], string | number | null> = {
-    message_id: env?.messageId ?? null,
-    in_reply_to: env?.inReplyTo ?? null,
-    refs: JSON.stringify(refs),
-    gm_thread_id: msg.threadId ?? null,
-    date: env?.date ? new Date(env.date).getTime() || null : null,
-    from_json: addrJson(env?.from),
-    to_json: addrJson(env?.to),
-    cc_json: addrJson(env?.cc),
-    bcc_json: addrJson(env?.bcc),
-    reply_to_json: addrJson(env?.replyTo),
-    subject: env?.subject ?? "",
-    keywords_json: JSON.stringify(flags.keywords),
-    labels_json: JSON.stringify(labels),
-    attachments_json: JSON.stringify(attachments),
-    modseq: msg.modseq !== undefined ? String(msg.modseq) : null,
-  };
+    Number.isFinite(internal) ? internal : Date.now(),
+    flags.seen,
+    flags.flagged,
+    flags.answered,
+    flags.draft,
+    flags.deleted,
+    msg.size ?? 0,
+    attachments.length ? 1 : 0,
+    listColumn(flags.keywords),
+    listColumn(labels),
+    listColumn(attachments.map((a) => a.filename ?? "")),
+  ];
+  const subject = env?.subject ?? "";
+  // In META_COLS order
+  const meta: (string | number | null)[] = [
+    env?.messageId ?? null,
+    env?.inReplyTo ?? null,
+    JSON.stringify(refs),
+    msg.threadId ?? null,
+    env?.date ? new Date(env.date).getTime() || null : null,
+    addrJson(env?.from),
+    addrJson(env?.to),
+    addrJson(env?.cc),
+    addrJson(env?.bcc),
+    addrJson(env?.replyTo),
+    subject,
+    JSON.stringify(flags.keywords),
+    JSON.stringify(labels),
+    JSON.stringify(attachments),
+    msg.modseq !== undefined ? String(msg.modseq) : null,
+    textPart ? JSON.stringify(textPart) : null,
+  ];
   if (!existing) {
     const id = Number(stmt(db, INSERT_NARROW).run(narrow).lastInsertRowid);
-    stmt(db, PUT_META).run({ ...meta, id });
-    writeFts(db, id, meta.subject as string, env, "");
+    stmt(db, PUT_META).run(...meta, id);
+    const fts = () => writeFts(db, id, subject, env, "");
+    if (ftsLater) ftsLater.push(fts);
+    else fts();
     return id;
   }
   const id = existing.id;
-  stmt(db, UPDATE_NARROW).run({ ...narrow, id });
-  stmt(db, PUT_META).run({ ...meta, id });
+  stmt(db, UPDATE_NARROW).run(...narrow, id);
+  stmt(db, PUT_META).run(...meta, id);
   const body =
     existing.body_state === 1
       ? ((stmt(db, "SELECT text FROM bodies WHERE message_rowid = ?").get(id) as { text: string } | undefined)
           ?.text ?? "")
       : "";
-  indexMessage(db, id, body);
+  if (ftsLater) ftsLater.push(() => indexMessage(db, id, body));
+  else indexMessage(db, id, body);
   if (existing.body_state === 2) stmt(db, "UPDATE messages SET body_state = 0 WHERE id = ?").run(id);
   return id;
 }

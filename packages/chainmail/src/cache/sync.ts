@@ -4,13 +4,17 @@ import { type FolderRole, roleFromSpecialUse } from "../query/index.js";
 import { uidSet as compactUids } from "../query/imap-run.js";
 import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
+import { turnEvery, writeInSlices } from "./slices.js";
 import {
+  type CachedRow,
   type FolderRow,
+  cachedRows,
   clearFolder,
   dropFolder,
   ensureFolder,
   getFolder,
   removeUids,
+  runFtsWrites,
   updateFlags,
   upsertMessage,
 } from "./store.js";
@@ -73,15 +77,20 @@ const HEADER_QUERY = (gmail: boolean): FetchQueryObject => ({
 
 async function fetchHeaders(client: ImapFlow, uids: number[], gmail: boolean): Promise<FetchMessageObject[]> {
   const out: FetchMessageObject[] = [];
-  for await (const m of client.fetch(compactUids(uids), HEADER_QUERY(gmail), { uid: true })) out.push(m);
+  const turn = turnEvery(client);
+  for await (const m of client.fetch(compactUids(uids), HEADER_QUERY(gmail), { uid: true })) {
+    out.push(m);
+    await turn();
+  }
   return out;
 }
 
 /**
- * Fetches the headers of `uids` in batches, in the given order, and writes each batch in one
- * transaction. The next batch is requested before the current one is written, so the server
- * reads and sends it while SQLite writes (on a local Dovecot each side otherwise idled a third of
- * the time). Returns the number of messages written.
+ * Fetches the headers of `uids` in batches, in the given order, and writes each batch in
+ * transactions of a few milliseconds (`writeInSlices`), so searches are answered in between. The
+ * next batch is requested before the current one is written, so the server reads and sends it
+ * while SQLite writes (on a local Dovecot each side otherwise idled a third of the time). Returns
+ * the number of messages written.
  */
 async function storeHeaders(
   db: CacheDb,
@@ -97,6 +106,9 @@ async function storeHeaders(
   let next = uids.length ? fetchHeaders(client, uids.slice(0, batchSize), gmail) : null;
   for (let i = 0; next; i += batchSize) {
     const fetched = await next;
+    // A connection closed meanwhile (a progress callback giving up, a drop) ends the sync here,
+    // also when the pipelined FETCH had already been answered in full
+    if (!client.usable) throw new Error("the IMAP connection closed during the sync");
     next =
       i + batchSize < uids.length
         ? fetchHeaders(client, uids.slice(i + batchSize, i + 2 * batchSize), gmail)
@@ -105,14 +117,28 @@ async function storeHeaders(
     // unhandled. One turn of the event loop lets imapflow send the command before SQLite blocks.
     next?.catch(() => undefined);
     await new Promise((resolve) => setImmediate(resolve));
-    db.transaction(() => {
-      for (const m of fetched) {
-        upsertMessage(db, folder, m);
+    let lo = Number.POSITIVE_INFINITY;
+    let hi = 0;
+    for (const m of fetched) {
+      lo = Math.min(lo, m.uid);
+      hi = Math.max(hi, m.uid);
+    }
+    let cached = new Map<number, CachedRow>();
+    const fts: (() => void)[] = [];
+    await writeInSlices(db, fetched, {
+      begin: () => {
+        cached = cachedRows(db, folder.id, lo, hi);
+      },
+      write: (m) => {
+        upsertMessage(db, folder, m, cached.get(m.uid) ?? null, fts);
         onStored?.(m);
-      }
-    })();
-    written += fetched.length;
-    onBatch?.(Math.min(i + batchSize, uids.length), uids.length);
+      },
+      end: () => runFtsWrites(fts),
+      done: () => {
+        written += fetched.length;
+        onBatch?.(Math.min(i + batchSize, uids.length), uids.length);
+      },
+    });
   }
   return written;
 }
@@ -127,10 +153,11 @@ async function lookupRole(client: ImapFlow, path: string): Promise<FolderRole | 
 /**
  * Brings one folder's cache up to date with the server.
  *
- * Consistency: every write happens in a transaction; new messages are committed batch by batch,
- * newest first, and the folder's UIDNEXT/HIGHESTMODSEQ and `complete` are written only by the
- * last transaction. A sync cut off at any point leaves committed batches (each whole) and the old
- * state, so the next sync repeats the unfinished range; writes are upserts, so repeats are harmless.
+ * Consistency: every write happens in a transaction; new messages are committed a few
+ * milliseconds' worth at a time, newest first, and the folder's UIDNEXT/HIGHESTMODSEQ and
+ * `complete` are written only by the last transaction. A sync cut off at any point leaves
+ * committed messages (each whole, with its FTS row) and the old state, so the next sync repeats
+ * the unfinished range; writes are upserts, so repeats are harmless.
  */
 export async function syncFolder(
   db: CacheDb,

@@ -14,6 +14,7 @@ import {
   type CacheDb,
   type CacheStatus,
   cacheStatus,
+  compactFts,
   evictBodies,
   type InboxWatch,
   openCache,
@@ -191,6 +192,7 @@ export class CacheRunner {
         for (let round = 0; round < 10_000 && !this.stopped; round++) {
           const b = await backfillBodies(this.db, client, account.name, r.folder, {
             dailyBudgetBytes: this.settings.daily_budget_bytes,
+            compact: false,
           });
           report.bodies += b.fetched;
           if (b.budgetExhausted) report.budget_exhausted = true;
@@ -198,6 +200,7 @@ export class CacheRunner {
         }
         if (report.budget_exhausted) break;
       }
+      if (report.bodies > 0) await compactFts(this.db);
       report.evicted = evictBodies(this.db, this.settings.max_size_bytes);
       report.ok = true;
       this.hooks.status?.(account.name, true);

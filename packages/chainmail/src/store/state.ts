@@ -117,12 +117,15 @@ export class StateDb {
     return this.db.pragma("user_version", { simple: true }) as number;
   }
 
+  // Prepared once: every call the daemon answers writes an audit row, and preparing the INSERT
+  // each time was a tenth of a cached search's time in the daemon
+  private insertStmt: Database.Statement | undefined;
+
   private insert(row: PendingRow): void {
-    this.db
-      .prepare(
-        "INSERT INTO audit (time, client, action, account, decision, summary) VALUES (?, ?, ?, ?, ?, ?)",
-      )
-      .run(row.time, row.client, row.action, row.account, row.decision, row.summary);
+    this.insertStmt ??= this.db.prepare(
+      "INSERT INTO audit (time, client, action, account, decision, summary) VALUES (?, ?, ?, ?, ?, ?)",
+    );
+    this.insertStmt.run(row.time, row.client, row.action, row.account, row.decision, row.summary);
   }
 
   /**

@@ -1,0 +1,75 @@
+import type { CacheDb } from "./schema.js";
+
+/**
+ * Longest a cache write transaction runs before it commits and lets the event loop turn: the
+ * daemon answers searches on the same thread, and a batch of 1,000 headers (or 200 bodies) written
+ * in one go held them up for 100 ms and more. Each commit adds an FTS segment, which automerge
+ * folds in later; a few milliseconds per transaction keeps that merging small.
+ */
+export const WRITE_SLICE_MS = 4;
+
+/**
+ * Writes `items` in transactions of about `sliceMs` each, in order, yielding to the event loop
+ * between them. In each transaction `begin` runs first, then `write` for each item, then `end`
+ * (the transaction's FTS writes go there); `done` runs after the last commit, in the same turn.
+ * A transaction's size comes from how long the previous one took per item, `end` and the commit
+ * included (FTS rows cost more than the rest and are written in `end`). Each transaction is
+ * whole: a crash leaves a prefix of the items written.
+ */
+export async function writeInSlices<T>(
+  db: CacheDb,
+  items: readonly T[],
+  hooks: { begin?: () => void; write: (item: T) => void; end?: () => void; done?: () => void },
+  sliceMs = WRITE_SLICE_MS,
+): Promise<void> {
+  let size = 8;
+  for (let i = 0; i < items.length; ) {
+    const started = performance.now();
+    const from = i;
+    db.transaction(() => {
+      hooks.begin?.();
+      const stop = Math.min(items.length, i + size);
+      while (i < stop) hooks.write(items[i++] as T);
+      hooks.end?.();
+    })();
+    const perItem = (performance.now() - started) / (i - from);
+    size = Math.max(1, Math.min(10_000, Math.floor(sliceMs / Math.max(perItem, 0.001))));
+    if (i < items.length) await new Promise((resolve) => setImmediate(resolve));
+  }
+  // Right after the last commit, before any other callback: a caller that stops its FETCHes
+  // from here (a progress callback) sees no later response processed first
+  hooks.done?.();
+}
+
+/** The part of a connection `turnEvery` pauses: imapflow's socket (not in its typings). */
+type Pausable = { pause(): unknown; resume(): unknown };
+
+function socketOf(client: object | undefined): Pausable | undefined {
+  // imapflow keeps its net/tls socket as `socket` (false before connect); it is not typed
+  const s = (client as { socket?: unknown } | undefined)?.socket;
+  return s && typeof (s as Pausable).pause === "function" ? (s as Pausable) : undefined;
+}
+
+/**
+ * A checkpoint for a loop over a FETCH's messages: resolves at once until `sliceMs` have passed
+ * since the last turn of the event loop, then after one. While it waits, the connection's socket
+ * is paused: libuv reads a socket up to 32 times per turn of the loop and imapflow parses each
+ * read before the next, so a fast server's FETCH held the daemon's searches up 80-160 ms at a
+ * time (imapflow's own yield every 10 responses counts per read, so it rarely comes). Paused,
+ * the loop turns after the current read; the FETCH continues where it was.
+ */
+export function turnEvery(client?: object, sliceMs = WRITE_SLICE_MS): () => Promise<void> | undefined {
+  let since = performance.now();
+  return () => {
+    if (performance.now() - since < sliceMs) return undefined;
+    const socket = socketOf(client);
+    socket?.pause();
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        socket?.resume();
+        since = performance.now();
+        resolve();
+      }),
+    );
+  };
+}

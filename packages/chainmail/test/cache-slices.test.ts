@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { openCache } from "../src/cache/index.js";
+import net from "node:net";
+import { turnEvery, writeInSlices } from "../src/cache/slices.js";
+
+const busy = (ms: number) => {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+};
+
+describe("writeInSlices", () => {
+  it("commits every few milliseconds and lets the event loop turn between transactions", async () => {
+    const db = openCache(":memory:");
+    db.exec("CREATE TABLE t (i INTEGER)");
+    const ins = db.prepare("INSERT INTO t VALUES (?)");
+    const items = Array.from({ length: 40 }, (_, i) => i);
+    const transactions: number[][] = [];
+    let turns = 0;
+    const tick = setInterval(() => turns++, 0);
+    let current: number[] = [];
+    await writeInSlices(
+      db,
+      items,
+      {
+        begin: () => {
+          current = [];
+        },
+        write: (i) => {
+          busy(1);
+          ins.run(i);
+          current.push(i);
+        },
+        end: () => transactions.push(current),
+      },
+      5,
+    );
+    clearInterval(tick);
+    // In order, each item once, several transactions of a few items, timers run in between
+    expect(transactions.flat()).toEqual(items);
+    expect(transactions.length).toBeGreaterThanOrEqual(6);
+    // The first guesses 8 items; the next ones size themselves from its time per item
+    expect(transactions[0]).toHaveLength(8);
+    expect(Math.max(...transactions.slice(1).map((t) => t.length))).toBeLessThanOrEqual(6);
+    expect(turns).toBeGreaterThan(0);
+    expect((db.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(40);
+  });
+
+  it("rolls back only the transaction whose write threw, leaving the earlier ones committed", async () => {
+    const db = openCache(":memory:");
+    db.exec("CREATE TABLE t (i INTEGER)");
+    const ins = db.prepare("INSERT INTO t VALUES (?)");
+    let next = 0;
+    let sliceStart = 0;
+    const write = (i: number) => {
+      busy(1);
+      next = i + 1;
+      if (i === 32) throw new Error("boom");
+      ins.run(i);
+    };
+    const begin = () => {
+      sliceStart = next;
+    };
+    await expect(
+      writeInSlices(
+        db,
+        Array.from({ length: 40 }, (_, i) => i),
+        { begin, write },
+        5,
+      ),
+    ).rejects.toThrow("boom");
+    const rows = (db.prepare("SELECT i FROM t ORDER BY i").all() as { i: number }[]).map((r) => r.i);
+    // Every transaction before the failing one, none of the failing one
+    expect(sliceStart).toBeGreaterThan(0);
+    expect(rows).toEqual(Array.from({ length: sliceStart }, (_, i) => i));
+  });
+});
+
+describe("turnEvery", () => {
+  it("lets the event loop turn once the slice is spent, with the connection's socket paused meanwhile", async () => {
+    const server = net.createServer((s) => s.end());
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const socket = net.connect(port, "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    socket.on("data", () => undefined);
+    const turn = turnEvery({ socket }, 5);
+    // Within the slice: no wait
+    expect(turn()).toBeUndefined();
+    busy(6);
+    let otherRan = false;
+    setImmediate(() => {
+      otherRan = true;
+    });
+    const waiting = turn();
+    expect(waiting).toBeInstanceOf(Promise);
+    expect(socket.isPaused()).toBe(true);
+    await waiting;
+    expect(socket.isPaused()).toBe(false);
+    // Work queued before it ran first: the loop turned
+    expect(otherRan).toBe(true);
+    expect(turn()).toBeUndefined();
+    socket.destroy();
+    server.close();
+  });
+});
