@@ -18,12 +18,12 @@ import { createEmbedder, type EmbedderConfig, resolveEmbedderConfig } from "./em
 import type { Embedder } from "./embed/types.js";
 import { createDexiServer } from "./mcp/server.js";
 import type { DexiContext } from "./mcp/tools/index.js";
-import { Store } from "./store/index.js";
+import { SqliteStore, type Store } from "./store/index.js";
 import { resourceMetadataUrl } from "./web/endpoints.js";
 import { createWebRoutes } from "./web/routes.js";
 
-export interface App {
-  store: Store;
+export interface App<S extends Store = Store> {
+  store: S;
   notes: NotesService;
   accounts: AccountsService;
   embedderConfig: EmbedderConfig;
@@ -37,9 +37,9 @@ export interface App {
 export function openApp(
   dbPath: string,
   options: { embedder?: Embedder; now?: () => number; log?: (l: string) => void; timeZone?: string } = {},
-): App {
-  const store = Store.open(dbPath);
-  const embedderConfig = resolveEmbedderConfig((k) => store.accounts.config(k));
+): App<SqliteStore> {
+  const store = SqliteStore.open(dbPath);
+  const embedderConfig = resolveEmbedderConfig((k) => store.sync.accounts.config(k));
   const embedder = options.embedder ?? createEmbedder(embedderConfig);
   const notes = new NotesService({
     store,
@@ -55,7 +55,7 @@ export function openApp(
     embedderConfig,
     close: async () => {
       await embedder.close?.();
-      store.close();
+      await store.close();
     },
   };
 }
@@ -68,7 +68,7 @@ export function viewerResolver(
   app: App,
   identity: Identity,
   now: () => number = Date.now,
-): (scopes: readonly string[]) => Viewer {
+): (scopes: readonly string[]) => Promise<Viewer> {
   const given: Restriction = {
     ...(identity.folder !== undefined ? { folder: identity.folder } : {}),
     ...(identity.tag !== undefined ? { tag: identity.tag } : {}),
@@ -76,8 +76,8 @@ export function viewerResolver(
   const restriction = checkRestriction(given);
   const restricted = restriction.folder !== undefined || restriction.tag !== undefined;
   let userId: number | undefined;
-  return (scopes) => {
-    userId ??= app.store.accounts.ensureUser(identity.user, now()).id;
+  return async (scopes) => {
+    userId ??= (await app.store.accounts.ensureUser(identity.user, now())).id;
     return { userId, scopes, ...(restricted ? { restriction } : {}) };
   };
 }
@@ -85,7 +85,7 @@ export function viewerResolver(
 /** The MCP server over an app, every call acting as the viewer `viewerOf` gives for its scopes. */
 export function mcpServer(
   app: App,
-  viewerOf: (scopes: readonly string[]) => Viewer,
+  viewerOf: (scopes: readonly string[]) => Viewer | Promise<Viewer>,
   log?: (line: string) => void,
 ): KitServer<DexiContext> {
   return createDexiServer({
@@ -131,7 +131,7 @@ export function oauthSetup(
   const limiter = options.limiter ?? new SignInLimiter({ now });
   const verifier: TokenVerifier = {
     async verifyAccessToken(token) {
-      const caller = auth.verify(token);
+      const caller = await auth.verify(token);
       if (typeof caller === "string") throw new OAuthError(OAuthErrorCode.InvalidToken, caller);
       return {
         token,

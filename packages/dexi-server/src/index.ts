@@ -20,4 +20,4 @@ export { OpenAiEmbedder } from "./embed/openai.js";
 export type { Embedder } from "./embed/types.js";
 export { UseEmbedder } from "./embed/use.js";
 export { createDexiServer, DEXI_SCOPES, DEXI_VERSION, dexiReasons } from "./mcp/server.js";
-export { defaultDbPath, Store } from "./store/index.js";
+export { defaultDbPath, SqliteStore, type Store } from "./store/index.js";

@@ -44,7 +44,7 @@ async function main() {
   const app = openApp(cfg.db, cfg.timeZone ? { timeZone: cfg.timeZone } : {});
   const viewerOf = viewerResolver(app, cfg);
   if (cfg.demo) {
-    const { userId } = viewerOf([]);
+    const { userId } = await viewerOf([]);
     const seeded = await seedDemo(app, userId);
     if (seeded > 0) process.stderr.write(`dexi: seeded ${seeded} demo notes into ${cfg.db}\n`);
   }
@@ -61,7 +61,13 @@ async function main() {
       documents: new ClientDocuments(),
       ...(cfg.trustProxy ? { trustProxy: true } : {}),
     });
-    setInterval(() => setup.auth.purge(), 60 * 60_000).unref();
+    setInterval(() => {
+      setup.auth
+        .purge()
+        .catch((err: unknown) =>
+          process.stderr.write(`dexi: purging expired tokens failed: ${(err as Error).message}\n`),
+        );
+    }, 60 * 60_000).unref();
     await runServer(oauthMcpServer(app), {
       flags: { ...flags, http: { host: flags.http.host, port } },
       caller: { scopes: [] },
