@@ -12,13 +12,14 @@ import { AuthService } from "./auth/service.js";
 import { Passwords } from "./auth/users.js";
 import type { Identity } from "./config.js";
 import { AccountsService } from "./domain/accounts.js";
+import { DexiError } from "./domain/errors.js";
 import { checkRestriction, type Restriction, type Viewer } from "./domain/access.js";
 import { NotesService } from "./domain/notes.js";
 import { createEmbedder, type EmbedderConfig, resolveEmbedderConfig } from "./embed/config.js";
 import type { Embedder } from "./embed/types.js";
 import { createDexiServer } from "./mcp/server.js";
 import type { DexiContext } from "./mcp/tools/index.js";
-import { SqliteStore, type Store } from "./store/index.js";
+import { isPostgresUrl, SqliteStore, type Store } from "./store/index.js";
 import { resourceMetadataUrl } from "./web/endpoints.js";
 import { createWebRoutes } from "./web/routes.js";
 
@@ -38,6 +39,13 @@ export function openApp(
   dbPath: string,
   options: { embedder?: Embedder; now?: () => number; log?: (l: string) => void; timeZone?: string } = {},
 ): App<SqliteStore> {
+  // A URL is never a file name: without this, `postgres://h/db` would become a folder `postgres:`.
+  if (isPostgresUrl(dbPath)) {
+    throw new DexiError(
+      "INVALID_ARGUMENT",
+      `--db ${dbPath} names a PostgreSQL database; this build of Dexi stores notes in SQLite only (give a file path)`,
+    );
+  }
   const store = SqliteStore.open(dbPath);
   const embedderConfig = resolveEmbedderConfig((k) => store.sync.accounts.config(k));
   const embedder = options.embedder ?? createEmbedder(embedderConfig);

@@ -1,12 +1,11 @@
-import type { SqliteStore } from "../src/store/index.js";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KIT_REASONS } from "@mcpforge/toolkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEXI_REASONS, DexiError } from "../src/domain/errors.js";
-import type { Store } from "../src/store/index.js";
+import type { SqliteStore } from "../src/store/index.js";
 import { memoryApp, userId, runDexi, withStore as withDb } from "./helpers.js";
 
 // Each admin command, given a bad input, exits with the code its reason declares and changes nothing.
@@ -109,6 +108,16 @@ describe("each dexi command exits with its reason's code", () => {
       "dexi: feeds add: A feed URL starts with http:// or https://: ftp://example.com/feed.xml\n",
     ]);
     expect((await dexi("feeds", "list")).out).toBe("");
+  });
+
+  it("a PostgreSQL URL as --db is INVALID_ARGUMENT, never a SQLite file named like it", async () => {
+    const url = "postgres://dexi@127.0.0.1:1/dexi";
+    const r = await runDexi(url, ["users"]);
+    expect([r.code, r.err]).toEqual([
+      INVALID,
+      `dexi: --db ${url} names a PostgreSQL database; this build of Dexi stores notes in SQLite only (give a file path)\n`,
+    ]);
+    expect(existsSync("postgres:")).toBe(false);
   });
 
   it("reindex: a worker count out of range or a flag of another command is INVALID_ARGUMENT", async () => {

@@ -1,4 +1,3 @@
-import type { SqliteStore } from "../src/store/index.js";
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -8,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { machineTimeZone } from "../src/domain/time.js";
 import { runDexi, withStore as withDb } from "./helpers.js";
-import type { Store } from "../src/store/index.js";
+import type { SqliteStore } from "../src/store/index.js";
 
 // Bulk embedding runs in worker threads (dist/embed/worker.js: build first) with the instant hash model.
 process.env["DEXI_EMBEDDINGS"] = "hash";

@@ -6,3 +6,8 @@ export { SNIPPET_CHARS } from "./notes.js";
 export type { AuthPort, Store, Transact, VectorsPort } from "./port.js";
 export type { Scope } from "./scope.js";
 export { SqliteStore } from "./sqlite.js";
+
+/** A PostgreSQL connection URL (postgres:// or postgresql://) rather than a SQLite file path. */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
