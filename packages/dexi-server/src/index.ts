@@ -1,4 +1,4 @@
-export { type App, mcpServer, openApp, viewerResolver } from "./app.js";
+export { type App, describeStore, mcpServer, openApp, openAppAt, viewerResolver } from "./app.js";
 export { type Identity, MCP_OPTIONS, mcpConfig, parseMcpFlags } from "./config.js";
 export { AccountsService } from "./domain/accounts.js";
 export * from "./domain/limits.js";

@@ -107,6 +107,8 @@ describe("the PostgreSQL schema", () => {
     expect(await hit("cafe")).toEqual([n]);
     expect(await hit("tomato")).toEqual([n]);
     expect(await hit("potato")).toEqual([]);
+    // No stop words are dropped, as FTS5 drops none: "of" is found like any word.
+    expect(await hit("of")).toEqual([n]);
     const weights = await one<{ title: string; body: string }>(
       `SELECT (SELECT string_agg(DISTINCT w, '') FROM unnest(fts) AS x, unnest(x.weights) AS w
                 WHERE x.lexeme = 'run') AS title,

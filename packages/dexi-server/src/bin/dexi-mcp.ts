@@ -2,7 +2,7 @@
 import { createServer } from "node:net";
 import { COMMON_FLAGS_HELP, runServer } from "@mcpforge/toolkit";
 import { ClientDocuments } from "../auth/documents.js";
-import { mcpServer, oauthMcpServer, oauthSetup, openApp, viewerResolver } from "../app.js";
+import { mcpServer, oauthMcpServer, oauthSetup, describeStore, openAppAt, viewerResolver } from "../app.js";
 import { dexiArgs, MCP_OPTIONS, mcpConfig } from "../config.js";
 import { seedDemo } from "../demo.js";
 import { DEXI_VERSION } from "../mcp/server.js";
@@ -41,7 +41,9 @@ async function main() {
   if (cfg.scopes.length === 0) {
     process.stderr.write("dexi-mcp: the scope list is empty, so every tool call will be refused\n");
   }
-  const app = openApp(cfg.db, cfg.timeZone ? { timeZone: cfg.timeZone } : {});
+  const app = await openAppAt(cfg.db, cfg.timeZone ? { timeZone: cfg.timeZone } : {});
+  // SQLite says nothing (the default); a shared database names itself, without its password.
+  if (app.store.kind === "postgres") process.stderr.write(`dexi: store ${describeStore(cfg.db)}\n`);
   const viewerOf = viewerResolver(app, cfg);
   if (cfg.demo) {
     const { userId } = await viewerOf([]);

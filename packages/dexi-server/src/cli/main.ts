@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { type App, openApp } from "../app.js";
+import { type App, openAppAt } from "../app.js";
 import { DEFAULT_USER, dexiArgs } from "../config.js";
 import { DEXI_VERSION } from "../mcp/server.js";
 import { defaultDbPath } from "../store/db.js";
@@ -94,7 +94,7 @@ export async function main(
       throw new UsageError("--http, --token and the session flags are dexi-mcp's; see dexi --help");
     const db = (values["db"] as string | undefined) || process.env["DEXI_DB"] || defaultDbPath();
     const user = (values["user"] as string | undefined) || process.env["DEXI_USER"] || DEFAULT_USER;
-    app = openApp(db, { log: (l) => err(`${l}\n`) });
+    app = await openAppAt(db, { log: (l) => err(`${l}\n`) });
     const ctx: Ctx = { app, user, values, rest: positionals.slice(1), out, err, input };
     return await cmd.run(ctx);
   } catch (e) {

@@ -12,8 +12,8 @@ import type pg from "pg";
  *   sorted uses the "C" collation: byte order, as SQLite sorts, whatever the database's locale.
  * - Full-text search: `title_tsv` and `body_tsv` per field (the ranking rule counts a term's
  *   occurrences per field from them) and `fts`, title weighted A and body B, under a GIN index. The
- *   configuration `dexi` is English stemming over unaccented words when the `unaccent` extension can be
- *   created (FTS5 folds diacritics too), else English stemming alone.
+ *   configuration `dexi` is English stemming with no stop words over unaccented words when the
+ *   `unaccent` extension can be created (FTS5 folds diacritics too), else English stemming alone.
  * - `meta.vectors_version` moves on every vector change (a trigger), as in SQLite, so another
  *   instance's in-process vector index knows to reload.
  */
@@ -30,10 +30,16 @@ export const PG_MIGRATIONS: readonly string[] = [
     EXCEPTION WHEN OTHERS THEN
       NULL; -- not installed, or not allowed: English stemming alone
     END;
+    -- English stemming without a stop-word list: FTS5's porter tokenizer drops no word either.
+    CREATE TEXT SEARCH DICTIONARY dexi_english (TEMPLATE = snowball, LANGUAGE = english);
     CREATE TEXT SEARCH CONFIGURATION dexi (COPY = english);
     IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'unaccent') THEN
       ALTER TEXT SEARCH CONFIGURATION dexi
-        ALTER MAPPING FOR hword, hword_part, word WITH unaccent, english_stem;
+        ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, hword, hword_part, word
+        WITH unaccent, dexi_english;
+    ELSE
+      ALTER TEXT SEARCH CONFIGURATION dexi
+        ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, hword, hword_part, word WITH dexi_english;
     END IF;
   END $$;
 
