@@ -43,6 +43,8 @@ export interface ListOptions {
 }
 
 const MAX_QUERY_TERMS = 32;
+/** How long a batch of notes stays claimed by the instance embedding it. */
+const EMBED_LEASE_MS = 10 * 60_000;
 
 /**
  * Turns any user text into a safe FTS5 query: the words (letters, digits) each as a quoted string,
@@ -392,7 +394,8 @@ export class NotesService {
     let done = 0;
     const batch = options.batch ?? 64;
     while (true) {
-      const rows = await this.store.vectors.missing(embedder.id, batch);
+      // Claimed, so instances backfilling one shared database embed each note once.
+      const rows = await this.store.vectors.claimMissing(embedder.id, batch, this.now(), EMBED_LEASE_MS);
       if (rows.length === 0) break;
       const vecs = await embedder.embed(rows.map((r) => noteText(r.title, r.body)));
       await this.store.tx(async () => {

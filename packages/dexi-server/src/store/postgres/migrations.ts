@@ -219,6 +219,14 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);
   `,
+  // 2: notes waiting for embeddings are claimed for a while by the instance embedding them, so
+  // instances backfilling at once embed each note once.
+  `
+  CREATE TABLE embed_claims (
+    note_id BIGINT PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
+    until_ms BIGINT NOT NULL
+  );
+  `,
 ];
 
 /** Held while migrating, so instances starting together migrate once. Arbitrary; only Dexi's own. */

@@ -66,6 +66,33 @@ class PgVectors implements VectorsPort {
     );
   }
 
+  /**
+   * Notes waiting for this model's vectors, claimed until `nowMs + leaseMs`: rows another instance is
+   * claiming at the same moment are skipped (FOR UPDATE SKIP LOCKED), and a live claim of another
+   * instance hides a note until it expires (an instance that died mid-batch leaves it to the next).
+   */
+  claimMissing(
+    model: string,
+    limit: number,
+    nowMs: number,
+    leaseMs: number,
+  ): Promise<{ id: number; title: string; body: string }[]> {
+    return this.db.all(
+      `WITH picked AS (
+         SELECT n.id FROM notes n LEFT JOIN embeddings e ON e.note_id = n.id
+         LEFT JOIN embed_claims c ON c.note_id = n.id
+         WHERE (e.note_id IS NULL OR e.model <> ?) AND (c.note_id IS NULL OR c.until_ms <= ?)
+         ORDER BY n.id LIMIT ? FOR UPDATE OF n SKIP LOCKED
+       ), claimed AS (
+         INSERT INTO embed_claims (note_id, until_ms) SELECT id, ? FROM picked
+         ON CONFLICT (note_id) DO UPDATE SET until_ms = excluded.until_ms
+         RETURNING note_id
+       )
+       SELECT n.id, n.title, n.body FROM notes n JOIN claimed ON claimed.note_id = n.id ORDER BY n.id`,
+      [model, nowMs, limit, nowMs + leaseMs],
+    );
+  }
+
   async countMissing(model: string): Promise<number> {
     return (await this.db.get<{ c: number }>(
       "SELECT count(*) AS c FROM notes n LEFT JOIN embeddings e ON e.note_id = n.id WHERE e.note_id IS NULL OR e.model <> ?",
