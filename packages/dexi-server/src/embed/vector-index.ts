@@ -29,9 +29,8 @@ export interface Hit {
  * (the store's vectors_version counter moved); kept in step with this process's own writes.
  */
 export class VectorIndex {
-  ids: number[] = [];
-  slots = new Map<number, number>();
-  slab: VectorSlab | undefined;
+  /** The loaded vectors; a reload builds a new one aside and swaps it in whole. */
+  private state: Loaded = { ids: [], slots: new Map(), slab: undefined };
   private loadedVersion: string | undefined;
   private loading: Promise<void> | undefined;
 
@@ -41,7 +40,7 @@ export class VectorIndex {
   ) {}
 
   get size(): number {
-    return this.ids.length;
+    return this.state.ids.length;
   }
 
   /** Reloads when the stored vectors changed since the last look. */
@@ -66,9 +65,7 @@ export class VectorIndex {
   private async load(version: string): Promise<void> {
     const next: Loaded = { ids: [], slots: new Map(), slab: undefined };
     await this.store.each(this.model, (id, vec) => place(next, id, vec));
-    this.ids = next.ids;
-    this.slots = next.slots;
-    this.slab = next.slab;
+    this.state = next;
     this.loadedVersion = version;
   }
 
@@ -79,7 +76,7 @@ export class VectorIndex {
 
   /** Forgets a note this process just deleted (its vector row, if any, went by cascade). */
   remove(id: number): Promise<void> {
-    const had = this.slots.has(id);
+    const had = this.state.slots.has(id);
     return this.afterOwnWrite(had ? 1 : 0, () => this.removeSlot(id));
   }
 
@@ -98,26 +95,26 @@ export class VectorIndex {
   }
 
   private removeSlot(id: number): void {
-    const slot = this.slots.get(id);
+    const slot = this.state.slots.get(id);
     if (slot === undefined) return;
-    const last = this.ids.length - 1;
+    const last = this.state.ids.length - 1;
     if (slot !== last) {
-      const lastId = this.ids[last]!;
-      this.slab?.move(last, slot);
-      this.ids[slot] = lastId;
-      this.slots.set(lastId, slot);
+      const lastId = this.state.ids[last]!;
+      this.state.slab?.move(last, slot);
+      this.state.ids[slot] = lastId;
+      this.state.slots.set(lastId, slot);
     }
-    this.ids.pop();
-    this.slots.delete(id);
+    this.state.ids.pop();
+    this.state.slots.delete(id);
   }
 
   vector(id: number): Float32Array | undefined {
-    const slot = this.slots.get(id);
-    return slot === undefined ? undefined : this.slab?.row(slot);
+    const slot = this.state.slots.get(id);
+    return slot === undefined ? undefined : this.state.slab?.row(slot);
   }
 
   private setSlot(id: number, vec: Float32Array): void {
-    place(this, id, vec);
+    place(this.state, id, vec);
   }
 
   /**
@@ -134,14 +131,14 @@ export class VectorIndex {
   ): Promise<Hit[]> {
     await this.fresh();
     // A snapshot: another flow's write may move slots while this one awaits visibility look-ups.
-    const idsNow = this.ids.slice();
+    const idsNow = this.state.ids.slice();
     const n = idsNow.length;
-    const slab = this.slab;
+    const slab = this.state.slab;
     if (n === 0 || k <= 0 || !slab) return [];
     if (only) {
       const hits: Hit[] = [];
       for (const id of only) {
-        const slot = this.slots.get(id);
+        const slot = this.state.slots.get(id);
         if (slot === undefined || id === exclude) continue;
         hits.push({ id, cosine: slab.dot(query, slot) });
       }
