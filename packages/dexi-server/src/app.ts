@@ -12,34 +12,75 @@ import { AuthService } from "./auth/service.js";
 import { Passwords } from "./auth/users.js";
 import type { Identity } from "./config.js";
 import { AccountsService } from "./domain/accounts.js";
+import { DexiError } from "./domain/errors.js";
 import { checkRestriction, type Restriction, type Viewer } from "./domain/access.js";
 import { NotesService } from "./domain/notes.js";
-import { createEmbedder, type EmbedderConfig, resolveEmbedderConfig } from "./embed/config.js";
+import {
+  createEmbedder,
+  EMBEDDER_CONFIG_KEYS,
+  type EmbedderConfig,
+  resolveEmbedderConfig,
+} from "./embed/config.js";
 import type { Embedder } from "./embed/types.js";
 import { createDexiServer } from "./mcp/server.js";
 import type { DexiContext } from "./mcp/tools/index.js";
-import { Store } from "./store/index.js";
+import { isPostgresUrl, SqliteStore, type Store } from "./store/index.js";
+import { PgStore } from "./store/postgres/store.js";
 import { resourceMetadataUrl } from "./web/endpoints.js";
 import { createWebRoutes } from "./web/routes.js";
 
-export interface App {
-  store: Store;
+export interface App<S extends Store = Store> {
+  store: S;
   notes: NotesService;
   accounts: AccountsService;
   embedderConfig: EmbedderConfig;
   close(): Promise<void>;
 }
 
+type AppOptions = { embedder?: Embedder; now?: () => number; log?: (l: string) => void; timeZone?: string };
+
 /**
- * Opens the database and wires the domain services (notes, with the configured embedder loaded
- * lazily; accounts) that the MCP server and the admin CLI both go through.
+ * Opens a SQLite database file and wires the domain services (notes, with the configured embedder
+ * loaded lazily; accounts) that the MCP server and the admin CLI both go through.
  */
-export function openApp(
-  dbPath: string,
-  options: { embedder?: Embedder; now?: () => number; log?: (l: string) => void; timeZone?: string } = {},
-): App {
-  const store = Store.open(dbPath);
-  const embedderConfig = resolveEmbedderConfig((k) => store.accounts.config(k));
+export function openApp(dbPath: string, options: AppOptions = {}): App<SqliteStore> {
+  // A URL is never a file name: without this, `postgres://h/db` would become a folder `postgres:`.
+  if (isPostgresUrl(dbPath)) {
+    throw new DexiError(
+      "INVALID_ARGUMENT",
+      `--db ${dbPath} names a PostgreSQL database; open it with openAppAt (the bins do)`,
+    );
+  }
+  const store = SqliteStore.open(dbPath);
+  return wire(store, (k) => store.sync.accounts.config(k), options);
+}
+
+/**
+ * Opens the store `--db` names: a postgres:// or postgresql:// URL is PostgreSQL (migrated on
+ * connect), anything else a SQLite file (":memory:" allowed).
+ */
+export async function openAppAt(location: string, options: AppOptions = {}): Promise<App> {
+  if (!isPostgresUrl(location)) return openApp(location, options);
+  const store = await PgStore.open(location);
+  const saved = new Map<string, string | undefined>();
+  for (const k of EMBEDDER_CONFIG_KEYS) saved.set(k, await store.accounts.config(k));
+  return wire(store, (k) => saved.get(k), options);
+}
+
+/** The store for a log line: the engine and where it is, a URL without its password. */
+export function describeStore(location: string): string {
+  if (!isPostgresUrl(location)) return `sqlite ${location}`;
+  const url = new URL(location);
+  if (url.password) url.password = "***";
+  return `postgresql ${url.toString()}`;
+}
+
+function wire<S extends Store>(
+  store: S,
+  saved: (key: string) => string | undefined,
+  options: AppOptions,
+): App<S> {
+  const embedderConfig = resolveEmbedderConfig(saved);
   const embedder = options.embedder ?? createEmbedder(embedderConfig);
   const notes = new NotesService({
     store,
@@ -55,7 +96,7 @@ export function openApp(
     embedderConfig,
     close: async () => {
       await embedder.close?.();
-      store.close();
+      await store.close();
     },
   };
 }
@@ -68,7 +109,7 @@ export function viewerResolver(
   app: App,
   identity: Identity,
   now: () => number = Date.now,
-): (scopes: readonly string[]) => Viewer {
+): (scopes: readonly string[]) => Promise<Viewer> {
   const given: Restriction = {
     ...(identity.folder !== undefined ? { folder: identity.folder } : {}),
     ...(identity.tag !== undefined ? { tag: identity.tag } : {}),
@@ -76,8 +117,8 @@ export function viewerResolver(
   const restriction = checkRestriction(given);
   const restricted = restriction.folder !== undefined || restriction.tag !== undefined;
   let userId: number | undefined;
-  return (scopes) => {
-    userId ??= app.store.accounts.ensureUser(identity.user, now()).id;
+  return async (scopes) => {
+    userId ??= (await app.store.accounts.ensureUser(identity.user, now())).id;
     return { userId, scopes, ...(restricted ? { restriction } : {}) };
   };
 }
@@ -85,7 +126,7 @@ export function viewerResolver(
 /** The MCP server over an app, every call acting as the viewer `viewerOf` gives for its scopes. */
 export function mcpServer(
   app: App,
-  viewerOf: (scopes: readonly string[]) => Viewer,
+  viewerOf: (scopes: readonly string[]) => Viewer | Promise<Viewer>,
   log?: (line: string) => void,
 ): KitServer<DexiContext> {
   return createDexiServer({
@@ -131,7 +172,7 @@ export function oauthSetup(
   const limiter = options.limiter ?? new SignInLimiter({ now });
   const verifier: TokenVerifier = {
     async verifyAccessToken(token) {
-      const caller = auth.verify(token);
+      const caller = await auth.verify(token);
       if (typeof caller === "string") throw new OAuthError(OAuthErrorCode.InvalidToken, caller);
       return {
         token,

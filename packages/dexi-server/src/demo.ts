@@ -61,13 +61,13 @@ export const DEMO_NOTES: {
 
 /** Seeds the demo user's notes once; the vectors are filled in afterwards (see backfill). */
 export async function seedDemo(app: App, userId: number): Promise<number> {
-  if (app.store.notes.countOwn(userId) > 0) return 0;
+  if ((await app.store.notes.countOwn(userId)) > 0) return 0;
   const now = Date.now();
-  app.store.tx(() => {
-    DEMO_NOTES.forEach((n, i) => {
-      const folderId = n.folder ? app.store.accounts.ensureFolder(userId, n.folder).id : null;
+  await app.store.tx(async () => {
+    for (const [i, n] of DEMO_NOTES.entries()) {
+      const folderId = n.folder ? (await app.store.accounts.ensureFolder(userId, n.folder)).id : null;
       const created = now - (DEMO_NOTES.length - i) * 3_600_000 * 7;
-      const id = app.store.notes.insert({
+      const id = await app.store.notes.insert({
         uuid: randomUUID(),
         userId,
         folderId,
@@ -80,9 +80,9 @@ export async function seedDemo(app: App, userId: number): Promise<number> {
         updatedMs: created,
         tags: parseTags(n.text),
       });
-      if (n.source === "bookmark" && n.url) app.store.records.addBookmark(id, n.url, created);
-      app.notes.syncCard(userId, id, n.text, created);
-    });
+      if (n.source === "bookmark" && n.url) await app.store.records.addBookmark(id, n.url, created);
+      await app.notes.syncCard(userId, id, n.text, created);
+    }
   });
   return DEMO_NOTES.length;
 }

@@ -1,4 +1,4 @@
-export { type App, mcpServer, openApp, viewerResolver } from "./app.js";
+export { type App, describeStore, mcpServer, openApp, openAppAt, viewerResolver } from "./app.js";
 export { type Identity, MCP_OPTIONS, mcpConfig, parseMcpFlags } from "./config.js";
 export { AccountsService } from "./domain/accounts.js";
 export * from "./domain/limits.js";
@@ -20,4 +20,4 @@ export { OpenAiEmbedder } from "./embed/openai.js";
 export type { Embedder } from "./embed/types.js";
 export { UseEmbedder } from "./embed/use.js";
 export { createDexiServer, DEXI_SCOPES, DEXI_VERSION, dexiReasons } from "./mcp/server.js";
-export { defaultDbPath, Store } from "./store/index.js";
+export { defaultDbPath, SqliteStore, type Store } from "./store/index.js";

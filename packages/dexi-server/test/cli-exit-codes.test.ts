@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KIT_REASONS } from "@mcpforge/toolkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEXI_REASONS, DexiError } from "../src/domain/errors.js";
-import type { Store } from "../src/store/index.js";
+import type { SqliteStore } from "../src/store/index.js";
 import { memoryApp, userId, runDexi, withStore as withDb } from "./helpers.js";
 
 // Each admin command, given a bad input, exits with the code its reason declares and changes nothing.
@@ -27,7 +27,7 @@ beforeEach(() => {
 
 const dexi = (...argv: string[]) => runDexi(db, argv);
 
-const withStore = <T>(fn: (s: Store) => T): T => withDb(db, fn);
+const withStore = <T>(fn: (s: SqliteStore) => T): T => withDb(db, fn);
 
 const firstNote = () =>
   withStore((s) => (s.db.prepare("SELECT uuid FROM notes ORDER BY id").get() as { uuid: string }).uuid);
@@ -46,21 +46,21 @@ describe("each dexi command exits with its reason's code", () => {
       'dexi: --time-zone: unknown time zone "Mars/Olympus" (use an IANA name such as Europe/Berlin)\n',
     ]);
     expect((await dexi("settings", "--note-cap", "1.5")).code).toBe(INVALID);
-    expect(withStore((s) => s.accounts.settings(1).plan)).toBe("unlimited");
-    expect(withStore((s) => s.accounts.config("embeddings.provider"))).toBeUndefined();
+    expect(withStore((s) => s.sync.accounts.settings(1).plan)).toBe("unlimited");
+    expect(withStore((s) => s.sync.accounts.config("embeddings.provider"))).toBeUndefined();
   });
 
   it("users: adding an existing user is INVALID_ARGUMENT", async () => {
     await dexi("users", "add", "bob");
     const again = await dexi("users", "add", "bob", "--team", "crew");
     expect([again.code, again.err]).toEqual([INVALID, "dexi: user bob already exists\n"]);
-    expect(withStore((s) => s.accounts.teamByName("crew"))).toBeUndefined();
+    expect(withStore((s) => s.sync.accounts.teamByName("crew"))).toBeUndefined();
   });
 
   it("teams: a user who does not exist is NOT_FOUND; a team added twice is INVALID_ARGUMENT", async () => {
     const gone = await dexi("teams", "leave", "ghost");
     expect([gone.code, gone.err]).toEqual([NOT_FOUND, "dexi: User not found: ghost\n"]);
-    expect(withStore((s) => s.accounts.userByName("ghost"))).toBeUndefined();
+    expect(withStore((s) => s.sync.accounts.userByName("ghost"))).toBeUndefined();
     await dexi("teams", "add", "crew");
     expect((await dexi("teams", "add", "crew")).code).toBe(INVALID);
   });
@@ -76,7 +76,7 @@ describe("each dexi command exits with its reason's code", () => {
     const theirs = await dexi("--user", "bob", "share", id, "--off");
     expect(theirs.code).toBe(DEXI_REASONS.READ_ONLY.exitCode);
     expect(theirs.err).toBe("dexi: Note is read-only: it belongs to ann and is shared with your team\n");
-    expect(withStore((s) => s.notes.byUuid(id)!.shared)).toBe(1);
+    expect(withStore((s) => s.sync.notes.byUuid(id)!.shared)).toBe(1);
   });
 
   it("move: an unknown note is NOT_FOUND; a blank folder name is INVALID_ARGUMENT", async () => {
@@ -85,7 +85,7 @@ describe("each dexi command exits with its reason's code", () => {
     await dexi("import", join(FIX, "vault", "Welcome.md"));
     const blank = await dexi("move", firstNote(), "--folder", "  ");
     expect([blank.code, blank.err]).toEqual([INVALID, "dexi: A folder needs a name\n"]);
-    expect(withStore((s) => s.accounts.folders(1))).toEqual([]);
+    expect(withStore((s) => s.sync.accounts.folders(1))).toEqual([]);
   });
 
   it("import: a path that does not exist or an unknown kind is INVALID_ARGUMENT; the cap is LIMIT_REACHED", async () => {
@@ -110,6 +110,12 @@ describe("each dexi command exits with its reason's code", () => {
     expect((await dexi("feeds", "list")).out).toBe("");
   });
 
+  it("a PostgreSQL URL as --db opens PostgreSQL, never a SQLite file named like it", async () => {
+    // Port 1 has no server: the connection is refused, and no folder "postgres:" appears.
+    await expect(runDexi("postgres://dexi@127.0.0.1:1/dexi", ["users"])).rejects.toThrow(/ECONNREFUSED/);
+    expect(existsSync("postgres:")).toBe(false);
+  });
+
   it("reindex: a worker count out of range or a flag of another command is INVALID_ARGUMENT", async () => {
     const workers = await dexi("reindex", "--workers", "99");
     expect([workers.code, workers.err]).toEqual([INVALID, "dexi: --workers takes 1-16\n"]);
@@ -124,23 +130,23 @@ describe("the domain applies its rules whoever calls", () => {
     const viewer = { userId: userId(app, "ann"), scopes: [] };
     const note = await app.notes.create(viewer, { title: "t", text: "x" });
     for (const name of ["Unfiled", " "]) {
-      expect(() => app.notes.file(viewer, note.id, name), name).toThrow(DexiError);
+      await expect(app.notes.file(viewer, note.id, name), name).rejects.toThrow(DexiError);
     }
-    expect(app.store.accounts.folders(viewer.userId)).toEqual([]);
+    expect(app.store.sync.accounts.folders(viewer.userId)).toEqual([]);
     await app.close();
   });
 
   it("checks review deck tags by the tag rules when settings change", async () => {
     const app = memoryApp();
     const id = userId(app, "ann");
-    expect(() => app.accounts.updateSettings(id, { reviewTags: ["#c++"] })).toThrow(
+    await expect(app.accounts.updateSettings(id, { reviewTags: ["#c++"] })).rejects.toThrow(
       '"#c++" is not one tag: Dexi reads it as #c (a hashtag ends at "+")',
     );
-    expect(app.accounts.updateSettings(id, { reviewTags: ["Cards", "#cards"] })).toEqual({
+    expect(await app.accounts.updateSettings(id, { reviewTags: ["Cards", "#cards"] })).toEqual({
       enrolled: 0,
       dropped: 0,
     });
-    expect(app.store.accounts.settings(id).reviewTags).toEqual(["#cards"]);
+    expect(app.store.sync.accounts.settings(id).reviewTags).toEqual(["#cards"]);
     await app.close();
   });
 });

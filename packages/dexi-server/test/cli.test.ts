@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { machineTimeZone } from "../src/domain/time.js";
 import { runDexi, withStore as withDb } from "./helpers.js";
-import type { Store } from "../src/store/index.js";
+import type { SqliteStore } from "../src/store/index.js";
 
 // Bulk embedding runs in worker threads (dist/embed/worker.js: build first) with the instant hash model.
 process.env["DEXI_EMBEDDINGS"] = "hash";
@@ -26,7 +26,7 @@ beforeEach(() => {
 
 const dexi = (...argv: string[]) => runDexi(db, argv);
 
-const withStore = <T>(fn: (s: Store) => T): T => withDb(db, fn);
+const withStore = <T>(fn: (s: SqliteStore) => T): T => withDb(db, fn);
 
 type Row = {
   title: string;
@@ -67,7 +67,7 @@ describe("dexi import", () => {
     expect(kickoff.created_ms).toBe(Date.parse("2025-11-03T09:30:00Z"));
     expect(all.find((x) => x.title === "2025-11-04")!.tags).toBe("#running #review #journal");
     expect(all.find((x) => x.title === "broken-front-matter")!.body).toContain("Body survives");
-    expect(withStore((s) => s.vectors.models())).toEqual([{ model: "hash-512", count: 4 }]);
+    expect(withStore((s) => s.sync.vectors.models())).toEqual([{ model: "hash-512", count: 4 }]);
     expect(
       withStore((s) => (s.db.prepare("SELECT count(*) AS c FROM review_cards").get() as { c: number }).c),
     ).toBe(1);
@@ -106,7 +106,7 @@ describe("dexi import", () => {
     // Edited in dexi only: the file did not change, so the import leaves the note alone.
     const kickoff = note("Alpha kickoff meeting");
     withStore((s) =>
-      s.notes.update(kickoff.id, {
+      s.sync.notes.update(kickoff.id, {
         title: "Alpha kickoff meeting",
         body: "my own words",
         updatedMs: 1,
@@ -116,7 +116,7 @@ describe("dexi import", () => {
     // Edited in both: dexi's version is kept and the import says so.
     const journal = note("2025-11-04");
     withStore((s) =>
-      s.notes.update(journal.id, { title: "2025-11-04", body: "dexi edit", updatedMs: 1, tags: [] }),
+      s.sync.notes.update(journal.id, { title: "2025-11-04", body: "dexi edit", updatedMs: 1, tags: [] }),
     );
     writeFileSync(join(vault, "Journal", "2025-11-04.md"), "vault edit\n");
 
@@ -263,10 +263,10 @@ describe("dexi import", () => {
 
   it("imports without vectors on --no-embed, and reindex fills them in", async () => {
     expect((await dexi("import", join(FIX, "vault"), "--no-embed")).out).toMatch(/4 without vectors/);
-    expect(withStore((s) => s.vectors.countMissing("hash-512"))).toBe(4);
+    expect(withStore((s) => s.sync.vectors.countMissing("hash-512"))).toBe(4);
     const r = await dexi("reindex");
     expect(r.out).toMatch(/^reindex: 4 notes embedded with hash-512/);
-    expect(withStore((s) => s.vectors.countMissing("hash-512"))).toBe(0);
+    expect(withStore((s) => s.sync.vectors.countMissing("hash-512"))).toBe(0);
     expect((await dexi("reindex", "--force")).out).toMatch(/^reindex: 4 notes embedded/);
   });
 });
@@ -287,14 +287,14 @@ describe("dexi reindex after a model change", () => {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     try {
       await dexi("import", join(FIX, "vault"));
-      expect(withStore((s) => s.vectors.models())).toEqual([{ model: "hash-512", count: 4 }]);
+      expect(withStore((s) => s.sync.vectors.models())).toEqual([{ model: "hash-512", count: 4 }]);
       const port = (server.address() as AddressInfo).port;
       process.env["DEXI_EMBEDDINGS"] = "openai";
       process.env["DEXI_EMBEDDINGS_URL"] = `http://127.0.0.1:${port}/v1`;
       process.env["DEXI_EMBEDDINGS_MODEL"] = "tiny";
       const r = await dexi("reindex");
       expect(r.out).toBe("reindex: 4 notes embedded with openai:tiny (replacing 4 from hash-512)\n");
-      expect(withStore((s) => s.vectors.models())).toEqual([{ model: "openai:tiny", count: 4 }]);
+      expect(withStore((s) => s.sync.vectors.models())).toEqual([{ model: "openai:tiny", count: 4 }]);
       expect((await dexi("reindex")).out).toBe("reindex: 0 notes embedded with openai:tiny\n");
     } finally {
       process.env["DEXI_EMBEDDINGS"] = "hash";
@@ -368,7 +368,7 @@ describe("dexi settings, users, teams, share", () => {
     expect(r.out).toContain("time zone: Europe/Berlin\nreview deck tags: #planning #ideas\n");
     expect((await dexi("settings", "--time-zone", "asia/tokyo")).out).toContain("time zone: Asia/Tokyo\n");
     expect((await dexi("settings", "--time-zone", "none")).out).toContain("time zone: not set");
-    expect(withStore((s) => s.accounts.settings(1).timeZone)).toBeNull();
+    expect(withStore((s) => s.sync.accounts.settings(1).timeZone)).toBeNull();
     // Deck tags are normalised and checked by the tag parser like any tag a person gives.
     const deck = await dexi("settings", "--review-tags", "#Cards, ÉTÉ,#cards");
     expect(deck.out).toContain("review deck tags: #cards #été\n");
@@ -403,7 +403,7 @@ describe("dexi settings, users, teams, share", () => {
     const id = withStore((s) => (s.db.prepare("SELECT uuid FROM notes").get() as { uuid: string }).uuid);
     expect((await dexi("--user", "bob", "share", id)).out).toBe("");
     expect((await dexi("--user", "ann", "share", id)).out).toBe(`shared "Welcome" (${id})\n`);
-    expect(withStore((s) => s.notes.byUuid(id)!.shared)).toBe(1);
+    expect(withStore((s) => s.sync.notes.byUuid(id)!.shared)).toBe(1);
     expect((await dexi("--user", "ann", "share", id, "--off")).out).toContain("unshared");
     expect((await dexi("users")).out).toMatch(
       /^ann\tteam=crew\tnotes=1\tplan=unlimited\nbob\tteam=crew\tnotes=0/,
@@ -430,7 +430,7 @@ describe("dexi settings, users, teams, share", () => {
     expect(note("Welcome").folder).toBe("Archive");
     // An existing folder is matched case-insensitively, not duplicated.
     expect((await dexi("move", uuid, "--folder", "journal")).out).toContain("into Journal");
-    expect(withStore((s) => s.accounts.folders(1).map((f) => f.name))).toEqual([
+    expect(withStore((s) => s.sync.accounts.folders(1).map((f) => f.name))).toEqual([
       "Archive",
       "Journal",
       "Projects/Alpha",

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type App, viewerResolver } from "../src/app.js";
+import { viewerResolver } from "../src/app.js";
+import type { TestApp as App } from "./helpers.js";
 import { parseMcpFlags } from "../src/config.js";
 import { checkRestriction, InvalidRestriction } from "../src/domain/access.js";
 import { connect, items, memoryApp } from "./helpers.js";
@@ -83,7 +84,7 @@ describe("a connection restricted by flags", () => {
     await app.close();
   });
 
-  it("never starts with a tag its own notes could not carry", () => {
+  it("never starts with a tag its own notes could not carry", async () => {
     app = memoryApp();
     expect(() => viewerResolver(app, { user: "ann", scopes: [], tag: "work.notes" })).toThrow(
       'Restriction tag "#work.notes" is not one tag',
@@ -91,14 +92,16 @@ describe("a connection restricted by flags", () => {
     expect(() => viewerResolver(app, { user: "ann", scopes: [], folder: "unfiled" })).toThrow(
       InvalidRestriction,
     );
-    const viewer = viewerResolver(app, { user: "ann", scopes: [], folder: " Work ", tag: "Client" })([]);
+    const viewer = await viewerResolver(app, { user: "ann", scopes: [], folder: " Work ", tag: "Client" })(
+      [],
+    );
     expect(viewer.restriction).toEqual({ folder: "Work", tag: "#client" });
   });
 
   it("sees every note it writes (the tag round-trips through create_note)", async () => {
     app = memoryApp();
-    const restriction = viewerResolver(app, { user: "ann", scopes: [], folder: " Work ", tag: "#Client-2" })(
-      [],
+    const restriction = (
+      await viewerResolver(app, { user: "ann", scopes: [], folder: " Work ", tag: "#Client-2" })([])
     ).restriction!;
     const s = await connect(app, "ann", { restriction });
     const n = await s.ok("create_note", { title: "call", text: "spoke with lee" });

@@ -1,6 +1,6 @@
 import { assertFuzzClean, expectToolsListGolden, fuzzTools } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { App } from "../src/app.js";
+import type { TestApp as App } from "./helpers.js";
 import { dexiReasons } from "../src/mcp/server.js";
 import { connect, memoryApp, type Session } from "./helpers.js";
 

@@ -10,7 +10,7 @@ import { openApp } from "../src/app.js";
 import { TOMBSTONE_DAYS } from "../src/domain/importing.js";
 import { HashEmbedder } from "../src/embed/hash.js";
 import { MIGRATIONS } from "../src/store/migrations.js";
-import { Store } from "../src/store/index.js";
+import { SqliteStore } from "../src/store/index.js";
 import { connect, runDexi } from "./helpers.js";
 
 // Bulk embedding runs in worker threads (dist/embed/worker.js: build first) with the instant hash model.
@@ -30,11 +30,11 @@ beforeEach(() => {
 const dexi = (...argv: string[]) => runDexi(db, argv);
 
 function query<T>(sql: string, ...params: unknown[]): T[] {
-  const s = Store.open(db);
+  const s = SqliteStore.open(db);
   try {
     return s.db.prepare(sql).all(...params) as T[];
   } finally {
-    s.close();
+    s.db.close();
   }
 }
 const titles = () => query<{ title: string }>("SELECT title FROM notes ORDER BY title").map((r) => r.title);
@@ -94,9 +94,9 @@ describe("an imported note deleted in dexi stays deleted", () => {
     await deleteNotes("Loose link");
     const daysAgo = (d: number) => Date.now() - d * 86_400_000;
     const age = (ms: number) => {
-      const s = Store.open(db);
+      const s = SqliteStore.open(db);
       s.db.prepare("UPDATE import_tombstones SET deleted_ms = ?").run(ms);
-      s.close();
+      s.db.close();
     };
     age(daysAgo(TOMBSTONE_DAYS - 1));
     expect((await dexi("import", join(FIX, "bookmarks.html"))).out).toMatch(/1 deleted in dexi/);

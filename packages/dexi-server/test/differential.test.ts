@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { seededRandom } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { App } from "../src/app.js";
+import type { TestApp as App } from "./helpers.js";
 import type { Restriction } from "../src/domain/access.js";
 import { connectHttp } from "@mcpforge/toolkit/testing";
 import { connect, type Item, items, memoryApp, type Session, sessionOf, userId } from "./helpers.js";
@@ -35,9 +35,9 @@ beforeAll(async () => {
   app = memoryApp();
   ann = await connect(app, "ann");
   const bob = await connect(app, "bob");
-  const team = app.store.accounts.createTeam("crew", Date.now());
-  app.store.accounts.setTeam(userId(app, "ann"), team.id);
-  app.store.accounts.setTeam(userId(app, "bob"), team.id);
+  const team = app.store.sync.accounts.createTeam("crew", Date.now());
+  app.store.sync.accounts.setTeam(userId(app, "ann"), team.id);
+  app.store.sync.accounts.setTeam(userId(app, "bob"), team.id);
   // Seed 7 draws notes whose hash embeddings tie exactly, so the tie-break of both vector paths is checked.
   const r = seededRandom(7);
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
@@ -49,14 +49,15 @@ beforeAll(async () => {
       text: `${words.join(" ")} ${tags.join(" ")}`,
     });
     const folder = pick(FOLDERS);
-    if (folder) app.notes.file({ userId: userId(app, "ann"), scopes: [] }, n["id"] as string, folder);
+    if (folder) await app.notes.file({ userId: userId(app, "ann"), scopes: [] }, n["id"] as string, folder);
   }
   for (let i = 0; i < 6; i++) {
     const n = await bob.ok("create_note", {
       title: `bob ${i}`,
       text: `${pick(WORDS)} ${pick(WORDS)} #t1 @m1 @m2`,
     });
-    if (i % 2 === 0) app.notes.share({ userId: userId(app, "bob"), scopes: [] }, n["id"] as string, true);
+    if (i % 2 === 0)
+      await app.notes.share({ userId: userId(app, "bob"), scopes: [] }, n["id"] as string, true);
   }
   await bob.close();
   all = items(await ann.ok("list_notes", { size: 50 }));

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectHttp, connectStdio } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { Store } from "../src/store/index.js";
+import { SqliteStore } from "../src/store/index.js";
 
 /** The built bin over real stdio (run `npm run build` first). */
 const BIN = fileURLToPath(new URL("../dist/bin/dexi-mcp.js", import.meta.url));
@@ -43,10 +43,10 @@ it("serves all twelve tools over stdio with the offline model; a fresh database 
   expect(items[0]!.title).toBe("How neural networks learn");
   expect(items[0]!.similarity).toBeGreaterThan(items[1]!.similarity);
   await conn.close();
-  const store = Store.open(db);
-  expect(store.accounts.userByName("ann")).toMatchObject({ name: "ann" });
-  expect(store.vectors.models()).toEqual([{ model: "use-lite-512", count: 2 }]);
-  store.close();
+  const store = SqliteStore.open(db);
+  expect(store.sync.accounts.userByName("ann")).toMatchObject({ name: "ann" });
+  expect(store.sync.vectors.models()).toEqual([{ model: "use-lite-512", count: 2 }]);
+  await store.close();
 }, 60_000);
 
 it("takes the grant and boundary from flags and env", async () => {
@@ -71,9 +71,9 @@ it("takes the grant and boundary from flags and env", async () => {
   })) as Result;
   expect(n.structuredContent).toMatchObject({ text: "call notes #acme", folder: "Clients" });
   await boxed.close();
-  const store = Store.open(db);
-  expect(store.accounts.userByName("local")).toMatchObject({ name: "local" });
-  store.close();
+  const store = SqliteStore.open(db);
+  expect(store.sync.accounts.userByName("local")).toMatchObject({ name: "local" });
+  await store.close();
 }, 60_000);
 
 it("answers initialize quickly after spawn (the model loads lazily)", async () => {
@@ -139,9 +139,9 @@ it("--demo seeds sample notes into the demo database once and embeds them after 
   const list2 = (await again.client.callTool({ name: "list_notes", arguments: {} })) as Result;
   expect(list2.structuredContent!["total"]).toBe(10);
   await again.close();
-  const store = Store.open(join(dir, "dexi", "demo.db"));
-  expect(store.vectors.countMissing("hash-512")).toBe(0);
-  store.close();
+  const store = SqliteStore.open(join(dir, "dexi", "demo.db"));
+  expect(store.sync.vectors.countMissing("hash-512")).toBe(0);
+  await store.close();
 }, 60_000);
 
 it("serves Streamable HTTP behind a bearer token with --http", async () => {

@@ -10,7 +10,7 @@ import { HashEmbedder, hashVector } from "../src/embed/hash.js";
 import { OpenAiEmbedder } from "../src/embed/openai.js";
 import { WorkerPoolEmbedder } from "../src/embed/pool.js";
 import { VectorIndex } from "../src/embed/vector-index.js";
-import { Store } from "../src/store/index.js";
+import { SqliteStore } from "../src/store/index.js";
 import { connect, items, memoryApp } from "./helpers.js";
 
 /** A local OpenAI-compatible /v1/embeddings server: vectors from the hash embedder, unnormalised (x3). */
@@ -90,7 +90,7 @@ describe("OpenAI-compatible provider", () => {
     // A failing endpoint: the note is still created (without a vector), semantic search says why.
     failNext = true;
     const m = await s.ok("create_note", { title: "mango" });
-    expect(app.store.vectors.countMissing("openai:m1")).toBe(1);
+    expect(app.store.sync.vectors.countMissing("openai:m1")).toBe(1);
     failNext = true;
     const e = await s.fails("semantic_search", { query: "mango" });
     expect(e.reason).toBe("EMBEDDINGS_UNAVAILABLE");
@@ -113,20 +113,20 @@ describe("model changes and the vector cache", () => {
     await s.close();
     await a.close();
     const b = openApp(path, { embedder: new OpenAiEmbedder({ baseUrl: base, model: "m2" }), log: () => {} });
-    expect(b.store.vectors.countMissing("openai:m2")).toBe(3);
+    expect(b.store.sync.vectors.countMissing("openai:m2")).toBe(3);
     expect(await b.notes.backfill({ batch: 2 })).toEqual({ embedded: 3 });
-    expect(b.store.vectors.models()).toEqual([{ model: "openai:m2", count: 3 }]);
+    expect(b.store.sync.vectors.models()).toEqual([{ model: "openai:m2", count: 3 }]);
     await b.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("reloads when another connection changes vectors, and follows its own writes", () => {
+  it("reloads when another connection changes vectors, and follows its own writes", async () => {
     const dir = mkdtempSync(join(tmpdir(), "dexi-idx-"));
-    const one = Store.open(`${dir}/v.db`);
-    const two = Store.open(`${dir}/v.db`);
-    const u = one.accounts.ensureUser("ann", 0).id;
+    const one = SqliteStore.open(`${dir}/v.db`);
+    const two = SqliteStore.open(`${dir}/v.db`);
+    const u = one.sync.accounts.ensureUser("ann", 0).id;
     const ids = [1, 2, 3].map((i) =>
-      one.notes.insert({
+      one.sync.notes.insert({
         uuid: `00000000-0000-4000-8000-00000000000${i}`,
         userId: u,
         folderId: null,
@@ -140,36 +140,42 @@ describe("model changes and the vector cache", () => {
         tags: [],
       }),
     );
-    const idx = new VectorIndex(one.vectors, "hash-512");
-    const put = (s: Store, id: number, text: string) => s.vectors.put(id, "hash-512", hashVector(text, 512));
-    put(one, ids[0]!, "apple");
-    expect(idx.fresh().size).toBe(1);
-    put(two, ids[1]!, "banana");
-    expect(idx.fresh().size).toBe(2);
-    const accept = (ids2: number[]) => new Set(ids2);
-    expect(idx.search(hashVector("banana", 512), 1, accept)[0]!.id).toBe(ids[1]);
-    two.notes.delete(ids[1]!);
-    expect(idx.search(hashVector("banana", 512), 5, accept).map((h) => h.id)).toEqual([ids[0]]);
-    // Own writes (DB first, then the index) apply in place: no reload of every vector.
     let loads = 0;
-    const all = one.vectors.all.bind(one.vectors);
-    one.vectors.all = (model: string) => {
-      loads++;
-      return all(model);
-    };
-    one.vectors.put(ids[2]!, "hash-512", hashVector("cherry", 512));
-    idx.put(ids[2]!, hashVector("cherry", 512));
-    expect(idx.search(hashVector("cherry", 512), 1, accept)[0]!.id).toBe(ids[2]);
-    one.notes.delete(ids[2]!);
-    idx.remove(ids[2]!);
+    const idx = new VectorIndex(
+      {
+        version: () => one.vectors.version(),
+        each: (model, visit) => {
+          loads++;
+          return one.vectors.each(model, visit);
+        },
+      },
+      "hash-512",
+    );
+    const put = (s: SqliteStore, id: number, text: string) =>
+      s.sync.vectors.put(id, "hash-512", hashVector(text, 512));
+    put(one, ids[0]!, "apple");
+    expect((await idx.fresh()).size).toBe(1);
+    put(two, ids[1]!, "banana");
+    expect((await idx.fresh()).size).toBe(2);
+    const accept = async (ids2: number[]) => new Set(ids2);
+    expect((await idx.search(hashVector("banana", 512), 1, accept))[0]!.id).toBe(ids[1]);
+    two.sync.notes.delete(ids[1]!);
+    expect((await idx.search(hashVector("banana", 512), 5, accept)).map((h) => h.id)).toEqual([ids[0]]);
+    // Own writes (DB first, then the index) apply in place: no reload of every vector.
+    loads = 0;
+    one.sync.vectors.put(ids[2]!, "hash-512", hashVector("cherry", 512));
+    await idx.put(ids[2]!, hashVector("cherry", 512));
+    expect((await idx.search(hashVector("cherry", 512), 1, accept))[0]!.id).toBe(ids[2]);
+    one.sync.notes.delete(ids[2]!);
+    await idx.remove(ids[2]!);
     expect(idx.vector(ids[2]!)).toBeUndefined();
     expect(loads).toBe(0);
     // A write by another connection in between forces one reload.
     put(two, ids[0]!, "apricot");
-    expect(idx.search(hashVector("apricot", 512), 1, accept)[0]!.id).toBe(ids[0]);
+    expect((await idx.search(hashVector("apricot", 512), 1, accept))[0]!.id).toBe(ids[0]);
     expect(loads).toBe(1);
-    one.close();
-    two.close();
+    await one.close();
+    await two.close();
     rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -5,13 +5,18 @@ import { main } from "../src/cli/main.js";
 import type { Restriction, Viewer } from "../src/domain/access.js";
 import { HashEmbedder } from "../src/embed/hash.js";
 import type { Embedder } from "../src/embed/types.js";
-import { Store } from "../src/store/index.js";
+import { SqliteStore } from "../src/store/index.js";
 import { createDexiServer, DEXI_SCOPES } from "../src/mcp/server.js";
 
 export const ALL_SCOPES = [...DEXI_SCOPES];
 
+/** An app over SQLite, whose synchronous store classes (`store.sync`) tests may read directly. */
+export type TestApp = App<SqliteStore>;
+
 /** An in-memory database with the lexical hash embedder (fast); pass a real one for semantic tests. */
-export function memoryApp(options: { embedder?: Embedder; now?: () => number; timeZone?: string } = {}): App {
+export function memoryApp(
+  options: { embedder?: Embedder; now?: () => number; timeZone?: string } = {},
+): TestApp {
   return openApp(":memory:", {
     embedder: options.embedder ?? new HashEmbedder(),
     log: () => {},
@@ -20,8 +25,8 @@ export function memoryApp(options: { embedder?: Embedder; now?: () => number; ti
   });
 }
 
-export function userId(app: App, name: string): number {
-  return app.store.accounts.ensureUser(name, Date.now()).id;
+export function userId(app: TestApp, name: string): number {
+  return app.store.sync.accounts.ensureUser(name, Date.now()).id;
 }
 
 /** The kit's session (ok / fails / raw) over a real SDK client, plus `outcome` for a result's two facts. */
@@ -37,7 +42,7 @@ export interface Session extends KitSession {
 
 /** A real SDK client, over the in-memory transport, acting as `user` with the given grant. */
 export async function connect(
-  app: App,
+  app: TestApp,
   user: string,
   options: { scopes?: string[]; restriction?: Restriction } = {},
 ): Promise<Session> {
@@ -107,12 +112,17 @@ export async function runDexi(
   return { code, out, err };
 }
 
-/** Opens the database file `db` for a look (and closes it). */
-export function withStore<T>(db: string, fn: (s: Store) => T): T {
-  const s = Store.open(db);
+/** Opens the database file `db` for a look (and closes it, after the look's promise if it returns one). */
+export function withStore<T>(db: string, fn: (s: SqliteStore) => T): T {
+  const s = SqliteStore.open(db);
+  let out: T;
   try {
-    return fn(s);
-  } finally {
-    s.close();
+    out = fn(s);
+  } catch (err) {
+    s.db.close();
+    throw err;
   }
+  if (out instanceof Promise) return out.finally(() => s.close()) as T;
+  s.db.close();
+  return out;
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { MIGRATIONS } from "../src/store/migrations.js";
-import { Store } from "../src/store/index.js";
+import { SqliteStore } from "../src/store/index.js";
 
 let dir: string;
 beforeAll(() => {
@@ -32,11 +32,11 @@ it("3: a time zone left at the old default 'UTC' reads as not set; folder names 
      INSERT INTO folders (user_id, name, name_key) VALUES (1, ' Work', ' work'), (1, 'Home ', 'home '),
        (1, 'Home', 'home'), (1, ' x', ' x'), (1, 'x ', 'x ');`,
   );
-  const store = Store.open(path);
-  expect(store.accounts.settings(1).timeZone).toBeNull();
-  expect(store.accounts.settings(2).timeZone).toBe("Europe/Berlin");
+  const store = SqliteStore.open(path);
+  expect(store.sync.accounts.settings(1).timeZone).toBeNull();
+  expect(store.sync.accounts.settings(2).timeZone).toBe("Europe/Berlin");
   // A name that would collide with another once trimmed keeps its spaces.
-  expect(store.accounts.folders(1).map((f) => f.name)).toEqual(["Home", "Home ", "Work", "x", "x "]);
-  expect(store.accounts.folderByName(1, "work ")?.name).toBe("Work");
-  store.close();
+  expect(store.sync.accounts.folders(1).map((f) => f.name)).toEqual(["Home", "Home ", "Work", "x", "x "]);
+  expect(store.sync.accounts.folderByName(1, "work ")?.name).toBe("Work");
+  store.db.close();
 });

@@ -225,7 +225,10 @@ describe("tokens", () => {
 
   it("refuses a token issued for another resource (another Dexi on the same database)", async () => {
     const other = oauthSetup(server.app, { issuer: "http://127.0.0.1:1", now: () => clock });
-    const { client_id } = other.auth.register({ client_name: "Elsewhere", redirect_uris: [REDIRECT] }) as {
+    const { client_id } = (await other.auth.register({
+      client_name: "Elsewhere",
+      redirect_uris: [REDIRECT],
+    })) as {
       client_id: string;
     };
     const p = pkce();
@@ -238,9 +241,9 @@ describe("tokens", () => {
     });
     const req = await other.auth.checkRequest(q);
     const code = new URL(
-      other.auth.consent(req, userId(server.app, "ann"), { scopes: ["notes:read"] }),
+      await other.auth.consent(req, userId(server.app, "ann"), { scopes: ["notes:read"] }),
     ).searchParams.get("code")!;
-    const t = other.auth.token(
+    const t = await other.auth.token(
       new URLSearchParams({
         grant_type: "authorization_code",
         code,

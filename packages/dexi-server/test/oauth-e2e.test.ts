@@ -38,7 +38,7 @@ beforeAll(async () => {
     ["Holiday", "Pack sunscreen #trip", null],
   ] as const) {
     const n = await server.app.notes.create(ann, { title, text });
-    if (folder) server.app.notes.file(ann, n.id, folder);
+    if (folder) await server.app.notes.file(ann, n.id, folder);
   }
 }, 60_000);
 
@@ -160,9 +160,9 @@ describe.each(["legacy", "modern"] as const)("the %s era", (era) => {
     expect(note.structuredContent).toMatchObject({ folder: "Work", tags: ["#client"] });
 
     // One live grant per app: the step-up replaced the first.
-    const grants = server.setup.auth
-      .grants(userId(server.app, "ann"))
-      .filter((g) => g.clientName === provider.name);
+    const grants = (await server.setup.auth.grants(userId(server.app, "ann"))).filter(
+      (g) => g.clientName === provider.name,
+    );
     expect(grants).toHaveLength(1);
     expect(grants[0]).toMatchObject({
       scopes: ["notes:read", "notes:write"],
@@ -225,7 +225,9 @@ it("restricting further on the connected-apps page narrows a live token at once"
   await page.waitForURL(`${server.base}/apps`);
   const narrowed = (await c.client.callTool({ name: "list_notes", arguments: {} })) as Result;
   expect(titles(narrowed)).toEqual(["Holiday"]);
-  const g = server.setup.auth.grants(userId(server.app, "ann")).find((x) => x.clientName === "Narrowed App");
+  const g = (await server.setup.auth.grants(userId(server.app, "ann"))).find(
+    (x) => x.clientName === "Narrowed App",
+  );
   expect(g).toMatchObject({ scopes: ["notes:read"], tag: "#trip", folder: null });
   await context.close();
 }, 120_000);

@@ -10,7 +10,8 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/client";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { type App, type OAuthSetup, oauthMcpServer, oauthSetup } from "../src/app.js";
+import { type OAuthSetup, oauthMcpServer, oauthSetup } from "../src/app.js";
+import type { TestApp as App } from "./helpers.js";
 import type { ClientDocuments } from "../src/auth/documents.js";
 import type { SignInLimiter } from "../src/auth/limiter.js";
 import type { Restriction } from "../src/domain/access.js";
@@ -58,7 +59,7 @@ export async function startOAuthServer(
     ...(options.limiter ? { limiter: options.limiter } : {}),
   });
   for (const name of options.users ?? ["ann"]) {
-    app.store.accounts.ensureUser(name, Date.now());
+    app.store.sync.accounts.ensureUser(name, Date.now());
     await setup.passwords.set(name, PASSWORD);
   }
   const http = await serveHttp(
@@ -395,7 +396,7 @@ export async function restrictedOverHttp(app: App): Promise<HttpRestricted> {
     mcpUrl: `http://127.0.0.1:${port}/mcp`,
     async tokenFor(user, restriction) {
       const { auth } = setup;
-      const { client_id } = auth.register({ client_name: "diff", redirect_uris: [redirect] }) as {
+      const { client_id } = (await auth.register({ client_name: "diff", redirect_uris: [redirect] })) as {
         client_id: string;
       };
       const p = pkce();
@@ -408,17 +409,21 @@ export async function restrictedOverHttp(app: App): Promise<HttpRestricted> {
           code_challenge_method: "S256",
         }),
       );
-      const uid = app.store.accounts.ensureUser(user, Date.now()).id;
-      const back = new URL(auth.consent(req, uid, { scopes: ["notes:read", "notes:write"], ...restriction }));
+      const uid = app.store.sync.accounts.ensureUser(user, Date.now()).id;
+      const back = new URL(
+        await auth.consent(req, uid, { scopes: ["notes:read", "notes:write"], ...restriction }),
+      );
       const code = back.searchParams.get("code") ?? "";
-      return auth.token(
-        new URLSearchParams({
-          grant_type: "authorization_code",
-          code,
-          client_id,
-          redirect_uri: redirect,
-          code_verifier: p.verifier,
-        }),
+      return (
+        await auth.token(
+          new URLSearchParams({
+            grant_type: "authorization_code",
+            code,
+            client_id,
+            redirect_uri: redirect,
+            code_verifier: p.verifier,
+          }),
+        )
       ).access_token;
     },
     close: () => http.close(),

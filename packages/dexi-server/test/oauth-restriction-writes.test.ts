@@ -1,6 +1,6 @@
 import { connectHttp } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { App } from "../src/app.js";
+import type { TestApp as App } from "./helpers.js";
 import { memoryApp, type Session, sessionOf } from "./helpers.js";
 import { type HttpRestricted, restrictedOverHttp } from "./oauth-helpers.js";
 
@@ -41,7 +41,10 @@ describe.each(["legacy", "modern"] as const)("%s era", (era) => {
 
   it("treats an out-of-boundary note as missing", async () => {
     const outside = await app.notes.create(
-      { userId: app.store.accounts.ensureUser("ann", Date.now()).id, scopes: ["notes:read", "notes:write"] },
+      {
+        userId: app.store.sync.accounts.ensureUser("ann", Date.now()).id,
+        scopes: ["notes:read", "notes:write"],
+      },
       { title: "Private", text: "diary #me" },
     );
     const got = await s.outcome("get_note", { note_id: outside.id });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { App } from "../src/app.js";
+import type { TestApp as App } from "./helpers.js";
 import type { Restriction, Viewer } from "../src/domain/access.js";
 import { ftsQuery } from "../src/domain/notes.js";
 import { FTS_TOKENIZER, RANKING } from "../src/store/ranking.js";
@@ -17,7 +17,7 @@ const own = (name: string): Viewer => ({ userId: userId(app, name), scopes: [] }
 
 async function write(user: string, title: string, text: string, folder?: string): Promise<string> {
   const { id } = await app.notes.create(own(user), { title, text });
-  if (folder) app.notes.file(own(user), id, folder);
+  if (folder) await app.notes.file(own(user), id, folder);
   return id;
 }
 
@@ -28,7 +28,7 @@ async function ranking(user: string, query: string, restriction?: Restriction) {
   const ids = items(found).map((i) => i.id);
   await s.close();
   const viewer: Viewer = { ...own(user), ...(restriction ? { restriction } : {}) };
-  const { rows } = app.store.notes.search(app.notes.access.scope(viewer), ftsQuery(query)!, 50, 0);
+  const { rows } = app.store.sync.notes.search(await app.notes.access.scope(viewer), ftsQuery(query)!, 50, 0);
   return { ids, total: found["total"], scores: rows.map((r) => [r.uuid, r.score]) };
 }
 
@@ -60,20 +60,20 @@ describe("a caller's search ranking depends only on notes it may see", () => {
   });
 
   it("unrestricted: other users' notes (and their number) change neither order nor scores", async () => {
-    const team = app.store.accounts.createTeam("crew", Date.now());
+    const team = app.store.sync.accounts.createTeam("crew", Date.now());
     await write("ann", "", "alpha beta beta beta");
     const same = await write("ann", "", "alpha alpha alpha beta");
     await write("ann", "beta", "alpha");
     const before = await ranking("ann", "alpha beta");
     // Alone in the database at first; then a team-mate and a stranger with many notes arrive.
-    app.store.accounts.setTeam(own("ann").userId, team.id);
-    app.store.accounts.setTeam(own("bob").userId, team.id);
+    app.store.sync.accounts.setTeam(own("ann").userId, team.id);
+    app.store.sync.accounts.setTeam(own("bob").userId, team.id);
     await hiddenNotes("bob");
     await hiddenNotes("eve");
     expect(await ranking("ann", "alpha beta")).toEqual(before);
     // A note shared with the team is visible, so it joins the ranking with the score of its own text.
     const shared = await write("bob", "", "alpha alpha alpha beta");
-    app.notes.share(own("bob"), shared, true);
+    await app.notes.share(own("bob"), shared, true);
     const after = await ranking("ann", "alpha beta");
     const scoreOf = (r: typeof before, id: string) => r.scores.find(([x]) => x === id)?.[1];
     expect(scoreOf(after, shared)).toBe(scoreOf(before, same));

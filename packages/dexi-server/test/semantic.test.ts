@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { App } from "../src/app.js";
+import type { TestApp as App } from "./helpers.js";
 import { UseEmbedder } from "../src/embed/use.js";
 import { connect, items, memoryApp, type Session } from "./helpers.js";
 

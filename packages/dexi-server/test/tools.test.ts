@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { App } from "../src/app.js";
+import type { TestApp as App } from "./helpers.js";
 import { type ManualClock, manualClock } from "@mcpforge/toolkit/testing";
 import { connect, items, memoryApp, type Session, userId } from "./helpers.js";
 
@@ -53,7 +53,7 @@ describe("create_note", () => {
   });
 
   it("at the plan's cap gives the limit message and creates nothing", async () => {
-    app.store.accounts.updateSettings(userId(app, "ann"), { plan: "free", noteCap: 2 });
+    app.store.sync.accounts.updateSettings(userId(app, "ann"), { plan: "free", noteCap: 2 });
     await s.ok("create_note", { text: "one" });
     await s.ok("create_note", { text: "two" });
     const e = await s.fails("create_note", { text: "three" });
@@ -126,15 +126,15 @@ describe("update_note", () => {
 describe("delete_note", () => {
   it("deletes, returns {deleted, id, title}, and removes the bookmark record", async () => {
     const n = await s.ok("create_note", { title: "Gone", text: "bye" });
-    const row = app.store.notes.byUuid(n["id"] as string)!;
-    app.store.records.addBookmark(row.id, "https://example.org", null);
-    expect(app.store.records.countFor(row.id).bookmarks).toBe(1);
+    const row = app.store.sync.notes.byUuid(n["id"] as string)!;
+    app.store.sync.records.addBookmark(row.id, "https://example.org", null);
+    expect(app.store.sync.records.countFor(row.id).bookmarks).toBe(1);
     expect(await s.ok("delete_note", { note_id: n["id"] })).toEqual({
       deleted: true,
       id: n["id"],
       title: "Gone",
     });
-    expect(app.store.records.countFor(row.id)).toEqual({ bookmarks: 0, emails: 0, feed_articles: 0 });
+    expect(app.store.sync.records.countFor(row.id)).toEqual({ bookmarks: 0, emails: 0, feed_articles: 0 });
     expect((await s.fails("get_note", { note_id: n["id"] })).message).toBe("Note not found");
     expect((await s.fails("delete_note", { note_id: n["id"] })).message).toBe("Note not found");
   });
@@ -219,7 +219,7 @@ describe("the note item", () => {
 
   it("carries folder only on filed notes", async () => {
     const n = await s.ok("create_note", { title: "filed" });
-    app.notes.file({ userId: userId(app, "ann"), scopes: [] }, n["id"] as string, "Work");
+    await app.notes.file({ userId: userId(app, "ann"), scopes: [] }, n["id"] as string, "Work");
     const r = items(await s.ok("list_notes", {}));
     expect(r[0]).toMatchObject({ title: "filed", folder: "Work" });
   });
@@ -291,7 +291,7 @@ describe("list_notes", () => {
     const v = { userId: userId(app, "ann"), scopes: [] };
     const a = await s.ok("create_note", { title: "a" });
     await s.ok("create_note", { title: "b" });
-    app.notes.file(v, a["id"] as string, "Projects");
+    await app.notes.file(v, a["id"] as string, "Projects");
     expect(items(await s.ok("list_notes", { folder: "pROJECTS" })).map((i) => i.title)).toEqual(["a"]);
     expect(items(await s.ok("list_notes", { folder: "unfiled" })).map((i) => i.title)).toEqual(["b"]);
     expect(await s.fails("list_notes", { folder: "Nope" })).toMatchObject({
@@ -301,7 +301,7 @@ describe("list_notes", () => {
   });
 
   it("computes periods in the user's time zone", async () => {
-    app.store.accounts.updateSettings(userId(app, "ann"), { timeZone: "America/New_York" });
+    app.store.sync.accounts.updateSettings(userId(app, "ann"), { timeZone: "America/New_York" });
     // 2026-03-10 03:00 UTC is 23:00 on March 9 in New York.
     t.set(Date.parse("2026-03-10T03:00:00Z"));
     await s.ok("create_note", { title: "late on the 9th" });
@@ -330,7 +330,7 @@ describe("list_notes", () => {
     const tokyo = memoryApp({ now: t.now, timeZone: "Asia/Tokyo" });
     expect(await titlesToday(tokyo)).toEqual(["at 23:30 UTC on the 9th"]);
     // The user's own setting wins over the server's zone.
-    tokyo.store.accounts.updateSettings(userId(tokyo, "ann"), { timeZone: "UTC" });
+    tokyo.store.sync.accounts.updateSettings(userId(tokyo, "ann"), { timeZone: "UTC" });
     const own = await connect(tokyo, "ann");
     expect(items(await own.ok("list_notes", { period: "today" }))).toEqual([]);
     await own.close();
@@ -351,7 +351,7 @@ describe("list_notes", () => {
   });
 
   it("starts a day where DST skips its midnight at the first instant of that date", async () => {
-    app.store.accounts.updateSettings(userId(app, "ann"), { timeZone: "America/Sao_Paulo" });
+    app.store.sync.accounts.updateSettings(userId(app, "ann"), { timeZone: "America/Sao_Paulo" });
     // 2018-11-04 in São Paulo: 00:00 did not exist (clocks went from 23:59:59 on the 3rd to 01:00).
     t.set(Date.parse("2018-11-04T02:30:00Z")); // 23:30 on the 3rd, local
     await s.ok("create_note", { title: "late on the 3rd" });
@@ -388,9 +388,9 @@ describe("list_tags and list_folders", () => {
     const a = await s.ok("create_note", { title: "a" });
     const b = await s.ok("create_note", { title: "b" });
     await s.ok("create_note", { title: "c" });
-    app.notes.file(v, a["id"] as string, "Work");
-    app.notes.file(v, b["id"] as string, "work");
-    app.store.accounts.ensureFolder(v.userId, "Empty");
+    await app.notes.file(v, a["id"] as string, "Work");
+    await app.notes.file(v, b["id"] as string, "work");
+    app.store.sync.accounts.ensureFolder(v.userId, "Empty");
     expect(await s.ok("list_folders", {})).toEqual({
       folders: [
         { name: "Empty", note_count: 0 },
@@ -461,8 +461,8 @@ describe("review", () => {
     const v = { userId: userId(app, "ann"), scopes: [] };
     await s.ok("create_note", { text: "#flashcards one" });
     expect((await s.ok("get_due_reviews", {}))["due_count"]).toBe(0);
-    app.store.accounts.updateSettings(v.userId, { reviewTags: ["#flashcards"] });
-    expect(app.notes.syncDeck(v.userId)).toEqual({ enrolled: 1, dropped: 0 });
+    app.store.sync.accounts.updateSettings(v.userId, { reviewTags: ["#flashcards"] });
+    expect(await app.notes.syncDeck(v.userId)).toEqual({ enrolled: 1, dropped: 0 });
     expect((await s.ok("get_due_reviews", {}))["due_count"]).toBe(1);
   });
 });

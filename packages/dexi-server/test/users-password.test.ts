@@ -20,7 +20,7 @@ const check = (name: string, password: string) =>
 it("dexi users add --password-stdin stores an scrypt hash that signs in, and only with that password", async () => {
   const r = await runDexi(db, ["users", "add", "ann", "--password-stdin"], "first password!\n");
   expect(r).toEqual({ code: 0, out: "added user ann with a password\n", err: "" });
-  const stored = withStore(db, (s) => s.auth.password(s.accounts.userByName("ann")!.id));
+  const stored = withStore(db, (s) => s.sync.auth.password(s.sync.accounts.userByName("ann")!.id));
   expect(stored).toMatch(/^scrypt\$32768\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
   expect(stored).not.toContain("first password!");
   expect(await check("ann", "first password!")).toBeGreaterThan(0);
@@ -42,7 +42,7 @@ it("refuses a short password (and adds no user), and an unknown user", async () 
     out: "",
     err: "dexi: password refused: a password needs at least 10 characters\n",
   });
-  expect(withStore(db, (s) => s.accounts.userByName("bob"))).toBeUndefined();
+  expect(withStore(db, (s) => s.sync.accounts.userByName("bob"))).toBeUndefined();
   const unknown = await runDexi(db, ["users", "password", "zed"], "long enough pw\n");
   expect(unknown).toEqual({ code: 2, out: "", err: 'dexi: no user "zed"\n' });
 });

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { checkRestriction, InvalidRestriction, type Restriction } from "../domain/access.js";
 import { NOTES_SCOPES } from "../domain/limits.js";
-import type { AuthStore, GrantRow } from "../store/index.js";
+import type { AuthPort, GrantRow } from "../store/index.js";
 import { type ClientMetadata, readClientMetadata } from "./clients.js";
 import type { ClientDocuments } from "./documents.js";
 import { OAuthFailure, UnsafeAuthorizationRequest } from "./errors.js";
@@ -76,7 +76,7 @@ export class AuthService {
   private readonly now: () => number;
 
   constructor(
-    private readonly store: AuthStore,
+    private readonly store: AuthPort,
     private readonly config: AuthConfig,
   ) {
     this.issuer = config.issuer;
@@ -85,11 +85,11 @@ export class AuthService {
   }
 
   /** Dynamic client registration (RFC 7591): a public client gets an id, never a secret. */
-  register(body: unknown): Record<string, unknown> {
+  async register(body: unknown): Promise<Record<string, unknown>> {
     const meta = readClientMetadata(body);
     const id = `dexi-${randomBytes(16).toString("base64url")}`;
     const createdMs = this.now();
-    this.store.addClient({ id, name: meta.name, redirectUris: meta.redirectUris, createdMs });
+    await this.store.addClient({ id, name: meta.name, redirectUris: meta.redirectUris, createdMs });
     return {
       client_id: id,
       client_id_issued_at: Math.floor(createdMs / 1000),
@@ -103,7 +103,7 @@ export class AuthService {
 
   /** A registered client, or the one a client ID metadata document describes. */
   async client(id: string): Promise<Client | undefined> {
-    const row = this.store.client(id);
+    const row = await this.store.client(id);
     if (row) return { id, name: row.name, redirectUris: row.redirectUris };
     if (this.config.documents?.isDocumentId(id)) return { id, ...(await this.config.documents.get(id)) };
     return undefined;
@@ -157,7 +157,7 @@ export class AuthService {
    * Records a consent: the restriction checked by Dexi's rules, the scopes a subset of those asked.
    * Returns the URL to send the browser to, carrying a fresh single-use code.
    */
-  consent(req: AuthRequest, userId: number, given: Consent): string {
+  async consent(req: AuthRequest, userId: number, given: Consent): Promise<string> {
     const scopes = given.scopes.filter((s) => req.scopes.includes(s));
     if (scopes.length === 0) throw new InvalidRestriction("Allow at least one of the scopes, or deny");
     const r = checkRestriction({
@@ -165,7 +165,7 @@ export class AuthService {
       ...(given.tag ? { tag: given.tag } : {}),
     });
     const code = newSecret("dxc");
-    this.store.addCode({
+    await this.store.addCode({
       hash: hashSecret(code),
       userId,
       clientId: req.client.id,
@@ -190,7 +190,7 @@ export class AuthService {
   }
 
   /** The token endpoint: `authorization_code` and `refresh_token` grants. */
-  token(form: URLSearchParams): TokenResponse {
+  async token(form: URLSearchParams): Promise<TokenResponse> {
     const clientId = form.get("client_id");
     if (!clientId) throw new OAuthFailure("invalid_client", "client_id is required (public clients)", 401);
     const resource = form.get("resource");
@@ -205,17 +205,17 @@ export class AuthService {
     );
   }
 
-  private redeem(form: URLSearchParams, clientId: string): TokenResponse {
+  private async redeem(form: URLSearchParams, clientId: string): Promise<TokenResponse> {
     const code = form.get("code") ?? "";
     const verifier = form.get("code_verifier");
     const now = this.now();
     const hash = hashSecret(code);
-    const row = this.store.useCode(hash, now);
+    const row = await this.store.useCode(hash, now);
     const bad = (why: string) => new OAuthFailure("invalid_grant", why);
     if (!row) throw bad("Unknown authorization code");
     if (row.usedMs !== null) {
       // A code seen twice was stolen or replayed: whatever it was redeemed into dies too.
-      if (row.grantId !== null) this.store.revokeGrant(row.grantId, now);
+      if (row.grantId !== null) await this.store.revokeGrant(row.grantId, now);
       throw bad("This authorization code was already used");
     }
     if (row.expiresMs <= now) throw bad("This authorization code has expired");
@@ -226,31 +226,31 @@ export class AuthService {
       throw new OAuthFailure("invalid_request", "code_verifier is required (PKCE)");
     if (!sameText(s256(verifier), row.challenge))
       throw bad("code_verifier does not match the code_challenge");
-    return this.store.tx(() => {
+    return this.store.tx(async () => {
       // Consenting again replaces the app's previous connection for this user.
-      for (const g of this.store.liveGrants(row.userId))
-        if (g.clientId === row.clientId) this.store.revokeGrant(g.id, now);
-      const grantId = this.store.addGrant(row, now);
-      this.store.linkCode(hash, grantId);
+      for (const g of await this.store.liveGrants(row.userId))
+        if (g.clientId === row.clientId) await this.store.revokeGrant(g.id, now);
+      const grantId = await this.store.addGrant(row, now);
+      await this.store.linkCode(hash, grantId);
       return this.issue(grantId, row.scopes, now);
     });
   }
 
-  private refresh(form: URLSearchParams, clientId: string): TokenResponse {
+  private async refresh(form: URLSearchParams, clientId: string): Promise<TokenResponse> {
     const presented = form.get("refresh_token") ?? "";
     const now = this.now();
     const hash = hashSecret(presented);
     const bad = (why: string) => new OAuthFailure("invalid_grant", why);
     // The transaction returns its refusal rather than throwing it, so a replay's revocation is kept.
-    const out = this.store.tx((): TokenResponse | OAuthFailure => {
-      const row = this.store.token(hash);
+    const out = await this.store.tx(async (): Promise<TokenResponse | OAuthFailure> => {
+      const row = await this.store.token(hash);
       if (row?.kind !== "refresh") return bad("Unknown refresh token");
-      const grant = this.store.grant(row.grantId);
+      const grant = await this.store.grant(row.grantId);
       if (!grant || grant.revokedMs !== null) return bad("This connection was revoked");
       if (grant.clientId !== clientId) return bad("This refresh token was issued to another client");
-      if (!this.store.useToken(hash, now)) {
+      if (!(await this.store.useToken(hash, now))) {
         // Rotation: a refresh token works once. Seen again, someone holds a copy: end the grant.
-        this.store.revokeGrant(grant.id, now);
+        await this.store.revokeGrant(grant.id, now);
         return bad("This refresh token was already used; the connection is revoked");
       }
       if (row.expiresMs <= now) return bad("This refresh token has expired");
@@ -265,17 +265,17 @@ export class AuthService {
     return out;
   }
 
-  private issue(grantId: number, scopes: string[], now: number): TokenResponse {
+  private async issue(grantId: number, scopes: string[], now: number): Promise<TokenResponse> {
     const access = newSecret("dxa");
     const refresh = newSecret("dxr");
-    this.store.addToken({
+    await this.store.addToken({
       hash: hashSecret(access),
       grantId,
       kind: "access",
       scopes,
       expiresMs: now + ACCESS_TTL_MS,
     });
-    this.store.addToken({
+    await this.store.addToken({
       hash: hashSecret(refresh),
       grantId,
       kind: "refresh",
@@ -295,27 +295,27 @@ export class AuthService {
    * Revocation (RFC 7009): an access token stops alone; a refresh token ends its whole grant. An
    * unknown token, or another client's, is answered the same (success) and changes nothing.
    */
-  revoke(form: URLSearchParams): void {
+  async revoke(form: URLSearchParams): Promise<void> {
     const hash = hashSecret(form.get("token") ?? "");
-    const row = this.store.token(hash);
+    const row = await this.store.token(hash);
     if (!row) return;
-    const grant = this.store.grant(row.grantId);
+    const grant = await this.store.grant(row.grantId);
     if (!grant || grant.clientId !== form.get("client_id")) return;
-    if (row.kind === "refresh") this.store.revokeGrant(grant.id, this.now());
-    else this.store.deleteToken(hash);
+    if (row.kind === "refresh") await this.store.revokeGrant(grant.id, this.now());
+    else await this.store.deleteToken(hash);
   }
 
   /** The caller an access token stands for, or why it stands for none. */
-  verify(token: string): TokenCaller | string {
-    const row = this.store.token(hashSecret(token));
+  async verify(token: string): Promise<TokenCaller | string> {
+    const row = await this.store.token(hashSecret(token));
     if (row?.kind !== "access") return "Unknown token";
     const now = this.now();
     if (row.expiresMs <= now) return "Token has expired";
-    const grant = this.store.grant(row.grantId);
+    const grant = await this.store.grant(row.grantId);
     if (!grant || grant.revokedMs !== null) return "This connection was revoked";
     if (grant.resource !== this.resource) return "Token was not issued for this resource";
     if (grant.lastUsedMs === null || now - grant.lastUsedMs >= TOUCH_EVERY_MS)
-      this.store.touchGrant(grant.id, now);
+      await this.store.touchGrant(grant.id, now);
     return {
       userId: grant.userId,
       clientId: grant.clientId,
@@ -331,7 +331,7 @@ export class AuthService {
     };
   }
 
-  grants(userId: number): GrantRow[] {
+  grants(userId: number): Promise<GrantRow[]> {
     return this.store.liveGrants(userId);
   }
 
@@ -339,29 +339,29 @@ export class AuthService {
    * Narrows a grant: scopes can only be dropped, and a folder or tag only added where the grant has
    * none (changing one would open other notes). Its tokens follow at once.
    */
-  restrict(userId: number, grantId: number, change: Consent): GrantRow {
-    const grant = this.ownGrant(userId, grantId);
+  async restrict(userId: number, grantId: number, change: Consent): Promise<GrantRow> {
+    const grant = await this.ownGrant(userId, grantId);
     const scopes = grant.scopes.filter((s) => change.scopes.includes(s));
     if (scopes.length === 0) throw new InvalidRestriction("Keep at least one scope, or revoke the app");
     const r = checkRestriction({
       ...((grant.folder ?? change.folder) ? { folder: grant.folder ?? change.folder } : {}),
       ...((grant.tag ?? change.tag) ? { tag: grant.tag ?? change.tag } : {}),
     });
-    this.store.setGrantTerms(grant.id, { scopes, folder: r.folder ?? null, tag: r.tag ?? null });
+    await this.store.setGrantTerms(grant.id, { scopes, folder: r.folder ?? null, tag: r.tag ?? null });
     return this.ownGrant(userId, grantId);
   }
 
-  revokeGrant(userId: number, grantId: number): void {
-    this.store.revokeGrant(this.ownGrant(userId, grantId).id, this.now());
+  async revokeGrant(userId: number, grantId: number): Promise<void> {
+    await this.store.revokeGrant((await this.ownGrant(userId, grantId)).id, this.now());
   }
 
   /** Drops codes and tokens that expired a day ago (kept that long so a replay is still recognised). */
-  purge(): void {
-    this.store.purge(this.now() - 24 * 60 * 60_000);
+  async purge(): Promise<void> {
+    await this.store.purge(this.now() - 24 * 60 * 60_000);
   }
 
-  private ownGrant(userId: number, grantId: number): GrantRow {
-    const g = this.store.grant(grantId);
+  private async ownGrant(userId: number, grantId: number): Promise<GrantRow> {
+    const g = await this.store.grant(grantId);
     if (!g || g.userId !== userId || g.revokedMs !== null)
       throw new InvalidRestriction("No such connected app");
     return g;

@@ -22,7 +22,7 @@ export function freePort(): Promise<number> {
 export async function mintToken(store: Store, issuer: string, userId: number): Promise<string> {
   const auth = new AuthService(store.auth, { issuer, resource: `${issuer}/mcp` });
   const redirect = "http://127.0.0.1:9/cb";
-  const { client_id } = auth.register({ client_name: "bench", redirect_uris: [redirect] }) as {
+  const { client_id } = (await auth.register({ client_name: "bench", redirect_uris: [redirect] })) as {
     client_id: string;
   };
   const verifier = randomBytes(32).toString("base64url");
@@ -36,16 +36,18 @@ export async function mintToken(store: Store, issuer: string, userId: number): P
       code_challenge_method: "S256",
     }),
   );
-  const code = new URL(auth.consent(req, userId, { scopes: ["notes:read", "notes:write"] })).searchParams.get(
-    "code",
-  );
-  return auth.token(
-    new URLSearchParams({
-      grant_type: "authorization_code",
-      code: code ?? "",
-      client_id,
-      redirect_uri: redirect,
-      code_verifier: verifier,
-    }),
+  const code = new URL(
+    await auth.consent(req, userId, { scopes: ["notes:read", "notes:write"] }),
+  ).searchParams.get("code");
+  return (
+    await auth.token(
+      new URLSearchParams({
+        grant_type: "authorization_code",
+        code: code ?? "",
+        client_id,
+        redirect_uri: redirect,
+        code_verifier: verifier,
+      }),
+    )
   ).access_token;
 }

@@ -18,7 +18,7 @@ import { WorkerPoolEmbedder } from "../embed/pool.js";
 import { UseEmbedder } from "../embed/use.js";
 import { markdownFiles, markdownItem } from "../importers/markdown.js";
 import { createDexiServer, DEXI_SCOPES } from "../mcp/server.js";
-import { Store } from "../store/index.js";
+import { SqliteStore } from "../store/index.js";
 
 const N = Number(process.env["DEXI_BENCH_NOTES"] ?? 100_000);
 const MD_FILES = Number(process.env["DEXI_BENCH_MD"] ?? 10_000);
@@ -139,33 +139,37 @@ function randomUnit(dims: number): Float32Array {
 
 async function main() {
   const log = (s: string) => process.stderr.write(`${s}\n`);
-  const store = Store.open(dbPath);
-  const user = store.accounts.ensureUser("bench", Date.now()).id;
-  const folders = Array.from({ length: 20 }, (_, i) => store.accounts.ensureFolder(user, `Folder ${i}`).id);
+  const store = SqliteStore.open(dbPath);
+  // Generation writes through the synchronous SQLite classes: 100k notes in big transactions.
+  const gen = store.sync;
+  const user = gen.accounts.ensureUser("bench", Date.now()).id;
+  const folders = Array.from({ length: 20 }, (_, i) => gen.accounts.ensureFolder(user, `Folder ${i}`).id);
   const use = new UseEmbedder();
   const t0 = performance.now();
   const now = Date.now();
   for (let start = 0; start < N; start += 5000) {
-    store.tx(() => {
-      for (let i = start; i < Math.min(N, start + 5000); i++) {
-        const body = `${words(20 + Math.floor(rand() * 60))} #${word()} #t${i % 50} @p${i % 30}`;
-        const created = now - Math.floor(rand() * 365 * 86_400_000);
-        const id = store.notes.insert({
-          uuid: crypto.randomUUID(),
-          userId: user,
-          folderId: rand() < 0.7 ? folders[i % 20]! : null,
-          title: words(3 + Math.floor(rand() * 5)),
-          body,
-          source: (["note", "note", "note", "bookmark", "email", "feed"] as const)[i % 6]!,
-          sourceUrl: null,
-          contentKey: null,
-          createdMs: created,
-          updatedMs: created,
-          tags: parseTags(body),
-        });
-        store.vectors.put(id, use.id, randomUnit(use.dims));
-      }
-    });
+    store.db
+      .transaction(() => {
+        for (let i = start; i < Math.min(N, start + 5000); i++) {
+          const body = `${words(20 + Math.floor(rand() * 60))} #${word()} #t${i % 50} @p${i % 30}`;
+          const created = now - Math.floor(rand() * 365 * 86_400_000);
+          const id = gen.notes.insert({
+            uuid: crypto.randomUUID(),
+            userId: user,
+            folderId: rand() < 0.7 ? folders[i % 20]! : null,
+            title: words(3 + Math.floor(rand() * 5)),
+            body,
+            source: (["note", "note", "note", "bookmark", "email", "feed"] as const)[i % 6]!,
+            sourceUrl: null,
+            contentKey: null,
+            createdMs: created,
+            updatedMs: created,
+            tags: parseTags(body),
+          });
+          gen.vectors.put(id, use.id, randomUnit(use.dims));
+        }
+      })
+      .immediate();
     if ((start / 5000) % 4 === 0) log(`generated ${start + 5000} notes`);
   }
   const genSecs = (performance.now() - t0) / 1000;
@@ -323,9 +327,9 @@ async function main() {
       `---\ntitle: md ${i}\ntags: [imported]\n---\n${words(80)} #md${i % 9}\n`,
     );
   }
-  const mdStore = Store.open(join(dir, "md.db"));
+  const mdStore = SqliteStore.open(join(dir, "md.db"));
   const mdNotes = new NotesService({ store: mdStore, embedder: use, log });
-  const mdUser = mdStore.accounts.ensureUser("bench", Date.now()).id;
+  const mdUser = mdStore.sync.accounts.ensureUser("bench", Date.now()).id;
   const mdT = performance.now();
   const items = [...markdownFiles(vault)].map((f) => markdownItem(vault, f));
   const rep = await importItems(mdNotes, mdUser, items, { batch: 500 });
@@ -337,9 +341,9 @@ async function main() {
   await pool.embed(sample);
   const embedRate = sample.length / ((performance.now() - embT) / 1000);
   await pool.close();
-  mdStore.close();
+  await mdStore.close();
 
-  store.close();
+  await store.close();
 
   const out = (s: string) => process.stdout.write(`${s}\n`);
   out(

@@ -2,7 +2,7 @@
 import { createServer } from "node:net";
 import { COMMON_FLAGS_HELP, runServer } from "@mcpforge/toolkit";
 import { ClientDocuments } from "../auth/documents.js";
-import { mcpServer, oauthMcpServer, oauthSetup, openApp, viewerResolver } from "../app.js";
+import { mcpServer, oauthMcpServer, oauthSetup, describeStore, openAppAt, viewerResolver } from "../app.js";
 import { dexiArgs, MCP_OPTIONS, mcpConfig } from "../config.js";
 import { seedDemo } from "../demo.js";
 import { DEXI_VERSION } from "../mcp/server.js";
@@ -41,10 +41,12 @@ async function main() {
   if (cfg.scopes.length === 0) {
     process.stderr.write("dexi-mcp: the scope list is empty, so every tool call will be refused\n");
   }
-  const app = openApp(cfg.db, cfg.timeZone ? { timeZone: cfg.timeZone } : {});
+  const app = await openAppAt(cfg.db, cfg.timeZone ? { timeZone: cfg.timeZone } : {});
+  // SQLite says nothing (the default); a shared database names itself, without its password.
+  if (app.store.kind === "postgres") process.stderr.write(`dexi: store ${describeStore(cfg.db)}\n`);
   const viewerOf = viewerResolver(app, cfg);
   if (cfg.demo) {
-    const { userId } = viewerOf([]);
+    const { userId } = await viewerOf([]);
     const seeded = await seedDemo(app, userId);
     if (seeded > 0) process.stderr.write(`dexi: seeded ${seeded} demo notes into ${cfg.db}\n`);
   }
@@ -61,7 +63,13 @@ async function main() {
       documents: new ClientDocuments(),
       ...(cfg.trustProxy ? { trustProxy: true } : {}),
     });
-    setInterval(() => setup.auth.purge(), 60 * 60_000).unref();
+    setInterval(() => {
+      setup.auth
+        .purge()
+        .catch((err: unknown) =>
+          process.stderr.write(`dexi: purging expired tokens failed: ${(err as Error).message}\n`),
+        );
+    }, 60 * 60_000).unref();
     await runServer(oauthMcpServer(app), {
       flags: { ...flags, http: { host: flags.http.host, port } },
       caller: { scopes: [] },

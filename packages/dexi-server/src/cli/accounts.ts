@@ -22,7 +22,7 @@ export const settings = command({
     "embeddings-url": { type: "string" },
     "embeddings-model": { type: "string" },
   },
-  run(ctx) {
+  async run(ctx) {
     const { accounts } = ctx.app;
     const tz = str(ctx, "time-zone");
     const tags = str(ctx, "review-tags");
@@ -50,22 +50,22 @@ export const settings = command({
         : {}),
     };
     if (provider) forFlag("--embeddings", () => checkEmbeddingsProvider(provider));
-    const id = userId(ctx);
-    const deck = accounts.updateSettings(id, patch);
-    accounts.setEmbeddings({
+    const id = await userId(ctx);
+    const deck = await accounts.updateSettings(id, patch);
+    await accounts.setEmbeddings({
       ...(provider !== undefined ? { provider: provider || null } : {}),
       ...(url !== undefined ? { url: url || null } : {}),
       ...(model !== undefined ? { model: model || null } : {}),
     });
     if (deck) ctx.out(`review deck updated: ${deck.enrolled} notes enrolled, ${deck.dropped} dropped\n`);
-    const s = accounts.settings(id);
+    const s = await accounts.settings(id);
     const zone =
       s.timeZone ?? `not set (dexi-mcp uses its --time-zone, else this machine's: ${machineTimeZone()})`;
     ctx.out(
       `user: ${ctx.user}\ntime zone: ${zone}\nreview deck tags: ${s.reviewTags.join(" ") || "(none)"}\n`,
     );
     ctx.out(`plan: ${s.plan}\nnote cap: ${s.noteCap ?? "none"} (${s.notes} notes)\n`);
-    const emb = accounts.embeddings();
+    const emb = await accounts.embeddings();
     ctx.out(
       `embeddings: ${emb.length ? emb.map(([k, v]) => `${k.slice(11)}=${v}`).join(" ") : "use (default)"}\n`,
     );
@@ -90,20 +90,20 @@ export const users = command({
       const team = str(ctx, "team");
       // The password is read and checked first, so a refused one adds no user.
       const password = on(ctx, "password-stdin") ? await passwordFrom(ctx) : undefined;
-      ctx.app.accounts.addUser(name, team || undefined);
+      await ctx.app.accounts.addUser(name, team || undefined);
       if (password !== undefined) await passwords(ctx).set(name, password);
       ctx.out(`added user ${name}${team ? ` to team ${team}` : ""}${password ? " with a password" : ""}\n`);
       return 0;
     }
     if (sub === "password") {
       if (!name) throw new UsageError("users password NAME");
-      if (!ctx.app.store.accounts.userByName(name)) throw new UsageError(`no user "${name}"`);
+      if (!(await ctx.app.store.accounts.userByName(name))) throw new UsageError(`no user "${name}"`);
       await passwords(ctx).set(name, await passwordFrom(ctx));
       ctx.out(`password of ${name} changed\n`);
       return 0;
     }
     if (sub !== undefined && sub !== "list") throw new UsageError(`unknown users command "${sub}"`);
-    for (const u of ctx.app.accounts.users())
+    for (const u of await ctx.app.accounts.users())
       ctx.out(`${u.name}\tteam=${u.team ?? "-"}\tnotes=${u.notes}\tplan=${u.plan}\n`);
     return 0;
   },
@@ -111,27 +111,27 @@ export const users = command({
 
 export const teams = command({
   options: {},
-  run(ctx: Ctx) {
+  async run(ctx: Ctx) {
     const { accounts } = ctx.app;
     const [sub, a, b] = ctx.rest;
     switch (sub) {
       case "add":
         if (!a) throw new UsageError("teams add NAME");
-        accounts.addTeam(a);
+        await accounts.addTeam(a);
         ctx.out(`added team ${a}\n`);
         return 0;
       case "join":
         if (!a || !b) throw new UsageError("teams join TEAM USER");
-        ctx.out(`${b} joined ${accounts.joinTeam(a, b)}\n`);
+        ctx.out(`${b} joined ${await accounts.joinTeam(a, b)}\n`);
         return 0;
       case "leave":
         if (!a) throw new UsageError("teams leave USER");
-        accounts.leaveTeam(a);
+        await accounts.leaveTeam(a);
         ctx.out(`${a} left their team\n`);
         return 0;
       case undefined:
       case "list":
-        for (const t of accounts.teams()) ctx.out(`${t.name}\t${t.members || "(no members)"}\n`);
+        for (const t of await accounts.teams()) ctx.out(`${t.name}\t${t.members || "(no members)"}\n`);
         return 0;
       default:
         throw new UsageError(`unknown teams command "${sub}"`);

@@ -56,4 +56,4 @@ export const str = (ctx: Ctx, name: string): string | undefined => {
 export const on = (ctx: Ctx, name: string): boolean => ctx.values[name] === true;
 
 /** The acting user's id; the user is created on first use. */
-export const userId = (ctx: Ctx): number => ctx.app.accounts.ensureUser(ctx.user).id;
+export const userId = async (ctx: Ctx): Promise<number> => (await ctx.app.accounts.ensureUser(ctx.user)).id;

@@ -98,7 +98,7 @@ export const importCmd = command({
     const items = await collect(resolve(path), kind);
     // A vault that is unmounted or emptied by mistake must not empty the notes.
     if (prune && items.length === 0) throw new UsageError(`--prune found no Markdown files under ${path}`);
-    const id = userId(ctx);
+    const id = await userId(ctx);
     const embedder = bulkEmbedder(ctx);
     const verbose = on(ctx, "verbose");
     const started = Date.now();
@@ -114,7 +114,7 @@ export const importCmd = command({
         },
       });
       const pruned = prune
-        ? pruneMissing(
+        ? await pruneMissing(
             ctx.app.notes,
             id,
             `md:${realpathSync(path)}${sep}`,
@@ -146,11 +146,11 @@ export const importCmd = command({
 export const feeds = command({
   options: { "no-embed": { type: "boolean" }, "restore-deleted": { type: "boolean" } },
   async run(ctx) {
-    const id = userId(ctx);
+    const id = await userId(ctx);
     const [sub, url] = ctx.rest;
     if (sub === "add") {
       if (!url) throw new UsageError("feeds add URL (http or https)");
-      const r = forFlag("feeds add", () => subscribeFeed(ctx.app.notes, id, url));
+      const r = await forFlag("feeds add", () => subscribeFeed(ctx.app.notes, id, url));
       ctx.out(
         r.created
           ? `subscribed to ${url}; run dexi feeds poll to fetch it\n`
@@ -183,7 +183,7 @@ export const feeds = command({
       }
     }
     if (sub === "list" || sub === undefined) {
-      for (const f of listFeeds(ctx.app.notes, id)) {
+      for (const f of await listFeeds(ctx.app.notes, id)) {
         ctx.out(
           `${f.url}\t${f.title ?? "-"}\tlast polled ${f.last_polled_ms ? new Date(f.last_polled_ms).toISOString() : "never"}\n`,
         );
@@ -199,7 +199,7 @@ export const reindex = command({
   async run(ctx) {
     const { notes } = ctx.app;
     const force = on(ctx, "force");
-    const before = force ? [] : notes.store.vectors.models();
+    const before = force ? [] : await notes.store.vectors.models();
     const embedder = bulkEmbedder(ctx) ?? notes.embedder;
     try {
       const { embedded } = await notes.backfill({

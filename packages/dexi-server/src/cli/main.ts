@@ -1,10 +1,12 @@
 import { parseArgs } from "node:util";
-import { type App, openApp } from "../app.js";
+import { type App, openAppAt } from "../app.js";
+import { isPostgresUrl } from "../store/index.js";
+import { copySqliteToPostgres } from "../store/postgres/copy.js";
 import { DEFAULT_USER, dexiArgs } from "../config.js";
 import { DEXI_VERSION } from "../mcp/server.js";
 import { defaultDbPath } from "../store/db.js";
 import { settings, teams, users } from "./accounts.js";
-import { type Command, type Ctx, exitCodeOf, UsageError } from "./context.js";
+import { type Command, type Ctx, command, exitCodeOf, UsageError } from "./context.js";
 import { feeds, importCmd, reindex } from "./import.js";
 import { move, share } from "./notes.js";
 
@@ -31,13 +33,24 @@ Usage: dexi <command> [--db PATH] [--user NAME] ...
          [--restore-deleted]  import items whose notes were deleted in dexi too
   feeds add URL | feeds poll [--restore-deleted] | feeds list
   reindex [--force] [--workers N]   embed notes that have no vector from the current model
+  migrate --from FILE --to postgres://...
+                              copy a SQLite database (vectors included) into an empty PostgreSQL
+                              database, and check that every table's count and the vectors match
 
-  --db PATH    database file (env DEXI_DB; default ${defaultDbPath()})
+  --db PATH    database file or postgres:// URL (env DEXI_DB; default ${defaultDbPath()})
   --user NAME  whose data (env DEXI_USER; default "${DEFAULT_USER}")
 
 Exit codes: 0 done; 2 a bad command line or value; 3 not found; 4 read-only; 5 the plan's note cap;
 1 some feeds could not be fetched; 70 an unexpected error.
 `;
+
+/** Handled in main: it opens two databases of its own, not the one --db names. */
+const migrate = command({
+  options: { from: { type: "string" }, to: { type: "string" } },
+  run: () => {
+    throw new Error("migrate runs in main");
+  },
+});
 
 const GLOBAL = { db: { type: "string" }, user: { type: "string" } } as const;
 
@@ -50,6 +63,7 @@ const COMMANDS: Record<string, Command> = {
   import: importCmd,
   feeds,
   reindex,
+  migrate,
 };
 
 /** The command's name: the first positional, reading every command's flags so their values are skipped. */
@@ -90,11 +104,25 @@ export async function main(
       return 0;
     }
     if (!cmd) throw new UsageError(`unknown command "${name}"; see dexi --help`);
+    if (cmd === migrate) {
+      const given = values as Record<string, unknown>;
+      const from = given["from"] as string | undefined;
+      const to = given["to"] as string | undefined;
+      if (!from || !to || !isPostgresUrl(to)) throw new UsageError("migrate --from FILE --to postgres://...");
+      const report = await copySqliteToPostgres(from, to);
+      const { vectorsMd5, ...counts } = report;
+      out(
+        `copied ${Object.entries(counts)
+          .map(([t, n]) => `${n} ${t}`)
+          .join(", ")}; counts and vectors verified (md5 ${vectorsMd5})\n`,
+      );
+      return 0;
+    }
     if (flags.http || flags.token !== undefined || flags.sessionIdleMinutes || flags.maxSessions)
       throw new UsageError("--http, --token and the session flags are dexi-mcp's; see dexi --help");
     const db = (values["db"] as string | undefined) || process.env["DEXI_DB"] || defaultDbPath();
     const user = (values["user"] as string | undefined) || process.env["DEXI_USER"] || DEFAULT_USER;
-    app = openApp(db, { log: (l) => err(`${l}\n`) });
+    app = await openAppAt(db, { log: (l) => err(`${l}\n`) });
     const ctx: Ctx = { app, user, values, rest: positionals.slice(1), out, err, input };
     return await cmd.run(ctx);
   } catch (e) {

@@ -2,11 +2,11 @@ import { command, on, str, UsageError, userId } from "./context.js";
 
 export const share = command({
   options: { off: { type: "boolean" } },
-  run(ctx) {
+  async run(ctx) {
     const id = ctx.rest[0];
     if (!id) throw new UsageError("share NOTE_ID [--off]");
     const shared = !on(ctx, "off");
-    const note = ctx.app.notes.share({ userId: userId(ctx), scopes: [] }, id, shared);
+    const note = await ctx.app.notes.share({ userId: await userId(ctx), scopes: [] }, id, shared);
     ctx.out(`${shared ? "shared" : "unshared"} "${note.title}" (${note.id})\n`);
     return 0;
   },
@@ -14,7 +14,7 @@ export const share = command({
 
 export const move = command({
   options: { folder: { type: "string" }, unfiled: { type: "boolean" } },
-  run(ctx) {
+  async run(ctx) {
     const id = ctx.rest[0];
     const folder = str(ctx, "folder");
     const unfiled = on(ctx, "unfiled");
@@ -23,7 +23,11 @@ export const move = command({
     // The domain refuses the folder name too; here the message points at the flag meant instead.
     if (folder?.trim().toLowerCase() === "unfiled")
       throw new UsageError('"unfiled" is not a folder name; use --unfiled');
-    const note = ctx.app.notes.file({ userId: userId(ctx), scopes: [] }, id, unfiled ? null : folder!);
+    const note = await ctx.app.notes.file(
+      { userId: await userId(ctx), scopes: [] },
+      id,
+      unfiled ? null : folder!,
+    );
     ctx.out(
       `moved "${note.title}" (${note.id}) ${note.folder ? `into ${note.folder}` : "out of its folder"}\n`,
     );

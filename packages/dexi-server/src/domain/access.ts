@@ -86,24 +86,25 @@ export class Access {
   constructor(private readonly store: Store) {}
 
   /** The visibility scope for reads (rules 1 and 2). */
-  scope(viewer: Viewer): Scope {
+  async scope(viewer: Viewer): Promise<Scope> {
     const r = viewer.restriction;
     if (!isRestricted(viewer)) {
-      return { userId: viewer.userId, teammates: this.store.accounts.teammates(viewer.userId) };
+      return { userId: viewer.userId, teammates: await this.store.accounts.teammates(viewer.userId) };
     }
     const scope: Scope = { userId: viewer.userId, teammates: [] };
-    if (r?.folder) scope.folderId = this.store.accounts.folderByName(viewer.userId, r.folder)?.id ?? null;
+    if (r?.folder)
+      scope.folderId = (await this.store.accounts.folderByName(viewer.userId, r.folder))?.id ?? null;
     if (r?.tag) scope.tag = restrictionTag(r.tag);
     return scope;
   }
 
   /** Folders the viewer may name (rule 3): exactly the ones list_folders shows. */
-  visibleFolders(viewer: Viewer): {
+  async visibleFolders(viewer: Viewer): Promise<{
     folders: { id: number; name: string; note_count: number }[];
     unfiled: number;
-  } {
-    const scope = this.scope(viewer);
-    const counts = this.store.notes.folderCounts(scope);
+  }> {
+    const scope = await this.scope(viewer);
+    const counts = await this.store.notes.folderCounts(scope);
     if (!isRestricted(viewer)) return counts;
     if (scope.folderId !== undefined) {
       return { folders: counts.folders.filter((f) => f.id === scope.folderId), unfiled: counts.unfiled };
@@ -112,11 +113,11 @@ export class Access {
   }
 
   /** A folder named in list_notes: case-insensitive, or `Folder not found: X` when not visible. */
-  resolveFolder(viewer: Viewer, name: string): number | "unfiled" {
+  async resolveFolder(viewer: Viewer, name: string): Promise<number | "unfiled"> {
     if (name.trim().toLowerCase() === "unfiled") return "unfiled";
-    const found = this.store.accounts.folderByName(viewer.userId, name);
+    const found = await this.store.accounts.folderByName(viewer.userId, name);
     if (!found) throw folderNotFound(name);
-    if (isRestricted(viewer) && !this.visibleFolders(viewer).folders.some((f) => f.id === found.id)) {
+    if (isRestricted(viewer) && !(await this.visibleFolders(viewer)).folders.some((f) => f.id === found.id)) {
       throw folderNotFound(name);
     }
     return found.id;
@@ -135,10 +136,14 @@ export class Access {
   }
 
   /** Where a new note goes and what its text becomes (rule 4). */
-  placeNew(viewer: Viewer, text: string, createFolder: boolean): { folder: FolderRow | null; text: string } {
+  async placeNew(
+    viewer: Viewer,
+    text: string,
+    createFolder: boolean,
+  ): Promise<{ folder: FolderRow | null; text: string }> {
     const r = viewer.restriction;
     const folder =
-      r?.folder && createFolder ? this.store.accounts.ensureFolder(viewer.userId, r.folder) : null;
+      r?.folder && createFolder ? await this.store.accounts.ensureFolder(viewer.userId, r.folder) : null;
     let out = text;
     if (r?.tag) {
       const tag = restrictionTag(r.tag);

@@ -68,16 +68,16 @@ export class AccountsService {
   ) {}
 
   /** The named user, created on first use. */
-  ensureUser(name: string): UserRow {
+  ensureUser(name: string): Promise<UserRow> {
     return this.store.accounts.ensureUser(name, this.now());
   }
 
-  addUser(name: string, team?: string): UserRow {
+  async addUser(name: string, team?: string): Promise<UserRow> {
     if (name.trim() === "") throw invalid("a user needs a name");
-    return this.store.tx(() => {
-      if (this.store.accounts.userByName(name)) throw invalid(`user ${name} already exists`);
-      const user = this.store.accounts.createUser(name, this.now());
-      if (team !== undefined) this.store.accounts.setTeam(user.id, this.ensureTeam(team).id);
+    return this.store.tx(async () => {
+      if (await this.store.accounts.userByName(name)) throw invalid(`user ${name} already exists`);
+      const user = await this.store.accounts.createUser(name, this.now());
+      if (team !== undefined) await this.store.accounts.setTeam(user.id, (await this.ensureTeam(team)).id);
       return user;
     });
   }
@@ -86,42 +86,48 @@ export class AccountsService {
     return this.store.accounts.listUsers();
   }
 
-  addTeam(name: string): void {
+  async addTeam(name: string): Promise<void> {
     if (name.trim() === "") throw invalid("a team needs a name");
-    this.store.tx(() => {
-      if (this.store.accounts.teamByName(name)) throw invalid(`team ${name} already exists`);
-      this.store.accounts.createTeam(name, this.now());
+    await this.store.tx(async () => {
+      if (await this.store.accounts.teamByName(name)) throw invalid(`team ${name} already exists`);
+      await this.store.accounts.createTeam(name, this.now());
     });
   }
 
   /** Puts a user (created on first use) into a team (created when new); returns the team's name. */
-  joinTeam(team: string, user: string): string {
-    return this.store.tx(() => {
-      const t = this.ensureTeam(team);
-      this.store.accounts.setTeam(this.ensureUser(user).id, t.id);
+  joinTeam(team: string, user: string): Promise<string> {
+    return this.store.tx(async () => {
+      const t = await this.ensureTeam(team);
+      await this.store.accounts.setTeam((await this.ensureUser(user)).id, t.id);
       return t.name;
     });
   }
 
-  leaveTeam(user: string): void {
-    const u = this.store.accounts.userByName(user);
+  async leaveTeam(user: string): Promise<void> {
+    const u = await this.store.accounts.userByName(user);
     if (!u) throw new DexiError("NOT_FOUND", `User not found: ${user}`);
-    this.store.accounts.setTeam(u.id, null);
+    await this.store.accounts.setTeam(u.id, null);
   }
 
   teams() {
     return this.store.accounts.listTeams();
   }
 
-  settings(userId: number): UserSettings & { notes: number } {
-    return { ...this.store.accounts.settings(userId), notes: this.store.notes.countOwn(userId) };
+  async settings(userId: number): Promise<UserSettings & { notes: number }> {
+    return {
+      ...(await this.store.accounts.settings(userId)),
+      notes: await this.store.notes.countOwn(userId),
+    };
   }
 
   /**
    * Changes a user's settings, each checked by its rule. New review deck tags re-enrol the user's
    * notes at once; the result says how many cards that added and dropped.
    */
-  updateSettings(userId: number, patch: SettingsPatch): { enrolled: number; dropped: number } | undefined {
+  async updateSettings(
+    userId: number,
+    patch: SettingsPatch,
+  ): Promise<{ enrolled: number; dropped: number } | undefined> {
     const checked: Partial<UserSettings> = {
       ...(patch.timeZone !== undefined
         ? { timeZone: patch.timeZone === null ? null : checkTimeZone(patch.timeZone) }
@@ -130,31 +136,33 @@ export class AccountsService {
       ...(patch.plan !== undefined ? { plan: patch.plan } : {}),
       ...(patch.noteCap !== undefined ? { noteCap: checkNoteCap(patch.noteCap) } : {}),
     };
-    this.store.accounts.updateSettings(userId, checked);
+    await this.store.accounts.updateSettings(userId, checked);
     return checked.reviewTags !== undefined ? this.notes.syncDeck(userId) : undefined;
   }
 
   /** The saved embeddings config (env overrides it when the server starts), key by key. */
-  embeddings(): [key: string, value: string][] {
-    return EMBEDDER_CONFIG_KEYS.flatMap((k) => {
-      const v = this.store.accounts.config(k);
-      return v === undefined ? [] : [[k, v] as [string, string]];
-    });
+  async embeddings(): Promise<[key: string, value: string][]> {
+    const out: [string, string][] = [];
+    for (const k of EMBEDDER_CONFIG_KEYS) {
+      const v = await this.store.accounts.config(k);
+      if (v !== undefined) out.push([k, v]);
+    }
+    return out;
   }
 
-  setEmbeddings(patch: EmbeddingsPatch): void {
+  async setEmbeddings(patch: EmbeddingsPatch): Promise<void> {
     const provider = patch.provider == null ? patch.provider : checkEmbeddingsProvider(patch.provider);
-    this.store.tx(() => {
+    await this.store.tx(async () => {
       const saved: [string, string | null | undefined][] = [
         ["embeddings.provider", provider],
         ["embeddings.url", patch.url],
         ["embeddings.model", patch.model],
       ];
-      for (const [k, v] of saved) if (v !== undefined) this.store.accounts.setConfig(k, v || null);
+      for (const [k, v] of saved) if (v !== undefined) await this.store.accounts.setConfig(k, v || null);
     });
   }
 
-  private ensureTeam(name: string) {
-    return this.store.accounts.teamByName(name) ?? this.store.accounts.createTeam(name, this.now());
+  private async ensureTeam(name: string) {
+    return (await this.store.accounts.teamByName(name)) ?? this.store.accounts.createTeam(name, this.now());
   }
 }

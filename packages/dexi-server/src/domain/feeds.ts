@@ -29,7 +29,7 @@ export async function pollFeeds(
   options: { embedder?: Embedder; timeoutMs?: number; now?: () => number; restoreDeleted?: boolean } = {},
 ): Promise<PollResult[]> {
   const out: PollResult[] = [];
-  for (const feed of notes.store.records.feeds(userId)) {
+  for (const feed of await notes.store.records.feeds(userId)) {
     try {
       const res = await fetch(feed.url, {
         headers: {
@@ -45,7 +45,7 @@ export async function pollFeeds(
         ...(options.now ? { now: options.now } : {}),
         ...(options.restoreDeleted ? { restoreDeleted: true } : {}),
       });
-      notes.store.records.markPolled(feed.id, parsed.title, (options.now ?? Date.now)());
+      await notes.store.records.markPolled(feed.id, parsed.title, (options.now ?? Date.now)());
       out.push({ url: feed.url, title: parsed.title, report });
     } catch (err) {
       out.push({ url: feed.url, title: feed.title, error: (err as Error).message });

@@ -64,7 +64,7 @@ interface Planned {
  * in dexi is never overwritten. Notes imported before hashes were kept count as edited unless they
  * already match the source.
  */
-function plan(
+async function plan(
   notes: NotesService,
   userId: number,
   items: readonly ImportItem[],
@@ -81,16 +81,17 @@ function plan(
     }
     seen.add(item.key);
     const hash = importHash(item.title, item.body);
-    const existing = notes.store.notes.byContentKey(userId, item.key) ?? adoptLegacy(notes, userId, item);
+    const existing =
+      (await notes.store.notes.byContentKey(userId, item.key)) ?? (await adoptLegacy(notes, userId, item));
     if (!existing) {
-      if (!notes.store.tombstones.has(userId, item.key, o.deletedSince)) creates.push({ item, hash });
+      if (!(await notes.store.tombstones.has(userId, item.key, o.deletedSince))) creates.push({ item, hash });
       else if (o.restoreDeleted) creates.push({ item, hash, restored: true });
       else report.deleted++;
       continue;
     }
     const current = importHash(existing.title, existing.body);
     if (current === hash) {
-      if (existing.importHash !== hash) notes.store.notes.setImportHash(existing.id, hash);
+      if (existing.importHash !== hash) await notes.store.notes.setImportHash(existing.id, hash);
       report.skipped++;
     } else if (existing.importHash === hash)
       report.skipped++; // source unchanged, edited in dexi
@@ -106,10 +107,14 @@ function plan(
 }
 
 /** A note imported under the item's older key (see ImportItem.legacyKey) takes the item's key now. */
-function adoptLegacy(notes: NotesService, userId: number, item: ImportItem): ImportedNote | undefined {
+async function adoptLegacy(
+  notes: NotesService,
+  userId: number,
+  item: ImportItem,
+): Promise<ImportedNote | undefined> {
   if (item.legacyKey === undefined) return undefined;
-  const old = notes.store.notes.byContentKey(userId, item.legacyKey);
-  if (old) notes.store.notes.setContentKey(old.id, item.key);
+  const old = await notes.store.notes.byContentKey(userId, item.legacyKey);
+  if (old) await notes.store.notes.setContentKey(old.id, item.key);
   return old;
 }
 
@@ -137,16 +142,16 @@ export async function importItems(
   };
   const now = o.now ?? Date.now;
   const deletedSince = now() - TOMBSTONE_DAYS * 86_400_000;
-  store.tombstones.expire(deletedSince);
-  const { creates, updates } = plan(notes, userId, items, report, {
+  await store.tombstones.expire(deletedSince);
+  const { creates, updates } = await plan(notes, userId, items, report, {
     log: o.log ?? (() => {}),
     restoreDeleted: o.restoreDeleted === true,
     deletedSince,
   });
-  const { noteCap } = store.accounts.settings(userId);
+  const { noteCap } = await store.accounts.settings(userId);
   let allowed = creates;
   if (noteCap !== null) {
-    const room = Math.max(0, noteCap - store.notes.countOwn(userId));
+    const room = Math.max(0, noteCap - (await store.notes.countOwn(userId)));
     report.overCap = Math.max(0, creates.length - room);
     allowed = creates.slice(0, room);
   }
@@ -162,22 +167,28 @@ export async function importItems(
         o.log?.(`dexi: embedding failed for a batch (${(err as Error).message}); run dexi reindex later`);
       }
     }
-    const done = store.tx(() =>
-      chunk.map(({ item: it, hash, existing, restored }, j) => {
+    const done = await store.tx(async () => {
+      const out: { id: string; key: string; updated: boolean }[] = [];
+      for (const [j, { item: it, hash, existing, restored }] of chunk.entries()) {
         const t = now();
         let id: number;
         let uuid: string;
         if (existing) {
           ({ id, uuid } = existing);
-          store.notes.update(id, { title: it.title, body: it.body, updatedMs: t, tags: parseTags(it.body) });
-          store.notes.setImportHash(id, hash);
+          await store.notes.update(id, {
+            title: it.title,
+            body: it.body,
+            updatedMs: t,
+            tags: parseTags(it.body),
+          });
+          await store.notes.setImportHash(id, hash);
         } else {
           const created = it.createdMs ?? t;
           uuid = randomUUID();
-          id = store.notes.insert({
+          id = await store.notes.insert({
             uuid,
             userId,
-            folderId: it.folder ? store.accounts.ensureFolder(userId, it.folder).id : null,
+            folderId: it.folder ? (await store.accounts.ensureFolder(userId, it.folder)).id : null,
             title: it.title,
             body: it.body,
             source: it.source,
@@ -189,21 +200,22 @@ export async function importItems(
             tags: parseTags(it.body),
           });
           const r = it.record;
-          if (r?.kind === "bookmark") store.records.addBookmark(id, r.url, r.addedMs);
-          else if (r?.kind === "email") store.records.addEmail(id, r);
-          else if (r?.kind === "feed") store.records.addFeedArticle(id, r);
-          if (restored) store.tombstones.forget(userId, it.key);
+          if (r?.kind === "bookmark") await store.records.addBookmark(id, r.url, r.addedMs);
+          else if (r?.kind === "email") await store.records.addEmail(id, r);
+          else if (r?.kind === "feed") await store.records.addFeedArticle(id, r);
+          if (restored) await store.tombstones.forget(userId, it.key);
         }
-        notes.syncCard(userId, id, it.body, t);
+        await notes.syncCard(userId, id, it.body, t);
         const vec = vectors[j];
-        if (vec && o.embedder) store.vectors.put(id, o.embedder.id, vec);
+        if (vec && o.embedder) await store.vectors.put(id, o.embedder.id, vec);
         else {
-          if (existing) store.vectors.remove(id); // the old vector described the old text
+          if (existing) await store.vectors.remove(id); // the old vector described the old text
           report.unembedded++;
         }
-        return { id: uuid, key: it.key, updated: existing !== undefined };
-      }),
-    );
+        out.push({ id: uuid, key: it.key, updated: existing !== undefined });
+      }
+      return out;
+    });
     for (const d of done) d.updated ? report.updated++ : report.created++;
     o.onCommitted?.(done, report, todo.length);
   }
@@ -222,15 +234,15 @@ export interface PruneReport {
  * `present`, the keys the source still has: a deleted file's note goes too. A note edited in dexi
  * since its import stays, and is named in the log.
  */
-export function pruneMissing(
+export async function pruneMissing(
   notes: NotesService,
   userId: number,
   keyPrefix: string,
   present: ReadonlySet<string>,
   log: (line: string) => void = () => {},
-): PruneReport {
+): Promise<PruneReport> {
   const report: PruneReport = { removed: 0, kept: 0 };
-  for (const note of notes.store.notes.importedUnder(userId, keyPrefix)) {
+  for (const note of await notes.store.notes.importedUnder(userId, keyPrefix)) {
     if (present.has(note.key)) continue;
     if (note.importHash !== importHash(note.title, note.body)) {
       report.kept++;
@@ -238,7 +250,7 @@ export function pruneMissing(
       continue;
     }
     // The source is gone, not unwanted: if the file comes back, it is imported again.
-    notes.delete({ userId, scopes: [] }, note.uuid, { remember: false });
+    await notes.delete({ userId, scopes: [] }, note.uuid, { remember: false });
     report.removed++;
   }
   return report;

@@ -43,6 +43,8 @@ export interface ListOptions {
 }
 
 const MAX_QUERY_TERMS = 32;
+/** How long a batch of notes stays claimed by the instance embedding it. */
+const EMBED_LEASE_MS = 10 * 60_000;
 
 /**
  * Turns any user text into a safe FTS5 query: the words (letters, digits) each as a quoted string,
@@ -80,88 +82,93 @@ export class NotesService {
 
   // --- reads ---
 
-  get(viewer: Viewer, uuid: string): NoteFull {
-    const row = this.store.notes.visibleByUuid(this.access.scope(viewer), uuid);
+  async get(viewer: Viewer, uuid: string): Promise<NoteFull> {
+    const row = await this.store.notes.visibleByUuid(await this.access.scope(viewer), uuid);
     if (!row) throw noteNotFound();
-    return toFull(row, this.store.notes.tagsOf([row.id]).get(row.id) ?? [], viewer.userId);
+    return toFull(row, (await this.store.notes.tagsOf([row.id])).get(row.id) ?? [], viewer.userId);
   }
 
-  search(viewer: Viewer, query: string, page: number, size: number): NotePage {
+  async search(viewer: Viewer, query: string, page: number, size: number): Promise<NotePage> {
     const match = ftsQuery(query);
     if (!match) return { items: [], total: 0, page };
-    const { rows, total } = this.store.notes.search(
-      this.access.scope(viewer),
+    const { rows, total } = await this.store.notes.search(
+      await this.access.scope(viewer),
       match,
       size,
       (page - 1) * size,
     );
-    return { items: this.items(rows, viewer), total, page };
+    return { items: await this.items(rows, viewer), total, page };
   }
 
-  list(viewer: Viewer, o: ListOptions): NotePage {
+  async list(viewer: Viewer, o: ListOptions): Promise<NotePage> {
     const filter: ListFilter = { sort: o.sort };
     if (o.source !== "all") filter.source = o.source;
     if (o.tag !== undefined) filter.tags = tagCandidates(o.tag);
-    if (o.folder !== undefined) filter.folder = this.access.resolveFolder(viewer, o.folder);
+    if (o.folder !== undefined) filter.folder = await this.access.resolveFolder(viewer, o.folder);
     if (o.period) {
-      const { from, to } = periodRange(o.period, this.now(), this.timeZoneOf(viewer.userId));
+      const { from, to } = periodRange(o.period, this.now(), await this.timeZoneOf(viewer.userId));
       filter.from = from;
       filter.to = to;
     }
-    const { rows, total } = this.store.notes.list(
-      this.access.scope(viewer),
+    const { rows, total } = await this.store.notes.list(
+      await this.access.scope(viewer),
       filter,
       o.size,
       (o.page - 1) * o.size,
     );
-    return { items: this.items(rows, viewer), total, page: o.page };
+    return { items: await this.items(rows, viewer), total, page: o.page };
   }
 
   /** The zone a user's periods are in: their own setting, else the server's. */
-  timeZoneOf(userId: number): string {
-    return this.store.accounts.settings(userId).timeZone ?? this.timeZone;
+  async timeZoneOf(userId: number): Promise<string> {
+    return (await this.store.accounts.settings(userId)).timeZone ?? this.timeZone;
   }
 
   async semantic(viewer: Viewer, query: string, size: number): Promise<NoteWindow> {
     const [vec] = await this.embedOrFail([query]);
-    return { items: this.nearest(viewer, vec!, size) };
+    return { items: await this.nearest(viewer, vec!, size) };
   }
 
   async similar(viewer: Viewer, uuid: string, size: number): Promise<NoteWindow> {
-    const row = this.store.notes.visibleByUuid(this.access.scope(viewer), uuid);
+    const row = await this.store.notes.visibleByUuid(await this.access.scope(viewer), uuid);
     if (!row) throw noteNotFound();
-    let vec = this.index.fresh().vector(row.id);
+    let vec = (await this.index.fresh()).vector(row.id);
     if (!vec) {
       [vec] = await this.embedOrFail([noteText(row.title, row.body)]);
-      this.saveVector(row.id, vec!);
+      await this.saveVector(row.id, vec!);
     }
-    return { items: this.nearest(viewer, vec!, size, row.id) };
+    return { items: await this.nearest(viewer, vec!, size, row.id) };
   }
 
-  private nearest(viewer: Viewer, vec: Float32Array, size: number, exclude?: number): NoteItem[] {
-    const scope = this.access.scope(viewer);
-    const only = isRestricted(viewer) ? this.store.notes.visibleIds(scope) : undefined;
+  private async nearest(
+    viewer: Viewer,
+    vec: Float32Array,
+    size: number,
+    exclude?: number,
+  ): Promise<NoteItem[]> {
+    const scope = await this.access.scope(viewer);
+    const only = isRestricted(viewer) ? await this.store.notes.visibleIds(scope) : undefined;
     // The only user, unrestricted: every vector is visible, so no look-ups while ranking.
-    const everything = !only && this.store.notes.seesEverything(scope);
-    const hits = this.index.search(
+    const everything = !only && (await this.store.notes.seesEverything(scope));
+    const hits = await this.index.search(
       vec,
       size,
-      everything ? (ids) => new Set(ids) : (ids) => this.store.notes.visibleAmong(scope, ids),
+      everything ? async (ids) => new Set(ids) : (ids) => this.store.notes.visibleAmong(scope, ids),
       only,
       exclude,
     );
-    const rows = this.store.notes.rowsByIds(hits.map((h) => h.id));
-    const tags = this.store.notes.tagsOf(rows.map((r) => r.id));
+    const rows = await this.store.notes.rowsByIds(hits.map((h) => h.id));
+    const tags = await this.store.notes.tagsOf(rows.map((r) => r.id));
     const cos = new Map(hits.map((h) => [h.id, h.cosine]));
     return rows.map((r) => toItem(r, tags.get(r.id) ?? [], viewer.userId, cos.get(r.id)));
   }
 
-  tags(viewer: Viewer, kind: TagKind, limit: number): TagCounts {
-    return { tags: this.store.notes.tagCounts(this.access.scope(viewer), kind, limit) };
+  async tags(viewer: Viewer, kind: TagKind, limit: number): Promise<TagCounts> {
+    return { tags: await this.store.notes.tagCounts(await this.access.scope(viewer), kind, limit) };
   }
 
-  folders(viewer: Viewer): FolderCounts {
-    const { folders, unfiled } = this.access.visibleFolders(viewer);
+  async folders(viewer: Viewer): Promise<FolderCounts> {
+    const { folders, unfiled } = await this.access.visibleFolders(viewer);
     return {
       folders: folders.map((f) => ({ name: f.name, note_count: f.note_count })),
       unfiled_count: unfiled,
@@ -171,14 +178,14 @@ export class NotesService {
   // --- writes ---
 
   async create(viewer: Viewer, input: { title: string; text: string }): Promise<NoteFull> {
-    this.checkCap(viewer.userId);
-    const body = this.access.placeNew(viewer, input.text, false).text;
+    await this.checkCap(viewer.userId);
+    const body = (await this.access.placeNew(viewer, input.text, false)).text;
     const vec = await this.tryEmbed(input.title, body);
     const now = this.now();
-    const id = this.store.tx(() => {
-      this.checkCap(viewer.userId);
-      const { folder } = this.access.placeNew(viewer, input.text, true);
-      const noteId = this.store.notes.insert({
+    const id = await this.store.tx(async () => {
+      await this.checkCap(viewer.userId);
+      const { folder } = await this.access.placeNew(viewer, input.text, true);
+      const noteId = await this.store.notes.insert({
         uuid: randomUUID(),
         userId: viewer.userId,
         folderId: folder?.id ?? null,
@@ -191,11 +198,11 @@ export class NotesService {
         updatedMs: now,
         tags: parseTags(body),
       });
-      this.syncCard(viewer.userId, noteId, body, now);
-      if (vec) this.store.vectors.put(noteId, this.embedder.id, vec);
+      await this.syncCard(viewer.userId, noteId, body, now);
+      if (vec) await this.store.vectors.put(noteId, this.embedder.id, vec);
       return noteId;
     });
-    if (vec) this.index.put(id, vec);
+    if (vec) await this.index.put(id, vec);
     return this.fullById(id, viewer);
   }
 
@@ -205,7 +212,7 @@ export class NotesService {
   ): Promise<NoteFull> {
     const note = this.access.writable(
       viewer,
-      this.store.notes.visibleByUuid(this.access.scope(viewer), input.note_id),
+      await this.store.notes.visibleByUuid(await this.access.scope(viewer), input.note_id),
     );
     if (input.title === undefined && input.text === undefined) {
       throw new DexiError("NOTHING_TO_UPDATE", "Nothing to update");
@@ -221,12 +228,12 @@ export class NotesService {
     const changed = title !== note.title || body !== note.body;
     const vec = changed ? await this.tryEmbed(title, body) : undefined;
     const now = this.now();
-    this.store.tx(() => {
-      this.store.notes.update(note.id, { title, body, updatedMs: now, tags: parseTags(body) });
-      this.syncCard(viewer.userId, note.id, body, now);
-      if (vec) this.store.vectors.put(note.id, this.embedder.id, vec);
+    await this.store.tx(async () => {
+      await this.store.notes.update(note.id, { title, body, updatedMs: now, tags: parseTags(body) });
+      await this.syncCard(viewer.userId, note.id, body, now);
+      if (vec) await this.store.vectors.put(note.id, this.embedder.id, vec);
     });
-    if (vec) this.index.put(note.id, vec);
+    if (vec) await this.index.put(note.id, vec);
     return this.fullById(note.id, viewer);
   }
 
@@ -234,49 +241,54 @@ export class NotesService {
    * Deletes a note. An imported note's key is remembered (see Tombstones), so importing or polling its
    * source again does not bring it back; `remember: false` is for notes whose source is gone (prune).
    */
-  delete(viewer: Viewer, uuid: string, options: { remember?: boolean } = {}): Deleted {
+  async delete(viewer: Viewer, uuid: string, options: { remember?: boolean } = {}): Promise<Deleted> {
     const note = this.access.writable(
       viewer,
-      this.store.notes.visibleByUuid(this.access.scope(viewer), uuid),
+      await this.store.notes.visibleByUuid(await this.access.scope(viewer), uuid),
     );
-    this.store.tx(() => {
-      const key = this.store.notes.contentKeyOf(note.id);
+    await this.store.tx(async () => {
+      const key = await this.store.notes.contentKeyOf(note.id);
       if (key !== null && options.remember !== false)
-        this.store.tombstones.remember(note.user_id, key, this.now());
-      this.store.notes.delete(note.id);
+        await this.store.tombstones.remember(note.user_id, key, this.now());
+      await this.store.notes.delete(note.id);
     });
-    this.index.remove(note.id);
+    await this.index.remove(note.id);
     return { deleted: true, id: note.uuid, title: note.title };
   }
 
   /** Shares an own note with the owner's team (read-only for team-mates), or stops sharing it. */
-  share(viewer: Viewer, uuid: string, shared: boolean): NoteFull {
+  async share(viewer: Viewer, uuid: string, shared: boolean): Promise<NoteFull> {
     const note = this.access.writable(
       viewer,
-      this.store.notes.visibleByUuid(this.access.scope(viewer), uuid),
+      await this.store.notes.visibleByUuid(await this.access.scope(viewer), uuid),
     );
-    this.store.notes.setShared(note.id, shared);
+    await this.store.notes.setShared(note.id, shared);
     return this.fullById(note.id, viewer);
   }
 
   /** Files an own note into a folder (created when new), or takes it out of any with null. */
-  file(viewer: Viewer, uuid: string, folder: string | null): NoteFull {
+  async file(viewer: Viewer, uuid: string, folder: string | null): Promise<NoteFull> {
     const name = folder === null ? null : checkFolderName(folder);
     const note = this.access.writable(
       viewer,
-      this.store.notes.visibleByUuid(this.access.scope(viewer), uuid),
+      await this.store.notes.visibleByUuid(await this.access.scope(viewer), uuid),
     );
-    this.store.tx(() => {
-      const folderId = name === null ? null : this.store.accounts.ensureFolder(viewer.userId, name).id;
-      this.store.notes.setFolder(note.id, folderId);
+    await this.store.tx(async () => {
+      const folderId =
+        name === null ? null : (await this.store.accounts.ensureFolder(viewer.userId, name)).id;
+      await this.store.notes.setFolder(note.id, folderId);
     });
     return this.fullById(note.id, viewer);
   }
 
   // --- review ---
 
-  dueReviews(viewer: Viewer, limit: number): DueReviews {
-    const { rows, total } = this.store.notes.dueCards(this.access.scope(viewer), this.now(), limit);
+  async dueReviews(viewer: Viewer, limit: number): Promise<DueReviews> {
+    const { rows, total } = await this.store.notes.dueCards(
+      await this.access.scope(viewer),
+      this.now(),
+      limit,
+    );
     return {
       items: rows.map((r) => ({
         id: r.uuid,
@@ -291,16 +303,16 @@ export class NotesService {
     };
   }
 
-  grade(viewer: Viewer, uuid: string, grade: Grade): Graded {
-    const scope = { ...this.access.scope(viewer), teammates: [] };
-    const note = this.store.notes.visibleByUuid(scope, uuid);
+  async grade(viewer: Viewer, uuid: string, grade: Grade): Promise<Graded> {
+    const scope = { ...(await this.access.scope(viewer)), teammates: [] };
+    const note = await this.store.notes.visibleByUuid(scope, uuid);
     if (!note) {
-      if (this.store.notes.visibleByUuid(this.access.scope(viewer), uuid)) {
+      if (await this.store.notes.visibleByUuid(await this.access.scope(viewer), uuid)) {
         throw new DexiError("NOT_IN_REVIEW", "Note is not in review");
       }
       throw noteNotFound();
     }
-    const card = this.store.notes.card(note.id);
+    const card = await this.store.notes.card(note.id);
     if (!card) throw new DexiError("NOT_IN_REVIEW", "Note is not in review");
     const now = this.now();
     const next = schedule(
@@ -308,7 +320,7 @@ export class NotesService {
       grade,
       now,
     );
-    this.store.tx(() =>
+    await this.store.tx(() =>
       this.store.notes.saveCard({
         note_id: note.id,
         due_ms: next.dueMs,
@@ -329,29 +341,29 @@ export class NotesService {
   }
 
   /** Enrols or drops a note's card after a write, by the owner's review deck tags. */
-  syncCard(userId: number, noteId: number, body: string, nowMs: number): void {
-    const deck = new Set(this.store.accounts.settings(userId).reviewTags);
-    if (parseTags(body).some((t) => deck.has(t.tag))) this.store.notes.enrol(noteId, nowMs);
-    else this.store.notes.unenrol(noteId);
+  async syncCard(userId: number, noteId: number, body: string, nowMs: number): Promise<void> {
+    const deck = new Set((await this.store.accounts.settings(userId)).reviewTags);
+    if (parseTags(body).some((t) => deck.has(t.tag))) await this.store.notes.enrol(noteId, nowMs);
+    else await this.store.notes.unenrol(noteId);
   }
 
   /** Re-applies a user's review deck to all their notes (after `dexi settings --review-tags`). */
-  syncDeck(userId: number): { enrolled: number; dropped: number } {
-    return this.store.tx(() => {
-      const deck = this.store.accounts.settings(userId).reviewTags;
-      const want = new Set(this.store.notes.ownIdsWithTags(userId, deck));
-      const have = new Set(this.store.notes.ownCardIds(userId));
+  syncDeck(userId: number): Promise<{ enrolled: number; dropped: number }> {
+    return this.store.tx(async () => {
+      const deck = (await this.store.accounts.settings(userId)).reviewTags;
+      const want = new Set(await this.store.notes.ownIdsWithTags(userId, deck));
+      const have = new Set(await this.store.notes.ownCardIds(userId));
       let enrolled = 0;
       let dropped = 0;
       const now = this.now();
       for (const id of want) {
         if (have.has(id)) continue;
-        this.store.notes.enrol(id, now);
+        await this.store.notes.enrol(id, now);
         enrolled++;
       }
       for (const id of have) {
         if (want.has(id)) continue;
-        this.store.notes.unenrol(id);
+        await this.store.notes.unenrol(id);
         dropped++;
       }
       return { enrolled, dropped };
@@ -377,23 +389,22 @@ export class NotesService {
     if (embedder.id !== this.embedder.id)
       throw new Error(`backfill with ${embedder.id} into an index of ${this.embedder.id}`);
     // Every vector goes, of any model, so that each note is embedded again by the current one.
-    if (options.force) this.store.tx(() => this.store.vectors.clear());
-    const total = this.store.vectors.countMissing(embedder.id);
+    if (options.force) await this.store.tx(() => this.store.vectors.clear());
+    const total = await this.store.vectors.countMissing(embedder.id);
     let done = 0;
     const batch = options.batch ?? 64;
     while (true) {
-      const rows = this.store.vectors.missing(embedder.id, batch);
+      // Claimed, so instances backfilling one shared database embed each note once.
+      const rows = await this.store.vectors.claimMissing(embedder.id, batch, this.now(), EMBED_LEASE_MS);
       if (rows.length === 0) break;
       const vecs = await embedder.embed(rows.map((r) => noteText(r.title, r.body)));
-      this.store.tx(() => {
-        rows.forEach((r, i) => {
-          this.store.vectors.put(r.id, embedder.id, vecs[i]!);
-        });
+      await this.store.tx(async () => {
+        for (const [i, r] of rows.entries()) await this.store.vectors.put(r.id, embedder.id, vecs[i]!);
       });
       done += rows.length;
       options.onProgress?.(done, total);
     }
-    this.index.fresh();
+    await this.index.fresh();
     return { embedded: done };
   }
 
@@ -420,14 +431,14 @@ export class NotesService {
     }
   }
 
-  private saveVector(noteId: number, vec: Float32Array): void {
-    this.store.tx(() => this.store.vectors.put(noteId, this.embedder.id, vec));
-    this.index.put(noteId, vec);
+  private async saveVector(noteId: number, vec: Float32Array): Promise<void> {
+    await this.store.tx(() => this.store.vectors.put(noteId, this.embedder.id, vec));
+    await this.index.put(noteId, vec);
   }
 
-  private checkCap(userId: number): void {
-    const { plan, noteCap } = this.store.accounts.settings(userId);
-    if (noteCap !== null && this.store.notes.countOwn(userId) >= noteCap) {
+  private async checkCap(userId: number): Promise<void> {
+    const { plan, noteCap } = await this.store.accounts.settings(userId);
+    if (noteCap !== null && (await this.store.notes.countOwn(userId)) >= noteCap) {
       throw new DexiError(
         "LIMIT_REACHED",
         `Note limit reached: the ${plan} plan allows ${noteCap} notes. Delete notes or upgrade the plan to create more.`,
@@ -435,13 +446,13 @@ export class NotesService {
     }
   }
 
-  private fullById(id: number, viewer: Viewer): NoteFull {
-    const row = this.store.notes.byId(id)!;
-    return toFull(row, this.store.notes.tagsOf([id]).get(id) ?? [], viewer.userId);
+  private async fullById(id: number, viewer: Viewer): Promise<NoteFull> {
+    const row = (await this.store.notes.byId(id))!;
+    return toFull(row, (await this.store.notes.tagsOf([id])).get(id) ?? [], viewer.userId);
   }
 
-  private items(rows: NoteRow[], viewer: Viewer): NoteItem[] {
-    const tags = this.store.notes.tagsOf(rows.map((r) => r.id));
+  private async items(rows: NoteRow[], viewer: Viewer): Promise<NoteItem[]> {
+    const tags = await this.store.notes.tagsOf(rows.map((r) => r.id));
     return rows.map((r) => toItem(r, tags.get(r.id) ?? [], viewer.userId));
   }
 }

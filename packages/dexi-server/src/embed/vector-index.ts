@@ -1,5 +1,21 @@
-import type { VectorStore } from "../store/vectors.js";
+import type { VectorsPort } from "../store/port.js";
 import { VectorSlab } from "./vector-slab.js";
+
+interface Loaded {
+  ids: number[];
+  slots: Map<number, number>;
+  slab: VectorSlab | undefined;
+}
+
+function place(into: Loaded, id: number, vec: Float32Array): void {
+  into.slab ??= new VectorSlab(vec.length);
+  const slot = into.slots.get(id) ?? into.ids.length;
+  into.slab.set(slot, vec); // throws on a vector of other dims, before any bookkeeping changes
+  if (slot === into.ids.length) {
+    into.ids.push(id);
+    into.slots.set(id, slot);
+  }
+}
 
 export interface Hit {
   id: number;
@@ -13,86 +29,92 @@ export interface Hit {
  * (the store's vectors_version counter moved); kept in step with this process's own writes.
  */
 export class VectorIndex {
-  private ids: number[] = [];
-  private slots = new Map<number, number>();
-  private slab: VectorSlab | undefined;
+  /** The loaded vectors; a reload builds a new one aside and swaps it in whole. */
+  private state: Loaded = { ids: [], slots: new Map(), slab: undefined };
   private loadedVersion: string | undefined;
+  private loading: Promise<void> | undefined;
 
   constructor(
-    private readonly store: VectorStore,
+    private readonly store: Pick<VectorsPort, "version" | "each">,
     readonly model: string,
   ) {}
 
   get size(): number {
-    return this.ids.length;
+    return this.state.ids.length;
   }
 
   /** Reloads when the stored vectors changed since the last look. */
-  fresh(): this {
-    const v = this.store.version();
-    if (v !== this.loadedVersion) this.reload(v);
+  async fresh(): Promise<this> {
+    const v = await this.store.version();
+    if (v !== this.loadedVersion) await this.reload(v);
     return this;
   }
 
-  private reload(version: string): void {
-    this.ids = [];
-    this.slots.clear();
-    this.slab = undefined;
-    for (const { id, vec } of this.store.all(this.model)) this.setSlot(id, vec);
+  /**
+   * Loads every vector afresh. Concurrent callers share one load; the version is read before the
+   * vectors, so a write landing meanwhile moves the counter past it and the next look reloads again.
+   */
+  private reload(version: string): Promise<void> {
+    this.loading ??= this.load(version).finally(() => {
+      this.loading = undefined;
+    });
+    return this.loading;
+  }
+
+  /** Builds the new slab aside and swaps it in whole, so a search meanwhile sees the old one. */
+  private async load(version: string): Promise<void> {
+    const next: Loaded = { ids: [], slots: new Map(), slab: undefined };
+    await this.store.each(this.model, (id, vec) => place(next, id, vec));
+    this.state = next;
     this.loadedVersion = version;
   }
 
   /** Records a vector this process just committed (one vectors_version bump). */
-  put(id: number, vec: Float32Array): void {
-    this.afterOwnWrite(1, () => this.setSlot(id, vec));
+  put(id: number, vec: Float32Array): Promise<void> {
+    return this.afterOwnWrite(1, () => this.setSlot(id, vec));
   }
 
   /** Forgets a note this process just deleted (its vector row, if any, went by cascade). */
-  remove(id: number): void {
-    const had = this.slots.has(id);
-    this.afterOwnWrite(had ? 1 : 0, () => this.removeSlot(id));
+  remove(id: number): Promise<void> {
+    const had = this.state.slots.has(id);
+    return this.afterOwnWrite(had ? 1 : 0, () => this.removeSlot(id));
   }
 
   /**
    * Applies this process's own change without a reload when the stored counter moved by exactly what
    * that change accounts for; anything more means another process wrote too, so everything reloads.
    */
-  private afterOwnWrite(bumps: number, apply: () => void): void {
-    if (this.loadedVersion === undefined) return; // not loaded yet: the first search loads it all
-    const v = this.store.version();
+  private async afterOwnWrite(bumps: number, apply: () => void): Promise<void> {
+    if (this.loadedVersion === undefined || this.loading) return; // the next look loads it all
+    const v = await this.store.version();
+    if (this.loading) return;
     if (Number(v) - Number(this.loadedVersion) === bumps) {
       apply();
       this.loadedVersion = v;
-    } else this.reload(v);
+    } else await this.reload(v);
   }
 
   private removeSlot(id: number): void {
-    const slot = this.slots.get(id);
+    const slot = this.state.slots.get(id);
     if (slot === undefined) return;
-    const last = this.ids.length - 1;
+    const last = this.state.ids.length - 1;
     if (slot !== last) {
-      const lastId = this.ids[last]!;
-      this.slab?.move(last, slot);
-      this.ids[slot] = lastId;
-      this.slots.set(lastId, slot);
+      const lastId = this.state.ids[last]!;
+      this.state.slab?.move(last, slot);
+      this.state.ids[slot] = lastId;
+      this.state.slots.set(lastId, slot);
     }
-    this.ids.pop();
-    this.slots.delete(id);
+    this.state.ids.pop();
+    this.state.slots.delete(id);
   }
 
   vector(id: number): Float32Array | undefined {
-    const slot = this.slots.get(id);
-    return slot === undefined ? undefined : this.slab?.row(slot);
+    const slot = this.state.slots.get(id);
+    return slot === undefined ? undefined : this.state.slab?.row(slot);
   }
 
   private setSlot(id: number, vec: Float32Array): void {
-    this.slab ??= new VectorSlab(vec.length);
-    const slot = this.slots.get(id) ?? this.ids.length;
-    this.slab.set(slot, vec); // throws on a vector of other dims, before any bookkeeping changes
-    if (slot === this.ids.length) {
-      this.ids.push(id);
-      this.slots.set(id, slot);
-    }
+    place(this.state, id, vec);
   }
 
   /**
@@ -100,21 +122,23 @@ export class VectorIndex {
    * restricted scope); otherwise every vector is scored and candidates are checked best-first in
    * growing batches, so a few visibility look-ups serve the usual case.
    */
-  search(
+  async search(
     query: Float32Array,
     k: number,
-    accept: (ids: number[]) => Set<number>,
+    accept: (ids: number[]) => Promise<Set<number>>,
     only?: readonly number[],
     exclude?: number,
-  ): Hit[] {
-    this.fresh();
-    const n = this.ids.length;
-    const slab = this.slab;
+  ): Promise<Hit[]> {
+    await this.fresh();
+    // A snapshot: another flow's write may move slots while this one awaits visibility look-ups.
+    const idsNow = this.state.ids.slice();
+    const n = idsNow.length;
+    const slab = this.state.slab;
     if (n === 0 || k <= 0 || !slab) return [];
     if (only) {
       const hits: Hit[] = [];
       for (const id of only) {
-        const slot = this.slots.get(id);
+        const slot = this.state.slots.get(id);
         if (slot === undefined || id === exclude) continue;
         hits.push({ id, cosine: slab.dot(query, slot) });
       }
@@ -127,10 +151,10 @@ export class VectorIndex {
     while (out.length < k && seen.size < n) {
       const batch = topSlots(scores, want).filter((s) => !seen.has(s));
       for (const s of batch) seen.add(s);
-      const ids = batch.map((s) => this.ids[s]!).filter((id) => id !== exclude);
-      const ok = accept(ids);
+      const ids = batch.map((s) => idsNow[s]!).filter((id) => id !== exclude);
+      const ok = await accept(ids);
       for (const s of batch) {
-        const id = this.ids[s]!;
+        const id = idsNow[s]!;
         if (ok.has(id) && id !== exclude) out.push({ id, cosine: scores[s]! });
       }
       if (want >= n) break;

@@ -12,7 +12,7 @@ export const dexiReasons = defineReasons(DEXI_REASONS);
 export interface DexiServerOptions {
   notes: NotesService;
   /** Who a call acts for; the caller's granted scopes come with it. */
-  viewerFor: (caller: Caller) => Viewer;
+  viewerFor: (caller: Caller) => Viewer | Promise<Viewer>;
   log?: (line: string) => void;
 }
 
@@ -28,7 +28,7 @@ export function createDexiServer(options: DexiServerOptions): KitServer<DexiCont
     instructions: INSTRUCTIONS,
     tools: dexiTools,
     reasons: dexiReasons,
-    context: (caller) => ({ notes: options.notes, viewer: options.viewerFor(caller) }),
+    context: async (caller) => ({ notes: options.notes, viewer: await options.viewerFor(caller) }),
     ...(options.log ? { log: options.log } : {}),
   });
 }

@@ -30,7 +30,8 @@ export function scopeSql(scope: Scope, alias = "n"): Fragment {
     parts.push(`${alias}.user_id = ?`);
     params.push(scope.userId);
   }
-  if (scope.folderId === null) parts.push("0");
+  // A comparison rather than a bare 0, so the fragment is valid in PostgreSQL too.
+  if (scope.folderId === null) parts.push("1 = 0");
   else if (scope.folderId !== undefined) {
     parts.push(`${alias}.folder_id = ?`);
     params.push(scope.folderId);

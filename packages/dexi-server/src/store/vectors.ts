@@ -59,6 +59,19 @@ export class VectorStore {
     }[];
   }
 
+  /**
+   * Notes waiting for this model's vectors, taken for `leaseMs` by the caller. One process embeds
+   * what one file holds, so here this is `missing`; PostgreSQL claims rows (see its store).
+   */
+  claimMissing(
+    model: string,
+    limit: number,
+    _nowMs: number,
+    _leaseMs: number,
+  ): { id: number; title: string; body: string }[] {
+    return this.missing(model, limit);
+  }
+
   countMissing(model: string): number {
     return (
       this.db

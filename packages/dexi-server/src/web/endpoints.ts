@@ -76,7 +76,7 @@ export async function endpoint(
   try {
     if (path === PATHS.register) {
       const body = await readJson(request);
-      return json(201, auth.register(body));
+      return json(201, await auth.register(body));
     }
     const form = await readForm(request);
     if (!form)
@@ -84,8 +84,8 @@ export async function endpoint(
         "invalid_request",
         "Send an application/x-www-form-urlencoded body (at most 64 KiB)",
       );
-    if (path === PATHS.token) return json(200, auth.token(form));
-    auth.revoke(form);
+    if (path === PATHS.token) return json(200, await auth.token(form));
+    await auth.revoke(form);
     return new Response(null, { status: 200, headers: { "cache-control": "no-store" } });
   } catch (err) {
     return failure(err);

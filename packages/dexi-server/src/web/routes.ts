@@ -52,12 +52,12 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
     return forwarded || info.remoteAddress || "unknown";
   };
 
-  const choicesOf = (userId: number) => {
+  const choicesOf = async (userId: number) => {
     const viewer = { userId, scopes: [] };
-    const folders = o.notes.folders(viewer).folders.map((f) => f.name);
+    const folders = (await o.notes.folders(viewer)).folders.map((f) => f.name);
     const tags = [
-      ...o.notes.tags(viewer, "hashtag", MAX_TAG_LIST).tags,
-      ...o.notes.tags(viewer, "mention", MAX_TAG_LIST).tags,
+      ...(await o.notes.tags(viewer, "hashtag", MAX_TAG_LIST)).tags,
+      ...(await o.notes.tags(viewer, "mention", MAX_TAG_LIST)).tags,
     ].map((t) => t.tag);
     return { folders, tags };
   };
@@ -66,7 +66,13 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
     return html(200, signInPage({ csrf: s.csrf, next, ...extra }), cookie);
   }
 
-  function consent(s: BrowserSession, rid: string, req: AuthRequest, status = 200, error?: string): Response {
+  async function consent(
+    s: BrowserSession,
+    rid: string,
+    req: AuthRequest,
+    status = 200,
+    error?: string,
+  ): Promise<Response> {
     const target = new URL(req.redirectUri);
     // Chrome applies form-action to the redirect after the POST too, so the client's origin is allowed.
     const formTarget =
@@ -78,7 +84,7 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
       clientName: req.client.name,
       redirectHost: hostOf(req.redirectUri),
       scopes: req.scopes,
-      choices: choicesOf(s.userId!),
+      choices: await choicesOf(s.userId!),
       ...(error ? { error } : {}),
     });
     return html(status, page, {}, [formTarget]);
@@ -178,10 +184,10 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
     try {
       // The parser's rules first, so a malformed tag is refused in their words; then ownership.
       const r = checkRestriction({ ...(folder ? { folder } : {}), ...(tag ? { tag } : {}) });
-      const own = choicesOf(s.userId);
+      const own = await choicesOf(s.userId);
       if ((r.folder && !own.folders.includes(r.folder)) || (r.tag && !own.tags.includes(r.tag)))
         throw new InvalidRestriction("Pick a folder and tag from your own notes");
-      const location = o.auth.consent(req, s.userId, {
+      const location = await o.auth.consent(req, s.userId, {
         scopes: form!.getAll("scope"),
         ...(r.folder ? { folder: r.folder } : {}),
         ...(r.tag ? { tag: r.tag } : {}),
@@ -194,12 +200,12 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
     }
   }
 
-  function apps(s: BrowserSession, status = 200, error?: string): Response {
+  async function apps(s: BrowserSession, status = 200, error?: string): Promise<Response> {
     const page = appsPage({
       user: s.userName ?? "",
       csrf: s.csrf,
-      grants: o.auth.grants(s.userId!),
-      choices: choicesOf(s.userId!),
+      grants: await o.auth.grants(s.userId!),
+      choices: await choicesOf(s.userId!),
       ...(error ? { error } : {}),
     });
     return html(status, page);
@@ -212,11 +218,11 @@ export function createWebRoutes(o: WebOptions): HttpRoutes {
     if (s.userId === undefined) return seeOther("/signin?next=/apps");
     const grant = Number(form!.get("grant"));
     try {
-      if (action === "revoke") o.auth.revokeGrant(s.userId, grant);
+      if (action === "revoke") await o.auth.revokeGrant(s.userId, grant);
       else {
         const folder = form!.get("folder") || undefined;
         const tag = form!.get("tag") || undefined;
-        o.auth.restrict(s.userId, grant, {
+        await o.auth.restrict(s.userId, grant, {
           scopes: form!.getAll("scope"),
           ...(folder ? { folder } : {}),
           ...(tag ? { tag } : {}),

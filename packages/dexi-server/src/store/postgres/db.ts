@@ -1,0 +1,90 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import pg from "pg";
+
+/**
+ * One key for every write transaction of this store: they run one at a time across all instances, as
+ * SQLite's BEGIN IMMEDIATE makes them run in one file, so a read-then-write (the note cap, a code's
+ * first use) sees no other writer in between. The number is arbitrary; it only has to be Dexi's own.
+ */
+const WRITE_LOCK = 4_211_730_516;
+
+interface TxScope {
+  client: pg.PoolClient;
+  open: boolean;
+}
+
+/** BIGINT (ids, milliseconds, counts) as a JS number: every value Dexi stores fits one exactly. */
+const types = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format ?? "text")) as never,
+};
+
+/** Rewrites `?` placeholders (the SQLite store's) as `$1..$n`; Dexi's SQL has no `?` inside literals. */
+export function numbered(sql: string): string {
+  let i = 0;
+  return sql.replace(/\?/g, () => `$${++i}`);
+}
+
+/**
+ * A pool of connections; a transaction holds one connection for its whole async flow
+ * (AsyncLocalStorage), so every call from inside it runs on that connection.
+ */
+export class Pg {
+  readonly pool: pg.Pool;
+  private readonly scope = new AsyncLocalStorage<TxScope>();
+
+  constructor(url: string) {
+    this.pool = new pg.Pool({ connectionString: url, max: 10, types });
+    // An idle connection the server dropped must not take the process down.
+    this.pool.on("error", () => undefined);
+  }
+
+  /** Rows of a query written with `?` placeholders. */
+  async all<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    const tx = this.scope.getStore();
+    const db = tx?.open ? tx.client : this.pool;
+    return (await db.query(numbered(sql), params as unknown[])).rows as R[];
+  }
+
+  async get<R>(sql: string, params: readonly unknown[] = []): Promise<R | undefined> {
+    return (await this.all<R>(sql, params))[0];
+  }
+
+  /** Runs a statement; returns how many rows it changed. */
+  async run(sql: string, params: readonly unknown[] = []): Promise<number> {
+    const tx = this.scope.getStore();
+    const db = tx?.open ? tx.client : this.pool;
+    return (await db.query(numbered(sql), params as unknown[])).rowCount ?? 0;
+  }
+
+  async tx<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.scope.getStore()?.open) return fn(); // part of the enclosing transaction
+    const client = await this.pool.connect();
+    const tx: TxScope = { client, open: true };
+    let broken = false;
+    try {
+      await client.query("BEGIN");
+      await client.query("SELECT pg_advisory_xact_lock($1)", [WRITE_LOCK]);
+      const out = await this.scope.run(tx, fn);
+      await client.query("COMMIT");
+      return out;
+    } catch (err) {
+      try {
+        await client.query("ROLLBACK");
+      } catch {
+        broken = true; // the connection is gone; the pool must not hand it out again
+      }
+      throw err;
+    } finally {
+      tx.open = false;
+      client.release(broken);
+    }
+  }
+
+  private closing: Promise<void> | undefined;
+
+  close(): Promise<void> {
+    this.closing ??= this.pool.end();
+    return this.closing;
+  }
+}

@@ -1,0 +1,356 @@
+import { RANKING } from "../ranking.js";
+import type { Card, ImportedNote, ListFilter, NewNote, NoteRow } from "../notes.js";
+import { SNIPPET_CHARS } from "../notes.js";
+import type { NotesPort } from "../port.js";
+import { type Fragment, type Scope, scopeSql } from "../scope.js";
+import type { Pg } from "./db.js";
+
+const MAX_OFFSET = 1e12;
+
+const cols = (body: "full" | "snippet") =>
+  `n.id, n.uuid, n.user_id, n.folder_id, n.title, ${
+    body === "full" ? "n.body" : `substr(n.body, 1, ${SNIPPET_CHARS + 1}) AS body`
+  }, n.source, n.source_url, n.shared, n.created_ms, n.updated_ms, f.name AS folder_name, u.name AS owner_name`;
+const joins = "LEFT JOIN folders f ON f.id = n.folder_id JOIN users u ON u.id = n.user_id";
+
+/** The words of an escaped FTS5 query (`"w1" "w2"`, see ftsQuery): letters, digits and marks only. */
+function words(match: string): string {
+  return [...match.matchAll(/"([^"]*)"/g)].map((m) => m[1]).join(" ");
+}
+
+const sat = (tf: string, len: string, ref: number) =>
+  `(${tf} * ${RANKING.K1 + 1} / (${tf} + ${RANKING.K1} * (${1 - RANKING.B} + ${RANKING.B} * ${len} / ${ref}.0)))`;
+/** A term's occurrences in one field: the positions tsvector keeps for its lexeme. */
+const tf = (field: string) =>
+  `coalesce((SELECT array_length(x.positions, 1) FROM unnest(h.${field}) x WHERE x.lexeme = t.term), 0)`;
+/** RANKING (store/ranking.ts) in PostgreSQL: each note from its own terms, no corpus statistics. */
+const SCORE = `sum(${RANKING.TITLE_WEIGHT}.0 * ${sat(tf("title_tsv"), "length(h.title)", RANKING.TITLE_CHARS)}
+  + ${sat(tf("body_tsv"), "length(h.body)", RANKING.BODY_CHARS)})`;
+
+/** Notes, tags, folders' counts and review cards in PostgreSQL: the SQLite NoteStore's operations. */
+export class PgNotes implements NotesPort {
+  constructor(private readonly db: Pg) {}
+
+  async insert(note: NewNote): Promise<number> {
+    const row = await this.db.get<{ id: number }>(
+      `INSERT INTO notes (uuid, user_id, folder_id, title, body, source, source_url, content_key, import_hash, created_ms, updated_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+      [
+        note.uuid,
+        note.userId,
+        note.folderId,
+        note.title,
+        note.body,
+        note.source,
+        note.sourceUrl,
+        note.contentKey,
+        note.importHash ?? null,
+        note.createdMs,
+        note.updatedMs,
+      ],
+    );
+    await this.setTags(row!.id, note.tags);
+    return row!.id;
+  }
+
+  async update(
+    id: number,
+    patch: { title: string; body: string; updatedMs: number; tags: readonly { tag: string; kind: string }[] },
+  ): Promise<void> {
+    await this.db.run("UPDATE notes SET title = ?, body = ?, updated_ms = ? WHERE id = ?", [
+      patch.title,
+      patch.body,
+      patch.updatedMs,
+      id,
+    ]);
+    await this.setTags(id, patch.tags);
+  }
+
+  async setShared(id: number, shared: boolean): Promise<void> {
+    await this.db.run("UPDATE notes SET shared = ? WHERE id = ?", [shared ? 1 : 0, id]);
+  }
+
+  async setFolder(id: number, folderId: number | null): Promise<void> {
+    await this.db.run("UPDATE notes SET folder_id = ? WHERE id = ?", [folderId, id]);
+  }
+
+  async delete(id: number): Promise<void> {
+    await this.db.run("DELETE FROM notes WHERE id = ?", [id]);
+  }
+
+  private async setTags(id: number, tags: readonly { tag: string; kind: string }[]): Promise<void> {
+    await this.db.run("DELETE FROM note_tags WHERE note_id = ?", [id]);
+    if (tags.length === 0) return;
+    await this.db.run(
+      `INSERT INTO note_tags (note_id, tag, kind, pos)
+       SELECT ?, t.tag, t.kind, t.pos - 1 FROM unnest(?::text[], ?::text[]) WITH ORDINALITY AS t(tag, kind, pos)`,
+      [id, tags.map((t) => t.tag), tags.map((t) => t.kind)],
+    );
+  }
+
+  byUuid(uuid: string): Promise<NoteRow | undefined> {
+    return this.db.get(`SELECT ${cols("full")} FROM notes n ${joins} WHERE n.uuid = ?`, [uuid]);
+  }
+
+  byId(id: number): Promise<NoteRow | undefined> {
+    return this.db.get(`SELECT ${cols("full")} FROM notes n ${joins} WHERE n.id = ?`, [id]);
+  }
+
+  visibleByUuid(scope: Scope, uuid: string): Promise<NoteRow | undefined> {
+    const s = scopeSql(scope);
+    return this.db.get(`SELECT ${cols("full")} FROM notes n ${joins} WHERE n.uuid = ? AND ${s.sql}`, [
+      uuid,
+      ...s.params,
+    ]);
+  }
+
+  byContentKey(userId: number, key: string): Promise<ImportedNote | undefined> {
+    return this.db.get(
+      `SELECT id, uuid, title, body, import_hash AS "importHash" FROM notes WHERE user_id = ? AND content_key = ?`,
+      [userId, key],
+    );
+  }
+
+  importedUnder(userId: number, prefix: string): Promise<(ImportedNote & { key: string })[]> {
+    return this.db.all(
+      `SELECT id, uuid, title, body, import_hash AS "importHash", content_key AS key FROM notes
+       WHERE user_id = ? AND substr(content_key, 1, length(?::text)) = ?`,
+      [userId, prefix, prefix],
+    );
+  }
+
+  async contentKeyOf(id: number): Promise<string | null> {
+    const row = await this.db.get<{ content_key: string | null }>(
+      "SELECT content_key FROM notes WHERE id = ?",
+      [id],
+    );
+    return row?.content_key ?? null;
+  }
+
+  async setContentKey(id: number, key: string): Promise<void> {
+    await this.db.run("UPDATE notes SET content_key = ? WHERE id = ?", [key, id]);
+  }
+
+  async setImportHash(id: number, hash: string): Promise<void> {
+    await this.db.run("UPDATE notes SET import_hash = ? WHERE id = ?", [hash, id]);
+  }
+
+  async countOwn(userId: number): Promise<number> {
+    return (await this.db.get<{ c: number }>("SELECT count(*) AS c FROM notes WHERE user_id = ?", [userId]))!
+      .c;
+  }
+
+  async tagsOf(ids: readonly number[]): Promise<Map<number, string[]>> {
+    const out = new Map<number, string[]>();
+    if (ids.length === 0) return out;
+    const rows = await this.db.all<{ note_id: number; tag: string }>(
+      "SELECT note_id, tag FROM note_tags WHERE note_id = ANY(?::bigint[]) ORDER BY note_id, pos",
+      [ids],
+    );
+    for (const r of rows) {
+      const list = out.get(r.note_id);
+      if (list) list.push(r.tag);
+      else out.set(r.note_id, [r.tag]);
+    }
+    return out;
+  }
+
+  async list(
+    scope: Scope,
+    filter: ListFilter,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: NoteRow[]; total: number }> {
+    const where = listWhere(scope, filter);
+    const col = filter.sort === "updated" ? "n.updated_ms" : "n.created_ms";
+    const rows = await this.db.all<NoteRow>(
+      `SELECT ${cols("snippet")} FROM notes n ${joins} WHERE ${where.sql} ORDER BY ${col} DESC, n.id DESC LIMIT ? OFFSET ?`,
+      [...where.params, limit, Math.min(offset, MAX_OFFSET)],
+    );
+    const total = (await this.db.get<{ c: number }>(
+      `SELECT count(*) AS c FROM notes n WHERE ${where.sql}`,
+      where.params,
+    ))!.c;
+    return { rows, total };
+  }
+
+  /** Full-text search over the visible notes, ranked by RANKING; `match` is an escaped FTS5 query. */
+  async search(
+    scope: Scope,
+    match: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: (NoteRow & { score: number })[]; total: number }> {
+    const text = words(match);
+    const s = scopeSql(scope);
+    const hits = `SELECT n.id, n.title, n.body, n.title_tsv, n.body_tsv FROM notes n
+      WHERE n.fts @@ plainto_tsquery('dexi', ?) AND ${s.sql}`;
+    const ranked = await this.db.all<{ id: number; score: number }>(
+      `WITH h AS (${hits}),
+       t AS (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('dexi', ?)))
+       SELECT h.id, ${SCORE} AS score FROM h CROSS JOIN t
+       GROUP BY h.id ORDER BY score DESC, h.id DESC LIMIT ? OFFSET ?`,
+      [text, ...s.params, text, limit, Math.min(offset, MAX_OFFSET)],
+    );
+    const total = (await this.db.get<{ c: number }>(`SELECT count(*) AS c FROM (${hits}) h`, [
+      text,
+      ...s.params,
+    ]))!.c;
+    const score = new Map(ranked.map((r) => [r.id, r.score]));
+    const rows = (await this.rowsByIds(ranked.map((r) => r.id))).map((r) => ({
+      ...r,
+      score: score.get(r.id)!,
+    }));
+    return { rows, total };
+  }
+
+  async seesEverything(scope: Scope): Promise<boolean> {
+    if (scope.teammates.length > 0 || scope.folderId !== undefined || scope.tag !== undefined) return false;
+    return (await this.db.get("SELECT 1 FROM users WHERE id <> ? LIMIT 1", [scope.userId])) === undefined;
+  }
+
+  async rowsByIds(ids: readonly number[]): Promise<NoteRow[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.all<NoteRow>(
+      `SELECT ${cols("snippet")} FROM notes n ${joins} WHERE n.id = ANY(?::bigint[])`,
+      [ids],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => byId.get(id)).filter((r): r is NoteRow => r !== undefined);
+  }
+
+  async visibleAmong(scope: Scope, ids: readonly number[]): Promise<Set<number>> {
+    if (ids.length === 0) return new Set();
+    const s = scopeSql(scope);
+    const rows = await this.db.all<{ id: number }>(
+      `SELECT n.id FROM notes n WHERE n.id = ANY(?::bigint[]) AND ${s.sql}`,
+      [ids, ...s.params],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async visibleIds(scope: Scope): Promise<number[]> {
+    const s = scopeSql(scope);
+    return (await this.db.all<{ id: number }>(`SELECT n.id FROM notes n WHERE ${s.sql}`, s.params)).map(
+      (r) => r.id,
+    );
+  }
+
+  tagCounts(
+    scope: Scope,
+    kind: "hashtag" | "mention",
+    limit: number,
+  ): Promise<{ tag: string; count: number }[]> {
+    const s = scopeSql(scope);
+    return this.db.all(
+      `SELECT t.tag AS tag, count(*) AS count FROM note_tags t JOIN notes n ON n.id = t.note_id
+       WHERE t.kind = ? AND ${s.sql} GROUP BY t.tag ORDER BY count DESC, t.tag ASC LIMIT ?`,
+      [kind, ...s.params, limit],
+    );
+  }
+
+  async folderCounts(
+    scope: Scope,
+  ): Promise<{ folders: { id: number; name: string; note_count: number }[]; unfiled: number }> {
+    const s = scopeSql(scope);
+    const folders = await this.db.all<{ id: number; name: string; note_count: number }>(
+      `SELECT f.id, f.name, (SELECT count(*) FROM notes n WHERE n.folder_id = f.id AND n.user_id = f.user_id AND ${s.sql}) AS note_count
+       FROM folders f WHERE f.user_id = ? ORDER BY f.name_key`,
+      [...s.params, scope.userId],
+    );
+    const unfiled = (await this.db.get<{ c: number }>(
+      `SELECT count(*) AS c FROM notes n WHERE n.folder_id IS NULL AND n.user_id = ? AND ${s.sql}`,
+      [scope.userId, ...s.params],
+    ))!.c;
+    return { folders, unfiled };
+  }
+
+  card(noteId: number): Promise<Card | undefined> {
+    return this.db.get("SELECT * FROM review_cards WHERE note_id = ?", [noteId]);
+  }
+
+  async enrol(noteId: number, dueMs: number): Promise<void> {
+    await this.db.run(
+      "INSERT INTO review_cards (note_id, due_ms) VALUES (?, ?) ON CONFLICT (note_id) DO NOTHING",
+      [noteId, dueMs],
+    );
+  }
+
+  async unenrol(noteId: number): Promise<void> {
+    await this.db.run("DELETE FROM review_cards WHERE note_id = ?", [noteId]);
+  }
+
+  async saveCard(card: Card): Promise<void> {
+    await this.db.run(
+      "UPDATE review_cards SET due_ms = ?, interval_days = ?, ease = ?, repetitions = ?, reviews = ? WHERE note_id = ?",
+      [card.due_ms, card.interval_days, card.ease, card.repetitions, card.reviews, card.note_id],
+    );
+  }
+
+  async dueCards(
+    scope: Scope,
+    nowMs: number,
+    limit: number,
+  ): Promise<{ rows: (NoteRow & Card)[]; total: number }> {
+    const s = scopeSql({ ...scope, teammates: [] });
+    const rows = await this.db.all<NoteRow & Card>(
+      `SELECT ${cols("full")}, c.* FROM review_cards c JOIN notes n ON n.id = c.note_id ${joins}
+       WHERE c.due_ms <= ? AND ${s.sql} ORDER BY c.due_ms ASC, n.id ASC LIMIT ?`,
+      [nowMs, ...s.params, limit],
+    );
+    const total = (await this.db.get<{ c: number }>(
+      `SELECT count(*) AS c FROM review_cards c JOIN notes n ON n.id = c.note_id WHERE c.due_ms <= ? AND ${s.sql}`,
+      [nowMs, ...s.params],
+    ))!.c;
+    return { rows, total };
+  }
+
+  async ownIdsWithTags(userId: number, tags: readonly string[]): Promise<number[]> {
+    if (tags.length === 0) return [];
+    const rows = await this.db.all<{ id: number }>(
+      `SELECT DISTINCT n.id FROM notes n JOIN note_tags t ON t.note_id = n.id
+       WHERE n.user_id = ? AND t.tag = ANY(?::text[])`,
+      [userId, tags],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async ownCardIds(userId: number): Promise<number[]> {
+    const rows = await this.db.all<{ id: number }>(
+      "SELECT c.note_id AS id FROM review_cards c JOIN notes n ON n.id = c.note_id WHERE n.user_id = ?",
+      [userId],
+    );
+    return rows.map((r) => r.id);
+  }
+}
+
+function listWhere(scope: Scope, filter: ListFilter): Fragment {
+  const s = scopeSql(scope);
+  const parts = [s.sql];
+  const params = [...s.params];
+  if (filter.source) {
+    parts.push("n.source = ?");
+    params.push(filter.source);
+  }
+  if (filter.folder === "unfiled") {
+    parts.push("n.folder_id IS NULL AND n.user_id = ?");
+    params.push(scope.userId);
+  } else if (filter.folder !== undefined) {
+    parts.push("n.folder_id = ? AND n.user_id = ?");
+    params.push(filter.folder, scope.userId);
+  }
+  const col = filter.sort === "updated" ? "n.updated_ms" : "n.created_ms";
+  if (filter.from !== undefined) {
+    parts.push(`${col} >= ?`);
+    params.push(filter.from);
+  }
+  if (filter.to !== undefined) {
+    parts.push(`${col} < ?`);
+    params.push(filter.to);
+  }
+  if (filter.tags && filter.tags.length > 0) {
+    parts.push("EXISTS (SELECT 1 FROM note_tags ft WHERE ft.note_id = n.id AND ft.tag = ANY(?::text[]))");
+    params.push(filter.tags);
+  }
+  return { sql: parts.join(" AND "), params };
+}

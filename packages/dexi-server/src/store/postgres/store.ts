@@ -1,0 +1,150 @@
+import type { Store, VectorsPort } from "../port.js";
+import { PgAccounts, PgRecords, PgTombstones } from "./accounts.js";
+import { PgAuth } from "./auth.js";
+import { Pg } from "./db.js";
+import { migratePostgres } from "./migrations.js";
+import { PgNotes } from "./notes.js";
+
+/** Rows of vectors read per query while loading the in-process index. */
+const VECTOR_BATCH = 2000;
+
+/** Float32 vectors as little-endian bytes, as the SQLite store keeps them. */
+class PgVectors implements VectorsPort {
+  constructor(private readonly db: Pg) {}
+
+  async put(noteId: number, model: string, vec: Float32Array): Promise<void> {
+    await this.db.run(
+      "INSERT INTO embeddings (note_id, model, vec) VALUES (?, ?, ?) ON CONFLICT (note_id) DO UPDATE SET model = excluded.model, vec = excluded.vec",
+      [noteId, model, Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength)],
+    );
+  }
+
+  async remove(noteId: number): Promise<void> {
+    await this.db.run("DELETE FROM embeddings WHERE note_id = ?", [noteId]);
+  }
+
+  async clear(): Promise<void> {
+    await this.db.run("DELETE FROM embeddings");
+  }
+
+  async get(noteId: number, model: string): Promise<Float32Array | undefined> {
+    const row = await this.db.get<{ vec: Buffer }>(
+      "SELECT vec FROM embeddings WHERE note_id = ? AND model = ?",
+      [noteId, model],
+    );
+    return row ? toFloat32(row.vec) : undefined;
+  }
+
+  /** Every vector of a model in note id order, read in batches so no query holds them all. */
+  async each(model: string, visit: (id: number, vec: Float32Array) => void): Promise<void> {
+    let after = 0;
+    for (;;) {
+      const rows = await this.db.all<{ id: number; vec: Buffer }>(
+        "SELECT note_id AS id, vec FROM embeddings WHERE model = ? AND note_id > ? ORDER BY note_id LIMIT ?",
+        [model, after, VECTOR_BATCH],
+      );
+      for (const r of rows) visit(r.id, toFloat32(r.vec));
+      if (rows.length < VECTOR_BATCH) return;
+      after = rows[rows.length - 1]!.id;
+    }
+  }
+
+  async version(): Promise<string> {
+    return (await this.db.get<{ value: string }>("SELECT value FROM meta WHERE key = 'vectors_version'"))!
+      .value;
+  }
+
+  missing(
+    model: string,
+    limit: number,
+    userId?: number,
+  ): Promise<{ id: number; title: string; body: string }[]> {
+    return this.db.all(
+      `SELECT n.id, n.title, n.body FROM notes n LEFT JOIN embeddings e ON e.note_id = n.id
+       WHERE (e.note_id IS NULL OR e.model <> ?) ${userId === undefined ? "" : "AND n.user_id = ?"} ORDER BY n.id LIMIT ?`,
+      userId === undefined ? [model, limit] : [model, userId, limit],
+    );
+  }
+
+  /**
+   * Notes waiting for this model's vectors, claimed until `nowMs + leaseMs`: rows another instance is
+   * claiming at the same moment are skipped (FOR UPDATE SKIP LOCKED), and a live claim of another
+   * instance hides a note until it expires (an instance that died mid-batch leaves it to the next).
+   */
+  claimMissing(
+    model: string,
+    limit: number,
+    nowMs: number,
+    leaseMs: number,
+  ): Promise<{ id: number; title: string; body: string }[]> {
+    return this.db.all(
+      `WITH picked AS (
+         SELECT n.id FROM notes n LEFT JOIN embeddings e ON e.note_id = n.id
+         LEFT JOIN embed_claims c ON c.note_id = n.id
+         WHERE (e.note_id IS NULL OR e.model <> ?) AND (c.note_id IS NULL OR c.until_ms <= ?)
+         ORDER BY n.id LIMIT ? FOR UPDATE OF n SKIP LOCKED
+       ), claimed AS (
+         INSERT INTO embed_claims (note_id, until_ms) SELECT id, ? FROM picked
+         ON CONFLICT (note_id) DO UPDATE SET until_ms = excluded.until_ms
+         RETURNING note_id
+       )
+       SELECT n.id, n.title, n.body FROM notes n JOIN claimed ON claimed.note_id = n.id ORDER BY n.id`,
+      [model, nowMs, limit, nowMs + leaseMs],
+    );
+  }
+
+  async countMissing(model: string): Promise<number> {
+    return (await this.db.get<{ c: number }>(
+      "SELECT count(*) AS c FROM notes n LEFT JOIN embeddings e ON e.note_id = n.id WHERE e.note_id IS NULL OR e.model <> ?",
+      [model],
+    ))!.c;
+  }
+
+  models(): Promise<{ model: string; count: number }[]> {
+    return this.db.all("SELECT model, count(*) AS count FROM embeddings GROUP BY model ORDER BY count DESC");
+  }
+}
+
+function toFloat32(buf: Buffer): Float32Array {
+  const out = new Float32Array(buf.byteLength / 4);
+  new Uint8Array(out.buffer).set(buf);
+  return out;
+}
+
+/** The PostgreSQL store: the same operations as the SQLite one, for several instances on one database. */
+export class PgStore implements Store {
+  readonly kind = "postgres" as const;
+  readonly accounts: PgAccounts;
+  readonly notes: PgNotes;
+  readonly vectors: PgVectors;
+  readonly records: PgRecords;
+  readonly tombstones: PgTombstones;
+  readonly auth: PgAuth;
+
+  private constructor(readonly db: Pg) {
+    this.accounts = new PgAccounts(db);
+    this.notes = new PgNotes(db);
+    this.vectors = new PgVectors(db);
+    this.records = new PgRecords(db);
+    this.tombstones = new PgTombstones(db);
+    this.auth = new PgAuth(db, this.tx);
+  }
+
+  /** Connects and migrates (instances starting together migrate once). */
+  static async open(url: string): Promise<PgStore> {
+    const db = new Pg(url);
+    try {
+      await migratePostgres(db.pool);
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+    return new PgStore(db);
+  }
+
+  readonly tx = <T>(fn: () => Promise<T>): Promise<T> => this.db.tx(fn);
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}
