@@ -109,9 +109,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ctx.config = reconcilePolicies(state, fileConfig);
       } catch (err) {
         // state.db refused (locked, read-only): the file's narrowings still apply at once, its
-        // widenings wait, and the next call tries to record them again.
+        // widenings and server changes wait, and the next call tries to record them again.
         log(`recording the policy failed, applying only its narrowings for now: ${(err as Error).message}`);
-        ctx.config = narrowedOnly(ctx.config, fileConfig);
+        ctx.config = narrowedOnly(ctx.config, fileConfig, state);
         configMtime = -1;
       }
       const changed = changedConnections(prev, ctx.config);
