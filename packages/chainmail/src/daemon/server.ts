@@ -91,6 +91,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ctx.cache = new CacheRunner(home.cacheFile, () => ctx.config, home.secretsDir, log, {
       events: syncSink(events),
       status: (account, ok, reason) => events.status(account, ok, reason),
+      // Polling costs the server a NOOP per interval, so only while somebody waits for an event.
+      pollMs: () => (events.waiting > 0 ? ctx.config.events.poll_ms : 0),
     });
 
   // config.toml is re-read before every call that follows an edit and on a timer, so a user's change
