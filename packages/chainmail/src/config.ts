@@ -66,9 +66,18 @@ export interface CacheConfig {
 export interface EventsConfig {
   /** Events older than this are deleted; a reader that had not reached them gets a `gap`. */
   retention_seconds: number;
+  /**
+   * While a read_events call is waiting, also ask the watched folder for news every this many ms (an
+   * IMAP NOOP), for servers that delay IDLE notices (Dovecot 2.3 holds each one 500 ms); 0: IDLE only.
+   * Default 200: a waiting read hears of new mail within about that, at one NOOP per interval.
+   */
+  poll_ms: number;
 }
 
 export const DEFAULT_EVENT_RETENTION_SECONDS = 30 * 86400;
+export const DEFAULT_EVENT_POLL_MS = 200;
+/** The shortest NOOP interval allowed: shorter would be a busy loop against the server. */
+export const MIN_EVENT_POLL_MS = 50;
 
 export interface Config {
   accounts: AccountConfig[];
@@ -271,13 +280,29 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
 }
 
 function eventsSection(c: Checker, v: unknown): EventsConfig {
-  const out: EventsConfig = { retention_seconds: DEFAULT_EVENT_RETENTION_SECONDS };
+  const out: EventsConfig = {
+    retention_seconds: DEFAULT_EVENT_RETENTION_SECONDS,
+    poll_ms: DEFAULT_EVENT_POLL_MS,
+  };
   if (v === undefined) return out;
   if (!isTable(v)) {
     c.problems.push("events must be a table");
     return out;
   }
-  c.unknown(v, ["retention_seconds"], "events");
+  c.unknown(v, ["retention_seconds", "poll_ms"], "events");
+  const poll = v["poll_ms"];
+  if (poll !== undefined) {
+    if (
+      typeof poll !== "number" ||
+      !Number.isInteger(poll) ||
+      (poll !== 0 && poll < MIN_EVENT_POLL_MS) ||
+      poll > 60_000
+    )
+      c.problems.push(
+        `events.poll_ms must be 0 (IDLE only) or an integer from ${MIN_EVENT_POLL_MS} to 60000`,
+      );
+    else out.poll_ms = poll;
+  }
   const x = v["retention_seconds"];
   if (x !== undefined) {
     if (typeof x !== "number" || !Number.isInteger(x) || x < 1 || x > 10 * 365 * 86400)
@@ -352,7 +377,7 @@ export function loadConfig(file: string): Config {
         accounts: [],
         daemon: { body_limit: DEFAULT_BODY_LIMIT },
         cache: defaultCacheConfig(),
-        events: { retention_seconds: DEFAULT_EVENT_RETENTION_SECONDS },
+        events: { retention_seconds: DEFAULT_EVENT_RETENTION_SECONDS, poll_ms: DEFAULT_EVENT_POLL_MS },
       };
     throw err;
   }

@@ -1,6 +1,6 @@
 /**
  * config.toml edits on a running daemon: calls in flight keep their connections (a changed account
- * gets a new one after them), and an added account gets its cache pass and INBOX watch at once.
+ * gets a new one after them, once the owner confirms the change), and an added account gets its cache pass and INBOX watch at once.
  */
 import net from "node:net";
 import Database from "better-sqlite3";
@@ -106,7 +106,8 @@ describe("a config reload", () => {
     const { p, t } = longCall();
     await sleep(30);
     env.writeConfig({ work: { port: await deadPort() } });
-    await env.client.listAccounts();
+    // A new port is a new server for the password: it applies once the owner confirms it.
+    await env.confirmPolicy();
     t.reloadedAt = Date.now();
     // The next call on work waits for the one in flight, then connects with the new (dead) port.
     const next = env.client.listFolders({ accounts: ["work"] });
@@ -124,7 +125,7 @@ describe("a config reload", () => {
       (await env.client.listFolders({ accounts: ["home"] })).accounts[0]!.folders.length,
     ).toBeGreaterThan(0);
     env.writeConfig({});
-    await env.client.listAccounts();
+    await env.confirmPolicy();
     expect(
       (await env.client.listFolders({ accounts: ["work"] })).accounts[0]!.folders.length,
     ).toBeGreaterThan(0);

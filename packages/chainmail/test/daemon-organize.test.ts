@@ -269,8 +269,12 @@ describe("folder names in error messages", () => {
 describe("audit", () => {
   it("records time, client kind, action, account, decision and no secrets or bodies", async () => {
     const all = (await env.client.readAudit()).rows;
-    // Policy changes read from config.toml are nobody's call: they are audited under client `config`.
-    const fromFile = all.filter((r) => r.action.startsWith("policy.") && r.action !== "policy.confirm");
+    // Policy and server-setting changes read from config.toml are nobody's call: they are audited under
+    // client `config`.
+    const fromFile = all.filter(
+      (r) =>
+        (r.action.startsWith("policy.") && r.action !== "policy.confirm") || r.action.startsWith("endpoint."),
+    );
     expect(fromFile.length).toBeGreaterThan(0);
     for (const r of fromFile) expect(r.client).toBe("config");
     const rows = all.filter((r) => !fromFile.includes(r));

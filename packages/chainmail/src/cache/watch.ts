@@ -53,6 +53,34 @@ export async function newMailFolder(client: ImapFlow): Promise<string> {
   return all?.path ?? "INBOX";
 }
 
+/** How often a watch checks whether polling is wanted while it is not (no request is sent). */
+const POLL_CHECK_MS = 100;
+
+/**
+ * Sends a NOOP every `pollMs()` ms while that is above 0 and the watch is not busy; its EXISTS,
+ * FLAGS and EXPUNGE replies reach the watch like IDLE's. Returns the function that stops it.
+ */
+export function pollWhileWanted(
+  client: Pick<ImapFlow, "noop" | "usable">,
+  pollMs: () => number,
+  busy: () => boolean,
+): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let ended = false;
+  const tick = () => {
+    if (ended || !client.usable) return;
+    const ms = pollMs();
+    // A failed NOOP is the connection's failure: IDLE reports it and ends the watch.
+    if (ms > 0 && !busy()) client.noop().catch(() => undefined);
+    timer = setTimeout(tick, ms > 0 ? ms : POLL_CHECK_MS);
+  };
+  timer = setTimeout(tick, POLL_CHECK_MS);
+  return () => {
+    ended = true;
+    clearTimeout(timer);
+  };
+}
+
 /** Bodies fetched after one sync of the watched folder; a larger arrival waits for the background pass. */
 const NEW_BODIES = 50;
 
@@ -82,6 +110,11 @@ export async function watchInbox(
     onError?: (e: unknown) => void;
     bodies?: Pick<BackfillOptions, "dailyBudgetBytes" | "now">;
     events?: SyncEvents;
+    /**
+     * Besides IDLE, ask the server for news (NOOP) every this many ms while it returns more than 0:
+     * some servers hold IDLE notices back (Dovecot 2.3 by 500 ms), a NOOP is answered at once.
+     */
+    pollMs?: () => number;
   } = {},
 ): Promise<InboxWatch> {
   const path = options.folder ?? "INBOX";
@@ -162,10 +195,16 @@ export async function watchInbox(
     })();
   });
 
+  const stopPolling = options.pollMs
+    ? pollWhileWanted(client, options.pollMs, () => running || stopped)
+    : () => undefined;
+  void done.then(stopPolling);
+
   return {
     done,
     stop: async () => {
       stopped = true;
+      stopPolling();
       watched.delete(key(account, path));
       await client.logout().catch(() => undefined);
       await done;

@@ -40,7 +40,7 @@ export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
   forward REF --to ADDR... [--no-attachments] [--draft] ...
   draft create ACCOUNT | draft update REF | draft send REF [--key K] | draft delete REF
   outbox [list] | outbox confirm KEY | outbox release KEY   settle a send whose outcome is unknown
-  policy [status] | policy confirm [ACCOUNT] [--digest D]   a wider policy in config.toml waits for this
+  policy [status] | policy confirm [ACCOUNT] [--digest D]   a wider policy or new server settings wait for this
   audit [--action A] [--since TIME] [--limit N]
   watch [--group G | --cursor N] [--account A]... [--in FOLDER] [--kind K]... [--item ID] [--wait S] [--once]
                                          stream events, one per line, until interrupted

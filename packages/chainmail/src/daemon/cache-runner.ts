@@ -44,6 +44,8 @@ export interface CacheHooks {
   events?: SyncEvents;
   /** An account's pass or watch succeeded (true) or failed (false, with the reason). */
   status?: (account: string, ok: boolean, reason?: string) => void;
+  /** How often the watches ask their folder for news besides IDLE now; 0: IDLE only. */
+  pollMs?: () => number;
 }
 
 /** How often the watch of a dropped INBOX connection is retried. */
@@ -241,6 +243,7 @@ export class CacheRunner {
         },
         bodies: { dailyBudgetBytes: this.settings.daily_budget_bytes },
         ...(this.hooks.events ? { events: this.hooks.events } : {}),
+        ...(this.hooks.pollMs ? { pollMs: this.hooks.pollMs } : {}),
       });
       if (!current()) {
         await w.stop();

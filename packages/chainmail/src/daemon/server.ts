@@ -91,6 +91,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ctx.cache = new CacheRunner(home.cacheFile, () => ctx.config, home.secretsDir, log, {
       events: syncSink(events),
       status: (account, ok, reason) => events.status(account, ok, reason),
+      // Polling costs the server a NOOP per interval, so only while somebody waits for an event.
+      pollMs: () => (events.waiting > 0 ? ctx.config.events.poll_ms : 0),
     });
 
   // config.toml is re-read before every call that follows an edit and on a timer, so a user's change
@@ -109,9 +111,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ctx.config = reconcilePolicies(state, fileConfig);
       } catch (err) {
         // state.db refused (locked, read-only): the file's narrowings still apply at once, its
-        // widenings wait, and the next call tries to record them again.
+        // widenings and server changes wait, and the next call tries to record them again.
         log(`recording the policy failed, applying only its narrowings for now: ${(err as Error).message}`);
-        ctx.config = narrowedOnly(ctx.config, fileConfig);
+        ctx.config = narrowedOnly(ctx.config, fileConfig, state);
         configMtime = -1;
       }
       const changed = changedConnections(prev, ctx.config);

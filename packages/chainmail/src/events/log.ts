@@ -243,6 +243,11 @@ export class EventLog {
     }
   }
 
+  /** How many reads are waiting for an event now (the watches poll their folders only then). */
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
   /** Wakes every waiter (they answer with what they have) and stops pruning. */
   close(): void {
     this.closed = true;

@@ -3,7 +3,6 @@
  * whether one is wider than another, and a readable diff. A widening waits for the owner; these
  * functions decide what counts as one.
  */
-import { createHash } from "node:crypto";
 import type { Policy } from "../config.js";
 
 /** A policy in one spelling: recipients lowercased, sorted, once each; null for "no limit". */
@@ -79,10 +78,6 @@ export const sameGates = (a: Gates, b: Gates) => JSON.stringify(a) === JSON.stri
 
 /** True when `next` allows something `base` does not. */
 export const widens = (base: Gates, next: Gates) => !sameGates(meet(base, next), next);
-
-/** A short fingerprint of a policy, so the owner confirms the widening they looked at. */
-export const digestOf = (g: Gates) =>
-  createHash("sha256").update(JSON.stringify(g)).digest("hex").slice(0, 12);
 
 const shown = (v: number | null) => (v === null ? "none" : String(v));
 

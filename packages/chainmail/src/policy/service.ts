@@ -2,18 +2,39 @@
  * The confirmed policy. config.toml is re-read on every call, so anything that can write it (an
  * agent with a file tool) could widen a gate at once; instead the daemon runs on the meet of the
  * file's policy and the owner's confirmed one. A narrowing therefore applies at once (and becomes the
- * confirmed policy), a widening waits until the owner runs `chainmail policy confirm`. Every change
- * is audited with its diff.
+ * confirmed policy), a widening waits until the owner runs `chainmail policy confirm`. A change of
+ * where an account's password goes (its endpoint: provider, username, IMAP and SMTP servers) waits the
+ * same way, while the daemon keeps connecting where the owner last confirmed. Every change is audited
+ * with its diff.
  */
-import type { Config } from "../config.js";
+import { createHash } from "node:crypto";
+import { type AccountConfig, type Config, changedConnections } from "../config.js";
 import { MailError } from "../errors.js";
 import type { Call, ServiceContext } from "../service/context.js";
+import { EndpointStore } from "../store/endpoints.js";
 import { PolicyStore } from "../store/policy.js";
 import type { StateDb } from "../store/state.js";
-import { CLOSED, diffGates, digestOf, type Gates, gatesOf, meet, policyOf, sameGates } from "./gates.js";
+import {
+  describeEndpoint,
+  diffEndpoint,
+  type Endpoint,
+  endpointOf,
+  sameEndpoint,
+  withEndpoint,
+} from "./endpoints.js";
+import { CLOSED, diffGates, type Gates, gatesOf, meet, policyOf, sameGates } from "./gates.js";
 
 const parse = (json: string) => JSON.parse(json) as Gates;
+const parseEndpoint = (json: string) => JSON.parse(json) as Endpoint;
 const storeOf = (state: StateDb) => new PolicyStore(state.db);
+const endpointsOf = (state: StateDb) => new EndpointStore(state.db);
+
+/** A short fingerprint of what config.toml asks for, so the owner confirms the change they looked at. */
+const digestOf = (g: Gates, e: Endpoint) =>
+  createHash("sha256")
+    .update(JSON.stringify([g, e]))
+    .digest("hex")
+    .slice(0, 12);
 
 function note(
   state: StateDb,
@@ -35,7 +56,8 @@ export function reconcilePolicies(state: StateDb, file: Config): Config {
   const rows: Array<[string, "allowed" | "held", string, string]> = [];
   const effective = store.transaction(() => {
     const adopting = !store.adopted();
-    const accounts = file.accounts.map((a) => {
+    const accounts = file.accounts.map((fileAccount) => {
+      const a = reconcileEndpoint(state, fileAccount, rows);
       const wanted = gatesOf(a.policy);
       const row = store.get(a.name);
       if (adopting && !row) {
@@ -55,7 +77,7 @@ export function reconcilePolicies(state: StateDb, file: Config): Config {
                 "policy.pending",
                 "held",
                 a.name,
-                `widening awaits chainmail policy confirm (${digestOf(wanted)}): ${diffGates(now, wanted).join("; ")}`,
+                `widening awaits chainmail policy confirm (${digestOf(wanted, endpointOf(fileAccount))}): ${diffGates(now, wanted).join("; ")}`,
               ]
             : ["policy.pending", "allowed", a.name, "no widening pending any more"],
         );
@@ -68,6 +90,41 @@ export function reconcilePolicies(state: StateDb, file: Config): Config {
   });
   for (const [action, decision, account, summary] of rows) note(state, action, account, decision, summary);
   return effective;
+}
+
+/**
+ * The account connecting where the owner last confirmed. An account state.db has never seen is
+ * adopted as config.toml writes it (no password of it has gone anywhere yet); a later change waits.
+ */
+function reconcileEndpoint(
+  state: StateDb,
+  a: AccountConfig,
+  rows: Array<[string, "allowed" | "held", string, string]>,
+): AccountConfig {
+  const store = endpointsOf(state);
+  const wanted = endpointOf(a);
+  const row = store.get(a.name);
+  if (!row) {
+    store.put(a.name, JSON.stringify(wanted), null);
+    rows.push(["endpoint.adopt", "allowed", a.name, `first seen: ${describeEndpoint(wanted)}`]);
+    return a;
+  }
+  const confirmed = parseEndpoint(row.confirmed);
+  const pending = sameEndpoint(confirmed, wanted) ? null : JSON.stringify(wanted);
+  if (pending !== row.pending) {
+    store.put(a.name, row.confirmed, pending);
+    rows.push(
+      pending
+        ? [
+            "endpoint.pending",
+            "held",
+            a.name,
+            `server settings change awaits chainmail policy confirm (${digestOf(gatesOf(a.policy), wanted)}): ${diffEndpoint(confirmed, wanted).join("; ")}`,
+          ]
+        : ["endpoint.pending", "allowed", a.name, "no server settings change pending any more"],
+    );
+  }
+  return pending ? withEndpoint(a, confirmed) : a;
 }
 
 function describe(g: Gates): string {
@@ -83,16 +140,33 @@ function describe(g: Gates): string {
 
 /**
  * The file's config with each account's policy met with what the daemon runs on now (CLOSED for an
- * account it does not know): for when state.db cannot record the change, so nothing widens.
+ * account it does not know), each known account connecting where it does now: for when state.db
+ * cannot record the change, so nothing widens and no password goes anywhere new.
  */
-export function narrowedOnly(current: Config, file: Config): Config {
+export function narrowedOnly(current: Config, file: Config, state: StateDb): Config {
   return {
     ...file,
     accounts: file.accounts.map((a) => {
       const now = current.accounts.find((x) => x.name === a.name);
-      return { ...a, policy: policyOf(meet(gatesOf(a.policy), now ? gatesOf(now.policy) : CLOSED)) };
+      const narrowed = {
+        ...a,
+        policy: policyOf(meet(gatesOf(a.policy), now ? gatesOf(now.policy) : CLOSED)),
+      };
+      if (now) return withEndpoint(narrowed, endpointOf(now));
+      const row = knownEndpoint(state, a.name);
+      return row ? withEndpoint(narrowed, row) : narrowed;
     }),
   };
+}
+
+/** An account's confirmed endpoint, if state.db can be read at all. */
+function knownEndpoint(state: StateDb, account: string): Endpoint | undefined {
+  try {
+    const row = endpointsOf(state).get(account);
+    return row ? parseEndpoint(row.confirmed) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface PolicyStatus {
@@ -101,29 +175,41 @@ export interface PolicyStatus {
   confirmed: Gates;
   /** What config.toml asks for. */
   requested: Gates;
+  /** Where the daemon connects now, beside where config.toml asks it to; pending while they differ. */
+  endpoint: { confirmed: Endpoint; requested: Endpoint; pending: boolean };
+  /** A wider policy or another endpoint waits for the owner. */
   pending: boolean;
-  /** From confirmed to requested, one entry per setting. */
+  /** From confirmed to requested, one entry per setting: the policy's, then the endpoint's. */
   changes: string[];
-  /** Pass it to `policy.confirm` to confirm exactly this widening. */
+  /** Pass it to `policy.confirm` to confirm exactly this change. */
   digest: string;
 }
 
 export function policyStatus(ctx: ServiceContext): { accounts: PolicyStatus[] } {
   const store = storeOf(ctx.state);
+  const endpoints = endpointsOf(ctx.state);
   const file = ctx.fileConfig ?? ctx.config;
   return {
     accounts: file.accounts.map((a) => {
       const requested = gatesOf(a.policy);
       const row = store.get(a.name);
       const confirmed = row ? parse(row.confirmed) : CLOSED;
-      const pending = row?.pending != null;
+      const policyPending = row?.pending != null;
+      const wantedEndpoint = endpointOf(a);
+      const endpointRow = endpoints.get(a.name);
+      const confirmedEndpoint = endpointRow ? parseEndpoint(endpointRow.confirmed) : wantedEndpoint;
+      const endpointPending = !sameEndpoint(confirmedEndpoint, wantedEndpoint);
       return {
         account: a.name,
         confirmed,
         requested,
-        pending,
-        changes: pending ? diffGates(confirmed, requested) : [],
-        digest: digestOf(requested),
+        endpoint: { confirmed: confirmedEndpoint, requested: wantedEndpoint, pending: endpointPending },
+        pending: policyPending || endpointPending,
+        changes: [
+          ...(policyPending ? diffGates(confirmed, requested) : []),
+          ...(endpointPending ? diffEndpoint(confirmedEndpoint, wantedEndpoint) : []),
+        ],
+        digest: digestOf(requested, wantedEndpoint),
       };
     }),
   };
@@ -146,7 +232,7 @@ export function confirmPolicy(
     });
     throw new MailError(
       "POLICY_DENIED",
-      "only the account owner confirms a wider policy, with the chainmail CLI",
+      "only the account owner confirms a wider policy or new server settings, with the chainmail CLI",
       "Ask the user to run `chainmail policy status` and `chainmail policy confirm`.",
     );
   }
@@ -161,8 +247,12 @@ export function confirmPolicy(
       "Run `chainmail policy status` again and confirm what it shows.",
     );
   const store = storeOf(ctx.state);
+  const endpoints = endpointsOf(ctx.state);
   store.transaction(() => {
-    for (const s of todo) store.put(s.account, JSON.stringify(s.requested), null);
+    for (const s of todo) {
+      store.put(s.account, JSON.stringify(s.requested), null);
+      endpoints.put(s.account, JSON.stringify(s.endpoint.requested), null);
+    }
   });
   for (const s of todo)
     ctx.state.audit({
@@ -172,7 +262,14 @@ export function confirmPolicy(
       decision: "allowed",
       summary: `confirmed (${s.digest}): ${s.changes.join("; ")}`,
     });
-  if (ctx.fileConfig) ctx.config = reconcilePolicies(ctx.state, ctx.fileConfig);
+  if (ctx.fileConfig) {
+    const prev = ctx.config;
+    ctx.config = reconcilePolicies(ctx.state, ctx.fileConfig);
+    // A confirmed endpoint is a new server: the pooled connection to the old one goes after its calls.
+    const changed = changedConnections(prev, ctx.config);
+    for (const name of changed) ctx.pool.retire(name);
+    ctx.cache?.reconcile(changed);
+  }
   return { confirmed: todo.map((s) => ({ account: s.account, changes: s.changes })) };
 }
 

@@ -8,6 +8,7 @@ import Database from "better-sqlite3";
 import { ITEMS_MIGRATION } from "./items-schema.js";
 import { EVENTS_MIGRATION } from "./events.js";
 import { OUTBOX_MIGRATION } from "./outbox.js";
+import { ENDPOINTS_MIGRATION } from "./endpoints.js";
 import { POLICY_MIGRATION } from "./policy.js";
 
 const MIGRATIONS: string[] = [
@@ -42,6 +43,7 @@ const MIGRATIONS: string[] = [
    CREATE INDEX audit_action_time ON audit(action, time);
    CREATE INDEX audit_time ON audit(time);`,
   POLICY_MIGRATION,
+  ENDPOINTS_MIGRATION,
 ];
 
 /** The schema version a fully migrated state.db has (its user_version). */

@@ -75,6 +75,46 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * Written into each Dovecot's dir: the test process that owns it and the Dovecot master's pid. A run
+ * killed with SIGKILL never reaches its exit handler, so its Dovecots would keep their ports and temp
+ * dirs for good; each start first reaps those whose owner is gone.
+ */
+const OWNER_FILE = "owner.json";
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Stops the Dovecots of test processes that died without stopping them; returns how many. */
+export function reapOrphanedDovecots(): number {
+  let reaped = 0;
+  for (const name of fs.readdirSync(os.tmpdir())) {
+    if (!name.startsWith("chainmail-dovecot-")) continue;
+    const dir = path.join(os.tmpdir(), name);
+    let owner: { owner: number; master: number };
+    try {
+      owner = JSON.parse(fs.readFileSync(path.join(dir, OWNER_FILE), "utf8")) as typeof owner;
+    } catch {
+      continue; // still starting, or not one of ours
+    }
+    if (alive(owner.owner)) continue;
+    try {
+      process.kill(-owner.master, "SIGKILL");
+    } catch {
+      // already gone
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+    reaped++;
+  }
+  return reaped;
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -239,6 +279,7 @@ export async function startDovecot(options: StartOptions): Promise<Dovecot> {
       throw new Error(`unsupported test user ${JSON.stringify(u.name)}`);
     }
   }
+  reapOrphanedDovecots();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-dovecot-"));
   fs.chmodSync(dir, 0o755);
   const id = identity();
@@ -269,6 +310,8 @@ export async function startDovecot(options: StartOptions): Promise<Dovecot> {
     });
     running.add(c);
     c.once("exit", () => running.delete(c));
+    if (c.pid !== undefined)
+      fs.writeFileSync(path.join(dir, OWNER_FILE), JSON.stringify({ owner: process.pid, master: c.pid }));
     try {
       await waitForGreeting(port, c, 10_000);
       child = c;
