@@ -81,6 +81,42 @@ export class Pg {
     }
   }
 
+  /**
+   * Runs `fn` in a read transaction with `settings` applied to it alone (SET LOCAL, e.g. pgvector's
+   * `hnsw.ef_search`), without the write lock; inside an open transaction it joins that one.
+   */
+  async read<T>(settings: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+    const open = this.scope.getStore();
+    const apply = async (client: pg.PoolClient) => {
+      for (const [k, v] of Object.entries(settings))
+        await client.query("SELECT set_config($1, $2, true)", [k, v]);
+    };
+    if (open?.open) {
+      await apply(open.client);
+      return fn();
+    }
+    const client = await this.pool.connect();
+    const tx: TxScope = { client, open: true };
+    let broken = false;
+    try {
+      await client.query("BEGIN");
+      await apply(client);
+      const out = await this.scope.run(tx, fn);
+      await client.query("COMMIT");
+      return out;
+    } catch (err) {
+      try {
+        await client.query("ROLLBACK");
+      } catch {
+        broken = true;
+      }
+      throw err;
+    } finally {
+      tx.open = false;
+      client.release(broken);
+    }
+  }
+
   private closing: Promise<void> | undefined;
 
   close(): Promise<void> {
