@@ -4,9 +4,11 @@
  * migrate` from a SQLite file (ids and uuids kept), so every answer can be compared with SQLite's
  * in-process answer to the same call: same notes, same order (ties by id), same similarities.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, openApp, openAppAt } from "../src/app.js";
 import type { Viewer } from "../src/domain/access.js";
@@ -16,6 +18,7 @@ import type { PgStore } from "../src/store/postgres/store.js";
 import { runDexi } from "./helpers.js";
 import { type Database, VECTOR_ENGINES } from "./postgres-pglite.js";
 
+const BIN = fileURLToPath(new URL("../dist/bin/dexi-mcp.js", import.meta.url));
 const T0 = Date.parse("2026-03-02T10:00:00Z");
 
 /** Ann's notes: title, text, folder. */
@@ -96,6 +99,28 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** dexi-mcp's stderr up to its line about vectors (it then serves stdio until stopped), or all of it if it exits. */
+function startupLines(
+  url: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; err: string }> {
+  const child = spawn(process.execPath, [BIN, "--db", url], {
+    env: { ...process.env, DEXI_EMBEDDINGS: "hash", ...env },
+    stdio: ["pipe", "ignore", "pipe"],
+  });
+  return new Promise((resolve) => {
+    let err = "";
+    child.stderr!.on("data", (d: Buffer) => {
+      err += d.toString();
+      if (/dexi: vectors: .*\n/.test(err)) {
+        child.kill();
+        resolve({ code: null, err });
+      }
+    });
+    child.once("exit", (code) => resolve({ code, err }));
+  });
+}
+
 /** The same call on the SQLite file (in process) as the reference. */
 async function onSqlite<T>(fn: (app: App) => Promise<T>): Promise<T> {
   const app = openApp(file, opts());
@@ -131,6 +156,20 @@ describe.each(VECTOR_ENGINES)("$name", (engine) => {
       `embeddings: hash-512, ${ANN.length + BOB_PRIVATE + 1} notes embedded, 0 waiting`,
     );
   });
+
+  it("names the vector search on dexi-mcp's start-up, with and without an HNSW threshold", async () => {
+    const plain = await startupLines(db.url, { DEXI_HNSW_THRESHOLD: "" });
+    expect(plain.err).toMatch(new RegExp(`^dexi: store postgresql .*\ndexi: vectors: ${engine.vectors}\n$`));
+    const hnsw = await startupLines(db.url, { DEXI_HNSW_THRESHOLD: "5000" });
+    expect(hnsw.err).toContain(
+      `dexi: vectors: ${engine.pgvector ? "pgvector hnsw (threshold 5000)" : "in-process"}\n`,
+    );
+    const bad = await startupLines(db.url, { DEXI_HNSW_THRESHOLD: "lots" });
+    expect(bad).toEqual({
+      code: 2,
+      err: 'dexi-mcp: DEXI_HNSW_THRESHOLD takes a number of vectors (a whole number from 0); got "lots"\n',
+    });
+  }, 60_000);
 
   it.each(VIEWS)("semantic_search as %s: SQLite's order and similarities", async (_, view) => {
     const viewer = view(users);
