@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, openApp, openAppAt } from "../src/app.js";
 import type { Viewer } from "../src/domain/access.js";
 import { HashEmbedder } from "../src/embed/hash.js";
+import { UseEmbedder } from "../src/embed/use.js";
 import { vectorsInUse } from "../src/store/index.js";
 import type { PgStore } from "../src/store/postgres/store.js";
 import { runDexi } from "./helpers.js";
@@ -53,6 +54,43 @@ const VIEWS: [string, (u: Users) => Viewer][] = [
   ["ann in folder Home", as("ann", { folder: "Home" })],
   ["bob", as("bob")],
 ];
+
+/** Meaning without shared words, with the real USE model: each query's note must come first. */
+const MEANING: [string, string, string, string][] = [
+  [
+    "nn",
+    "How neural networks learn",
+    "Backpropagation computes gradients and gradient descent updates each weight.",
+    "machine learning",
+  ],
+  [
+    "pasta",
+    "Weeknight pasta",
+    "Boil spaghetti, fry garlic and chilli in olive oil, toss with parsley.",
+    "dinner recipe with noodles",
+  ],
+  [
+    "run",
+    "Marathon training",
+    "Long run of 24 km at an easy pace, two interval sessions this week.",
+    "running a race",
+  ],
+  [
+    "tax",
+    "Tax return checklist",
+    "Collect payslips, receipts for deductions and the pension statement.",
+    "paying the government at year end",
+  ],
+  ["vet", "Vet visit", "The cat had her vaccinations; next check-up in a year.", "my pet's health"],
+  [
+    "piano",
+    "Piano practice",
+    "Scales for ten minutes, then the Chopin nocturne with a metronome.",
+    "playing a musical instrument",
+  ],
+];
+/** One model for both engines (it has no close; loading it once saves seconds). */
+const use = new UseEmbedder();
 
 const opts = () => ({ embedder: new HashEmbedder(), now: () => T0, log: () => {} });
 
@@ -299,4 +337,35 @@ describe.each(VECTOR_ENGINES)("$name", (engine) => {
       await hnsw.close();
     }
   });
+
+  it("ranks by meaning with the real USE model, inside a folder boundary too", async () => {
+    const meaning = await openAppAt(db.url, { embedder: use, log: () => {}, hnswThreshold: undefined });
+    try {
+      const cy = { userId: (await meaning.accounts.ensureUser("cy")).id, scopes: [] };
+      const ids = new Map<string, string>();
+      for (const [key, title, text] of MEANING) {
+        const n = await meaning.notes.create(cy, { title, text });
+        if (key === "pasta" || key === "piano") await meaning.notes.file(cy, n.id, "Home");
+        ids.set(key, n.id);
+      }
+      for (const [key, , , query] of MEANING) {
+        const r = (await meaning.notes.semantic(cy, query, 3)).items;
+        expect(r[0]!.id, query).toBe(ids.get(key));
+        expect(r[0]!.similarity!).toBeGreaterThan(r[1]!.similarity!);
+      }
+      // Held to folder Home, a search finds only its two notes, the piano note first.
+      const home = { ...cy, restriction: { folder: "Home" } };
+      const r = (await meaning.notes.semantic(home, "playing a musical instrument", 5)).items;
+      expect(r.map((i) => i.id)).toEqual([ids.get("piano"), ids.get("pasta")]);
+      const twin = await meaning.notes.create(cy, {
+        title: "Training deep nets",
+        text: "Each layer's weights are adjusted by gradients flowing backwards from the loss.",
+      });
+      const similar = (await meaning.notes.similar(cy, twin.id, 3)).items;
+      expect(similar[0]!.id).toBe(ids.get("nn"));
+      expect(similar.map((i) => i.id)).not.toContain(twin.id);
+    } finally {
+      await meaning.close();
+    }
+  }, 120_000);
 });
