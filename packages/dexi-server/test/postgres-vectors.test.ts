@@ -169,6 +169,14 @@ async function onSqlite<T>(fn: (app: App) => Promise<T>): Promise<T> {
   }
 }
 
+it("dexi status on a SQLite file: the store and in-process vectors", async () => {
+  const r = await runDexi(file, ["status"]);
+  expect(r.code, r.err).toBe(0);
+  expect(r.out).toBe(
+    `store: sqlite ${file}\nvectors: in-process\nembeddings: use-lite-512, 0 notes embedded, ${ANN.length + BOB_PRIVATE + 1} waiting\n`,
+  );
+});
+
 describe.each(VECTOR_ENGINES)("$name", (engine) => {
   let db: Database;
   let app: App;
@@ -287,7 +295,18 @@ describe.each(VECTOR_ENGINES)("$name", (engine) => {
       "SELECT 1 FROM information_schema.columns WHERE table_name = 'embeddings' AND column_name = 'v'",
     );
     expect(column !== undefined).toBe(engine.pgvector);
+    const version = async () => (await store.vectors.version()) as string;
+    const before = await version();
+    await store.db.run(
+      "UPDATE embeddings SET vec = vec WHERE note_id = (SELECT min(note_id) FROM embeddings)",
+    );
+    const moved = await version();
+    // A vector changed (as far as anyone knows): other instances' in-process indexes must reload.
+    expect(Number(moved)).toBe(Number(before) + 1);
     if (!engine.pgvector) return;
+    // Giving rows their pgvector copy changes no vector: the counter stays.
+    await store.db.run("UPDATE embeddings SET v = v");
+    expect(await version()).toBe(moved);
     const rows = await store.db.all<{ id: number; v: string | null }>(
       "SELECT note_id AS id, v::text AS v FROM embeddings ORDER BY note_id",
     );

@@ -255,8 +255,14 @@ export const PG_MIGRATIONS: readonly string[] = [
     until_ms BIGINT NOT NULL
   );
   `,
-  // 3: pgvector where the server has it (a no-op where it does not; see PGVECTOR_SETUP).
-  PGVECTOR_SETUP,
+  // 3: pgvector where the server has it (a no-op where it does not; see PGVECTOR_SETUP). The vectors
+  // counter moves only when a vector itself changes: giving a row its pgvector copy changes no vector,
+  // so filling the column does not make other instances reload their in-process index.
+  `
+  DROP TRIGGER embeddings_bump ON embeddings;
+  CREATE TRIGGER embeddings_bump AFTER INSERT OR UPDATE OF note_id, model, vec OR DELETE ON embeddings
+    FOR EACH ROW EXECUTE FUNCTION dexi_vectors_bump();
+  ${PGVECTOR_SETUP}`,
 ];
 
 /** Held while migrating, so instances starting together migrate once. Arbitrary; only Dexi's own. */
