@@ -1,3 +1,5 @@
+import type { Store } from "./port.js";
+
 export type { UserRow, UserSettings } from "./accounts.js";
 export type { AuthStore, ClientRow, CodeRow, GrantRow, GrantTerms, TokenKind, TokenRow } from "./auth.js";
 export { defaultDbPath } from "./db.js";
@@ -6,7 +8,6 @@ export { SNIPPET_CHARS } from "./notes.js";
 export type { AuthPort, Store, Transact, VectorHit, VectorSearch, VectorsPort } from "./port.js";
 export type { Scope } from "./scope.js";
 export { SqliteStore } from "./sqlite.js";
-import type { Store } from "./port.js";
 
 /** A PostgreSQL connection URL (postgres:// or postgresql://) rather than a SQLite file path. */
 export function isPostgresUrl(location: string): boolean {
