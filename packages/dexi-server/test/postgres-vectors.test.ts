@@ -15,6 +15,7 @@ import type { Viewer } from "../src/domain/access.js";
 import { HashEmbedder } from "../src/embed/hash.js";
 import { UseEmbedder } from "../src/embed/use.js";
 import { vectorsInUse } from "../src/store/index.js";
+import { PGVECTOR_SETUP } from "../src/store/postgres/migrations.js";
 import type { PgStore } from "../src/store/postgres/store.js";
 import { runDexi } from "./helpers.js";
 import { type Database, VECTOR_ENGINES } from "./postgres-pglite.js";
@@ -387,4 +388,26 @@ describe.each(VECTOR_ENGINES)("$name", (engine) => {
       await meaning.close();
     }
   }, 120_000);
+
+  it("takes up pgvector at the next start when it appears after the migration ran; a no-op without it", async () => {
+    const store = app.store as PgStore;
+    if (engine.pgvector) {
+      // As if migration 3 had run on a server without pgvector: no extension, no column.
+      await store.db.run("ALTER TABLE embeddings DROP COLUMN v");
+      await store.db.run("DROP EXTENSION vector");
+    } else await store.db.run(PGVECTOR_SETUP);
+    const again = await openAppAt(db.url, { ...opts(), hnswThreshold: undefined });
+    try {
+      expect(vectorsInUse(again.store)).toBe(engine.vectors);
+      const unfilled = await (again.store as PgStore).db
+        .get<{ c: number }>("SELECT count(*) AS c FROM embeddings WHERE v IS NULL")
+        .catch((e: Error) => e.message);
+      expect(unfilled).toEqual(engine.pgvector ? { c: 0 } : 'column "v" does not exist');
+      const a = { userId: users.ann, scopes: [] };
+      const expected = await onSqlite((s) => s.notes.semantic(a, "roadmap planning", 10));
+      expect(await again.notes.semantic(a, "roadmap planning", 10)).toEqual(expected);
+    } finally {
+      await again.close();
+    }
+  });
 });

@@ -32,6 +32,8 @@ user, scopes and folder/tag come from its consent (--user, --scopes, --folder an
 
 Embeddings: DEXI_EMBEDDINGS=use (default, offline) | openai (DEXI_EMBEDDINGS_URL, DEXI_EMBEDDINGS_MODEL,
 DEXI_EMBEDDINGS_API_KEY) | hash; or save them with \`dexi settings\`.
+On PostgreSQL with pgvector, DEXI_HNSW_THRESHOLD=N searches a model's vectors through an HNSW index once
+it holds N of them (default: exact search always); stderr names the vector search in use at start-up.
 `;
 
 async function main() {
