@@ -9,7 +9,6 @@ import { NotesService } from "../domain/notes.js";
 import type { Embedder } from "../embed/types.js";
 import { PgStore } from "../store/postgres/store.js";
 import { vectorLiteral } from "../store/postgres/pgvector.js";
-import { startPglite } from "./pglite.js";
 
 const MODEL = "bench-random";
 /** Notes written per INSERT while loading. */
@@ -126,6 +125,8 @@ export async function benchPgvector(
   const dims = options.dims ?? 512;
   const queries = options.queries ?? 50;
   const log = options.log ?? (() => {});
+  // Loaded here, not at the top: PGlite is a dev dependency, and the benchmark run imports this module.
+  const { startPglite } = await import("./pglite.js");
   const pglite = await startPglite();
   try {
     const viewers = (ann: number) => [
