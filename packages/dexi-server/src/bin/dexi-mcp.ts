@@ -6,6 +6,7 @@ import { mcpServer, oauthMcpServer, oauthSetup, describeStore, openAppAt, viewer
 import { dexiArgs, MCP_OPTIONS, mcpConfig } from "../config.js";
 import { seedDemo } from "../demo.js";
 import { DEXI_VERSION } from "../mcp/server.js";
+import { vectorsInUse } from "../store/index.js";
 
 const HELP = `dexi-mcp: personal notes over MCP (search, semantic search, tags, folders, review)
 
@@ -31,6 +32,8 @@ user, scopes and folder/tag come from its consent (--user, --scopes, --folder an
 
 Embeddings: DEXI_EMBEDDINGS=use (default, offline) | openai (DEXI_EMBEDDINGS_URL, DEXI_EMBEDDINGS_MODEL,
 DEXI_EMBEDDINGS_API_KEY) | hash; or save them with \`dexi settings\`.
+On PostgreSQL with pgvector, DEXI_HNSW_THRESHOLD=N searches a model's vectors through an HNSW index once
+it holds N of them (default: exact search always); stderr names the vector search in use at start-up.
 `;
 
 async function main() {
@@ -43,7 +46,10 @@ async function main() {
   }
   const app = await openAppAt(cfg.db, cfg.timeZone ? { timeZone: cfg.timeZone } : {});
   // SQLite says nothing (the default); a shared database names itself, without its password.
-  if (app.store.kind === "postgres") process.stderr.write(`dexi: store ${describeStore(cfg.db)}\n`);
+  if (app.store.kind === "postgres") {
+    process.stderr.write(`dexi: store ${describeStore(cfg.db)}\n`);
+    process.stderr.write(`dexi: vectors: ${vectorsInUse(app.store)}\n`);
+  }
   const viewerOf = viewerResolver(app, cfg);
   if (cfg.demo) {
     const { userId } = await viewerOf([]);

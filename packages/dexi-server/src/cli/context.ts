@@ -8,6 +8,8 @@ export class UsageError extends Error {}
 /** What a command gets: the app, whose data, its own flags' values and its positionals. */
 export interface Ctx {
   app: App;
+  /** What --db (or DEXI_DB, or the default) named. */
+  db?: string;
   user: string;
   values: Record<string, string | boolean | undefined>;
   /** The positionals after the command's name. */

@@ -9,6 +9,7 @@ import { settings, teams, users } from "./accounts.js";
 import { type Command, type Ctx, command, exitCodeOf, UsageError } from "./context.js";
 import { feeds, importCmd, reindex } from "./import.js";
 import { move, share } from "./notes.js";
+import { status } from "./status.js";
 
 const HELP = `dexi: administer a Dexi notes database (the MCP server is dexi-mcp)
 
@@ -33,6 +34,8 @@ Usage: dexi <command> [--db PATH] [--user NAME] ...
          [--restore-deleted]  import items whose notes were deleted in dexi too
   feeds add URL | feeds poll [--restore-deleted] | feeds list
   reindex [--force] [--workers N]   embed notes that have no vector from the current model
+  status                      the store, which vector search it uses (pgvector exact, pgvector hnsw,
+                              in-process) and how many notes have the current model's vectors
   migrate --from FILE --to postgres://...
                               copy a SQLite database (vectors included) into an empty PostgreSQL
                               database, and check that every table's count and the vectors match
@@ -64,6 +67,7 @@ const COMMANDS: Record<string, Command> = {
   feeds,
   reindex,
   migrate,
+  status,
 };
 
 /** The command's name: the first positional, reading every command's flags so their values are skipped. */
@@ -123,7 +127,7 @@ export async function main(
     const db = (values["db"] as string | undefined) || process.env["DEXI_DB"] || defaultDbPath();
     const user = (values["user"] as string | undefined) || process.env["DEXI_USER"] || DEFAULT_USER;
     app = await openAppAt(db, { log: (l) => err(`${l}\n`) });
-    const ctx: Ctx = { app, user, values, rest: positionals.slice(1), out, err, input };
+    const ctx: Ctx = { app, db, user, values, rest: positionals.slice(1), out, err, input };
     return await cmd.run(ctx);
   } catch (e) {
     const code = exitCodeOf(e);

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Embedder } from "../embed/types.js";
 import { noteText } from "../embed/types.js";
-import { VectorIndex } from "../embed/vector-index.js";
-import type { ListFilter, NoteRow, Store } from "../store/index.js";
+import { type Hit, VectorIndex } from "../embed/vector-index.js";
+import type { ListFilter, NoteRow, Scope, Store } from "../store/index.js";
 import { Access, checkFolderName, isRestricted, type Viewer } from "./access.js";
 import { DexiError, noteNotFound } from "./errors.js";
 import type { Sort, SourceFilter, UpdateMode } from "./limits.js";
@@ -132,7 +132,10 @@ export class NotesService {
   async similar(viewer: Viewer, uuid: string, size: number): Promise<NoteWindow> {
     const row = await this.store.notes.visibleByUuid(await this.access.scope(viewer), uuid);
     if (!row) throw noteNotFound();
-    let vec = (await this.index.fresh()).vector(row.id);
+    // With pgvector the database holds the vectors; the in-process index is never loaded.
+    let vec = this.store.vectorSearch
+      ? await this.store.vectors.get(row.id, this.embedder.id)
+      : (await this.index.fresh()).vector(row.id);
     if (!vec) {
       [vec] = await this.embedOrFail([noteText(row.title, row.body)]);
       await this.saveVector(row.id, vec!);
@@ -147,20 +150,33 @@ export class NotesService {
     exclude?: number,
   ): Promise<NoteItem[]> {
     const scope = await this.access.scope(viewer);
+    const hits = this.store.vectorSearch
+      ? await this.store.vectorSearch.nearest(scope, this.embedder.id, vec, size, exclude)
+      : await this.nearestInProcess(viewer, scope, vec, size, exclude);
+    const rows = await this.store.notes.rowsByIds(hits.map((h) => h.id));
+    const tags = await this.store.notes.tagsOf(rows.map((r) => r.id));
+    const cos = new Map(hits.map((h) => [h.id, h.cosine]));
+    return rows.map((r) => toItem(r, tags.get(r.id) ?? [], viewer.userId, cos.get(r.id)));
+  }
+
+  /** The in-process index over every vector, checking visibility of the best candidates as it goes. */
+  private async nearestInProcess(
+    viewer: Viewer,
+    scope: Scope,
+    vec: Float32Array,
+    size: number,
+    exclude?: number,
+  ): Promise<Hit[]> {
     const only = isRestricted(viewer) ? await this.store.notes.visibleIds(scope) : undefined;
     // The only user, unrestricted: every vector is visible, so no look-ups while ranking.
     const everything = !only && (await this.store.notes.seesEverything(scope));
-    const hits = await this.index.search(
+    return this.index.search(
       vec,
       size,
       everything ? async (ids) => new Set(ids) : (ids) => this.store.notes.visibleAmong(scope, ids),
       only,
       exclude,
     );
-    const rows = await this.store.notes.rowsByIds(hits.map((h) => h.id));
-    const tags = await this.store.notes.tagsOf(rows.map((r) => r.id));
-    const cos = new Map(hits.map((h) => [h.id, h.cosine]));
-    return rows.map((r) => toItem(r, tags.get(r.id) ?? [], viewer.userId, cos.get(r.id)));
   }
 
   async tags(viewer: Viewer, kind: TagKind, limit: number): Promise<TagCounts> {
@@ -404,7 +420,8 @@ export class NotesService {
       done += rows.length;
       options.onProgress?.(done, total);
     }
-    await this.index.fresh();
+    // Warms the in-process index for the next search; with pgvector there is none to warm.
+    if (!this.store.vectorSearch) await this.index.fresh();
     return { embedded: done };
   }
 

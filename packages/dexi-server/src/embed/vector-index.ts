@@ -1,4 +1,4 @@
-import type { VectorsPort } from "../store/port.js";
+import type { VectorHit, VectorsPort } from "../store/port.js";
 import { VectorSlab } from "./vector-slab.js";
 
 interface Loaded {
@@ -17,11 +17,8 @@ function place(into: Loaded, id: number, vec: Float32Array): void {
   }
 }
 
-export interface Hit {
-  id: number;
-  /** Cosine similarity, -1..1 (vectors are unit length, so it is the dot product). */
-  cosine: number;
-}
+/** Cosine similarity, -1..1 (vectors are unit length, so it is the dot product). */
+export type Hit = VectorHit;
 
 /**
  * Every vector of one model in one contiguous slab, scored all at once by a SIMD kernel (exact, and
@@ -167,9 +164,9 @@ export class VectorIndex {
 /**
  * Best first; equal scores by id. Scores are compared at 1e-6: the per-slot dot product (a restricted
  * scope) and the SIMD pass over every vector sum in different orders, so the same cosine can differ in
- * its last bits, and a tie must break by id the same way on both paths.
+ * its last bits, and a tie must break by id the same way on both paths (pgvector's too).
  */
-function byScore(x: Hit, y: Hit): number {
+export function byScore(x: Hit, y: Hit): number {
   return Math.round(y.cosine * 1e6) - Math.round(x.cosine * 1e6) || x.id - y.id;
 }
 

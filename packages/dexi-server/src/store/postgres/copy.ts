@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { openDatabase } from "../db.js";
 import { Pg } from "./db.js";
 import { migratePostgres } from "./migrations.js";
+import { fillVectorColumn } from "./pgvector.js";
 
 /** Parents before children, so every reference holds as rows arrive. */
 const TABLES = [
@@ -51,8 +52,12 @@ export async function copySqliteToPostgres(from: string, to: string): Promise<Co
       if (present!.n > 0)
         throw new Error(`${describe(to)} already holds data; migrate into an empty database`);
       const report = {} as CopyReport;
+      let pgvector = false;
       for (const table of TABLES) {
-        const columns = await copyColumns(db, table);
+        const all = await copyColumns(db, table);
+        // pgvector's copy of a vector is made from the copied bytes below, not read from SQLite.
+        const columns = table === "embeddings" ? all.filter((c) => c !== "v") : all;
+        if (columns.length < all.length) pgvector = true;
         const rows = src.prepare(`SELECT ${columns.join(", ")} FROM ${table}`).all() as Row[];
         for (let i = 0; i < rows.length; i += BATCH)
           await insert(db, table, columns, rows.slice(i, i + BATCH));
@@ -67,6 +72,12 @@ export async function copySqliteToPostgres(from: string, to: string): Promise<Co
         await db.run(
           `SELECT setval(pg_get_serial_sequence('${table}', 'id'), coalesce(max(id), 0) + 1, false) FROM ${table}`,
         );
+      }
+      if (pgvector) {
+        await fillVectorColumn(db);
+        const left = (await db.get<{ c: number }>("SELECT count(*) AS c FROM embeddings WHERE v IS NULL"))!.c;
+        if (left > 0)
+          throw new Error(`${left} vectors could not be given their pgvector copy; nothing was changed`);
       }
       const mine = createHash("md5");
       for (const r of src.prepare("SELECT vec FROM embeddings ORDER BY note_id").iterate() as Iterable<{

@@ -59,12 +59,39 @@ export class Pg {
 
   async tx<T>(fn: () => Promise<T>): Promise<T> {
     if (this.scope.getStore()?.open) return fn(); // part of the enclosing transaction
+    return this.transaction(async (client) => {
+      await client.query("SELECT pg_advisory_xact_lock($1)", [WRITE_LOCK]);
+    }, fn);
+  }
+
+  /**
+   * Runs `fn` in a read transaction with `settings` applied to it alone (SET LOCAL, e.g. pgvector's
+   * `hnsw.ef_search`), without the write lock; inside an open transaction it joins that one.
+   */
+  async read<T>(settings: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+    const apply = async (client: pg.PoolClient) => {
+      for (const [k, v] of Object.entries(settings))
+        await client.query("SELECT set_config($1, $2, true)", [k, v]);
+    };
+    const open = this.scope.getStore();
+    if (open?.open) {
+      await apply(open.client);
+      return fn();
+    }
+    return this.transaction(apply, fn);
+  }
+
+  /** One connection from BEGIN (then `start`) to COMMIT, every call of `fn`'s async flow on it. */
+  private async transaction<T>(
+    start: (client: pg.PoolClient) => Promise<void>,
+    fn: () => Promise<T>,
+  ): Promise<T> {
     const client = await this.pool.connect();
     const tx: TxScope = { client, open: true };
     let broken = false;
     try {
       await client.query("BEGIN");
-      await client.query("SELECT pg_advisory_xact_lock($1)", [WRITE_LOCK]);
+      await start(client);
       const out = await this.scope.run(tx, fn);
       await client.query("COMMIT");
       return out;

@@ -17,6 +17,34 @@ import type pg from "pg";
  * - `meta.vectors_version` moves on every vector change (a trigger), as in SQLite, so another
  *   instance's in-process vector index knows to reload.
  */
+/**
+ * Creates the `vector` extension when the server offers it (pg_available_extensions) and gives
+ * `embeddings` a `v vector` column beside the BYTEA: the bytes stay the record (`dexi migrate` checks
+ * their md5, the in-process index reads them), `v` is what pgvector searches. The column has no fixed
+ * size, since models differ in dims; an HNSW index is per model (a partial index over `v::vector(n)`).
+ * Idempotent, so the store also runs it at open: pgvector installed after this migration ran is
+ * taken up on the next start. Without the extension, or without the right to create it, nothing
+ * changes and vectors are scored in process.
+ */
+export const PGVECTOR_SETUP = `
+  DO $$
+  BEGIN
+    IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') THEN
+      BEGIN
+        CREATE EXTENSION IF NOT EXISTS vector;
+      EXCEPTION WHEN OTHERS THEN
+        NULL; -- not allowed here (or another instance created it at this moment)
+      END;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AND NOT EXISTS (
+      SELECT 1 FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name = 'embeddings' AND column_name = 'v'
+    ) THEN
+      ALTER TABLE embeddings ADD COLUMN IF NOT EXISTS v vector; -- another instance may be here too
+    END IF;
+  END $$;
+`;
+
 export const PG_MIGRATIONS: readonly string[] = [
   `
   CREATE FUNCTION dexi_nocase(t TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
@@ -227,6 +255,14 @@ export const PG_MIGRATIONS: readonly string[] = [
     until_ms BIGINT NOT NULL
   );
   `,
+  // 3: pgvector where the server has it (a no-op where it does not; see PGVECTOR_SETUP). The vectors
+  // counter moves only when a vector itself changes: giving a row its pgvector copy changes no vector,
+  // so filling the column does not make other instances reload their in-process index.
+  `
+  DROP TRIGGER embeddings_bump ON embeddings;
+  CREATE TRIGGER embeddings_bump AFTER INSERT OR UPDATE OF note_id, model, vec OR DELETE ON embeddings
+    FOR EACH ROW EXECUTE FUNCTION dexi_vectors_bump();
+  ${PGVECTOR_SETUP}`,
 ];
 
 /** Held while migrating, so instances starting together migrate once. Arbitrary; only Dexi's own. */

@@ -4,19 +4,33 @@ import { PgAuth } from "./auth.js";
 import { Pg } from "./db.js";
 import { migratePostgres } from "./migrations.js";
 import { PgNotes } from "./notes.js";
+import { detectPgvector, fillVectorColumn, PgVectorSearch, vectorLiteral } from "./pgvector.js";
 
 /** Rows of vectors read per query while loading the in-process index. */
 const VECTOR_BATCH = 2000;
 
-/** Float32 vectors as little-endian bytes, as the SQLite store keeps them. */
+/**
+ * Float32 vectors as little-endian bytes, as the SQLite store keeps them; with pgvector, also as a
+ * `vector` in the same row (written together, so the two never disagree).
+ */
 class PgVectors implements VectorsPort {
-  constructor(private readonly db: Pg) {}
+  constructor(
+    private readonly db: Pg,
+    private readonly pgvector: boolean,
+  ) {}
 
   async put(noteId: number, model: string, vec: Float32Array): Promise<void> {
-    await this.db.run(
-      "INSERT INTO embeddings (note_id, model, vec) VALUES (?, ?, ?) ON CONFLICT (note_id) DO UPDATE SET model = excluded.model, vec = excluded.vec",
-      [noteId, model, Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength)],
-    );
+    const bytes = Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength);
+    if (this.pgvector)
+      await this.db.run(
+        "INSERT INTO embeddings (note_id, model, vec, v) VALUES (?, ?, ?, ?::vector) ON CONFLICT (note_id) DO UPDATE SET model = excluded.model, vec = excluded.vec, v = excluded.v",
+        [noteId, model, bytes, vectorLiteral(vec)],
+      );
+    else
+      await this.db.run(
+        "INSERT INTO embeddings (note_id, model, vec) VALUES (?, ?, ?) ON CONFLICT (note_id) DO UPDATE SET model = excluded.model, vec = excluded.vec",
+        [noteId, model, bytes],
+      );
   }
 
   async remove(noteId: number): Promise<void> {
@@ -120,31 +134,48 @@ export class PgStore implements Store {
   readonly records: PgRecords;
   readonly tombstones: PgTombstones;
   readonly auth: PgAuth;
+  readonly vectorSearch: PgVectorSearch | undefined;
 
-  private constructor(readonly db: Pg) {
+  private constructor(
+    readonly db: Pg,
+    vectorSearch: PgVectorSearch | undefined,
+  ) {
+    this.vectorSearch = vectorSearch;
     this.accounts = new PgAccounts(db);
     this.notes = new PgNotes(db);
-    this.vectors = new PgVectors(db);
+    this.vectors = new PgVectors(db, vectorSearch !== undefined);
     this.records = new PgRecords(db);
     this.tombstones = new PgTombstones(db);
     this.auth = new PgAuth(db, this.tx);
   }
 
-  /** Connects and migrates (instances starting together migrate once). */
-  static async open(url: string): Promise<PgStore> {
+  /**
+   * Connects and migrates (instances starting together migrate once), then takes up pgvector when
+   * the server has it (filling the `vector` copy of vectors that lack one). `hnswThreshold`: build and
+   * use an HNSW index for a model once it holds that many vectors (pgvector only).
+   */
+  static async open(
+    url: string,
+    options: { hnswThreshold?: number; log?: (line: string) => void } = {},
+  ): Promise<PgStore> {
     const db = new Pg(url);
     try {
       await migratePostgres(db.pool);
+      const pgvector = await detectPgvector(db);
+      if (!pgvector) return new PgStore(db, undefined);
+      await fillVectorColumn(db);
+      const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+      return new PgStore(db, new PgVectorSearch(db, pgvector, options.hnswThreshold, log));
     } catch (err) {
       await db.close();
       throw err;
     }
-    return new PgStore(db);
   }
 
   readonly tx = <T>(fn: () => Promise<T>): Promise<T> => this.db.tx(fn);
 
-  close(): Promise<void> {
-    return this.db.close();
+  async close(): Promise<void> {
+    await this.vectorSearch?.settled();
+    await this.db.close();
   }
 }
