@@ -87,10 +87,12 @@ async function imapflowReads(bytes: Buffer): Promise<SyncedMessage[]> {
     item.next();
     if (parsed.tag !== "*" || (parsed.attributes?.[0] as { value?: string } | undefined)?.value !== "FETCH")
       continue;
-    const f = (await formatMessageResponse(parsed, ctx.mailbox as never, "md5", ctx as never)) as Record<
-      string,
-      unknown
-    >;
+    const f = (await formatMessageResponse(
+      parsed,
+      ctx.mailbox as never,
+      "md5",
+      ctx as never,
+    )) as unknown as Record<string, unknown>;
     delete f.id;
     delete f.flagColor;
     delete f.emailId;

@@ -155,16 +155,19 @@ async function storeBatches(
     // unhandled. One turn of the event loop lets imapflow send the command before SQLite blocks.
     next?.catch(() => undefined);
     await new Promise((resolve) => setImmediate(resolve));
-    let lo = Number.POSITIVE_INFINITY;
-    let hi = 0;
-    for (const m of fetched) {
-      lo = Math.min(lo, m.uid);
-      hi = Math.max(hi, m.uid);
-    }
     let cached = new Map<number, CachedRow>();
     const fts: (() => void)[] = [];
     await writeInSlices(db, fetched, {
-      begin: () => {
+      // The slice's own UID range: the whole batch's would read the rows of every earlier slice
+      // again (a fifth of an initial sync's CPU on a loaded machine, where slices are small)
+      begin: (from, to) => {
+        let lo = Number.POSITIVE_INFINITY;
+        let hi = 0;
+        for (let k = from; k < to; k++) {
+          const uid = (fetched[k] as SyncedMessage).uid;
+          if (uid < lo) lo = uid;
+          if (uid > hi) hi = uid;
+        }
         cached = cachedRows(db, folder.id, lo, hi);
       },
       write: (m) => {
