@@ -5,11 +5,12 @@ import net from "node:net";
 import path from "node:path";
 import type { FetchMessageObject, ImapFlow } from "imapflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CacheDb, openCache, syncFolder } from "../src/cache/index.js";
+import { type CacheDb, openCache, syncAccount, syncFolder } from "../src/cache/index.js";
 import { RAW_FETCH_MIN, type SyncEvents } from "../src/cache/sync.js";
 import { searchRowOf } from "../src/events/sync-sink.js";
 import { RawFetch, type SyncedMessage, headerItems } from "../src/imap/raw-fetch.js";
 import { generateCorpus } from "../src/testing/corpus.js";
+import { startGmail } from "../src/testing/gmail.js";
 import { mailboxMessage } from "../src/testing/mailbox.js";
 import { type CacheEnv, PASSWORD, USER, startCacheEnv } from "./support/cache-env.js";
 import { ImapFlow as Flow } from "imapflow";
@@ -257,6 +258,53 @@ describe("a malformed FETCH response", () => {
       c.close();
       db.close();
       proxy.close();
+    }
+  });
+});
+
+describe("the lean header FETCH on a Gmail-style server", () => {
+  it("writes the same rows with labels and thread ids as the imapflow path", async () => {
+    const gm = await startGmail({
+      user: "gina",
+      password: "gina-pw",
+      inbox: [
+        ...HARD.map((raw) => ({ raw, labels: ["\\Inbox", "&AMQ-rger", "Work stuff"] })),
+        ...generateCorpus({ threads: 2, fillers: 3 }).map((m, i) => ({
+          raw: m.raw,
+          flags: m.flags ?? [],
+          labels: i % 2 ? ["\\Inbox"] : ["\\Important", "Project"],
+        })),
+      ],
+    });
+    const dbs: CacheDb[] = [];
+    try {
+      const results = [];
+      for (const mode of ["imapflow", "raw"] as const) {
+        const db = openCache(path.join(env.dir, `gmail-${mode}.db`));
+        dbs.push(db);
+        const c = new Flow({
+          host: "127.0.0.1",
+          port: gm.port,
+          secure: false,
+          doSTARTTLS: false,
+          auth: { user: "gina", pass: "gina-pw" },
+          logger: false,
+        });
+        c.on("error", () => undefined);
+        await c.connect();
+        expect(c.capabilities.has("X-GM-EXT-1")).toBe(true);
+        results.push(await syncAccount(db, c, "gmail", { headerFetch: mode }));
+        await c.logout();
+      }
+      expect(results[1]).toEqual(results[0]);
+      const [a, b] = dbs.map(snapshot) as [ReturnType<typeof snapshot>, ReturnType<typeof snapshot>];
+      expect(a.rows.length).toBeGreaterThan(HARD.length);
+      expect(a.rows.some((r) => (r as { labels_json: string }).labels_json.includes("Ärger"))).toBe(true);
+      expect(a.rows.every((r) => (r as { gm_thread_id: string | null }).gm_thread_id)).toBe(true);
+      expect(b).toEqual(a);
+    } finally {
+      for (const db of dbs) db.close();
+      await gm.stop();
     }
   });
 });
