@@ -131,7 +131,7 @@ async function bothFetches(c: ImapFlow, uids: string) {
     raw?.close();
     // imapflow reads the connection again afterwards
     const status = await c.status("INBOX", { messages: true });
-    expect(status && status.messages).toBe(messages.length);
+    expect(status ? status.messages : null).toBe(messages.length);
     return { viaFlow: viaFlow.map(comparable), viaRaw: (viaRaw ?? []).map(comparable) };
   } finally {
     lock.release();
