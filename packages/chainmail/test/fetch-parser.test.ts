@@ -66,6 +66,16 @@ const HARD: Buffer[] = [
     'BODYSTRUCTURE ("TEXT" "PLAIN" NIL NIL NIL "7BIT" 0 0) ',
     "BODY[HEADER.FIELDS (REFERENCES)] NIL)\r\n",
   ),
+  // parameters: an encoded word, RFC 2231 continuations, RFC 2231 in a plain filename, odd lists
+  join(
+    '* 5 FETCH (UID 15 FLAGS (\\Seen) RFC822.SIZE 700 INTERNALDATE "02-Dec-2026 09:00:00 -0500" ',
+    'ENVELOPE ("bad date" "" (("\\"Quoted Name\\"" NIL "q" "x.example")) NIL NIL NIL NIL NIL "" NIL) ',
+    'BODYSTRUCTURE (("application" "octet-stream" ("name" "=?UTF-8?Q?caf=C3=A9.bin?=" "x-odd") NIL NIL "base64" 10 NIL ',
+    '("attachment" ("filename*0" "long-" "filename*1" "name.bin")) NIL NIL)',
+    '("image" "png" NIL NIL NIL "base64" 20 NIL ("inline" ("filename" "utf-8\'\'pic%20one.png")) ("en" "de") "http://x")',
+    ' "related" ("type" "image/png" "boundary" "b3") ("inline" NIL) NIL NIL) ',
+    "BODY[HEADER.FIELDS (REFERENCES)] {2}\r\n\r\n)\r\n",
+  ),
 ];
 const STREAM = Buffer.concat([...HARD, Buffer.from("* 5 EXISTS\r\nT1 OK Fetch completed.\r\n")]);
 
@@ -134,6 +144,9 @@ describe("the lean FETCH reader", () => {
     expect(got[3]?.labels).toEqual(new Set(["\\Inbox", "ärger", "Work"]));
     expect(got[3]?.modseq).toBe(98765n);
     expect(got[0]?.headers?.toString()).toBe(REFS);
+    expect(got[4]?.bodyStructure?.childNodes?.[0]?.parameters?.name).toBe("café.bin");
+    expect(got[4]?.bodyStructure?.childNodes?.[0]?.dispositionParameters?.filename).toBe("long-name.bin");
+    expect(got[4]?.envelope?.from).toEqual([{ name: "Quoted Name", address: "q@x.example" }]);
   });
 
   it("gives the same messages when the stream is split at any byte", async () => {
@@ -148,7 +161,7 @@ describe("the lean FETCH reader", () => {
 
   it("tells its own FETCH, the tagged end and other responses apart", () => {
     const kinds = new ResponseSplitter().push(STREAM).map((r) => parseResponse(r).kind);
-    expect(kinds).toEqual(["fetch", "fetch", "fetch", "fetch", "other", "tagged"]);
+    expect(kinds).toEqual(["fetch", "fetch", "fetch", "fetch", "fetch", "other", "tagged"]);
     const end = parseResponse(Buffer.from("T9 NO [SERVERBUG] Internal error\r\n"));
     expect(end).toEqual({ kind: "tagged", tag: "T9", status: "NO", text: "[SERVERBUG] Internal error" });
   });

@@ -200,10 +200,11 @@ class Parser {
     if (c === 0x22) return { type: "STRING", value: this.quoted() };
     if (c === 0x7b) return { type: "LITERAL", value: this.literal() };
     const start = this.p;
-    while (this.p < b.length && !ATOM_END[b[this.p] as number]) this.p++;
+    let high = 0;
+    while (this.p < b.length && !ATOM_END[b[this.p] as number]) high |= b[this.p++] as number;
     // a flag like \Seen, a number, NIL; the `[` of a section never appears in a value here
     if (this.p === start) this.fail("an empty value");
-    const text = b.toString("utf8", start, this.p);
+    const text = b.toString(high < 0x80 ? "latin1" : "utf8", start, this.p);
     if (text.length === 3 && text.toUpperCase() === "NIL") return null;
     return { type: "ATOM", value: text };
   }
@@ -236,18 +237,22 @@ class Parser {
     const b = this.b;
     const start = ++this.p;
     let escaped = false;
+    let high = 0;
     for (;;) {
       const c = b[this.p];
       if (c === undefined || c === CR || c === LF) this.fail("an unclosed quoted string");
       if (c === 0x5c) {
         escaped = true;
+        high |= b[this.p + 1] ?? 0;
         this.p += 2;
         continue;
       }
       if (c === 0x22) break;
+      high |= c;
       this.p++;
     }
-    const text = b.toString("utf8", start, this.p);
+    // ASCII reads the same either way, and latin1 is the cheaper decoder
+    const text = b.toString(high < 0x80 ? "latin1" : "utf8", start, this.p);
     this.p++;
     return escaped ? text.replace(/\\([\s\S])/g, "$1") : text;
   }

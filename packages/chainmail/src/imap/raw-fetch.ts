@@ -8,9 +8,10 @@
  * inside a mailbox lock, which keeps imapflow from sending anything meanwhile (no IDLE starts
  * under a lock); everything else stays on imapflow.
  */
-import type { FetchMessageObject, ImapFlow, MessageEnvelopeObject, MessageStructureObject } from "imapflow";
+import type { FetchMessageObject, ImapFlow } from "imapflow";
 import type { ImapAttribute } from "imapflow/lib/handler/types.js";
-import { decodePath, parseBodystructure, parseEnvelope } from "imapflow/lib/tools.js";
+import { decodePath } from "imapflow/lib/tools.js";
+import { formatEnvelope, formatStructure } from "./envelope.js";
 import { FetchParseError, type FetchResponse, ResponseSplitter, parseResponse } from "./fetch-parser.js";
 
 /** What the cache reads of a fetched message: the fields imapflow's `fetch` fills for the sync's query. */
@@ -71,10 +72,10 @@ export function toMessage(client: MessageContext, r: FetchResponse): SyncedMessa
         m.size = uint(str(value)) || 0;
         break;
       case "ENVELOPE":
-        if (Array.isArray(value)) m.envelope = parseEnvelope(value) as MessageEnvelopeObject;
+        if (Array.isArray(value)) m.envelope = formatEnvelope(value);
         break;
       case "BODYSTRUCTURE":
-        if (Array.isArray(value)) m.bodyStructure = parseBodystructure(value) as MessageStructureObject;
+        if (Array.isArray(value)) m.bodyStructure = formatStructure(value);
         break;
       case "INTERNALDATE": {
         const text = str(value);
@@ -95,7 +96,7 @@ export function toMessage(client: MessageContext, r: FetchResponse): SyncedMessa
         break;
       }
       default:
-        if (/^BODY(\.PEEK)?\[HEADER/.test(key)) {
+        if (key.startsWith("BODY[HEADER") || key.startsWith("BODY.PEEK[HEADER")) {
           const v = value && !Array.isArray(value) ? value.value : undefined;
           // imapflow gives `false` for a NIL section (outside its typings); kept the same
           m.headers = Buffer.isBuffer(v) ? v : typeof v === "string" ? Buffer.from(v) : (false as never);
