@@ -93,7 +93,6 @@ export function formatEnvelope(entry: ImapAttributeList): MessageEnvelopeObject 
 }
 
 const UNSAFE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
-const RFC2231_IN_PLAIN = /^[a-z\-_0-9]+'[a-z]*'[^'\x00-\x08\x0b\x0c\x0e-\x1f\u0080-\uffff]+/;
 const tokenText = (n: Node) => ((n && (n as { value?: unknown }).value) || "").toString();
 
 /** A parameter list as getStructuredParams gives it; plain lists are built here directly. */
@@ -108,7 +107,8 @@ function params(arr: ImapAttribute): Record<string, string> {
       UNSAFE_KEYS.has(key) ||
       value.includes("=?") ||
       value.includes("\0") ||
-      (key === "filename" && RFC2231_IN_PLAIN.test(value))
+      // a plain filename in RFC 2231 form (charset'language'value), which imapflow re-reads
+      (key === "filename" && value.includes("'"))
     )
       return getStructuredParams(arr as ImapAttributeList) as Record<string, string>;
     if (j + 1 < list.length) out[key] = value;
