@@ -166,6 +166,9 @@ export class RawFetch {
     const source = i._inflate || i.socket;
     if (!client.usable || !source || !i.writeSocket || !i.streamer || i.idling) return null;
     if (typeof source.unpipe !== "function" || (i.streamer.readableLength ?? 0) > 0) return null;
+    // Only a stream that feeds imapflow's parser directly is borrowed (plain, TLS or inflate)
+    const pipes = (source as { _readableState?: { pipes?: unknown[] } })._readableState?.pipes;
+    if (!pipes?.includes(i.streamer)) return null;
     return new RawFetch(client, source, i, afterRead);
   }
 
