@@ -124,6 +124,9 @@ interface Internals {
 
 let tags = 0;
 
+/** Longest the responses of one socket read are read in one go before the event loop gets a turn. */
+const PARSE_SLICE_MS = 2;
+
 interface Pending {
   tag: string;
   out: SyncedMessage[];
@@ -134,6 +137,10 @@ interface Pending {
 export class RawFetch {
   private readonly splitter = new ResponseSplitter();
   private readonly others: Buffer[] = [];
+  /** Whole responses received and not yet read, from `next` on. */
+  private readonly backlog: Buffer[] = [];
+  private next = 0;
+  private draining = false;
   private readonly queue: Pending[] = [];
   private failed: Error | null = null;
   private closed = false;
@@ -186,7 +193,38 @@ export class RawFetch {
   private receive(chunk: Buffer): void {
     if (this.failed) return;
     try {
-      for (const response of this.splitter.push(chunk)) this.handle(response);
+      for (const response of this.splitter.push(chunk)) this.backlog.push(response);
+    } catch (err) {
+      this.fail(err as Error);
+      return;
+    }
+    if (!this.draining) this.drain();
+  }
+
+  /**
+   * Reads the responses received so far for at most PARSE_SLICE_MS, then pauses the stream and
+   * goes on after a turn of the event loop: one socket read holds some 40 messages, and reading
+   * a few of them in one go held the daemon's searches up for several milliseconds.
+   */
+  private drain(): void {
+    this.draining = true;
+    const started = performance.now();
+    try {
+      while (this.next < this.backlog.length && !this.failed && !this.closed) {
+        this.handle(this.backlog[this.next++] as Buffer);
+        if (this.next < this.backlog.length && performance.now() - started > PARSE_SLICE_MS) {
+          this.source.pause();
+          setImmediate(() => {
+            if (this.closed || this.failed) return;
+            this.source.resume();
+            this.drain();
+          });
+          return;
+        }
+      }
+      this.backlog.length = 0;
+      this.next = 0;
+      this.draining = false;
     } catch (err) {
       this.fail(err as Error);
       return;
@@ -242,7 +280,9 @@ export class RawFetch {
       this.client.close();
       return;
     }
+    // What came after our last tagged response is imapflow's, in order
     for (const b of this.others.splice(0)) streamer.write(b);
+    for (const b of this.backlog.splice(this.next)) streamer.write(Buffer.from(b));
     const rest = this.splitter.pending;
     if (rest.length) streamer.write(Buffer.from(rest));
     this.source.pipe(streamer);
