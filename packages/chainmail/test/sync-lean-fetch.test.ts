@@ -149,6 +149,28 @@ describe("the lean header FETCH", () => {
     expect(hard?.bodyStructure?.childNodes?.[1]?.envelope?.subject).toBe('inner "subject" (x)');
   });
 
+  it("hands imapflow the responses that were not its own (another client's new mail)", async () => {
+    const c = await env.client();
+    const lock = await c.getMailboxLock("INBOX", { readOnly: true });
+    try {
+      const before = c.mailbox ? c.mailbox.exists : 0;
+      const raw =
+        "From: a@x.example\r\nSubject: while fetching\r\nMessage-ID: <during@x.example>\r\n\r\nhi\r\n";
+      await env.append("INBOX", raw, [], new Date());
+      messages.push(raw);
+      const lean = RawFetch.open(c);
+      const got = await lean?.fetch("1:2", headerItems(c, false));
+      lean?.close();
+      expect(got?.map((m) => m.uid)).toEqual([1, 2]);
+      // Dovecot tells of the new message (EXISTS) before the FETCH's tagged OK
+      for (let i = 0; i < 50 && c.mailbox && c.mailbox.exists === before; i++)
+        await new Promise((r) => setTimeout(r, 10));
+      expect(c.mailbox ? c.mailbox.exists : null).toBe(before + 1);
+    } finally {
+      lock.release();
+    }
+  });
+
   it("writes the same rows, FTS terms and thread keys as the imapflow path", async () => {
     const dbs = ["flow", "raw"].map((n) => openCache(path.join(env.dir, `${n}.db`)));
     const [flowDb, rawDb] = dbs as [CacheDb, CacheDb];
