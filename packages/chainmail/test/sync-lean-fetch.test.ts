@@ -247,6 +247,49 @@ async function damagingProxy(port: number): Promise<{ port: number; close(): voi
   return { port: (server.address() as net.AddressInfo).port, close: () => server.close() };
 }
 
+describe("a connection dropped during the lean FETCH", () => {
+  it("fails the sync with whole batches committed, and the next sync completes", async () => {
+    const n = 40;
+    await (await env.client()).mailboxCreate("Dropped");
+    await env.dovecot.appendMessages(
+      USER,
+      "Dropped",
+      Array.from({ length: n }, (_, i) => ({ raw: mailboxMessage(i, n).raw })),
+    );
+    const db = openCache(path.join(env.dir, "dropped.db"));
+    try {
+      const c = await env.client();
+      let batches = 0;
+      await expect(
+        syncFolder(db, c, A, "Dropped", {
+          headerFetch: "raw",
+          batchSize: 10,
+          onBatch: () => {
+            // the server ends the session while the next batch's FETCH is on the wire
+            if (++batches === 2) env.dovecot.doveadm(["kick", USER]);
+          },
+        }),
+      ).rejects.toThrow(/closed/);
+      const count = () => (db.prepare("SELECT count(*) AS n FROM messages").get() as { n: number }).n;
+      expect(count() % 10).toBe(0);
+      expect(count()).toBeGreaterThanOrEqual(20);
+      expect(count()).toBeLessThan(n);
+      const cut = db.prepare("SELECT complete, last_error FROM folders").get() as {
+        complete: number;
+        last_error: string;
+      };
+      expect(cut.complete).toBe(0);
+      expect(cut.last_error).toMatch(/\S/);
+      const r = await syncFolder(db, await env.client(), A, "Dropped", { headerFetch: "raw", batchSize: 10 });
+      expect(r.added).toBeGreaterThan(0);
+      expect(count()).toBe(n);
+      expect(db.prepare("SELECT complete FROM folders").get()).toEqual({ complete: 1 });
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe("a malformed FETCH response", () => {
   it("fails the sync with a clear error and commits no row of the batch it was in", async () => {
     const proxy = await damagingProxy(env.dovecot.port);
