@@ -19,7 +19,13 @@ export const WRITE_SLICE_MS = 4;
 export async function writeInSlices<T>(
   db: CacheDb,
   items: readonly T[],
-  hooks: { begin?: () => void; write: (item: T) => void; end?: () => void; done?: () => void },
+  hooks: {
+    /** Told the items `[from, to)` the transaction writes. */
+    begin?: (from: number, to: number) => void;
+    write: (item: T) => void;
+    end?: () => void;
+    done?: () => void;
+  },
   sliceMs = WRITE_SLICE_MS,
 ): Promise<void> {
   let size = 8;
@@ -27,8 +33,8 @@ export async function writeInSlices<T>(
     const started = performance.now();
     const from = i;
     db.transaction(() => {
-      hooks.begin?.();
       const stop = Math.min(items.length, i + size);
+      hooks.begin?.(i, stop);
       while (i < stop) hooks.write(items[i++] as T);
       hooks.end?.();
     })();

@@ -1,4 +1,5 @@
-import type { FetchMessageObject, MessageAddressObject } from "imapflow";
+import type { MessageAddressObject } from "imapflow";
+import type { SyncedMessage } from "../imap/raw-fetch.js";
 import { type FolderRole, attachmentsFromStructure, listColumn } from "../query/index.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { classifyFlags, type ShortFlag } from "../imap/flags.js";
@@ -182,7 +183,7 @@ export function cachedRows(db: CacheDb, folderId: number, lo: number, hi: number
 export function upsertMessage(
   db: CacheDb,
   folder: FolderRow,
-  msg: FetchMessageObject,
+  msg: SyncedMessage,
   cached?: CachedRow | null,
   ftsLater?: (() => void)[],
 ): number {

@@ -1,5 +1,5 @@
 /** Turns what a cache sync finds into events: the cache's SyncEvents, written to the event log. */
-import type { FetchMessageObject } from "imapflow";
+import type { SyncedMessage } from "../imap/raw-fetch.js";
 import type { SyncEvents, SyncFolder } from "../cache/index.js";
 import { parseReferences } from "../cache/store.js";
 import { splitFlags } from "../imap/messages.js";
@@ -13,7 +13,7 @@ const refOf = (f: SyncFolder, uid: number) =>
   encodeRef({ account: f.account, folder: f.path, uidValidity: Number(f.uidValidity), uid });
 
 /** The message's search row, as search gives it (without a snippet: no body is fetched yet). */
-export function searchRowOf(f: SyncFolder, m: FetchMessageObject): SearchRow {
+export function searchRowOf(f: SyncFolder, m: SyncedMessage): SearchRow {
   const env = m.envelope;
   const from = env?.from?.[0];
   const { flags, keywords } = splitFlags(m.flags);
