@@ -127,7 +127,7 @@ describe("each dexi command exits with its reason's code", () => {
 describe("the domain applies its rules whoever calls", () => {
   it("refuses the folder name unfiled, and a blank one, for any caller", async () => {
     const app = memoryApp();
-    const viewer = { userId: userId(app, "ann"), scopes: [] };
+    const viewer = { userId: await userId(app, "ann"), scopes: [] };
     const note = await app.notes.create(viewer, { title: "t", text: "x" });
     for (const name of ["Unfiled", " "]) {
       await expect(app.notes.file(viewer, note.id, name), name).rejects.toThrow(DexiError);
@@ -138,7 +138,7 @@ describe("the domain applies its rules whoever calls", () => {
 
   it("checks review deck tags by the tag rules when settings change", async () => {
     const app = memoryApp();
-    const id = userId(app, "ann");
+    const id = await userId(app, "ann");
     await expect(app.accounts.updateSettings(id, { reviewTags: ["#c++"] })).rejects.toThrow(
       '"#c++" is not one tag: Dexi reads it as #c (a hashtag ends at "+")',
     );

@@ -27,7 +27,7 @@ let server: OAuthServer;
 
 beforeAll(async () => {
   server = await startOAuthServer({ now: () => clock });
-  const ann = { userId: userId(server.app, "ann"), scopes: ["notes:read", "notes:write"] };
+  const ann = { userId: await userId(server.app, "ann"), scopes: ["notes:read", "notes:write"] };
   await server.app.notes.create(ann, { title: "Plan", text: "The plan #work" });
 });
 afterAll(async () => server?.close());
@@ -241,7 +241,7 @@ describe("tokens", () => {
     });
     const req = await other.auth.checkRequest(q);
     const code = new URL(
-      await other.auth.consent(req, userId(server.app, "ann"), { scopes: ["notes:read"] }),
+      await other.auth.consent(req, await userId(server.app, "ann"), { scopes: ["notes:read"] }),
     ).searchParams.get("code")!;
     const t = await other.auth.token(
       new URLSearchParams({

@@ -11,7 +11,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { type OAuthSetup, oauthMcpServer, oauthSetup } from "../src/app.js";
-import type { TestApp as App } from "./helpers.js";
+import type { SqliteApp, TestApp as App } from "./helpers.js";
 import type { ClientDocuments } from "../src/auth/documents.js";
 import type { SignInLimiter } from "../src/auth/limiter.js";
 import type { Restriction } from "../src/domain/access.js";
@@ -32,7 +32,7 @@ export function freePort(): Promise<number> {
 }
 
 export interface OAuthServer {
-  app: App;
+  app: SqliteApp;
   setup: OAuthSetup;
   http: HttpHandle;
   base: string;
@@ -409,7 +409,7 @@ export async function restrictedOverHttp(app: App): Promise<HttpRestricted> {
           code_challenge_method: "S256",
         }),
       );
-      const uid = app.store.sync.accounts.ensureUser(user, Date.now()).id;
+      const uid = (await app.store.accounts.ensureUser(user, Date.now())).id;
       const back = new URL(
         await auth.consent(req, uid, { scopes: ["notes:read", "notes:write"], ...restriction }),
       );

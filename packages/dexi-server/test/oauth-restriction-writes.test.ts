@@ -1,6 +1,6 @@
 import { connectHttp } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TestApp as App } from "./helpers.js";
+import type { SqliteApp as App } from "./helpers.js";
 import { memoryApp, type Session, sessionOf } from "./helpers.js";
 import { type HttpRestricted, restrictedOverHttp } from "./oauth-helpers.js";
 

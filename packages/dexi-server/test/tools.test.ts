@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TestApp as App } from "./helpers.js";
 import { type ManualClock, manualClock } from "@mcpforge/toolkit/testing";
-import { connect, items, memoryApp, type Session, userId } from "./helpers.js";
+import { connect, items, type Session, testApp, userId } from "./helpers.js";
 
 let app: App;
 let s: Session;
@@ -10,7 +10,7 @@ let t: ManualClock;
 
 beforeEach(async () => {
   t = manualClock();
-  app = memoryApp({ now: t.now });
+  app = await testApp({ now: t.now });
   s = await connect(app, "ann");
 });
 afterEach(async () => {
@@ -53,7 +53,7 @@ describe("create_note", () => {
   });
 
   it("at the plan's cap gives the limit message and creates nothing", async () => {
-    app.store.sync.accounts.updateSettings(userId(app, "ann"), { plan: "free", noteCap: 2 });
+    await app.store.accounts.updateSettings(await userId(app, "ann"), { plan: "free", noteCap: 2 });
     await s.ok("create_note", { text: "one" });
     await s.ok("create_note", { text: "two" });
     const e = await s.fails("create_note", { text: "three" });
@@ -126,15 +126,15 @@ describe("update_note", () => {
 describe("delete_note", () => {
   it("deletes, returns {deleted, id, title}, and removes the bookmark record", async () => {
     const n = await s.ok("create_note", { title: "Gone", text: "bye" });
-    const row = app.store.sync.notes.byUuid(n["id"] as string)!;
-    app.store.sync.records.addBookmark(row.id, "https://example.org", null);
-    expect(app.store.sync.records.countFor(row.id).bookmarks).toBe(1);
+    const row = (await app.store.notes.byUuid(n["id"] as string))!;
+    await app.store.records.addBookmark(row.id, "https://example.org", null);
+    expect((await app.store.records.countFor(row.id)).bookmarks).toBe(1);
     expect(await s.ok("delete_note", { note_id: n["id"] })).toEqual({
       deleted: true,
       id: n["id"],
       title: "Gone",
     });
-    expect(app.store.sync.records.countFor(row.id)).toEqual({ bookmarks: 0, emails: 0, feed_articles: 0 });
+    expect(await app.store.records.countFor(row.id)).toEqual({ bookmarks: 0, emails: 0, feed_articles: 0 });
     expect((await s.fails("get_note", { note_id: n["id"] })).message).toBe("Note not found");
     expect((await s.fails("delete_note", { note_id: n["id"] })).message).toBe("Note not found");
   });
@@ -187,7 +187,7 @@ describe("search_notes", () => {
       });
     const alone = await s.ok("search_notes", { query: "pasta", size: 50 });
     const semAlone = await s.ok("semantic_search", { query: "pasta", size: 50 });
-    userId(app, "zed");
+    await userId(app, "zed");
     expect(await s.ok("search_notes", { query: "pasta", size: 50 })).toEqual(alone);
     expect(await s.ok("semantic_search", { query: "pasta", size: 50 })).toEqual(semAlone);
     expect(await s.ok("search_notes", { query: "pasta", size: 4, page: 2 })).toEqual({
@@ -219,7 +219,7 @@ describe("the note item", () => {
 
   it("carries folder only on filed notes", async () => {
     const n = await s.ok("create_note", { title: "filed" });
-    await app.notes.file({ userId: userId(app, "ann"), scopes: [] }, n["id"] as string, "Work");
+    await app.notes.file({ userId: await userId(app, "ann"), scopes: [] }, n["id"] as string, "Work");
     const r = items(await s.ok("list_notes", {}));
     expect(r[0]).toMatchObject({ title: "filed", folder: "Work" });
   });
@@ -288,7 +288,7 @@ describe("list_notes", () => {
   });
 
   it("takes folder names case-insensitively, 'unfiled', and errors on unknown folders", async () => {
-    const v = { userId: userId(app, "ann"), scopes: [] };
+    const v = { userId: await userId(app, "ann"), scopes: [] };
     const a = await s.ok("create_note", { title: "a" });
     await s.ok("create_note", { title: "b" });
     await app.notes.file(v, a["id"] as string, "Projects");
@@ -301,7 +301,7 @@ describe("list_notes", () => {
   });
 
   it("computes periods in the user's time zone", async () => {
-    app.store.sync.accounts.updateSettings(userId(app, "ann"), { timeZone: "America/New_York" });
+    await app.store.accounts.updateSettings(await userId(app, "ann"), { timeZone: "America/New_York" });
     // 2026-03-10 03:00 UTC is 23:00 on March 9 in New York.
     t.set(Date.parse("2026-03-10T03:00:00Z"));
     await s.ok("create_note", { title: "late on the 9th" });
@@ -327,10 +327,10 @@ describe("list_notes", () => {
       return got;
     };
     t.set(Date.parse("2026-03-09T23:30:00Z"));
-    const tokyo = memoryApp({ now: t.now, timeZone: "Asia/Tokyo" });
+    const tokyo = await testApp({ now: t.now, timeZone: "Asia/Tokyo" });
     expect(await titlesToday(tokyo)).toEqual(["at 23:30 UTC on the 9th"]);
     // The user's own setting wins over the server's zone.
-    tokyo.store.sync.accounts.updateSettings(userId(tokyo, "ann"), { timeZone: "UTC" });
+    await tokyo.store.accounts.updateSettings(await userId(tokyo, "ann"), { timeZone: "UTC" });
     const own = await connect(tokyo, "ann");
     expect(items(await own.ok("list_notes", { period: "today" }))).toEqual([]);
     await own.close();
@@ -340,7 +340,7 @@ describe("list_notes", () => {
     process.env["TZ"] = "Asia/Tokyo";
     try {
       t.set(Date.parse("2026-03-09T23:30:00Z"));
-      const machine = memoryApp({ now: t.now });
+      const machine = await testApp({ now: t.now });
       expect(machine.notes.timeZone).toBe("Asia/Tokyo");
       expect(await titlesToday(machine)).toEqual(["at 23:30 UTC on the 9th"]);
       await machine.close();
@@ -351,7 +351,7 @@ describe("list_notes", () => {
   });
 
   it("starts a day where DST skips its midnight at the first instant of that date", async () => {
-    app.store.sync.accounts.updateSettings(userId(app, "ann"), { timeZone: "America/Sao_Paulo" });
+    await app.store.accounts.updateSettings(await userId(app, "ann"), { timeZone: "America/Sao_Paulo" });
     // 2018-11-04 in São Paulo: 00:00 did not exist (clocks went from 23:59:59 on the 3rd to 01:00).
     t.set(Date.parse("2018-11-04T02:30:00Z")); // 23:30 on the 3rd, local
     await s.ok("create_note", { title: "late on the 3rd" });
@@ -384,13 +384,13 @@ describe("list_tags and list_folders", () => {
   });
 
   it("lists folders with counts (empty ones too) and unfiled_count", async () => {
-    const v = { userId: userId(app, "ann"), scopes: [] };
+    const v = { userId: await userId(app, "ann"), scopes: [] };
     const a = await s.ok("create_note", { title: "a" });
     const b = await s.ok("create_note", { title: "b" });
     await s.ok("create_note", { title: "c" });
     await app.notes.file(v, a["id"] as string, "Work");
     await app.notes.file(v, b["id"] as string, "work");
-    app.store.sync.accounts.ensureFolder(v.userId, "Empty");
+    await app.store.accounts.ensureFolder(v.userId, "Empty");
     expect(await s.ok("list_folders", {})).toEqual({
       folders: [
         { name: "Empty", note_count: 0 },
@@ -458,10 +458,10 @@ describe("review", () => {
   });
 
   it("uses the user's deck tags and re-syncs when they change", async () => {
-    const v = { userId: userId(app, "ann"), scopes: [] };
+    const v = { userId: await userId(app, "ann"), scopes: [] };
     await s.ok("create_note", { text: "#flashcards one" });
     expect((await s.ok("get_due_reviews", {}))["due_count"]).toBe(0);
-    app.store.sync.accounts.updateSettings(v.userId, { reviewTags: ["#flashcards"] });
+    await app.store.accounts.updateSettings(v.userId, { reviewTags: ["#flashcards"] });
     expect(await app.notes.syncDeck(v.userId)).toEqual({ enrolled: 1, dropped: 0 });
     expect((await s.ok("get_due_reviews", {}))["due_count"]).toBe(1);
   });

@@ -178,6 +178,8 @@ export class NotesService {
   // --- writes ---
 
   async create(viewer: Viewer, input: { title: string; text: string }): Promise<NoteFull> {
+    checkNoteText("title", input.title);
+    checkNoteText("text", input.text);
     await this.checkCap(viewer.userId);
     const body = (await this.access.placeNew(viewer, input.text, false)).text;
     const vec = await this.tryEmbed(input.title, body);
@@ -217,6 +219,8 @@ export class NotesService {
     if (input.title === undefined && input.text === undefined) {
       throw new DexiError("NOTHING_TO_UPDATE", "Nothing to update");
     }
+    checkNoteText("title", input.title);
+    checkNoteText("text", input.text);
     const title = input.title ?? note.title;
     const body =
       input.text === undefined
@@ -458,6 +462,19 @@ export class NotesService {
 }
 
 /** Append mode: a blank line between the old body and the new text (none when the body is empty). */
+/**
+ * A note's title and text may not hold U+0000 (NUL): PostgreSQL text cannot store it, and a note must
+ * read back exactly as written whichever store keeps it, so the character is refused, never dropped.
+ */
+export function checkNoteText(field: "title" | "text", value: string | undefined): void {
+  if (value?.includes("\u0000")) {
+    throw new DexiError(
+      "INVALID_ARGUMENT",
+      `The ${field} holds the character U+0000 (NUL), which a note cannot keep`,
+    );
+  }
+}
+
 export function appendText(body: string, text: string): string {
   if (body === "") return text;
   if (text === "") return body;

@@ -102,7 +102,9 @@ export class PgAccounts implements AccountsPort {
     return rows.map((r) => r.id);
   }
 
-  folderByName(userId: number, name: string): Promise<FolderRow | undefined> {
+  async folderByName(userId: number, name: string): Promise<FolderRow | undefined> {
+    // PostgreSQL text cannot hold U+0000, so no folder is named with it: the SQLite store's answer.
+    if (name.includes("\u0000")) return undefined;
     return this.db.get("SELECT id, user_id, name FROM folders WHERE user_id = ? AND name_key = ?", [
       userId,
       folderKey(name),

@@ -350,7 +350,8 @@ function listWhere(scope: Scope, filter: ListFilter): Fragment {
   }
   if (filter.tags && filter.tags.length > 0) {
     parts.push("EXISTS (SELECT 1 FROM note_tags ft WHERE ft.note_id = n.id AND ft.tag = ANY(?::text[]))");
-    params.push(filter.tags);
+    // No stored tag holds U+0000 (PostgreSQL text cannot): such a tag matches nothing, as on SQLite.
+    params.push(filter.tags.filter((t) => !t.includes("\u0000")));
   }
   return { sql: parts.join(" AND "), params };
 }
