@@ -52,6 +52,27 @@ describe("create_note", () => {
     expect((await s.ok("list_notes", {}))["total"]).toBe(0);
   });
 
+  it("refuses U+0000 in a title or text (create and update) and keeps nothing of it", async () => {
+    for (const [field, args] of [
+      ["title", { title: "a\u0000b" }],
+      ["text", { text: "x #t\u0000" }],
+    ] as const) {
+      expect(await s.fails("create_note", args)).toMatchObject({
+        reason: "INVALID_ARGUMENT",
+        message: `The ${field} holds the character U+0000 (NUL), which a note cannot keep`,
+      });
+    }
+    expect((await s.ok("list_notes", {}))["total"]).toBe(0);
+    const n = await s.ok("create_note", { title: "kept", text: "as is" });
+    expect((await s.fails("update_note", { note_id: n["id"], text: "\u0000", mode: "append" })).reason).toBe(
+      "INVALID_ARGUMENT",
+    );
+    expect(await s.ok("get_note", { note_id: n["id"] })).toMatchObject({ title: "kept", text: "as is" });
+    // A filter holding it matches nothing, as any unknown tag or folder.
+    expect(await s.ok("list_notes", { tag: "#t\u0000" })).toEqual({ items: [], total: 0, page: 1 });
+    expect((await s.fails("list_notes", { folder: "W\u0000" })).reason).toBe("NOT_FOUND");
+  });
+
   it("at the plan's cap gives the limit message and creates nothing", async () => {
     await app.store.accounts.updateSettings(await userId(app, "ann"), { plan: "free", noteCap: 2 });
     await s.ok("create_note", { text: "one" });
