@@ -56,7 +56,12 @@ export async function inspectStore(location: string): Promise<StoreInspector> {
   if (STORE === "sqlite") {
     const db = new Database(location);
     return {
-      all: async <R>(sql: string, ...params: unknown[]) => db.prepare(sql).all(...params) as R[],
+      all: async <R>(sql: string, ...params: unknown[]) => {
+        const stmt = db.prepare(sql);
+        if (stmt.reader) return stmt.all(...params) as R[];
+        stmt.run(...params);
+        return [];
+      },
       integrity: async () => db.pragma("integrity_check", { simple: true }) as string,
       close: async () => void db.close(),
     };
