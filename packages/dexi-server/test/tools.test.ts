@@ -176,6 +176,18 @@ describe("search_notes", () => {
     expect(items(await s.ok("search_notes", { query: "pasta", page: 99 }))).toEqual([]);
   });
 
+  it("folds diacritics both ways and drops no stop word", async () => {
+    const cafe = await s.ok("create_note", { title: "Café notes", text: "the best of the town" });
+    await s.ok("create_note", { title: "Cafe list", text: "naïve résumé" });
+    expect(items(await s.ok("search_notes", { query: "café" })).map((i) => i.title)).toEqual([
+      "Cafe list",
+      "Café notes",
+    ]);
+    expect((await s.ok("search_notes", { query: "CAFE" }))["total"]).toBe(2);
+    expect((await s.ok("search_notes", { query: "naive resume" }))["total"]).toBe(1);
+    expect(items(await s.ok("search_notes", { query: "the of" })).map((i) => i.id)).toEqual([cafe["id"]]);
+  });
+
   it("stems, needs every word, and treats any text as a query, never a syntax error", async () => {
     await s.ok("create_note", { title: "Running log", text: "ran 10 km in the rain" });
     expect((await s.ok("search_notes", { query: "runs" }))["total"]).toBe(1);
