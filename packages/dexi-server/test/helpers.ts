@@ -7,7 +7,7 @@ import { HashEmbedder } from "../src/embed/hash.js";
 import type { Embedder } from "../src/embed/types.js";
 import { SqliteStore } from "../src/store/index.js";
 import { createDexiServer, DEXI_SCOPES } from "../src/mcp/server.js";
-import { freshDatabase, STORE } from "./stores.js";
+import { leaseDatabase, STORE } from "./stores.js";
 
 export const ALL_SCOPES = [...DEXI_SCOPES];
 
@@ -35,17 +35,17 @@ export function memoryApp(options: TestAppOptions = {}): SqliteApp {
 
 /**
  * A fresh, empty app on the store of the current vitest project: SQLite `:memory:`, or a database of
- * its own on the run's PostgreSQL server, dropped when the app closes.
+ * its own on the run's PostgreSQL server (emptied when the app closes, for the file's next app).
  */
 export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   if (STORE === "sqlite") return memoryApp(options);
-  const db = await freshDatabase();
+  const db = await leaseDatabase();
   const app = await openAppAt(db.url, appOptions(options));
   return {
     ...app,
     close: async () => {
       await app.close();
-      await db.drop();
+      await db.release();
     },
   };
 }
