@@ -20,6 +20,9 @@ const ON_BOTH_STORES = [
   "differential.test.ts",
   "durability.test.ts",
   "matrix.test.ts",
+  "oauth-attacks.test.ts",
+  "oauth-client-documents.test.ts",
+  "oauth-restriction-writes.test.ts",
   "ranking.test.ts",
   "tools.test.ts",
 ];

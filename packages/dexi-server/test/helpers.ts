@@ -6,6 +6,7 @@ import type { Restriction, Viewer } from "../src/domain/access.js";
 import { HashEmbedder } from "../src/embed/hash.js";
 import type { Embedder } from "../src/embed/types.js";
 import { SqliteStore } from "../src/store/index.js";
+import { PgStore } from "../src/store/postgres/store.js";
 import { createDexiServer, DEXI_SCOPES } from "../src/mcp/server.js";
 import { leaseDatabase, STORE } from "./stores.js";
 
@@ -48,6 +49,13 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
       await db.release();
     },
   };
+}
+
+/** Rows of one SQL query (no parameters) straight from the app's store, whichever it is. */
+export async function storeRows<R>(app: TestApp, sql: string): Promise<R[]> {
+  if (app.store instanceof SqliteStore) return app.store.db.prepare(sql).all() as R[];
+  if (app.store instanceof PgStore) return app.store.db.all<R>(sql);
+  throw new Error(`no SQL for a ${app.store.kind} store`);
 }
 
 /** A note owner's id, the user created on first use (as the bins do for `--user`). */

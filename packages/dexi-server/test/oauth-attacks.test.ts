@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oauthSetup } from "../src/app.js";
 import { SignInLimiter } from "../src/auth/limiter.js";
 import { REGISTRATIONS_PER_HOUR } from "../src/web/routes.js";
-import { userId } from "./helpers.js";
+import { storeRows, userId } from "./helpers.js";
 import {
   authorizeUrl,
   FormClient,
@@ -196,7 +196,7 @@ describe("codes", () => {
 describe("tokens", () => {
   it("stores codes and tokens only hashed", async () => {
     const t = await tokens();
-    const dump = JSON.stringify(server.app.store.db.prepare("SELECT * FROM oauth_tokens").all());
+    const dump = JSON.stringify(await storeRows(server.app, "SELECT * FROM oauth_tokens"));
     expect(dump).not.toContain(t.access_token);
     expect(dump).not.toContain(t.refresh_token);
     expect(dump).not.toContain(t.access_token.slice(4));
