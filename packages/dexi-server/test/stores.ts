@@ -2,7 +2,9 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { inject } from "vitest";
+import { isPostgresUrl, SqliteStore, type Store } from "../src/store/index.js";
 import { numbered } from "../src/store/postgres/db.js";
+import { PgStore } from "../src/store/postgres/store.js";
 import "./postgres-helpers.js";
 
 /**
@@ -138,4 +140,9 @@ export async function query<R>(location: string, sql: string, ...params: unknown
   } finally {
     await s.close();
   }
+}
+
+/** The async store port over `location` (a SQLite file or a postgres:// URL), as the bins open it. */
+export function openStore(location: string): Promise<Store> {
+  return isPostgresUrl(location) ? PgStore.open(location) : Promise.resolve(SqliteStore.open(location));
 }

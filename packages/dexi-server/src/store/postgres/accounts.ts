@@ -82,9 +82,10 @@ export class PgAccounts implements AccountsPort {
     ))!;
   }
 
+  /** Teams by name, each with its members by name: NOCASE, as the SQLite store orders them. */
   listTeams(): Promise<{ name: string; members: string }[]> {
     return this.db.all(
-      `SELECT t.name, coalesce(string_agg(u.name, ', ' ORDER BY u.id), '') AS members
+      `SELECT t.name, coalesce(string_agg(u.name, ', ' ORDER BY dexi_nocase(u.name), u.name), '') AS members
        FROM teams t LEFT JOIN users u ON u.team_id = t.id GROUP BY t.id, t.name ORDER BY dexi_nocase(t.name), t.name`,
     );
   }

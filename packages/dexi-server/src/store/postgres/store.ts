@@ -12,10 +12,15 @@ const VECTOR_BATCH = 2000;
 class PgVectors implements VectorsPort {
   constructor(private readonly db: Pg) {}
 
+  /**
+   * Stores a note's vector and ends its claim, if any: the claim's work is done, and a live claim
+   * would hide the note from the next backfill (another model, `reindex --force`) until it expired.
+   */
   async put(noteId: number, model: string, vec: Float32Array): Promise<void> {
     await this.db.run(
-      "INSERT INTO embeddings (note_id, model, vec) VALUES (?, ?, ?) ON CONFLICT (note_id) DO UPDATE SET model = excluded.model, vec = excluded.vec",
-      [noteId, model, Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength)],
+      `WITH done AS (DELETE FROM embed_claims WHERE note_id = ?)
+       INSERT INTO embeddings (note_id, model, vec) VALUES (?, ?, ?) ON CONFLICT (note_id) DO UPDATE SET model = excluded.model, vec = excluded.vec`,
+      [noteId, noteId, model, Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength)],
     );
   }
 
@@ -23,8 +28,10 @@ class PgVectors implements VectorsPort {
     await this.db.run("DELETE FROM embeddings WHERE note_id = ?", [noteId]);
   }
 
+  /** Every vector goes, and every claim with it: a forced reindex starts over. */
   async clear(): Promise<void> {
     await this.db.run("DELETE FROM embeddings");
+    await this.db.run("DELETE FROM embed_claims");
   }
 
   async get(noteId: number, model: string): Promise<Float32Array | undefined> {
