@@ -10,7 +10,10 @@ import { freshLocation, inspectStore, STORE } from "./stores.js";
 
 const CLI = fileURLToPath(new URL("../dist/bin/dexi.js", import.meta.url));
 const MCP = fileURLToPath(new URL("../dist/bin/dexi-mcp.js", import.meta.url));
-const FILES = 3000;
+// Half the vault on PostgreSQL, where each note is a few round trips: the kill still lands mid-import
+// (a fifth of the way in), and the run stays within CI's time.
+const FILES = STORE === "sqlite" ? 3000 : 1500;
+const KILL_AFTER = FILES / 5;
 let dir: string;
 
 beforeAll(() => {
@@ -47,13 +50,13 @@ it("a writer killed with SIGKILL mid-import loses no acknowledged note; the stor
         const m = /^created (\S+) /.exec(line);
         if (m) acked.add(m[1]!);
       }
-      if (acked.size >= 600 && !child.killed) child.kill("SIGKILL");
+      if (acked.size >= KILL_AFTER && !child.killed) child.kill("SIGKILL");
     });
     child.on("exit", () => resolve());
   });
   await killed;
   expect(child.signalCode).toBe("SIGKILL");
-  expect(acked.size).toBeGreaterThanOrEqual(600);
+  expect(acked.size).toBeGreaterThanOrEqual(KILL_AFTER);
   expect(acked.size).toBeLessThan(FILES);
 
   const check = await inspectStore(db);
