@@ -16,6 +16,7 @@ import { configDefaults } from "vitest/config";
 const ON_BOTH_STORES = [
   "access.test.ts",
   "cli.test.ts",
+  "cli-exit-codes.test.ts",
   "contract.test.ts",
   "deletions.test.ts",
   "differential.test.ts",
