@@ -8,10 +8,10 @@ import { configDefaults } from "vitest/config";
  * `testApp()` and `freshLocation()` (test/helpers.ts, test/stores.ts) pick the store from
  * DEXI_TEST_STORE. The files about the PostgreSQL store itself (test/postgres-*.test.ts) run in
  * "postgres" only. The rest run on SQLite only: SQLite itself (migrations of the SQLite file, the turn
- * queue, the vector slab, `dexi migrate`'s SQLite side), the pure rules (tags, sm2, time: no store),
- * the admin CLI's imports and exit codes, OAuth (its own pages and tokens, held to PostgreSQL by
- * postgres-scale-out), embeddings and semantic ranking (the vector path, which the pgvector work
- * covers on PostgreSQL), and the packed tarball.
+ * queue, the vector slab; in files run on both, the FTS5 tokenizer check in ranking and migration 4 in
+ * deletions register on SQLite only), the pure rules with no store (tags, sm2, time), the flags
+ * (config), the bin's start-up with the real model (e2e), the vector path (embeddings, semantic: the
+ * pgvector work covers it on PostgreSQL), and the packed tarball (pack).
  */
 const ON_BOTH_STORES = [
   "access.test.ts",
@@ -23,10 +23,13 @@ const ON_BOTH_STORES = [
   "durability.test.ts",
   "matrix.test.ts",
   "oauth-attacks.test.ts",
+  "oauth-bin.test.ts",
   "oauth-client-documents.test.ts",
+  "oauth-e2e.test.ts",
   "oauth-restriction-writes.test.ts",
   "ranking.test.ts",
   "tools.test.ts",
+  "users-password.test.ts",
 ];
 
 // The shared include (every test file) is merged into a project's own, so the postgres project names

@@ -146,3 +146,13 @@ export async function query<R>(location: string, sql: string, ...params: unknown
 export function openStore(location: string): Promise<Store> {
   return isPostgresUrl(location) ? PgStore.open(location) : Promise.resolve(SqliteStore.open(location));
 }
+
+/** `fn` over the store at `location`, opened and closed around it. */
+export async function withStoreAt<T>(location: string, fn: (s: Store) => Promise<T>): Promise<T> {
+  const s = await openStore(location);
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
