@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -187,6 +187,17 @@ describe("dexi import", () => {
     expect([none.code, none.err]).toEqual([2, `dexi: --prune found no Markdown files under ${empty}\n`]);
     expect((await dexi("import", join(FIX, "bookmarks.html"), "--prune")).code).toBe(2);
     expect(await rows()).toHaveLength(3);
+  });
+
+  it("drops U+0000 from an imported file's text, whichever the store; a second import finds it unchanged", async () => {
+    const vault = join(dir, `nul-${n}`);
+    mkdirSync(vault);
+    writeFileSync(join(vault, "Odd.md"), "# Odd\u0000 one\n\nA byte\u0000 of nothing #kept\n");
+    expect((await dexi("import", vault)).out).toMatch(/^markdown: 1 created, 0 updated, 0 already imported/);
+    expect((await rows()).map((x) => [x.title, x.body, x.tags])).toEqual([
+      ["Odd", "# Odd one\n\nA byte of nothing #kept", "#kept"],
+    ]);
+    expect((await dexi("import", vault)).out).toMatch(/^markdown: 0 created, 0 updated, 1 already imported/);
   });
 
   it("imports browser bookmarks with source_url, folders, tags and descriptions", async () => {
