@@ -144,6 +144,17 @@ describe("the domain applies its rules whoever calls", () => {
     await app.close();
   });
 
+  it("refuses a folder name holding U+0000 for any caller, and creates no folder", async () => {
+    const app = await testApp();
+    const viewer = { userId: await userId(app, "ann"), scopes: [] };
+    const note = await app.notes.create(viewer, { title: "t", text: "x" });
+    await expect(app.notes.file(viewer, note.id, "Wo\u0000rk")).rejects.toThrow(
+      "A folder name cannot hold the character U+0000 (NUL)",
+    );
+    expect(await app.store.accounts.folders(viewer.userId)).toEqual([]);
+    await app.close();
+  });
+
   it("checks review deck tags by the tag rules when settings change", async () => {
     const app = await testApp();
     const id = await userId(app, "ann");

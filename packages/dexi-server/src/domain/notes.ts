@@ -461,7 +461,6 @@ export class NotesService {
   }
 }
 
-/** Append mode: a blank line between the old body and the new text (none when the body is empty). */
 /**
  * A note's title and text may not hold U+0000 (NUL): PostgreSQL text cannot store it, and a note must
  * read back exactly as written whichever store keeps it, so the character is refused, never dropped.
@@ -475,6 +474,7 @@ export function checkNoteText(field: "title" | "text", value: string | undefined
   }
 }
 
+/** Append mode: a blank line between the old body and the new text (none when the body is empty). */
 export function appendText(body: string, text: string): string {
   if (body === "") return text;
   if (text === "") return body;
