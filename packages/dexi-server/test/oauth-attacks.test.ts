@@ -402,3 +402,31 @@ describe("the pages", () => {
     expect(await (await browser.get("/apps")).text()).toContain("Connected apps");
   });
 });
+
+describe("U+0000 in what a caller names", () => {
+  it("a sign-in name or client id holding it is refused as any unknown one, never a server error", async () => {
+    const own = await startOAuthServer();
+    try {
+      for (const name of ["nobody", "ann\u0000"]) {
+        const browser = new FormClient(own.base);
+        const csrf = field(await (await browser.get("/signin")).text(), "csrf");
+        const r = await browser.post("/signin", { csrf, next: "/apps", name, password: PASSWORD });
+        expect(r.status, JSON.stringify(name)).toBe(401);
+      }
+      const { challenge } = pkce();
+      const answer = async (clientId: string) => {
+        const r = await fetch(
+          authorizeUrl(own.base, { clientId, redirectUri: REDIRECT, challenge, method: "S256" }),
+          {
+            redirect: "manual",
+          },
+        );
+        return [r.status, await r.text()];
+      };
+      expect(await answer("app\u0000")).toEqual(await answer("app"));
+      expect((await answer("app"))[0]).toBe(400);
+    } finally {
+      await own.close();
+    }
+  });
+});

@@ -1,12 +1,13 @@
 import { type FolderRow, folderKey, type UserRow, type UserSettings } from "../accounts.js";
 import type { AccountsPort, RecordsPort, TombstonesPort } from "../port.js";
-import type { Pg } from "./db.js";
+import { holdsNul, type Pg } from "./db.js";
 
 /** Users, teams, folders, settings and config in PostgreSQL: the SQLite Accounts' operations. */
 export class PgAccounts implements AccountsPort {
   constructor(private readonly db: Pg) {}
 
-  userByName(name: string): Promise<UserRow | undefined> {
+  async userByName(name: string): Promise<UserRow | undefined> {
+    if (holdsNul(name)) return undefined;
     return this.db.get("SELECT * FROM users WHERE dexi_nocase(name) = dexi_nocase(?)", [name]);
   }
 
@@ -71,7 +72,8 @@ export class PgAccounts implements AccountsPort {
     await this.db.run(`UPDATE users SET ${sets.join(", ")} WHERE id = ?`, [...params, userId]);
   }
 
-  teamByName(name: string): Promise<{ id: number; name: string } | undefined> {
+  async teamByName(name: string): Promise<{ id: number; name: string } | undefined> {
+    if (holdsNul(name)) return undefined;
     return this.db.get("SELECT id, name FROM teams WHERE dexi_nocase(name) = dexi_nocase(?)", [name]);
   }
 
@@ -104,8 +106,7 @@ export class PgAccounts implements AccountsPort {
   }
 
   async folderByName(userId: number, name: string): Promise<FolderRow | undefined> {
-    // PostgreSQL text cannot hold U+0000, so no folder is named with it: the SQLite store's answer.
-    if (name.includes("\u0000")) return undefined;
+    if (holdsNul(name)) return undefined;
     return this.db.get("SELECT id, user_id, name FROM folders WHERE user_id = ? AND name_key = ?", [
       userId,
       folderKey(name),
