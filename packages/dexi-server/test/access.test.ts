@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TestApp as App } from "./helpers.js";
-import { connect, items, memoryApp, type Session, userId } from "./helpers.js";
+import { connect, items, type Session, testApp, userId } from "./helpers.js";
 
 let app: App;
 let ann: Session;
 
 beforeEach(async () => {
-  app = memoryApp();
+  app = await testApp();
   ann = await connect(app, "ann");
 });
 afterEach(async () => {
@@ -15,26 +15,26 @@ afterEach(async () => {
   await app.close();
 });
 
-function viewer(name: string) {
-  return { userId: userId(app, name), scopes: [] };
+async function viewer(name: string) {
+  return { userId: await userId(app, name), scopes: [] };
 }
 
 async function note(s: Session, title: string, text: string, folder?: string): Promise<string> {
   const n = await s.ok("create_note", { title, text });
-  if (folder) await app.notes.file(viewer("ann"), n["id"] as string, folder);
+  if (folder) await app.notes.file(await viewer("ann"), n["id"] as string, folder);
   return n["id"] as string;
 }
 
 describe("team sharing", () => {
   it("shows a teammate's shared note read-only with shared + owner, and hides unshared ones", async () => {
-    const team = app.store.sync.accounts.createTeam("crew", Date.now());
+    const team = await app.store.accounts.createTeam("crew", Date.now());
     const bob = await connect(app, "bob");
     const eve = await connect(app, "eve");
-    app.store.sync.accounts.setTeam(userId(app, "ann"), team.id);
-    app.store.sync.accounts.setTeam(userId(app, "bob"), team.id);
+    await app.store.accounts.setTeam(await userId(app, "ann"), team.id);
+    await app.store.accounts.setTeam(await userId(app, "bob"), team.id);
     const shared = await note(ann, "Shared plan", "roadmap #plan");
     const secret = await note(ann, "Private diary", "roadmap thoughts #plan");
-    await app.notes.share(viewer("ann"), shared, true);
+    await app.notes.share(await viewer("ann"), shared, true);
 
     const seen = items(await bob.ok("search_notes", { query: "roadmap" }));
     expect(seen.map((i) => i.id)).toEqual([shared]);
@@ -56,7 +56,7 @@ describe("team sharing", () => {
     // Shared notes are not counted in the reader's folders and are not review cards for them.
     expect(await bob.ok("list_folders", {})).toEqual({ folders: [], unfiled_count: 0 });
     // Unsharing hides it again.
-    await app.notes.share(viewer("ann"), shared, false);
+    await app.notes.share(await viewer("ann"), shared, false);
     expect((await bob.fails("get_note", { note_id: shared })).message).toBe("Note not found");
     await bob.close();
     await eve.close();
@@ -124,7 +124,7 @@ describe("restricted connections", () => {
     const tags = ((await r.ok("list_tags", {}))["tags"] as { tag: string }[]).map((t) => t.tag);
     expect(tags).not.toContain("#plan");
     expect(tags).not.toContain("#garden");
-    app.store.sync.accounts.ensureFolder(userId(app, "ann"), "Empty");
+    await app.store.accounts.ensureFolder(await userId(app, "ann"), "Empty");
     expect((await r.fails("list_notes", { folder: "Empty" })).message).toBe("Folder not found: Empty");
     await r.close();
   });
@@ -161,12 +161,12 @@ describe("restricted connections", () => {
   });
 
   it("excludes teammates' shared notes inside a boundary", async () => {
-    const team = app.store.sync.accounts.createTeam("t", Date.now());
+    const team = await app.store.accounts.createTeam("t", Date.now());
     const bob = await connect(app, "bob");
-    app.store.sync.accounts.setTeam(userId(app, "ann"), team.id);
-    app.store.sync.accounts.setTeam(userId(app, "bob"), team.id);
+    await app.store.accounts.setTeam(await userId(app, "ann"), team.id);
+    await app.store.accounts.setTeam(await userId(app, "bob"), team.id);
     const bobs = (await bob.ok("create_note", { text: "roadmap #secret" }))["id"] as string;
-    await app.notes.share(viewer("bob"), bobs, true);
+    await app.notes.share(await viewer("bob"), bobs, true);
     expect((await ann.ok("get_note", { note_id: bobs }))["shared"]).toBe(true);
     const r = await connect(app, "ann", { restriction: { tag: "secret" } });
     expect((await r.fails("get_note", { note_id: bobs })).message).toBe("Note not found");

@@ -5,8 +5,9 @@ import { fileURLToPath } from "node:url";
 import { KIT_REASONS } from "@mcpforge/toolkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEXI_REASONS, DexiError } from "../src/domain/errors.js";
-import type { SqliteStore } from "../src/store/index.js";
-import { memoryApp, userId, runDexi, withStore as withDb } from "./helpers.js";
+import type { Store } from "../src/store/index.js";
+import { runDexi, testApp, userId } from "./helpers.js";
+import { freshLocation, openStore, query } from "./stores.js";
 
 // Each admin command, given a bad input, exits with the code its reason declares and changes nothing.
 process.env["DEXI_EMBEDDINGS"] = "hash";
@@ -15,22 +16,29 @@ const INVALID = KIT_REASONS.INVALID_ARGUMENT.exitCode;
 const NOT_FOUND = DEXI_REASONS.NOT_FOUND.exitCode;
 let dir: string;
 let db: string;
-let n = 0;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "dexi-exit-"));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-beforeEach(() => {
-  db = join(dir, `t${n++}.db`);
+beforeEach(async () => {
+  db = await freshLocation(dir);
 });
 
 const dexi = (...argv: string[]) => runDexi(db, argv);
 
-const withStore = <T>(fn: (s: SqliteStore) => T): T => withDb(db, fn);
+/** The test's store through its async port, opened and closed around one look. */
+async function withStore<T>(fn: (s: Store) => Promise<T>): Promise<T> {
+  const s = await openStore(db);
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
 
-const firstNote = () =>
-  withStore((s) => (s.db.prepare("SELECT uuid FROM notes ORDER BY id").get() as { uuid: string }).uuid);
+const firstNote = async () =>
+  (await query<{ uuid: string }>(db, "SELECT uuid FROM notes ORDER BY id"))[0]!.uuid;
 
 describe("each dexi command exits with its reason's code", () => {
   it("settings: a bad value is INVALID_ARGUMENT, names its flag, and writes none of the others", async () => {
@@ -46,21 +54,21 @@ describe("each dexi command exits with its reason's code", () => {
       'dexi: --time-zone: unknown time zone "Mars/Olympus" (use an IANA name such as Europe/Berlin)\n',
     ]);
     expect((await dexi("settings", "--note-cap", "1.5")).code).toBe(INVALID);
-    expect(withStore((s) => s.sync.accounts.settings(1).plan)).toBe("unlimited");
-    expect(withStore((s) => s.sync.accounts.config("embeddings.provider"))).toBeUndefined();
+    expect(await withStore(async (s) => (await s.accounts.settings(1)).plan)).toBe("unlimited");
+    expect(await withStore((s) => s.accounts.config("embeddings.provider"))).toBeUndefined();
   });
 
   it("users: adding an existing user is INVALID_ARGUMENT", async () => {
     await dexi("users", "add", "bob");
     const again = await dexi("users", "add", "bob", "--team", "crew");
     expect([again.code, again.err]).toEqual([INVALID, "dexi: user bob already exists\n"]);
-    expect(withStore((s) => s.sync.accounts.teamByName("crew"))).toBeUndefined();
+    expect(await withStore((s) => s.accounts.teamByName("crew"))).toBeUndefined();
   });
 
   it("teams: a user who does not exist is NOT_FOUND; a team added twice is INVALID_ARGUMENT", async () => {
     const gone = await dexi("teams", "leave", "ghost");
     expect([gone.code, gone.err]).toEqual([NOT_FOUND, "dexi: User not found: ghost\n"]);
-    expect(withStore((s) => s.sync.accounts.userByName("ghost"))).toBeUndefined();
+    expect(await withStore((s) => s.accounts.userByName("ghost"))).toBeUndefined();
     await dexi("teams", "add", "crew");
     expect((await dexi("teams", "add", "crew")).code).toBe(INVALID);
   });
@@ -71,21 +79,21 @@ describe("each dexi command exits with its reason's code", () => {
     await dexi("teams", "join", "crew", "ann");
     await dexi("teams", "join", "crew", "bob");
     await dexi("--user", "ann", "import", join(FIX, "vault", "Welcome.md"));
-    const id = firstNote();
+    const id = await firstNote();
     await dexi("--user", "ann", "share", id);
     const theirs = await dexi("--user", "bob", "share", id, "--off");
     expect(theirs.code).toBe(DEXI_REASONS.READ_ONLY.exitCode);
     expect(theirs.err).toBe("dexi: Note is read-only: it belongs to ann and is shared with your team\n");
-    expect(withStore((s) => s.sync.notes.byUuid(id)!.shared)).toBe(1);
+    expect(await withStore(async (s) => (await s.notes.byUuid(id))!.shared)).toBe(1);
   });
 
   it("move: an unknown note is NOT_FOUND; a blank folder name is INVALID_ARGUMENT", async () => {
     const unknown = await dexi("move", "00000000-0000-4000-8000-000000000000", "--folder", "A");
     expect(unknown.code).toBe(NOT_FOUND);
     await dexi("import", join(FIX, "vault", "Welcome.md"));
-    const blank = await dexi("move", firstNote(), "--folder", "  ");
+    const blank = await dexi("move", await firstNote(), "--folder", "  ");
     expect([blank.code, blank.err]).toEqual([INVALID, "dexi: A folder needs a name\n"]);
-    expect(withStore((s) => s.sync.accounts.folders(1))).toEqual([]);
+    expect(await withStore((s) => s.accounts.folders(1))).toEqual([]);
   });
 
   it("import: a path that does not exist or an unknown kind is INVALID_ARGUMENT; the cap is LIMIT_REACHED", async () => {
@@ -126,19 +134,30 @@ describe("each dexi command exits with its reason's code", () => {
 
 describe("the domain applies its rules whoever calls", () => {
   it("refuses the folder name unfiled, and a blank one, for any caller", async () => {
-    const app = memoryApp();
-    const viewer = { userId: userId(app, "ann"), scopes: [] };
+    const app = await testApp();
+    const viewer = { userId: await userId(app, "ann"), scopes: [] };
     const note = await app.notes.create(viewer, { title: "t", text: "x" });
     for (const name of ["Unfiled", " "]) {
       await expect(app.notes.file(viewer, note.id, name), name).rejects.toThrow(DexiError);
     }
-    expect(app.store.sync.accounts.folders(viewer.userId)).toEqual([]);
+    expect(await app.store.accounts.folders(viewer.userId)).toEqual([]);
+    await app.close();
+  });
+
+  it("refuses a folder name holding U+0000 for any caller, and creates no folder", async () => {
+    const app = await testApp();
+    const viewer = { userId: await userId(app, "ann"), scopes: [] };
+    const note = await app.notes.create(viewer, { title: "t", text: "x" });
+    await expect(app.notes.file(viewer, note.id, "Wo\u0000rk")).rejects.toThrow(
+      "A folder name cannot hold the character U+0000 (NUL)",
+    );
+    expect(await app.store.accounts.folders(viewer.userId)).toEqual([]);
     await app.close();
   });
 
   it("checks review deck tags by the tag rules when settings change", async () => {
-    const app = memoryApp();
-    const id = userId(app, "ann");
+    const app = await testApp();
+    const id = await userId(app, "ann");
     await expect(app.accounts.updateSettings(id, { reviewTags: ["#c++"] })).rejects.toThrow(
       '"#c++" is not one tag: Dexi reads it as #c (a hashtag ends at "+")',
     );
@@ -146,7 +165,7 @@ describe("the domain applies its rules whoever calls", () => {
       enrolled: 0,
       dropped: 0,
     });
-    expect(app.store.sync.accounts.settings(id).reviewTags).toEqual(["#cards"]);
+    expect((await app.store.accounts.settings(id)).reviewTags).toEqual(["#cards"]);
     await app.close();
   });
 });

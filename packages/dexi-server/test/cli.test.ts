@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -6,8 +6,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { machineTimeZone } from "../src/domain/time.js";
-import { runDexi, withStore as withDb } from "./helpers.js";
-import type { SqliteStore } from "../src/store/index.js";
+import type { Store } from "../src/store/index.js";
+import { runDexi } from "./helpers.js";
+import { freshLocation, openStore, query } from "./stores.js";
 
 // Bulk embedding runs in worker threads (dist/embed/worker.js: build first) with the instant hash model.
 process.env["DEXI_EMBEDDINGS"] = "hash";
@@ -20,13 +21,23 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
-beforeEach(() => {
-  db = join(dir, `t${n++}.db`);
+beforeEach(async () => {
+  n++;
+  db = await freshLocation(dir);
 });
 
 const dexi = (...argv: string[]) => runDexi(db, argv);
 
-const withStore = <T>(fn: (s: SqliteStore) => T): T => withDb(db, fn);
+/** SQL over the test's store, and its async port for a look (opened and closed around each). */
+const sql = <T>(text: string, ...params: unknown[]) => query<T>(db, text, ...params);
+async function withStore<T>(fn: (s: Store) => Promise<T>): Promise<T> {
+  const s = await openStore(db);
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
 
 type Row = {
   title: string;
@@ -38,15 +49,10 @@ type Row = {
   tags: string | null;
 };
 const rows = () =>
-  withStore(
-    (s) =>
-      s.db
-        .prepare(
-          `SELECT n.title, n.body, n.source, n.source_url, f.name AS folder, n.created_ms,
-           (SELECT group_concat(tag, ' ') FROM (SELECT tag FROM note_tags t WHERE t.note_id = n.id ORDER BY pos)) AS tags
-           FROM notes n LEFT JOIN folders f ON f.id = n.folder_id ORDER BY n.title`,
-        )
-        .all() as Row[],
+  sql<Row>(
+    `SELECT n.title, n.body, n.source, n.source_url, f.name AS folder, n.created_ms,
+     (SELECT string_agg(tag, ' ' ORDER BY pos) FROM note_tags t WHERE t.note_id = n.id) AS tags
+     FROM notes n LEFT JOIN folders f ON f.id = n.folder_id ORDER BY n.title`,
   );
 
 describe("dexi import", () => {
@@ -55,7 +61,7 @@ describe("dexi import", () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^markdown: 4 created, 0 updated, 0 already imported/);
     expect(r.err).toContain("imported 4/4");
-    const all = rows();
+    const all = await rows();
     expect(all.map((x) => [x.title, x.folder])).toEqual([
       ["2025-11-04", "Journal"],
       ["Alpha kickoff meeting", "Projects/Alpha"],
@@ -67,46 +73,42 @@ describe("dexi import", () => {
     expect(kickoff.created_ms).toBe(Date.parse("2025-11-03T09:30:00Z"));
     expect(all.find((x) => x.title === "2025-11-04")!.tags).toBe("#running #review #journal");
     expect(all.find((x) => x.title === "broken-front-matter")!.body).toContain("Body survives");
-    expect(withStore((s) => s.sync.vectors.models())).toEqual([{ model: "hash-512", count: 4 }]);
-    expect(
-      withStore((s) => (s.db.prepare("SELECT count(*) AS c FROM review_cards").get() as { c: number }).c),
-    ).toBe(1);
+    expect(await withStore((s) => s.vectors.models())).toEqual([{ model: "hash-512", count: 4 }]);
+    expect((await sql<{ c: number }>("SELECT count(*) AS c FROM review_cards"))[0]!.c).toBe(1);
     const again = await dexi("import", join(FIX, "vault"));
     expect(again.out).toMatch(/^markdown: 0 created, 0 updated, 4 already imported/);
-    expect(rows()).toHaveLength(4);
+    expect(await rows()).toHaveLength(4);
   });
 
   it("re-imports an edited file into its note, but never overwrites a note edited in dexi", async () => {
     const vault = join(dir, `vault-${n}`);
     cpSync(join(FIX, "vault"), vault, { recursive: true });
     expect((await dexi("import", vault)).out).toMatch(/^markdown: 4 created, 0 updated, 0 already imported/);
-    const note = (title: string) =>
-      withStore(
-        (s) =>
-          s.db
-            .prepare(
-              `SELECT n.id, n.uuid, n.body, n.updated_ms, f.name AS folder,
-               (SELECT group_concat(tag, ' ') FROM note_tags t WHERE t.note_id = n.id) AS tags,
-               (SELECT count(*) FROM embeddings e WHERE e.note_id = n.id) AS vectors
-               FROM notes n LEFT JOIN folders f ON f.id = n.folder_id WHERE n.title = ?`,
-            )
-            .get(title) as {
-            id: number;
-            uuid: string;
-            body: string;
-            updated_ms: number;
-            folder: string | null;
-            tags: string;
-            vectors: number;
-          },
-      );
-    const welcome = note("Welcome");
+    const note = async (title: string) =>
+      (
+        await sql<{
+          id: number;
+          uuid: string;
+          body: string;
+          updated_ms: number;
+          folder: string | null;
+          tags: string;
+          vectors: number;
+        }>(
+          `SELECT n.id, n.uuid, n.body, n.updated_ms, f.name AS folder,
+           (SELECT string_agg(tag, ' ' ORDER BY pos) FROM note_tags t WHERE t.note_id = n.id) AS tags,
+           (SELECT count(*) FROM embeddings e WHERE e.note_id = n.id) AS vectors
+           FROM notes n LEFT JOIN folders f ON f.id = n.folder_id WHERE n.title = ?`,
+          title,
+        )
+      )[0]!;
+    const welcome = await note("Welcome");
     // Edited in the vault only: the note follows the file, tags re-parsed, vector and identity kept.
     writeFileSync(join(vault, "Welcome.md"), "# Welcome\n\nNow about #gardening with @grace.\n");
     // Edited in dexi only: the file did not change, so the import leaves the note alone.
-    const kickoff = note("Alpha kickoff meeting");
-    withStore((s) =>
-      s.sync.notes.update(kickoff.id, {
+    const kickoff = await note("Alpha kickoff meeting");
+    await withStore((s) =>
+      s.notes.update(kickoff.id, {
         title: "Alpha kickoff meeting",
         body: "my own words",
         updatedMs: 1,
@@ -114,9 +116,9 @@ describe("dexi import", () => {
       }),
     );
     // Edited in both: dexi's version is kept and the import says so.
-    const journal = note("2025-11-04");
-    withStore((s) =>
-      s.sync.notes.update(journal.id, { title: "2025-11-04", body: "dexi edit", updatedMs: 1, tags: [] }),
+    const journal = await note("2025-11-04");
+    await withStore((s) =>
+      s.notes.update(journal.id, { title: "2025-11-04", body: "dexi edit", updatedMs: 1, tags: [] }),
     );
     writeFileSync(join(vault, "Journal", "2025-11-04.md"), "vault edit\n");
 
@@ -126,56 +128,52 @@ describe("dexi import", () => {
     );
     expect(r.out).toContain(`updated ${welcome.uuid} md:`);
     expect(r.err).toContain(`kept note ${journal.uuid} as edited in dexi`);
-    const after = note("Welcome");
+    const after = await note("Welcome");
     expect(after).toMatchObject({ id: welcome.id, uuid: welcome.uuid, folder: null, vectors: 1 });
     expect(after.body).toContain("Now about #gardening with @grace.");
     expect(after.body).not.toContain("#ideas");
     expect(after.tags.split(" ").sort()).toEqual(["#gardening", "@grace"]);
     expect(after.updated_ms).toBeGreaterThan(welcome.updated_ms);
-    expect(note("Alpha kickoff meeting").body).toBe("my own words");
-    expect(note("2025-11-04").body).toBe("dexi edit");
-    expect(rows()).toHaveLength(4);
+    expect((await note("Alpha kickoff meeting")).body).toBe("my own words");
+    expect((await note("2025-11-04")).body).toBe("dexi edit");
+    expect(await rows()).toHaveLength(4);
     // Once imported, the updated note is unchanged on the next run.
     expect((await dexi("import", vault)).out).toMatch(
       /^markdown: 0 created, 0 updated, 3 already imported, 1 kept/,
     );
     // Notes imported before import hashes were kept: a changed source counts as a conflict, never an
     // overwrite; an unchanged one is recognised and hashed.
-    withStore((s) => s.db.prepare("UPDATE notes SET import_hash = NULL").run());
+    await sql("UPDATE notes SET import_hash = NULL");
     writeFileSync(join(vault, "Welcome.md"), "# Welcome\n\nThird version.\n");
     expect((await dexi("import", vault)).out).toMatch(
       /^markdown: 0 created, 0 updated, 1 already imported, 3 kept/,
     );
-    expect(note("Welcome").body).toContain("#gardening");
-    expect(
-      withStore((s) => s.db.prepare("SELECT count(*) AS c FROM notes WHERE import_hash IS NOT NULL").get()),
-    ).toEqual({ c: 1 });
+    expect((await note("Welcome")).body).toContain("#gardening");
+    expect((await sql("SELECT count(*) AS c FROM notes WHERE import_hash IS NOT NULL"))[0]).toEqual({ c: 1 });
   });
 
   it("with --prune removes notes whose files are gone, unless edited in dexi, and never on an empty vault", async () => {
     const vault = join(dir, `prune-${n}`);
     cpSync(join(FIX, "vault"), vault, { recursive: true });
     expect((await dexi("import", vault)).out).toMatch(/^markdown: 4 created/);
-    const uuidOf = (title: string) =>
-      withStore(
-        (s) => (s.db.prepare("SELECT uuid FROM notes WHERE title = ?").get(title) as { uuid: string }).uuid,
-      );
-    const journal = uuidOf("2025-11-04");
-    withStore((s) => s.db.prepare("UPDATE notes SET body = 'edited in dexi' WHERE uuid = ?").run(journal));
+    const uuidOf = async (title: string) =>
+      (await sql<{ uuid: string }>("SELECT uuid FROM notes WHERE title = ?", title))[0]!.uuid;
+    const journal = await uuidOf("2025-11-04");
+    await sql("UPDATE notes SET body = 'edited in dexi' WHERE uuid = ?", journal);
     rmSync(join(vault, "Welcome.md"));
     rmSync(join(vault, "Journal", "2025-11-04.md"));
     // Without --prune nothing goes.
     expect((await dexi("import", vault)).out).toMatch(
       /^markdown: 0 created, 0 updated, 2 already imported in/,
     );
-    expect(rows()).toHaveLength(4);
+    expect(await rows()).toHaveLength(4);
 
     const r = await dexi("import", vault, "--prune");
     expect(r.out).toMatch(
       /^markdown: 0 created, 0 updated, 2 already imported, 1 removed \(their files are gone\), 1 kept as edited in dexi \(their files are gone\) in/,
     );
     expect(r.err).toContain(`kept note ${journal} as edited in dexi; its source is gone`);
-    expect(rows().map((x) => x.title)).toEqual([
+    expect((await rows()).map((x) => x.title)).toEqual([
       "2025-11-04",
       "Alpha kickoff meeting",
       "broken-front-matter",
@@ -188,13 +186,24 @@ describe("dexi import", () => {
     const none = await dexi("import", empty, "--prune", "--kind", "markdown");
     expect([none.code, none.err]).toEqual([2, `dexi: --prune found no Markdown files under ${empty}\n`]);
     expect((await dexi("import", join(FIX, "bookmarks.html"), "--prune")).code).toBe(2);
-    expect(rows()).toHaveLength(3);
+    expect(await rows()).toHaveLength(3);
+  });
+
+  it("drops U+0000 from an imported file's text, whichever the store; a second import finds it unchanged", async () => {
+    const vault = join(dir, `nul-${n}`);
+    mkdirSync(vault);
+    writeFileSync(join(vault, "Odd.md"), "# Odd\u0000 one\n\nA byte\u0000 of nothing #kept\n");
+    expect((await dexi("import", vault)).out).toMatch(/^markdown: 1 created, 0 updated, 0 already imported/);
+    expect((await rows()).map((x) => [x.title, x.body, x.tags])).toEqual([
+      ["Odd", "# Odd one\n\nA byte of nothing #kept", "#kept"],
+    ]);
+    expect((await dexi("import", vault)).out).toMatch(/^markdown: 0 created, 0 updated, 1 already imported/);
   });
 
   it("imports browser bookmarks with source_url, folders, tags and descriptions", async () => {
     const r = await dexi("import", join(FIX, "bookmarks.html"));
     expect(r.out).toMatch(/^bookmarks: 4 created/);
-    const all = rows();
+    const all = await rows();
     expect(all.map((x) => [x.title, x.source, x.source_url, x.folder])).toEqual([
       ["Attention Is All You Need", "bookmark", "https://arxiv.org/abs/1706.03762", "Bookmarks bar"],
       ["Back in the bar", "bookmark", "https://example.org/back", "Bookmarks bar"],
@@ -204,9 +213,7 @@ describe("dexi import", () => {
     const paper = all[0]!;
     expect(paper.body).toBe("The transformer paper & its self-attention.\n\n#ml #papers");
     expect(paper.created_ms).toBe(1700000100_000);
-    expect(
-      withStore((s) => (s.db.prepare("SELECT count(*) AS c FROM bookmarks").get() as { c: number }).c),
-    ).toBe(4);
+    expect((await sql<{ c: number }>("SELECT count(*) AS c FROM bookmarks"))[0]!.c).toBe(4);
     expect((await dexi("import", join(FIX, "bookmarks.html"))).out).toMatch(
       /^bookmarks: 0 created, 0 updated, 4 already imported/,
     );
@@ -215,7 +222,7 @@ describe("dexi import", () => {
   it("imports .eml files and mbox archives as emails", async () => {
     expect((await dexi("import", join(FIX, "mail"))).out).toMatch(/^email: 2 created/);
     expect((await dexi("import", join(FIX, "archive.mbox"))).out).toMatch(/^mbox: 2 created/);
-    const all = rows();
+    const all = await rows();
     expect(all.map((x) => [x.title, x.source])).toEqual([
       ["Budget for Q3", "email"],
       ["First in mbox", "email"],
@@ -225,9 +232,7 @@ describe("dexi import", () => {
     expect(all[0]!.tags).toBe("#finance");
     expect(all[1]!.body).toBe("Line one\nFrom the escaped line");
     expect(all[2]!.body).toContain("Only an HTML body here.");
-    const emails = withStore((s) =>
-      s.db.prepare("SELECT message_id, from_addr FROM emails ORDER BY message_id").all(),
-    );
+    const emails = await sql("SELECT message_id, from_addr FROM emails ORDER BY message_id");
     expect(emails).toContainEqual({
       message_id: "<budget-q3@example.org>",
       from_addr: '"Ann Example" <ann@example.org>',
@@ -243,7 +248,7 @@ describe("dexi import", () => {
   it("imports RSS and Atom files as feed articles with text from HTML", async () => {
     expect((await dexi("import", join(FIX, "feed.xml"))).out).toMatch(/^feed: 2 created/);
     expect((await dexi("import", join(FIX, "atom.xml"))).out).toMatch(/^feed: 1 created/);
-    const all = rows();
+    const all = await rows();
     expect(all.map((x) => [x.title, x.source, x.source_url])).toEqual([
       ["Atom entry one", "feed", "https://atom.example.com/one"],
       ["Second post", "feed", "https://blog.example.com/second"],
@@ -258,15 +263,15 @@ describe("dexi import", () => {
     const r = await dexi("import", join(FIX, "vault"));
     expect(r.code).toBe(5);
     expect(r.out).toMatch(/3 created, 0 updated, 0 already imported, 1 over the plan's note cap/);
-    expect(rows()).toHaveLength(3);
+    expect(await rows()).toHaveLength(3);
   });
 
   it("imports without vectors on --no-embed, and reindex fills them in", async () => {
     expect((await dexi("import", join(FIX, "vault"), "--no-embed")).out).toMatch(/4 without vectors/);
-    expect(withStore((s) => s.sync.vectors.countMissing("hash-512"))).toBe(4);
+    expect(await withStore((s) => s.vectors.countMissing("hash-512"))).toBe(4);
     const r = await dexi("reindex");
     expect(r.out).toMatch(/^reindex: 4 notes embedded with hash-512/);
-    expect(withStore((s) => s.sync.vectors.countMissing("hash-512"))).toBe(0);
+    expect(await withStore((s) => s.vectors.countMissing("hash-512"))).toBe(0);
     expect((await dexi("reindex", "--force")).out).toMatch(/^reindex: 4 notes embedded/);
   });
 });
@@ -287,14 +292,14 @@ describe("dexi reindex after a model change", () => {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     try {
       await dexi("import", join(FIX, "vault"));
-      expect(withStore((s) => s.sync.vectors.models())).toEqual([{ model: "hash-512", count: 4 }]);
+      expect(await withStore((s) => s.vectors.models())).toEqual([{ model: "hash-512", count: 4 }]);
       const port = (server.address() as AddressInfo).port;
       process.env["DEXI_EMBEDDINGS"] = "openai";
       process.env["DEXI_EMBEDDINGS_URL"] = `http://127.0.0.1:${port}/v1`;
       process.env["DEXI_EMBEDDINGS_MODEL"] = "tiny";
       const r = await dexi("reindex");
       expect(r.out).toBe("reindex: 4 notes embedded with openai:tiny (replacing 4 from hash-512)\n");
-      expect(withStore((s) => s.sync.vectors.models())).toEqual([{ model: "openai:tiny", count: 4 }]);
+      expect(await withStore((s) => s.vectors.models())).toEqual([{ model: "openai:tiny", count: 4 }]);
       expect((await dexi("reindex")).out).toBe("reindex: 0 notes embedded with openai:tiny\n");
     } finally {
       process.env["DEXI_EMBEDDINGS"] = "hash";
@@ -333,12 +338,8 @@ describe("dexi feeds", () => {
       "<item><title>Third</title><link>https://blog.example.com/3</link><guid>p3</guid><description>new!</description></item>";
     expect((await dexi("feeds", "poll")).out).toBe(`${url}: 1 new, 0 updated, 2 already seen\n`);
     expect((await dexi("feeds", "list")).out).toMatch(new RegExp(`^${url}\\tExample Blog\\tlast polled 20`));
-    const arts = withStore(
-      (s) =>
-        s.db.prepare("SELECT guid, feed_id FROM feed_articles ORDER BY guid").all() as {
-          guid: string;
-          feed_id: number;
-        }[],
+    const arts = await sql<{ guid: string; feed_id: number }>(
+      "SELECT guid, feed_id FROM feed_articles ORDER BY guid",
     );
     expect(arts.map((a) => a.guid)).toEqual([
       "https://blog.example.com/?p=1",
@@ -368,7 +369,7 @@ describe("dexi settings, users, teams, share", () => {
     expect(r.out).toContain("time zone: Europe/Berlin\nreview deck tags: #planning #ideas\n");
     expect((await dexi("settings", "--time-zone", "asia/tokyo")).out).toContain("time zone: Asia/Tokyo\n");
     expect((await dexi("settings", "--time-zone", "none")).out).toContain("time zone: not set");
-    expect(withStore((s) => s.sync.accounts.settings(1).timeZone)).toBeNull();
+    expect(await withStore(async (s) => (await s.accounts.settings(1)).timeZone)).toBeNull();
     // Deck tags are normalised and checked by the tag parser like any tag a person gives.
     const deck = await dexi("settings", "--review-tags", "#Cards, ÉTÉ,#cards");
     expect(deck.out).toContain("review deck tags: #cards #été\n");
@@ -400,10 +401,10 @@ describe("dexi settings, users, teams, share", () => {
     expect((await dexi("teams", "join", "crew", "ann")).out).toBe("ann joined crew\n");
     expect((await dexi("teams")).out).toBe("crew\tann, bob\n");
     await dexi("--user", "ann", "import", join(FIX, "vault", "Welcome.md"));
-    const id = withStore((s) => (s.db.prepare("SELECT uuid FROM notes").get() as { uuid: string }).uuid);
+    const id = (await sql<{ uuid: string }>("SELECT uuid FROM notes"))[0]!.uuid;
     expect((await dexi("--user", "bob", "share", id)).out).toBe("");
     expect((await dexi("--user", "ann", "share", id)).out).toBe(`shared "Welcome" (${id})\n`);
-    expect(withStore((s) => s.sync.notes.byUuid(id)!.shared)).toBe(1);
+    expect(await withStore(async (s) => (await s.notes.byUuid(id))!.shared)).toBe(1);
     expect((await dexi("--user", "ann", "share", id, "--off")).out).toContain("unshared");
     expect((await dexi("users")).out).toMatch(
       /^ann\tteam=crew\tnotes=1\tplan=unlimited\nbob\tteam=crew\tnotes=0/,
@@ -414,29 +415,27 @@ describe("dexi settings, users, teams, share", () => {
 
   it("moves an own note between folders, never someone else's", async () => {
     await dexi("import", join(FIX, "vault"));
-    const note = (title: string) =>
-      withStore(
-        (s) =>
-          s.db
-            .prepare(
-              "SELECT n.uuid, f.name AS folder FROM notes n LEFT JOIN folders f ON f.id = n.folder_id WHERE n.title = ?",
-            )
-            .get(title) as { uuid: string; folder: string | null },
-      );
-    const { uuid } = note("Welcome");
+    const note = async (title: string) =>
+      (
+        await sql<{ uuid: string; folder: string | null }>(
+          "SELECT n.uuid, f.name AS folder FROM notes n LEFT JOIN folders f ON f.id = n.folder_id WHERE n.title = ?",
+          title,
+        )
+      )[0]!;
+    const { uuid } = await note("Welcome");
     expect((await dexi("move", uuid, "--folder", "Archive")).out).toBe(
       `moved "Welcome" (${uuid}) into Archive\n`,
     );
-    expect(note("Welcome").folder).toBe("Archive");
+    expect((await note("Welcome")).folder).toBe("Archive");
     // An existing folder is matched case-insensitively, not duplicated.
     expect((await dexi("move", uuid, "--folder", "journal")).out).toContain("into Journal");
-    expect(withStore((s) => s.sync.accounts.folders(1).map((f) => f.name))).toEqual([
+    expect(await withStore(async (s) => (await s.accounts.folders(1)).map((f) => f.name))).toEqual([
       "Archive",
       "Journal",
       "Projects/Alpha",
     ]);
     expect((await dexi("move", uuid, "--unfiled")).out).toBe(`moved "Welcome" (${uuid}) out of its folder\n`);
-    expect(note("Welcome").folder).toBeNull();
+    expect((await note("Welcome")).folder).toBeNull();
 
     const bad = await dexi("move", uuid, "--folder", "Unfiled");
     expect([bad.code, bad.err]).toEqual([2, 'dexi: "unfiled" is not a folder name; use --unfiled\n']);
@@ -447,6 +446,6 @@ describe("dexi settings, users, teams, share", () => {
     expect([unknown.code, unknown.err]).toEqual([3, "dexi: Note not found\n"]);
     const other = await dexi("--user", "eve", "move", uuid, "--folder", "Mine");
     expect([other.code, other.err]).toEqual([3, "dexi: Note not found\n"]);
-    expect(note("Welcome").folder).toBeNull();
+    expect((await note("Welcome")).folder).toBeNull();
   });
 });

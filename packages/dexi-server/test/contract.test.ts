@@ -2,14 +2,14 @@ import { assertFuzzClean, expectToolsListGolden, fuzzTools } from "@mcpforge/too
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { TestApp as App } from "./helpers.js";
 import { dexiReasons } from "../src/mcp/server.js";
-import { connect, memoryApp, type Session } from "./helpers.js";
+import { connect, type Session, testApp } from "./helpers.js";
 
 let app: App;
 let s: Session;
 let ids: string[];
 
 beforeAll(async () => {
-  app = memoryApp();
+  app = await testApp();
   s = await connect(app, "ann");
   ids = [];
   for (const text of ["first #review", "second @bob", "third #x"])

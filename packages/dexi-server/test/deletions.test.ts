@@ -6,12 +6,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { openApp } from "../src/app.js";
+import { openAppAt } from "../src/app.js";
 import { TOMBSTONE_DAYS } from "../src/domain/importing.js";
 import { HashEmbedder } from "../src/embed/hash.js";
 import { MIGRATIONS } from "../src/store/migrations.js";
 import { SqliteStore } from "../src/store/index.js";
 import { connect, runDexi } from "./helpers.js";
+import { freshLocation, query as storeQuery, STORE } from "./stores.js";
 
 // Bulk embedding runs in worker threads (dist/embed/worker.js: build first) with the instant hash model.
 process.env["DEXI_EMBEDDINGS"] = "hash";
@@ -23,29 +24,36 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "dexi-del-"));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-beforeEach(() => {
-  db = join(dir, `t${n++}.db`);
+beforeEach(async () => {
+  n++;
+  db = await freshLocation(dir);
 });
 
 const dexi = (...argv: string[]) => runDexi(db, argv);
 
-function query<T>(sql: string, ...params: unknown[]): T[] {
+/** SQL over the test's store (a SQLite file is opened as the bins open it: migrated). */
+async function query<T>(sql: string, ...params: unknown[]): Promise<T[]> {
+  if (STORE === "postgres") return storeQuery<T>(db, sql, ...params);
   const s = SqliteStore.open(db);
   try {
-    return s.db.prepare(sql).all(...params) as T[];
+    const stmt = s.db.prepare(sql);
+    if (stmt.reader) return stmt.all(...params) as T[];
+    stmt.run(...params);
+    return [];
   } finally {
     s.db.close();
   }
 }
-const titles = () => query<{ title: string }>("SELECT title FROM notes ORDER BY title").map((r) => r.title);
+const titles = async () =>
+  (await query<{ title: string }>("SELECT title FROM notes ORDER BY title")).map((r) => r.title);
 
 /** Deletes notes by title through the delete_note tool, as an assistant would. */
 async function deleteNotes(...wanted: string[]): Promise<void> {
-  const app = openApp(db, { embedder: new HashEmbedder(), log: () => {} });
+  const app = await openAppAt(db, { embedder: new HashEmbedder(), log: () => {} });
   const s = await connect(app, "local");
   try {
     for (const title of wanted) {
-      const [row] = query<{ uuid: string }>("SELECT uuid FROM notes WHERE title = ?", title);
+      const [row] = await query<{ uuid: string }>("SELECT uuid FROM notes WHERE title = ?", title);
       expect(row, title).toBeDefined();
       expect(await s.ok("delete_note", { note_id: row!.uuid })).toMatchObject({ deleted: true, title });
     }
@@ -61,10 +69,10 @@ describe("an imported note deleted in dexi stays deleted", () => {
     cpSync(join(FIX, "vault"), vault, { recursive: true });
     const sources = [vault, join(FIX, "bookmarks.html"), join(FIX, "archive.mbox"), join(FIX, "feed.xml")];
     for (const src of sources) expect((await dexi("import", src)).code).toBe(0);
-    const all = titles();
+    const all = await titles();
     await deleteNotes("Welcome", "Loose link", "First in mbox", "Second post");
     for (const src of sources) await dexi("import", src);
-    expect(titles()).toEqual(
+    expect(await titles()).toEqual(
       all.filter((t) => !["Welcome", "Loose link", "First in mbox", "Second post"].includes(t)),
     );
     const again = await dexi("import", join(FIX, "bookmarks.html"));
@@ -79,10 +87,12 @@ describe("an imported note deleted in dexi stays deleted", () => {
 
     const back = await dexi("import", vault, "--restore-deleted");
     expect(back.out).toMatch(/^markdown: 1 created, 0 updated, 3 already imported in/);
-    expect(query<{ body: string }>("SELECT body FROM notes WHERE title = 'Welcome'")[0]?.body).toContain(
-      "A new version.",
+    expect(
+      (await query<{ body: string }>("SELECT body FROM notes WHERE title = 'Welcome'"))[0]?.body,
+    ).toContain("A new version.");
+    expect(await query("SELECT content_key FROM import_tombstones WHERE content_key LIKE 'md:%'")).toEqual(
+      [],
     );
-    expect(query("SELECT content_key FROM import_tombstones WHERE content_key LIKE 'md:%'")).toEqual([]);
     // Once restored, it is an ordinary imported note again.
     expect((await dexi("import", vault)).out).toMatch(
       /^markdown: 0 created, 0 updated, 4 already imported in/,
@@ -93,18 +103,14 @@ describe("an imported note deleted in dexi stays deleted", () => {
     await dexi("import", join(FIX, "bookmarks.html"));
     await deleteNotes("Loose link");
     const daysAgo = (d: number) => Date.now() - d * 86_400_000;
-    const age = (ms: number) => {
-      const s = SqliteStore.open(db);
-      s.db.prepare("UPDATE import_tombstones SET deleted_ms = ?").run(ms);
-      s.db.close();
-    };
-    age(daysAgo(TOMBSTONE_DAYS - 1));
+    const age = (ms: number) => query("UPDATE import_tombstones SET deleted_ms = ?", ms);
+    await age(daysAgo(TOMBSTONE_DAYS - 1));
     expect((await dexi("import", join(FIX, "bookmarks.html"))).out).toMatch(/1 deleted in dexi/);
-    age(daysAgo(TOMBSTONE_DAYS + 1));
+    await age(daysAgo(TOMBSTONE_DAYS + 1));
     expect((await dexi("import", join(FIX, "bookmarks.html"))).out).toMatch(
       /^bookmarks: 1 created, 0 updated, 3/,
     );
-    expect(query("SELECT * FROM import_tombstones")).toEqual([]);
+    expect(await query("SELECT * FROM import_tombstones")).toEqual([]);
   });
 
   it("a vault note pruned because its file is gone comes back with its file (prune remembers nothing)", async () => {
@@ -119,13 +125,13 @@ describe("an imported note deleted in dexi stays deleted", () => {
   });
 
   it("notes written in dexi leave nothing behind when deleted", async () => {
-    const app = openApp(db, { embedder: new HashEmbedder(), log: () => {} });
+    const app = await openAppAt(db, { embedder: new HashEmbedder(), log: () => {} });
     const s = await connect(app, "local");
     const note = await s.ok("create_note", { title: "mine", text: "x" });
     await s.ok("delete_note", { note_id: note["id"] });
     await s.close();
     await app.close();
-    expect(query("SELECT * FROM import_tombstones")).toEqual([]);
+    expect(await query("SELECT * FROM import_tombstones")).toEqual([]);
   });
 });
 
@@ -158,15 +164,15 @@ describe("feed articles are keyed per feed", () => {
     expect((await dexi("feeds", "poll")).out).toBe(
       `${base}/a.xml: 2 new, 0 updated, 0 already seen\n${base}/b.xml: 1 new, 0 updated, 0 already seen\n`,
     );
-    expect(titles()).toEqual(["A one", "A two", "B one"]);
+    expect(await titles()).toEqual(["A one", "A two", "B one"]);
     await deleteNotes("A one");
     expect((await dexi("feeds", "poll")).out).toBe(
       `${base}/a.xml: 0 new, 0 updated, 1 already seen, 1 deleted in dexi (not imported again; --restore-deleted brings them back)\n` +
         `${base}/b.xml: 0 new, 0 updated, 1 already seen\n`,
     );
-    expect(titles()).toEqual(["A two", "B one"]);
+    expect(await titles()).toEqual(["A two", "B one"]);
     expect((await dexi("feeds", "poll", "--restore-deleted")).out).toContain(`${base}/a.xml: 1 new`);
-    expect(titles()).toEqual(["A one", "A two", "B one"]);
+    expect(await titles()).toEqual(["A one", "A two", "B one"]);
   });
 
   it("two feed files reusing guid 1 keep two articles", async () => {
@@ -177,31 +183,33 @@ describe("feed articles are keyed per feed", () => {
     expect((await dexi("import", a)).out).toMatch(/^feed: 1 created/);
     expect((await dexi("import", b)).out).toMatch(/^feed: 1 created/);
     expect((await dexi("import", a)).out).toMatch(/^feed: 0 created, 0 updated, 1 already imported/);
-    expect(titles()).toEqual(["A one", "B one"]);
+    expect(await titles()).toEqual(["A one", "B one"]);
   });
 
-  it("a database from before (migration 4): polled articles move to per-feed keys, file articles on their next import", async () => {
-    const old = new Database(db);
-    for (const m of MIGRATIONS.slice(0, 3)) old.exec(m);
-    old.pragma("user_version = 3");
-    old.exec(`
+  // About the SQLite file's own migrations (PostgreSQL's start at the per-feed keys).
+  if (STORE === "sqlite")
+    it("a database from before (migration 4): polled articles move to per-feed keys, file articles on their next import", async () => {
+      const old = new Database(db);
+      for (const m of MIGRATIONS.slice(0, 3)) old.exec(m);
+      old.pragma("user_version = 3");
+      old.exec(`
       INSERT INTO users (id, name, created_ms) VALUES (1, 'local', 0);
       INSERT INTO feeds (id, user_id, url) VALUES (7, 1, '${base}/a.xml');
       INSERT INTO notes (id, uuid, user_id, title, body, source, content_key, import_hash, created_ms, updated_ms)
         VALUES (1, 'u1', 1, 'A one', 'A one text', 'feed', 'feed:1', NULL, 0, 0),
                (2, 'u2', 1, 'File one', 'File one text', 'feed', 'feed:f1', NULL, 0, 0);
       INSERT INTO feed_articles (note_id, feed_id, guid) VALUES (1, 7, '1'), (2, NULL, 'f1');`);
-    old.close();
-    expect(query("SELECT id, content_key FROM notes ORDER BY id")).toEqual([
-      { id: 1, content_key: "feed#7:1" },
-      { id: 2, content_key: "feed:f1" },
-    ]);
-    expect((await dexi("feeds", "poll")).out).toBe(`${base}/a.xml: 1 new, 0 updated, 1 already seen\n`);
-    const file = join(dir, `f-${n}.xml`);
-    writeFileSync(file, feed("F", item("f1", "File one")));
-    expect((await dexi("import", file)).out).toMatch(/^feed: 0 created, 0 updated, 1 already imported/);
-    expect(query("SELECT content_key FROM notes WHERE id = 2")).toEqual([
-      { content_key: `feedfile:${file}:f1` },
-    ]);
-  });
+      old.close();
+      expect(await query("SELECT id, content_key FROM notes ORDER BY id")).toEqual([
+        { id: 1, content_key: "feed#7:1" },
+        { id: 2, content_key: "feed:f1" },
+      ]);
+      expect((await dexi("feeds", "poll")).out).toBe(`${base}/a.xml: 1 new, 0 updated, 1 already seen\n`);
+      const file = join(dir, `f-${n}.xml`);
+      writeFileSync(file, feed("F", item("f1", "File one")));
+      expect((await dexi("import", file)).out).toMatch(/^feed: 0 created, 0 updated, 1 already imported/);
+      expect(await query("SELECT content_key FROM notes WHERE id = 2")).toEqual([
+        { content_key: `feedfile:${file}:f1` },
+      ]);
+    });
 });

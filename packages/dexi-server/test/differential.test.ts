@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestApp as App } from "./helpers.js";
 import type { Restriction } from "../src/domain/access.js";
 import { connectHttp } from "@mcpforge/toolkit/testing";
-import { connect, type Item, items, memoryApp, type Session, sessionOf, userId } from "./helpers.js";
+import { connect, type Item, items, type Session, sessionOf, testApp, userId } from "./helpers.js";
 import { type HttpRestricted, restrictedOverHttp } from "./oauth-helpers.js";
 
 /**
@@ -32,12 +32,12 @@ let all: (Item & { text?: string })[];
 let http: HttpRestricted;
 
 beforeAll(async () => {
-  app = memoryApp();
+  app = await testApp();
   ann = await connect(app, "ann");
   const bob = await connect(app, "bob");
-  const team = app.store.sync.accounts.createTeam("crew", Date.now());
-  app.store.sync.accounts.setTeam(userId(app, "ann"), team.id);
-  app.store.sync.accounts.setTeam(userId(app, "bob"), team.id);
+  const team = await app.store.accounts.createTeam("crew", Date.now());
+  await app.store.accounts.setTeam(await userId(app, "ann"), team.id);
+  await app.store.accounts.setTeam(await userId(app, "bob"), team.id);
   // Seed 7 draws notes whose hash embeddings tie exactly, so the tie-break of both vector paths is checked.
   const r = seededRandom(7);
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
@@ -49,7 +49,8 @@ beforeAll(async () => {
       text: `${words.join(" ")} ${tags.join(" ")}`,
     });
     const folder = pick(FOLDERS);
-    if (folder) await app.notes.file({ userId: userId(app, "ann"), scopes: [] }, n["id"] as string, folder);
+    if (folder)
+      await app.notes.file({ userId: await userId(app, "ann"), scopes: [] }, n["id"] as string, folder);
   }
   for (let i = 0; i < 6; i++) {
     const n = await bob.ok("create_note", {
@@ -57,7 +58,7 @@ beforeAll(async () => {
       text: `${pick(WORDS)} ${pick(WORDS)} #t1 @m1 @m2`,
     });
     if (i % 2 === 0)
-      await app.notes.share({ userId: userId(app, "bob"), scopes: [] }, n["id"] as string, true);
+      await app.notes.share({ userId: await userId(app, "bob"), scopes: [] }, n["id"] as string, true);
   }
   await bob.close();
   all = items(await ann.ok("list_notes", { size: 50 }));

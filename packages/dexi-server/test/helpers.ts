@@ -1,32 +1,66 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { connectInMemory, type Session as KitSession, session } from "@mcpforge/toolkit/testing";
-import { type App, openApp } from "../src/app.js";
+import { type App, openApp, openAppAt } from "../src/app.js";
 import { main } from "../src/cli/main.js";
 import type { Restriction, Viewer } from "../src/domain/access.js";
 import { HashEmbedder } from "../src/embed/hash.js";
 import type { Embedder } from "../src/embed/types.js";
 import { SqliteStore } from "../src/store/index.js";
+import { PgStore } from "../src/store/postgres/store.js";
 import { createDexiServer, DEXI_SCOPES } from "../src/mcp/server.js";
+import { leaseDatabase, STORE } from "./stores.js";
 
 export const ALL_SCOPES = [...DEXI_SCOPES];
 
 /** An app over SQLite, whose synchronous store classes (`store.sync`) tests may read directly. */
-export type TestApp = App<SqliteStore>;
+export type SqliteApp = App<SqliteStore>;
+/** An app over whichever store the vitest project runs (see STORE): read it through the async port. */
+export type TestApp = App;
 
-/** An in-memory database with the lexical hash embedder (fast); pass a real one for semantic tests. */
-export function memoryApp(
-  options: { embedder?: Embedder; now?: () => number; timeZone?: string } = {},
-): TestApp {
-  return openApp(":memory:", {
-    embedder: options.embedder ?? new HashEmbedder(),
-    log: () => {},
-    ...(options.now ? { now: options.now } : {}),
-    ...(options.timeZone ? { timeZone: options.timeZone } : {}),
-  });
+type TestAppOptions = { embedder?: Embedder; now?: () => number; timeZone?: string };
+
+const appOptions = (options: TestAppOptions) => ({
+  embedder: options.embedder ?? new HashEmbedder(),
+  log: () => {},
+  ...(options.now ? { now: options.now } : {}),
+  ...(options.timeZone ? { timeZone: options.timeZone } : {}),
+});
+
+/**
+ * A SQLite in-memory database with the lexical hash embedder (fast); pass a real one for semantic
+ * tests. For the suites about SQLite itself; the suites about behaviour use `testApp`.
+ */
+export function memoryApp(options: TestAppOptions = {}): SqliteApp {
+  return openApp(":memory:", appOptions(options));
 }
 
-export function userId(app: TestApp, name: string): number {
-  return app.store.sync.accounts.ensureUser(name, Date.now()).id;
+/**
+ * A fresh, empty app on the store of the current vitest project: SQLite `:memory:`, or a database of
+ * its own on the run's PostgreSQL server (emptied when the app closes, for the file's next app).
+ */
+export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
+  if (STORE === "sqlite") return memoryApp(options);
+  const db = await leaseDatabase();
+  const app = await openAppAt(db.url, appOptions(options));
+  return {
+    ...app,
+    close: async () => {
+      await app.close();
+      await db.release();
+    },
+  };
+}
+
+/** Rows of one SQL query (no parameters) straight from the app's store, whichever it is. */
+export async function storeRows<R>(app: TestApp, sql: string): Promise<R[]> {
+  if (app.store instanceof SqliteStore) return app.store.db.prepare(sql).all() as R[];
+  if (app.store instanceof PgStore) return app.store.db.all<R>(sql);
+  throw new Error(`no SQL for a ${app.store.kind} store`);
+}
+
+/** A note owner's id, the user created on first use (as the bins do for `--user`). */
+export async function userId(app: TestApp, name: string): Promise<number> {
+  return (await app.store.accounts.ensureUser(name, Date.now())).id;
 }
 
 /** The kit's session (ok / fails / raw) over a real SDK client, plus `outcome` for a result's two facts. */
@@ -46,7 +80,7 @@ export async function connect(
   user: string,
   options: { scopes?: string[]; restriction?: Restriction } = {},
 ): Promise<Session> {
-  const id = userId(app, user);
+  const id = await userId(app, user);
   const viewer = (scopes: readonly string[]): Viewer => ({
     userId: id,
     scopes,

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { packageVersion } from "@mcpforge/toolkit";
 import { checkCombination, MATRIX } from "@mcpforge/toolkit/testing";
 import { describe, expect, it } from "vitest";
+import { freshDatabase, STORE } from "./stores.js";
 
 const BIN = fileURLToPath(new URL("../dist/bin/dexi-mcp.js", import.meta.url));
 const version = packageVersion(import.meta.url);
@@ -12,10 +13,11 @@ describe("the dexi bin in every client and transport", () => {
   it.each(MATRIX)(
     "$client over $transport",
     async (combination) => {
+      const postgres = STORE === "postgres" ? await freshDatabase() : undefined;
       await checkCombination(combination, (dir) => ({
         spawn: {
           command: process.execPath,
-          args: [BIN, "--db", join(dir, `data.db`), "--user", "ann"],
+          args: [BIN, "--db", postgres?.url ?? join(dir, `data.db`), "--user", "ann"],
           env: { DEXI_EMBEDDINGS: "hash" },
         },
         serverInfo: { name: "dexi", version },
@@ -31,6 +33,7 @@ describe("the dexi bin in every client and transport", () => {
           reason: "NOT_FOUND",
         },
       }));
+      await postgres?.drop();
     },
     90_000,
   );

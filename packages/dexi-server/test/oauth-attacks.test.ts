@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oauthSetup } from "../src/app.js";
 import { SignInLimiter } from "../src/auth/limiter.js";
 import { REGISTRATIONS_PER_HOUR } from "../src/web/routes.js";
-import { userId } from "./helpers.js";
+import { storeRows, userId } from "./helpers.js";
 import {
   authorizeUrl,
   FormClient,
@@ -27,7 +27,7 @@ let server: OAuthServer;
 
 beforeAll(async () => {
   server = await startOAuthServer({ now: () => clock });
-  const ann = { userId: userId(server.app, "ann"), scopes: ["notes:read", "notes:write"] };
+  const ann = { userId: await userId(server.app, "ann"), scopes: ["notes:read", "notes:write"] };
   await server.app.notes.create(ann, { title: "Plan", text: "The plan #work" });
 });
 afterAll(async () => server?.close());
@@ -196,7 +196,7 @@ describe("codes", () => {
 describe("tokens", () => {
   it("stores codes and tokens only hashed", async () => {
     const t = await tokens();
-    const dump = JSON.stringify(server.app.store.db.prepare("SELECT * FROM oauth_tokens").all());
+    const dump = JSON.stringify(await storeRows(server.app, "SELECT * FROM oauth_tokens"));
     expect(dump).not.toContain(t.access_token);
     expect(dump).not.toContain(t.refresh_token);
     expect(dump).not.toContain(t.access_token.slice(4));
@@ -241,7 +241,7 @@ describe("tokens", () => {
     });
     const req = await other.auth.checkRequest(q);
     const code = new URL(
-      await other.auth.consent(req, userId(server.app, "ann"), { scopes: ["notes:read"] }),
+      await other.auth.consent(req, await userId(server.app, "ann"), { scopes: ["notes:read"] }),
     ).searchParams.get("code")!;
     const t = await other.auth.token(
       new URLSearchParams({
@@ -400,5 +400,33 @@ describe("the pages", () => {
     expect(right.status).toBe(303);
     expect(right.headers.get("location")).toBe("/apps");
     expect(await (await browser.get("/apps")).text()).toContain("Connected apps");
+  });
+});
+
+describe("U+0000 in what a caller names", () => {
+  it("a sign-in name or client id holding it is refused as any unknown one, never a server error", async () => {
+    const own = await startOAuthServer();
+    try {
+      for (const name of ["nobody", "ann\u0000"]) {
+        const browser = new FormClient(own.base);
+        const csrf = field(await (await browser.get("/signin")).text(), "csrf");
+        const r = await browser.post("/signin", { csrf, next: "/apps", name, password: PASSWORD });
+        expect(r.status, JSON.stringify(name)).toBe(401);
+      }
+      const { challenge } = pkce();
+      const answer = async (clientId: string) => {
+        const r = await fetch(
+          authorizeUrl(own.base, { clientId, redirectUri: REDIRECT, challenge, method: "S256" }),
+          {
+            redirect: "manual",
+          },
+        );
+        return [r.status, await r.text()];
+      };
+      expect(await answer("app\u0000")).toEqual(await answer("app"));
+      expect((await answer("app"))[0]).toBe(400);
+    } finally {
+      await own.close();
+    }
   });
 });

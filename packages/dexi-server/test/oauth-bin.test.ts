@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { authorizeUrl, FormClient, pkce, rawConsent, register, tokenRequest } from "./oauth-helpers.js";
 import { runDexi } from "./helpers.js";
+import { freshLocation } from "./stores.js";
 
 /** The built bin (run `npm run build` first): `dexi-mcp --http` without --token is an OAuth server. */
 const BIN = fileURLToPath(new URL("../dist/bin/dexi-mcp.js", import.meta.url));
@@ -15,7 +16,7 @@ let base: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "dexi-oauth-bin-"));
-  const db = join(dir, "o.db");
+  const db = await freshLocation(dir);
   expect(
     (await runDexi(db, ["users", "add", "ann", "--password-stdin"], "correct horse battery\n")).code,
   ).toBe(0);

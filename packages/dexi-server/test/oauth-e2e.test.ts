@@ -31,7 +31,7 @@ beforeAll(async () => {
   browser = await launchBrowser();
   callback = await callbackServer();
   // Ann's own notes: some in folder Work tagged #client, some elsewhere.
-  const ann = { userId: userId(server.app, "ann"), scopes: ["notes:read", "notes:write"] };
+  const ann = { userId: await userId(server.app, "ann"), scopes: ["notes:read", "notes:write"] };
   for (const [title, text, folder] of [
     ["Kickoff", "Client kickoff agenda #client", "Work"],
     ["Invoice", "Send the invoice #client #money", "Work"],
@@ -160,7 +160,7 @@ describe.each(["legacy", "modern"] as const)("the %s era", (era) => {
     expect(note.structuredContent).toMatchObject({ folder: "Work", tags: ["#client"] });
 
     // One live grant per app: the step-up replaced the first.
-    const grants = (await server.setup.auth.grants(userId(server.app, "ann"))).filter(
+    const grants = (await server.setup.auth.grants(await userId(server.app, "ann"))).filter(
       (g) => g.clientName === provider.name,
     );
     expect(grants).toHaveLength(1);
@@ -225,7 +225,7 @@ it("restricting further on the connected-apps page narrows a live token at once"
   await page.waitForURL(`${server.base}/apps`);
   const narrowed = (await c.client.callTool({ name: "list_notes", arguments: {} })) as Result;
   expect(titles(narrowed)).toEqual(["Holiday"]);
-  const g = (await server.setup.auth.grants(userId(server.app, "ann"))).find(
+  const g = (await server.setup.auth.grants(await userId(server.app, "ann"))).find(
     (x) => x.clientName === "Narrowed App",
   );
   expect(g).toMatchObject({ scopes: ["notes:read"], tag: "#trip", folder: null });

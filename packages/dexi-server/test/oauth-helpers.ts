@@ -15,7 +15,7 @@ import type { TestApp as App } from "./helpers.js";
 import type { ClientDocuments } from "../src/auth/documents.js";
 import type { SignInLimiter } from "../src/auth/limiter.js";
 import type { Restriction } from "../src/domain/access.js";
-import { memoryApp } from "./helpers.js";
+import { testApp } from "./helpers.js";
 
 export const PASSWORD = "correct horse battery";
 
@@ -40,7 +40,7 @@ export interface OAuthServer {
   close(): Promise<void>;
 }
 
-/** Dexi's OAuth HTTP endpoint in process, exactly as dexi-mcp --http wires it, on a fresh database. */
+/** Dexi's OAuth HTTP endpoint in process, exactly as dexi-mcp --http wires it, on a fresh store (testApp). */
 export async function startOAuthServer(
   options: {
     now?: () => number;
@@ -49,7 +49,7 @@ export async function startOAuthServer(
     users?: string[];
   } = {},
 ): Promise<OAuthServer> {
-  const app = memoryApp(options.now ? { now: options.now } : {});
+  const app = await testApp(options.now ? { now: options.now } : {});
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const setup = oauthSetup(app, {
@@ -59,7 +59,7 @@ export async function startOAuthServer(
     ...(options.limiter ? { limiter: options.limiter } : {}),
   });
   for (const name of options.users ?? ["ann"]) {
-    app.store.sync.accounts.ensureUser(name, Date.now());
+    await app.store.accounts.ensureUser(name, Date.now());
     await setup.passwords.set(name, PASSWORD);
   }
   const http = await serveHttp(
@@ -409,7 +409,7 @@ export async function restrictedOverHttp(app: App): Promise<HttpRestricted> {
           code_challenge_method: "S256",
         }),
       );
-      const uid = app.store.sync.accounts.ensureUser(user, Date.now()).id;
+      const uid = (await app.store.accounts.ensureUser(user, Date.now())).id;
       const back = new URL(
         await auth.consent(req, uid, { scopes: ["notes:read", "notes:write"], ...restriction }),
       );

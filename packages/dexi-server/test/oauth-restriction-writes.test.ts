@@ -1,7 +1,7 @@
 import { connectHttp } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestApp as App } from "./helpers.js";
-import { memoryApp, type Session, sessionOf } from "./helpers.js";
+import { type Session, sessionOf, testApp, userId } from "./helpers.js";
 import { type HttpRestricted, restrictedOverHttp } from "./oauth-helpers.js";
 
 /** The write rules of a restricted connection hold for an OAuth grant's boundary too, in both eras. */
@@ -9,7 +9,7 @@ import { type HttpRestricted, restrictedOverHttp } from "./oauth-helpers.js";
 let app: App;
 let http: HttpRestricted;
 beforeAll(async () => {
-  app = memoryApp();
+  app = await testApp();
   http = await restrictedOverHttp(app);
 });
 afterAll(async () => {
@@ -42,7 +42,7 @@ describe.each(["legacy", "modern"] as const)("%s era", (era) => {
   it("treats an out-of-boundary note as missing", async () => {
     const outside = await app.notes.create(
       {
-        userId: app.store.sync.accounts.ensureUser("ann", Date.now()).id,
+        userId: await userId(app, "ann"),
         scopes: ["notes:read", "notes:write"],
       },
       { title: "Private", text: "diary #me" },

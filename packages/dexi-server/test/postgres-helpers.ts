@@ -5,6 +5,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** The throwaway PostgreSQL server's maintenance URL (the postgres project's global setup). */
     postgresUrl: string;
+    /** A database every Dexi migration has been applied to, for `CREATE DATABASE ... TEMPLATE`. */
+    postgresTemplate: string;
   }
 }
 

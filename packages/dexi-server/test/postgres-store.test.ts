@@ -1,7 +1,7 @@
 /**
- * The PostgreSQL store answers every tool exactly as the SQLite store does: the same script of calls
- * (several users, a team, sharing, folders, tags, restricted connections, reviews, edits, deletes) runs
- * against both, and every answer must be equal (note ids aside, which are random per store).
+ * What the suites (run on both stores, see vitest.config.ts) cannot state as one expected value: that
+ * semantic_search and find_similar rank alike on SQLite and on PostgreSQL, vectors read from either
+ * store (several users, a team, sharing, folders, a boundary), every answer equal note ids aside.
  */
 import { connectInMemory, session } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -121,7 +121,7 @@ const NOTES: [user: string, title: string, text: string][] = [
   ["cat", "Cat alone", "Cat writes about tomatoes and gardens too."],
 ];
 
-describe("PostgreSQL and SQLite answer alike", () => {
+describe("PostgreSQL and SQLite rank by meaning alike", () => {
   it("creates notes, with teams, sharing and folders", async () => {
     for (const s of [sqlite, postgres]) await s.app.accounts.joinTeam("crew", "ann");
     for (const s of [sqlite, postgres]) await s.app.accounts.joinTeam("crew", "bob");
@@ -140,77 +140,11 @@ describe("PostgreSQL and SQLite answer alike", () => {
     }
   });
 
-  it("searches, ranked the same, for each user and boundary", async () => {
-    for (const q of [
-      "tomatoes",
-      "tomato",
-      "garden",
-      "gardens",
-      "cafe",
-      "café",
-      "running coffee",
-      "the",
-      "nothing",
-      "#garden",
-    ]) {
-      for (const user of ["ann", "bob", "cat"]) await same(user, "search_notes", { query: q });
-      await same("ann", "search_notes", { query: q }, { folder: "Home" });
-      await same("ann", "search_notes", { query: q }, { tag: "#garden" });
-    }
-    await same("ann", "search_notes", { query: "tomatoes", size: 1, page: 2 });
-    // Not vacuous: the answers compared hold notes, in the ranking's order.
-    const found = await same("ann", "search_notes", { query: "tomatoes" });
-    const titles = (found.structured["items"] as { title: string }[]).map((i) => i.title);
-    expect([found.structured["total"], titles]).toEqual([3, ["Tomatoes", "Bob's garden", "Garden plan"]]);
-    const folded = await same("ann", "search_notes", { query: "cafe" });
-    expect(folded.structured["total"]).toBe(1);
-  });
-
-  it("lists, counts tags and folders, and reads notes the same", async () => {
-    for (const user of ["ann", "bob", "cat"]) {
-      await same(user, "list_notes", {});
-      await same(user, "list_notes", { sort: "updated", size: 2 });
-      await same(user, "list_notes", { tag: "#garden" });
-      await same(user, "list_notes", { source: "note", period: "today" });
-      await same(user, "list_tags", {});
-      await same(user, "list_tags", { kind: "mention" });
-      await same(user, "list_folders", {});
-    }
-    await same("ann", "list_notes", { folder: "work" });
-    await same("ann", "list_notes", { folder: "unfiled" });
-    await same("ann", "list_notes", { folder: "Nowhere" });
-    await same("ann", "list_notes", {}, { folder: "Work", tag: "#client" });
-    await same("ann", "list_folders", {}, { tag: "#garden" });
-    await same("ann", "get_note", { note_id: "@note:Bob's garden" });
-    await same("ann", "get_note", { note_id: "@note:Bob private" });
-    await same("ann", "get_note", { note_id: "@note:Garden plan" }, { folder: "Work" });
-  });
-
   it("finds similar notes and answers semantic queries the same", async () => {
     await same("ann", "semantic_search", { query: "tomato garden" });
     await same("bob", "semantic_search", { query: "tomato garden", size: 3 });
     await same("ann", "semantic_search", { query: "tomato garden" }, { tag: "#garden" });
     const similar = await same("ann", "find_similar", { note_id: "@note:Tomatoes" });
     expect((similar.structured["items"] as unknown[]).length).toBeGreaterThan(2);
-  });
-
-  it("edits, reviews and deletes the same", async () => {
-    await same("ann", "update_note", {
-      note_id: "@note:Tomatoes",
-      text: "More: roma. #garden",
-      mode: "append",
-    });
-    await same("ann", "update_note", { note_id: "@note:Bob's garden", title: "mine now" });
-    await same("ann", "update_note", { note_id: "@note:Client call", text: "no tag" }, { tag: "#client" });
-    const due = await same("ann", "get_due_reviews", {});
-    expect(due.structured["due_count"]).toBe(1);
-    await same("ann", "grade_review", { note_id: "@note:Tomatoes", grade: "good" });
-    await same("ann", "grade_review", { note_id: "@note:Garden plan", grade: "good" });
-    await same("ann", "get_due_reviews", {});
-    await same("ann", "delete_note", { note_id: "@note:Café notes" });
-    await same("ann", "delete_note", { note_id: "@note:Café notes" });
-    await same("bob", "delete_note", { note_id: "@note:Garden plan" });
-    await same("ann", "search_notes", { query: "tomatoes" });
-    await same("ann", "list_tags", {});
   });
 });

@@ -3,21 +3,23 @@ import type { TestApp as App } from "./helpers.js";
 import type { Restriction, Viewer } from "../src/domain/access.js";
 import { ftsQuery } from "../src/domain/notes.js";
 import { FTS_TOKENIZER, RANKING } from "../src/store/ranking.js";
-import { connect, items, memoryApp, userId } from "./helpers.js";
+import type { SqliteStore } from "../src/store/index.js";
+import { connect, items, testApp, userId } from "./helpers.js";
+import { STORE } from "./stores.js";
 
 let app: App;
-beforeEach(() => {
-  app = memoryApp();
+beforeEach(async () => {
+  app = await testApp();
 });
 afterEach(async () => {
   await app.close();
 });
 
-const own = (name: string): Viewer => ({ userId: userId(app, name), scopes: [] });
+const own = async (name: string): Promise<Viewer> => ({ userId: await userId(app, name), scopes: [] });
 
 async function write(user: string, title: string, text: string, folder?: string): Promise<string> {
-  const { id } = await app.notes.create(own(user), { title, text });
-  if (folder) await app.notes.file(own(user), id, folder);
+  const { id } = await app.notes.create(await own(user), { title, text });
+  if (folder) await app.notes.file(await own(user), id, folder);
   return id;
 }
 
@@ -27,8 +29,13 @@ async function ranking(user: string, query: string, restriction?: Restriction) {
   const found = await s.ok("search_notes", { query, size: 50 });
   const ids = items(found).map((i) => i.id);
   await s.close();
-  const viewer: Viewer = { ...own(user), ...(restriction ? { restriction } : {}) };
-  const { rows } = app.store.sync.notes.search(await app.notes.access.scope(viewer), ftsQuery(query)!, 50, 0);
+  const viewer: Viewer = { ...(await own(user)), ...(restriction ? { restriction } : {}) };
+  const { rows } = await app.store.notes.search(
+    await app.notes.access.scope(viewer),
+    ftsQuery(query)!,
+    50,
+    0,
+  );
   return { ids, total: found["total"], scores: rows.map((r) => [r.uuid, r.score]) };
 }
 
@@ -60,20 +67,20 @@ describe("a caller's search ranking depends only on notes it may see", () => {
   });
 
   it("unrestricted: other users' notes (and their number) change neither order nor scores", async () => {
-    const team = app.store.sync.accounts.createTeam("crew", Date.now());
+    const team = await app.store.accounts.createTeam("crew", Date.now());
     await write("ann", "", "alpha beta beta beta");
     const same = await write("ann", "", "alpha alpha alpha beta");
     await write("ann", "beta", "alpha");
     const before = await ranking("ann", "alpha beta");
     // Alone in the database at first; then a team-mate and a stranger with many notes arrive.
-    app.store.sync.accounts.setTeam(own("ann").userId, team.id);
-    app.store.sync.accounts.setTeam(own("bob").userId, team.id);
+    await app.store.accounts.setTeam((await own("ann")).userId, team.id);
+    await app.store.accounts.setTeam((await own("bob")).userId, team.id);
     await hiddenNotes("bob");
     await hiddenNotes("eve");
     expect(await ranking("ann", "alpha beta")).toEqual(before);
     // A note shared with the team is visible, so it joins the ranking with the score of its own text.
     const shared = await write("bob", "", "alpha alpha alpha beta");
-    await app.notes.share(own("bob"), shared, true);
+    await app.notes.share(await own("bob"), shared, true);
     const after = await ranking("ann", "alpha beta");
     const scoreOf = (r: typeof before, id: string) => r.scores.find(([x]) => x === id)?.[1];
     expect(scoreOf(after, shared)).toBe(scoreOf(before, same));
@@ -94,10 +101,14 @@ describe("a caller's search ranking depends only on notes it may see", () => {
     expect((await ranking("ann", "Alphas")).scores).toEqual(scores);
   });
 
-  it("query terms are cut by the index's own tokenizer", () => {
-    const sql = (
-      app.store.db.prepare("SELECT sql FROM sqlite_master WHERE name = 'notes_fts'").get() as { sql: string }
-    ).sql;
-    expect(sql).toContain(`tokenize = '${FTS_TOKENIZER}'`);
-  });
+  // FTS5's tokenizer is SQLite's own; PostgreSQL's index and queries name one text search configuration.
+  if (STORE === "sqlite")
+    it("query terms are cut by the index's own tokenizer", () => {
+      const sql = (
+        (app.store as SqliteStore).db
+          .prepare("SELECT sql FROM sqlite_master WHERE name = 'notes_fts'")
+          .get() as { sql: string }
+      ).sql;
+      expect(sql).toContain(`tokenize = '${FTS_TOKENIZER}'`);
+    });
 });

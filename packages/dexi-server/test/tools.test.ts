@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TestApp as App } from "./helpers.js";
 import { type ManualClock, manualClock } from "@mcpforge/toolkit/testing";
-import { connect, items, memoryApp, type Session, userId } from "./helpers.js";
+import { connect, items, type Session, testApp, userId } from "./helpers.js";
 
 let app: App;
 let s: Session;
@@ -10,7 +10,7 @@ let t: ManualClock;
 
 beforeEach(async () => {
   t = manualClock();
-  app = memoryApp({ now: t.now });
+  app = await testApp({ now: t.now });
   s = await connect(app, "ann");
 });
 afterEach(async () => {
@@ -52,8 +52,29 @@ describe("create_note", () => {
     expect((await s.ok("list_notes", {}))["total"]).toBe(0);
   });
 
+  it("refuses U+0000 in a title or text (create and update) and keeps nothing of it", async () => {
+    for (const [field, args] of [
+      ["title", { title: "a\u0000b" }],
+      ["text", { text: "x #t\u0000" }],
+    ] as const) {
+      expect(await s.fails("create_note", args)).toMatchObject({
+        reason: "INVALID_ARGUMENT",
+        message: `The ${field} holds the character U+0000 (NUL), which a note cannot keep`,
+      });
+    }
+    expect((await s.ok("list_notes", {}))["total"]).toBe(0);
+    const n = await s.ok("create_note", { title: "kept", text: "as is" });
+    expect((await s.fails("update_note", { note_id: n["id"], text: "\u0000", mode: "append" })).reason).toBe(
+      "INVALID_ARGUMENT",
+    );
+    expect(await s.ok("get_note", { note_id: n["id"] })).toMatchObject({ title: "kept", text: "as is" });
+    // A filter holding it matches nothing, as any unknown tag or folder.
+    expect(await s.ok("list_notes", { tag: "#t\u0000" })).toEqual({ items: [], total: 0, page: 1 });
+    expect((await s.fails("list_notes", { folder: "W\u0000" })).reason).toBe("NOT_FOUND");
+  });
+
   it("at the plan's cap gives the limit message and creates nothing", async () => {
-    app.store.sync.accounts.updateSettings(userId(app, "ann"), { plan: "free", noteCap: 2 });
+    await app.store.accounts.updateSettings(await userId(app, "ann"), { plan: "free", noteCap: 2 });
     await s.ok("create_note", { text: "one" });
     await s.ok("create_note", { text: "two" });
     const e = await s.fails("create_note", { text: "three" });
@@ -126,15 +147,15 @@ describe("update_note", () => {
 describe("delete_note", () => {
   it("deletes, returns {deleted, id, title}, and removes the bookmark record", async () => {
     const n = await s.ok("create_note", { title: "Gone", text: "bye" });
-    const row = app.store.sync.notes.byUuid(n["id"] as string)!;
-    app.store.sync.records.addBookmark(row.id, "https://example.org", null);
-    expect(app.store.sync.records.countFor(row.id).bookmarks).toBe(1);
+    const row = (await app.store.notes.byUuid(n["id"] as string))!;
+    await app.store.records.addBookmark(row.id, "https://example.org", null);
+    expect((await app.store.records.countFor(row.id)).bookmarks).toBe(1);
     expect(await s.ok("delete_note", { note_id: n["id"] })).toEqual({
       deleted: true,
       id: n["id"],
       title: "Gone",
     });
-    expect(app.store.sync.records.countFor(row.id)).toEqual({ bookmarks: 0, emails: 0, feed_articles: 0 });
+    expect(await app.store.records.countFor(row.id)).toEqual({ bookmarks: 0, emails: 0, feed_articles: 0 });
     expect((await s.fails("get_note", { note_id: n["id"] })).message).toBe("Note not found");
     expect((await s.fails("delete_note", { note_id: n["id"] })).message).toBe("Note not found");
   });
@@ -153,6 +174,18 @@ describe("search_notes", () => {
     const p3 = await s.ok("search_notes", { query: "pasta", size: 5, page: 3 });
     expect(items(p3)).toHaveLength(4);
     expect(items(await s.ok("search_notes", { query: "pasta", page: 99 }))).toEqual([]);
+  });
+
+  it("folds diacritics both ways and drops no stop word", async () => {
+    const cafe = await s.ok("create_note", { title: "Café notes", text: "the best of the town" });
+    await s.ok("create_note", { title: "Cafe list", text: "naïve résumé" });
+    expect(items(await s.ok("search_notes", { query: "café" })).map((i) => i.title)).toEqual([
+      "Cafe list",
+      "Café notes",
+    ]);
+    expect((await s.ok("search_notes", { query: "CAFE" }))["total"]).toBe(2);
+    expect((await s.ok("search_notes", { query: "naive resume" }))["total"]).toBe(1);
+    expect(items(await s.ok("search_notes", { query: "the of" })).map((i) => i.id)).toEqual([cafe["id"]]);
   });
 
   it("stems, needs every word, and treats any text as a query, never a syntax error", async () => {
@@ -187,7 +220,7 @@ describe("search_notes", () => {
       });
     const alone = await s.ok("search_notes", { query: "pasta", size: 50 });
     const semAlone = await s.ok("semantic_search", { query: "pasta", size: 50 });
-    userId(app, "zed");
+    await userId(app, "zed");
     expect(await s.ok("search_notes", { query: "pasta", size: 50 })).toEqual(alone);
     expect(await s.ok("semantic_search", { query: "pasta", size: 50 })).toEqual(semAlone);
     expect(await s.ok("search_notes", { query: "pasta", size: 4, page: 2 })).toEqual({
@@ -219,7 +252,7 @@ describe("the note item", () => {
 
   it("carries folder only on filed notes", async () => {
     const n = await s.ok("create_note", { title: "filed" });
-    await app.notes.file({ userId: userId(app, "ann"), scopes: [] }, n["id"] as string, "Work");
+    await app.notes.file({ userId: await userId(app, "ann"), scopes: [] }, n["id"] as string, "Work");
     const r = items(await s.ok("list_notes", {}));
     expect(r[0]).toMatchObject({ title: "filed", folder: "Work" });
   });
@@ -288,7 +321,7 @@ describe("list_notes", () => {
   });
 
   it("takes folder names case-insensitively, 'unfiled', and errors on unknown folders", async () => {
-    const v = { userId: userId(app, "ann"), scopes: [] };
+    const v = { userId: await userId(app, "ann"), scopes: [] };
     const a = await s.ok("create_note", { title: "a" });
     await s.ok("create_note", { title: "b" });
     await app.notes.file(v, a["id"] as string, "Projects");
@@ -301,7 +334,7 @@ describe("list_notes", () => {
   });
 
   it("computes periods in the user's time zone", async () => {
-    app.store.sync.accounts.updateSettings(userId(app, "ann"), { timeZone: "America/New_York" });
+    await app.store.accounts.updateSettings(await userId(app, "ann"), { timeZone: "America/New_York" });
     // 2026-03-10 03:00 UTC is 23:00 on March 9 in New York.
     t.set(Date.parse("2026-03-10T03:00:00Z"));
     await s.ok("create_note", { title: "late on the 9th" });
@@ -327,10 +360,10 @@ describe("list_notes", () => {
       return got;
     };
     t.set(Date.parse("2026-03-09T23:30:00Z"));
-    const tokyo = memoryApp({ now: t.now, timeZone: "Asia/Tokyo" });
+    const tokyo = await testApp({ now: t.now, timeZone: "Asia/Tokyo" });
     expect(await titlesToday(tokyo)).toEqual(["at 23:30 UTC on the 9th"]);
     // The user's own setting wins over the server's zone.
-    tokyo.store.sync.accounts.updateSettings(userId(tokyo, "ann"), { timeZone: "UTC" });
+    await tokyo.store.accounts.updateSettings(await userId(tokyo, "ann"), { timeZone: "UTC" });
     const own = await connect(tokyo, "ann");
     expect(items(await own.ok("list_notes", { period: "today" }))).toEqual([]);
     await own.close();
@@ -340,7 +373,7 @@ describe("list_notes", () => {
     process.env["TZ"] = "Asia/Tokyo";
     try {
       t.set(Date.parse("2026-03-09T23:30:00Z"));
-      const machine = memoryApp({ now: t.now });
+      const machine = await testApp({ now: t.now });
       expect(machine.notes.timeZone).toBe("Asia/Tokyo");
       expect(await titlesToday(machine)).toEqual(["at 23:30 UTC on the 9th"]);
       await machine.close();
@@ -351,7 +384,7 @@ describe("list_notes", () => {
   });
 
   it("starts a day where DST skips its midnight at the first instant of that date", async () => {
-    app.store.sync.accounts.updateSettings(userId(app, "ann"), { timeZone: "America/Sao_Paulo" });
+    await app.store.accounts.updateSettings(await userId(app, "ann"), { timeZone: "America/Sao_Paulo" });
     // 2018-11-04 in São Paulo: 00:00 did not exist (clocks went from 23:59:59 on the 3rd to 01:00).
     t.set(Date.parse("2018-11-04T02:30:00Z")); // 23:30 on the 3rd, local
     await s.ok("create_note", { title: "late on the 3rd" });
@@ -384,13 +417,13 @@ describe("list_tags and list_folders", () => {
   });
 
   it("lists folders with counts (empty ones too) and unfiled_count", async () => {
-    const v = { userId: userId(app, "ann"), scopes: [] };
+    const v = { userId: await userId(app, "ann"), scopes: [] };
     const a = await s.ok("create_note", { title: "a" });
     const b = await s.ok("create_note", { title: "b" });
     await s.ok("create_note", { title: "c" });
     await app.notes.file(v, a["id"] as string, "Work");
     await app.notes.file(v, b["id"] as string, "work");
-    app.store.sync.accounts.ensureFolder(v.userId, "Empty");
+    await app.store.accounts.ensureFolder(v.userId, "Empty");
     expect(await s.ok("list_folders", {})).toEqual({
       folders: [
         { name: "Empty", note_count: 0 },
@@ -458,10 +491,10 @@ describe("review", () => {
   });
 
   it("uses the user's deck tags and re-syncs when they change", async () => {
-    const v = { userId: userId(app, "ann"), scopes: [] };
+    const v = { userId: await userId(app, "ann"), scopes: [] };
     await s.ok("create_note", { text: "#flashcards one" });
     expect((await s.ok("get_due_reviews", {}))["due_count"]).toBe(0);
-    app.store.sync.accounts.updateSettings(v.userId, { reviewTags: ["#flashcards"] });
+    await app.store.accounts.updateSettings(v.userId, { reviewTags: ["#flashcards"] });
     expect(await app.notes.syncDeck(v.userId)).toEqual({ enrolled: 1, dropped: 0 });
     expect((await s.ok("get_due_reviews", {}))["due_count"]).toBe(1);
   });

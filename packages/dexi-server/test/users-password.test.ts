@@ -4,23 +4,26 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Passwords } from "../src/auth/users.js";
 import { checkPublicUrl } from "../src/config.js";
-import { runDexi, withStore } from "./helpers.js";
+import { runDexi } from "./helpers.js";
+import { freshLocation, withStoreAt } from "./stores.js";
 
 let dir: string;
 let db: string;
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "dexi-users-"));
-  db = join(dir, "u.db");
+  db = await freshLocation(dir);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const check = (name: string, password: string) =>
-  withStore(db, (s) => new Passwords(s.accounts, s.auth).check(name, password));
+  withStoreAt(db, (s) => new Passwords(s.accounts, s.auth).check(name, password));
 
 it("dexi users add --password-stdin stores an scrypt hash that signs in, and only with that password", async () => {
   const r = await runDexi(db, ["users", "add", "ann", "--password-stdin"], "first password!\n");
   expect(r).toEqual({ code: 0, out: "added user ann with a password\n", err: "" });
-  const stored = withStore(db, (s) => s.sync.auth.password(s.sync.accounts.userByName("ann")!.id));
+  const stored = await withStoreAt(db, async (s) =>
+    s.auth.password((await s.accounts.userByName("ann"))!.id),
+  );
   expect(stored).toMatch(/^scrypt\$32768\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
   expect(stored).not.toContain("first password!");
   expect(await check("ann", "first password!")).toBeGreaterThan(0);
@@ -42,7 +45,7 @@ it("refuses a short password (and adds no user), and an unknown user", async () 
     out: "",
     err: "dexi: password refused: a password needs at least 10 characters\n",
   });
-  expect(withStore(db, (s) => s.sync.accounts.userByName("bob"))).toBeUndefined();
+  expect(await withStoreAt(db, (s) => s.accounts.userByName("bob"))).toBeUndefined();
   const unknown = await runDexi(db, ["users", "password", "zed"], "long enough pw\n");
   expect(unknown).toEqual({ code: 2, out: "", err: 'dexi: no user "zed"\n' });
 });

@@ -64,8 +64,8 @@ export function restrictionTag(tag: string): string {
 }
 
 /**
- * A folder name a note is filed under, trimmed. Never empty, and never `unfiled`: list_notes reads
- * that as "in no folder", so a folder of that name could never be listed.
+ * A folder name a note is filed under, trimmed. Never empty, never `unfiled` (list_notes reads that
+ * as "in no folder", so a folder of that name could never be listed), never holding U+0000.
  */
 export function checkFolderName(name: string): string {
   const folder = name.trim();
@@ -75,6 +75,9 @@ export function checkFolderName(name: string): string {
       "INVALID_ARGUMENT",
       `"${folder}" is not a folder name: list_notes reads "unfiled" as notes in no folder`,
     );
+  // Neither store could keep it alike (PostgreSQL text cannot hold it), as in a note's text.
+  if (folder.includes("\u0000"))
+    throw new DexiError("INVALID_ARGUMENT", "A folder name cannot hold the character U+0000 (NUL)");
   return folder;
 }
 

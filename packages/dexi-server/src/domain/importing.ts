@@ -119,6 +119,19 @@ async function adoptLegacy(
 }
 
 /**
+ * An item with U+0000 taken out of every text it writes: a note cannot keep the character (see
+ * checkNoteText), and in a source file or mail it is nothing a reader sees, so an import drops it
+ * rather than failing the item on one store and keeping it on the other.
+ */
+function withoutNul(item: ImportItem): ImportItem {
+  const strip = (o: object) =>
+    Object.fromEntries(
+      Object.entries(o).map(([k, v]) => [k, typeof v === "string" ? v.replaceAll("\u0000", "") : v]),
+    );
+  return { ...strip(item), ...(item.record ? { record: strip(item.record) } : {}) } as ImportItem;
+}
+
+/**
  * Bulk import for one user. A key seen before is not created again, so importing the same thing twice
  * creates nothing new; a source edited since is re-imported into its note (see `plan`). Each batch is
  * embedded first, then written in one transaction with its tags, review cards, source records and
@@ -143,7 +156,7 @@ export async function importItems(
   const now = o.now ?? Date.now;
   const deletedSince = now() - TOMBSTONE_DAYS * 86_400_000;
   await store.tombstones.expire(deletedSince);
-  const { creates, updates } = await plan(notes, userId, items, report, {
+  const { creates, updates } = await plan(notes, userId, items.map(withoutNul), report, {
     log: o.log ?? (() => {}),
     restoreDeleted: o.restoreDeleted === true,
     deletedSince,

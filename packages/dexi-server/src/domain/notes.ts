@@ -194,6 +194,8 @@ export class NotesService {
   // --- writes ---
 
   async create(viewer: Viewer, input: { title: string; text: string }): Promise<NoteFull> {
+    checkNoteText("title", input.title);
+    checkNoteText("text", input.text);
     await this.checkCap(viewer.userId);
     const body = (await this.access.placeNew(viewer, input.text, false)).text;
     const vec = await this.tryEmbed(input.title, body);
@@ -233,6 +235,8 @@ export class NotesService {
     if (input.title === undefined && input.text === undefined) {
       throw new DexiError("NOTHING_TO_UPDATE", "Nothing to update");
     }
+    checkNoteText("title", input.title);
+    checkNoteText("text", input.text);
     const title = input.title ?? note.title;
     const body =
       input.text === undefined
@@ -471,6 +475,19 @@ export class NotesService {
   private async items(rows: NoteRow[], viewer: Viewer): Promise<NoteItem[]> {
     const tags = await this.store.notes.tagsOf(rows.map((r) => r.id));
     return rows.map((r) => toItem(r, tags.get(r.id) ?? [], viewer.userId));
+  }
+}
+
+/**
+ * A note's title and text may not hold U+0000 (NUL): PostgreSQL text cannot store it, and a note must
+ * read back exactly as written whichever store keeps it, so the character is refused, never dropped.
+ */
+export function checkNoteText(field: "title" | "text", value: string | undefined): void {
+  if (value?.includes("\u0000")) {
+    throw new DexiError(
+      "INVALID_ARGUMENT",
+      `The ${field} holds the character U+0000 (NUL), which a note cannot keep`,
+    );
   }
 }
 

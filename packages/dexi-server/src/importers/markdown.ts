@@ -59,6 +59,8 @@ export function markdownItem(root: string, file: string): ImportItem {
     source: "note",
     sourceUrl: null,
     folder: dir,
-    createdMs: parseDate(meta["created"] ?? meta["date"]) ?? statSync(file).mtimeMs,
+    // Whole milliseconds, as every stored time: a file system's mtime has a fraction, which an
+    // integer column of PostgreSQL refuses.
+    createdMs: parseDate(meta["created"] ?? meta["date"]) ?? Math.floor(statSync(file).mtimeMs),
   };
 }

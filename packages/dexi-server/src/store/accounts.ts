@@ -110,10 +110,11 @@ export class Accounts {
     return this.teamByName(name)!;
   }
 
+  /** Teams by name, each with its members by name (NOCASE, the column's collation). */
   listTeams(): { name: string; members: string }[] {
     return this.db
       .prepare(
-        `SELECT t.name, coalesce(group_concat(u.name, ', '), '') AS members
+        `SELECT t.name, coalesce(group_concat(u.name, ', ' ORDER BY u.name), '') AS members
          FROM teams t LEFT JOIN users u ON u.team_id = t.id GROUP BY t.id ORDER BY t.name`,
       )
       .all() as { name: string; members: string }[];

@@ -1,12 +1,13 @@
 import { type FolderRow, folderKey, type UserRow, type UserSettings } from "../accounts.js";
 import type { AccountsPort, RecordsPort, TombstonesPort } from "../port.js";
-import type { Pg } from "./db.js";
+import { holdsNul, type Pg } from "./db.js";
 
 /** Users, teams, folders, settings and config in PostgreSQL: the SQLite Accounts' operations. */
 export class PgAccounts implements AccountsPort {
   constructor(private readonly db: Pg) {}
 
-  userByName(name: string): Promise<UserRow | undefined> {
+  async userByName(name: string): Promise<UserRow | undefined> {
+    if (holdsNul(name)) return undefined;
     return this.db.get("SELECT * FROM users WHERE dexi_nocase(name) = dexi_nocase(?)", [name]);
   }
 
@@ -71,7 +72,8 @@ export class PgAccounts implements AccountsPort {
     await this.db.run(`UPDATE users SET ${sets.join(", ")} WHERE id = ?`, [...params, userId]);
   }
 
-  teamByName(name: string): Promise<{ id: number; name: string } | undefined> {
+  async teamByName(name: string): Promise<{ id: number; name: string } | undefined> {
+    if (holdsNul(name)) return undefined;
     return this.db.get("SELECT id, name FROM teams WHERE dexi_nocase(name) = dexi_nocase(?)", [name]);
   }
 
@@ -82,9 +84,10 @@ export class PgAccounts implements AccountsPort {
     ))!;
   }
 
+  /** Teams by name, each with its members by name: NOCASE, as the SQLite store orders them. */
   listTeams(): Promise<{ name: string; members: string }[]> {
     return this.db.all(
-      `SELECT t.name, coalesce(string_agg(u.name, ', ' ORDER BY u.id), '') AS members
+      `SELECT t.name, coalesce(string_agg(u.name, ', ' ORDER BY dexi_nocase(u.name), u.name), '') AS members
        FROM teams t LEFT JOIN users u ON u.team_id = t.id GROUP BY t.id, t.name ORDER BY dexi_nocase(t.name), t.name`,
     );
   }
@@ -102,7 +105,8 @@ export class PgAccounts implements AccountsPort {
     return rows.map((r) => r.id);
   }
 
-  folderByName(userId: number, name: string): Promise<FolderRow | undefined> {
+  async folderByName(userId: number, name: string): Promise<FolderRow | undefined> {
+    if (holdsNul(name)) return undefined;
     return this.db.get("SELECT id, user_id, name FROM folders WHERE user_id = ? AND name_key = ?", [
       userId,
       folderKey(name),

@@ -1,6 +1,6 @@
 import type { ClientRow, CodeRow, GrantRow, GrantTerms, TokenKind, TokenRow } from "../auth.js";
 import type { AuthPort, Transact } from "../port.js";
-import type { Pg } from "./db.js";
+import { holdsNul, type Pg } from "./db.js";
 
 interface RawGrant {
   id: number;
@@ -63,6 +63,7 @@ export class PgAuth implements AuthPort {
   }
 
   async client(id: string): Promise<ClientRow | undefined> {
+    if (holdsNul(id)) return undefined;
     const r = await this.db.get<{ id: string; name: string; redirect_uris: string; created_ms: number }>(
       "SELECT * FROM oauth_clients WHERE id = ?",
       [id],

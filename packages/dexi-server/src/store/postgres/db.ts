@@ -19,6 +19,15 @@ const types = {
     oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format ?? "text")) as never,
 };
 
+/**
+ * Whether a value holds U+0000, which PostgreSQL text cannot: no stored name, key or id holds it, so a
+ * lookup by such a value finds nothing (the SQLite store's answer) without asking the server, which
+ * would refuse the query.
+ */
+export function holdsNul(value: string): boolean {
+  return value.includes("\u0000");
+}
+
 /** Rewrites `?` placeholders (the SQLite store's) as `$1..$n`; Dexi's SQL has no `?` inside literals. */
 export function numbered(sql: string): string {
   let i = 0;

@@ -3,7 +3,7 @@ import type { Card, ImportedNote, ListFilter, NewNote, NoteRow } from "../notes.
 import { SNIPPET_CHARS } from "../notes.js";
 import type { NotesPort } from "../port.js";
 import { type Fragment, type Scope, scopeSql } from "../scope.js";
-import type { Pg } from "./db.js";
+import { holdsNul, type Pg } from "./db.js";
 
 const MAX_OFFSET = 1e12;
 
@@ -350,7 +350,8 @@ function listWhere(scope: Scope, filter: ListFilter): Fragment {
   }
   if (filter.tags && filter.tags.length > 0) {
     parts.push("EXISTS (SELECT 1 FROM note_tags ft WHERE ft.note_id = n.id AND ft.tag = ANY(?::text[]))");
-    params.push(filter.tags);
+    // A tag holding U+0000 matches nothing (see holdsNul), as on SQLite.
+    params.push(filter.tags.filter((t) => !holdsNul(t)));
   }
   return { sql: parts.join(" AND "), params };
 }

@@ -19,17 +19,23 @@ class PgVectors implements VectorsPort {
     private readonly pgvector: boolean,
   ) {}
 
+  /**
+   * Stores a note's vector and ends its claim, if any: the claim's work is done, and a live claim
+   * would hide the note from the next backfill (another model, `reindex --force`) until it expired.
+   */
   async put(noteId: number, model: string, vec: Float32Array): Promise<void> {
     const bytes = Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength);
     if (this.pgvector)
       await this.db.run(
-        "INSERT INTO embeddings (note_id, model, vec, v) VALUES (?, ?, ?, ?::vector) ON CONFLICT (note_id) DO UPDATE SET model = excluded.model, vec = excluded.vec, v = excluded.v",
-        [noteId, model, bytes, vectorLiteral(vec)],
+        `WITH done AS (DELETE FROM embed_claims WHERE note_id = ?)
+         INSERT INTO embeddings (note_id, model, vec, v) VALUES (?, ?, ?, ?::vector) ON CONFLICT (note_id) DO UPDATE SET model = excluded.model, vec = excluded.vec, v = excluded.v`,
+        [noteId, noteId, model, bytes, vectorLiteral(vec)],
       );
     else
       await this.db.run(
-        "INSERT INTO embeddings (note_id, model, vec) VALUES (?, ?, ?) ON CONFLICT (note_id) DO UPDATE SET model = excluded.model, vec = excluded.vec",
-        [noteId, model, bytes],
+        `WITH done AS (DELETE FROM embed_claims WHERE note_id = ?)
+         INSERT INTO embeddings (note_id, model, vec) VALUES (?, ?, ?) ON CONFLICT (note_id) DO UPDATE SET model = excluded.model, vec = excluded.vec`,
+        [noteId, noteId, model, bytes],
       );
   }
 
@@ -37,8 +43,10 @@ class PgVectors implements VectorsPort {
     await this.db.run("DELETE FROM embeddings WHERE note_id = ?", [noteId]);
   }
 
+  /** Every vector goes, and every claim with it: a forced reindex starts over. */
   async clear(): Promise<void> {
     await this.db.run("DELETE FROM embeddings");
+    await this.db.run("DELETE FROM embed_claims");
   }
 
   async get(noteId: number, model: string): Promise<Float32Array | undefined> {
