@@ -79,7 +79,10 @@ export function readCached(
   const addrs = (j: string) => JSON.parse(j) as Address[];
   const references = JSON.parse(row.refs) as string[];
   const inReplyTo = row.in_reply_to?.match(/<[^>]+>/)?.[0] ?? null;
-  const { body, truncated } = shapeBody(row.text, opts.full, ctx.config.daemon.body_limit);
+  // A text part the backfill stored as the server sent it keeps its CRLF line ends; the server path
+  // (mailparser) gives LF, and both paths must give the same body
+  const text = row.text.includes("\r") ? row.text.replace(/\r\n?/g, "\n") : row.text;
+  const { body, truncated } = shapeBody(text, opts.full, ctx.config.daemon.body_limit);
   const flags = (["answered", "deleted", "draft", "flagged", "seen"] as const).filter((f) => row[f] === 1);
   return {
     ref,
