@@ -7,7 +7,7 @@ import { threadMessages, threadResult } from "../imap/thread-plan.js";
 import { decodeRef, type MessageRef } from "../refs.js";
 import { readCached } from "./cached-read.js";
 import { cachedThreadPlan } from "./cached-thread.js";
-import { type Call, type ServiceContext, accountOf, audit } from "./context.js";
+import { type Call, type ServiceContext, accountOf, audit, auditRead } from "./context.js";
 
 export interface GetMessagesResult {
   messages: Message[];
@@ -89,7 +89,7 @@ export async function getMessages(
     }
     // Counted from what was found, since a read that ran twice after a reconnect sets refs twice.
     const ok = list.filter((d) => found.has(d.ref)).length;
-    audit(ctx, call, name, ok > 0 ? "allowed" : "error", `${list.length} ref(s): ${ok} read`);
+    auditRead(ctx, call, name, ok > 0 ? "allowed" : "error", `${list.length} ref(s): ${ok} read`);
   }
   // Keep the caller's order, and each failed ref once.
   const messages = refs.filter((r, i) => refs.indexOf(r) === i && found.has(r)).map((r) => found.get(r)!);
@@ -123,10 +123,10 @@ export async function getThread(
       (await ctx.pool.read(a, (c) =>
         readThread(c, r, { full, bodyLimit: ctx.config.daemon.body_limit }, google, cached),
       ));
-    audit(ctx, call, account, "allowed", `thread of ${res.messages.length} message(s)`);
+    auditRead(ctx, call, account, "allowed", `thread of ${res.messages.length} message(s)`);
     return { ...res, source: overall(res.messages) };
   } catch (err) {
-    audit(ctx, call, account, "error", `thread: ${toWireError(err).reason}`);
+    auditRead(ctx, call, account, "error", `thread: ${toWireError(err).reason}`);
     throw err;
   }
 }
