@@ -10,6 +10,7 @@ import type Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CacheDb, openCache, searchCache } from "../src/cache/index.js";
 import { parseQuery } from "../src/query/index.js";
+import { ROOT_REPLIES, THREAD_MEMBERS } from "../src/service/cached-thread.js";
 import { POP_NOW, populateCache, senderAddress } from "./support/populate.js";
 
 const A = "work";
@@ -213,5 +214,19 @@ describe("one account with mail in Trash", () => {
     } finally {
       one.close();
     }
+  });
+});
+
+describe("get_thread from the cache", () => {
+  it("finds a thread's members through the thread key and Message-ID indexes, not the account", () => {
+    const plan = (sql: string, args: unknown[]) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail);
+    const members = plan(THREAD_MEMBERS, [A, "<t1@work>", "<b3@work>", "<t1@work>", "<b3@work>", A]);
+    expect(members.join("\n")).toMatch(/messages_thread \(account=\? AND thread_key=\?\)/);
+    expect(members.join("\n")).toMatch(/message_meta_msgid \(message_id=\?\)/);
+    expect(members.filter((l) => /^SCAN|messages_thread \(account=\?\)$/.test(l))).toEqual([]);
+    const replies = plan(ROOT_REPLIES, ["<t1@work>", A]);
+    expect(replies.join("\n")).toMatch(/message_meta_msgid \(message_id=\?\)/);
+    expect(replies.filter((l) => /^SCAN|messages_thread/.test(l))).toEqual([]);
   });
 });

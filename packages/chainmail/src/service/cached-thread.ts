@@ -19,6 +19,22 @@ import type { ServiceContext } from "./context.js";
 
 const EVERYTHING = parseQuery("");
 
+/**
+ * The thread's members outside Trash and Junk: by thread key (the root's, the ref's own id's) and by
+ * Message-ID. Each side has its own index; `+m.account` keeps SQLite from walking the account's
+ * thread index instead (test/cache-plans.test.ts).
+ */
+export const THREAD_MEMBERS = `SELECT f.path, f.role, f.uidvalidity, m.uid, coalesce(x.date, m.internal_date) AS date, x.message_id
+  FROM messages m JOIN folders f ON f.id = m.folder_id JOIN message_meta x ON x.id = m.id
+  WHERE m.id IN (SELECT id FROM messages WHERE account = ? AND thread_key IN (?, ?)
+      UNION SELECT id FROM message_meta WHERE message_id IN (?, ?))
+    AND +m.account = ? AND (f.role IS NULL OR f.role NOT IN ('trash', 'junk'))
+  ORDER BY f.path, m.uid`;
+
+/** Whether the root's own message (by Message-ID, in the account) replies to something. */
+export const ROOT_REPLIES = `SELECT 1 FROM message_meta x JOIN messages m ON m.id = x.id
+  WHERE x.message_id = ? AND +m.account = ? AND (x.refs != '[]' OR x.in_reply_to IS NOT NULL) LIMIT 1`;
+
 export interface CachedThreadPlan {
   start: Message;
   shown: ThreadCandidate[];
@@ -59,32 +75,18 @@ export function cachedThreadPlan(
   // The root's own message replies to something (a reply whose client sent In-Reply-To without
   // References starts a key of its own): messages that list the root later in their References
   // belong to the server's answer but carry another key, so only the server can name them.
-  if (
-    !root.startsWith("x:") &&
-    stmt(
-      cache.db,
-      `SELECT 1 FROM message_meta x JOIN messages m ON m.id = x.id
-       WHERE x.message_id = ? AND m.account = ? AND (x.refs != '[]' OR x.in_reply_to IS NOT NULL) LIMIT 1`,
-    ).get(root, r.account) !== undefined
-  )
-    return null;
+  if (!root.startsWith("x:") && stmt(cache.db, ROOT_REPLIES).get(root, r.account) !== undefined) return null;
   // A key of the `x:` kind means the message has no ids: the server's header search finds nothing
   // and the thread is the message alone.
   const rows = root.startsWith("x:")
     ? []
-    : (stmt(
-        cache.db,
-        `SELECT f.path, f.role, f.uidvalidity, m.uid, coalesce(x.date, m.internal_date) AS date, x.message_id
-         FROM messages m JOIN folders f ON f.id = m.folder_id JOIN message_meta x ON x.id = m.id
-         WHERE m.account = ? AND (f.role IS NULL OR f.role NOT IN ('trash', 'junk'))
-           AND (m.thread_key IN (?, ?) OR m.id IN (SELECT id FROM message_meta WHERE message_id IN (?, ?)))
-         ORDER BY f.path, m.uid`,
-      ).all(
+    : (stmt(cache.db, THREAD_MEMBERS).all(
         r.account,
         root,
         start.message_id ? canonicalThreadKey({ messageId: start.message_id }) : root,
         root,
         start.message_id ?? root,
+        r.account,
       ) as MemberRow[]);
   const byFolder = new Map<string, MemberRow[]>();
   for (const row of rows) byFolder.set(row.path, [...(byFolder.get(row.path) ?? []), row]);
