@@ -1,12 +1,10 @@
 /**
- * Exact match counts without reading the matches, for the query shapes the folder counters (schema
- * migrations 4 and FLAG_COUNTERS, kept by triggers in the same transaction as every row change) or
+ * Exact match counts without reading the matches, for the query shapes the folder counters (cache
+ * migration 4 and addFlagCounters, kept by triggers in the same transaction as every row change) or
  * FTS5 alone can answer. Anything else returns null and is counted by SQL.
  */
-import { type QueryNode, bindQuery, folderInScope } from "../query/index.js";
-import type { CacheDb } from "./schema.js";
-import { stmt } from "./schema.js";
-import type { FolderRole } from "../query/index.js";
+import { type FolderRole, type QueryNode, bindQuery, folderInScope } from "../query/index.js";
+import { type CacheDb, stmt } from "./schema.js";
 
 export interface CountedFolder {
   id: number;
