@@ -7,6 +7,7 @@ import {
   mentionsIn,
   type QueryNode,
 } from "../query/index.js";
+import { type CountedFolder, countFromFolders, ftsHitsIn } from "./folder-counts.js";
 import { type CacheDb, stmt } from "./schema.js";
 import {
   type CursorBody,
@@ -162,20 +163,16 @@ export function searchCache(
   const cur = options.cursor ? decodeCursor(options.cursor, hash) : null;
   // One read of the folder rows and their counters: the accounts present, the Trash/Junk folders
   // that hold mail (usually none or few, so the scope clause is cheap) and whether any label exists
-  const folderRows = stmt(db, "SELECT id, account, role, cached_count, labelled FROM folders").all() as {
-    id: number;
-    account: string;
-    role: string | null;
-    cached_count: number;
-    labelled: number;
-  }[];
+  const folderRows = stmt(
+    db,
+    "SELECT id, account, path, role, cached_count, labelled, unread_count, flagged_count, attachment_count FROM folders",
+  ).all() as (CountedFolder & { labelled: number })[];
   const excludedFolderIds = folderRows
     .filter((f) => (f.role === "trash" || f.role === "junk") && f.cached_count > 0)
     .map((f) => f.id);
-  const sql = compileToSql(ast, options.now ?? new Date(), {
-    excludedFolderIds,
-    labels: folderRows.some((f) => f.labelled > 0),
-  });
+  const labels = folderRows.some((f) => f.labelled > 0);
+  const now = options.now ?? new Date();
+  const sql = compileToSql(ast, now, { excludedFolderIds, labels });
   let where = sql.where;
   const params: (string | number)[] = [...sql.params];
   const present = [...new Set(folderRows.map((f) => f.account))].sort();
@@ -201,25 +198,38 @@ export function searchCache(
   // (the All Mail scope is a condition the FTS match alone does not carry)
   const ftsOnly = FTS_ONLY.test(sql.where) && !allMailScope;
   const q: Plan = { where, params, single, threads: !!options.threads };
+  // The count without reading the matches where the query's shape allows (./folder-counts.ts):
+  // from the folder counters, or, for one FTS match over the only account, from FTS5 (less the
+  // Trash/Junk rows it matches when those folders hold mail)
+  const onlyAccount = single !== null && present.length === 1 && !options.threads && !allMailScope;
+  let counts = options.threads || allMailScope ? null : countFromFolders(folderRows, ast, inScope, labels);
+  let ftsMembership = ftsOnly;
+  if (!counts && onlyAccount && ftsOnly) counts = { [single]: ftsCount(db, sql.params[0] as string) };
+  else if (!counts && onlyAccount && excludedFolderIds.length > 0 && !mentionsIn(ast)) {
+    const core = compileToSql(ast, now, { excludedFolderIds: [], labels });
+    if (FTS_ONLY.test(core.where)) {
+      // (then the page walks the date index testing FTS membership, which for a few thousand hits
+      // costs a fraction of looking every hit up, as the one-pass plan below does)
+      const expr = core.params[0] as string;
+      const hits = ftsCount(db, expr);
+      const excluded = folderRows.filter((f) => excludedFolderIds.includes(f.id));
+      counts = { [single]: hits === 0 ? 0 : hits - ftsHitsIn(db, expr, hits, excluded) };
+      ftsMembership = true;
+    }
+  }
   // Text terms AND-ed with filters, with few FTS hits: one statement that evaluates the query once
   // for both count and page beats a count and a page query that each repeat the FTS match
   const bound =
-    !options.threads && !ftsOnly && sql.ftsBound !== null && !options.countOnly
+    !counts && !ftsOnly && !options.threads && sql.ftsBound !== null && !options.countOnly
       ? ftsCount(db, sql.ftsBound)
       : null;
   let found: { account_counts: Record<string, number>; count: number; hits: Hit[] | null };
   if (bound !== null && bound <= FEW_HITS) found = allMatches(db, q, cur, limit);
-  else {
-    // One account whose whole query is one FTS match: FTS5 counts it alone, without the rows
-    const counts =
-      ftsOnly && single !== null && present.length === 1 && !options.threads
-        ? { [single]: ftsCount(db, sql.params[0] as string) }
-        : countMatches(db, q);
-    found = { ...totals(counts), hits: null };
-  }
+  else found = { ...totals(counts ?? countMatches(db, q)), hits: null };
   const { account_counts, count } = found;
   if (options.countOnly || count === 0) return { rows: [], count, next_cursor: null, account_counts };
-  const hits = found.hits ?? pageMatches(db, q, cur, limit, newestFirst(db, count, limit, ftsOnly ? 8 : 1));
+  const hits =
+    found.hits ?? pageMatches(db, q, cur, limit, newestFirst(db, count, limit, ftsMembership ? 8 : 1));
   const more = hits.length > limit;
   const slice = hits.slice(0, limit);
   const words = leaves(ast).flatMap((l) => (l.kind === "text" ? [l.value] : []));

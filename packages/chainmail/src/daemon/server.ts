@@ -100,7 +100,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   // config and is logged. Calls in flight keep their connections: an account whose connection
   // settings changed gets a new one after them, and the cache's watches follow the new accounts.
   const refreshConfig = () => {
-    const m = fs.existsSync(home.configFile) ? fs.statSync(home.configFile).mtimeMs : 0;
+    // One stat per call (not an exists check and a stat): this runs before every request
+    const m = fs.statSync(home.configFile, { throwIfNoEntry: false })?.mtimeMs ?? 0;
     if (m === configMtime) return;
     try {
       const prev = ctx.config;

@@ -1,23 +1,24 @@
 /**
  * A thread is every message of the account whose References or Message-ID carry the thread's root id
  * (the first References entry, else In-Reply-To, else the message's own id). Trash and Junk are not
- * searched; a message present in several folders appears once, preferring the ref's own folder.
+ * searched; a message present in several folders appears once, preferring the ref's own folder
+ * (./thread-plan.ts has the rules both this and the cache's path follow).
  */
 import type { ImapFlow, SearchObject } from "imapflow";
 import { MailError } from "../errors.js";
 import type { MessageRef } from "../refs.js";
-import { encodeRef } from "../refs.js";
 import { listAll, roleOf } from "./folders.js";
 import { fetchMessages, type Message, type ReadOptions } from "./messages.js";
+import {
+  type ThreadCandidate,
+  type ThreadResult,
+  planThread,
+  threadFolderOrder,
+  threadMessages,
+  threadResult,
+} from "./thread-plan.js";
 
-export const THREAD_MAX_MESSAGES = 50;
-
-export interface ThreadResult {
-  thread_id: string;
-  messages: Message[];
-  truncated: boolean;
-  omitted_refs: string[];
-}
+export { THREAD_MAX_MESSAGES, type ThreadResult } from "./thread-plan.js";
 
 export async function readThread(
   client: ImapFlow,
@@ -60,12 +61,11 @@ export async function readThread(
     const all = folders.filter((f) => roleOf(f) === "all");
     if (all.length) folders = all;
   }
-  // The ref's own folder first, so its copy wins the de-duplication.
-  folders.sort((a, b) => Number(b.path === ref.folder) - Number(a.path === ref.folder));
-  type Hit = { folder: string; uidValidity: number; uid: number; date: number; id: string };
-  const hits: Hit[] = [];
-  const seenIds = new Set<string>();
-  for (const f of folders) {
+  const hits: ThreadCandidate[] = [];
+  for (const f of threadFolderOrder(
+    folders.map((x) => ({ path: x.path, role: roleOf(x) })),
+    ref.folder,
+  )) {
     const box = await client.mailboxOpen(f.path, { readOnly: true }).catch(() => undefined);
     if (!box || !client.mailbox || client.mailbox.path !== f.path) continue;
     const uidValidity = Number(client.mailbox.uidValidity);
@@ -73,71 +73,19 @@ export async function readThread(
     if (uids.length === 0) continue;
     const env = await client.fetchAll(uids, { uid: true, envelope: true, internalDate: true }, { uid: true });
     for (const m of env) {
-      const id = m.envelope?.messageId ?? `${f.path}/${uidValidity}/${m.uid}`;
-      if (seenIds.has(id)) continue;
-      seenIds.add(id);
       const date = m.envelope?.date ?? m.internalDate;
-      hits.push({ folder: f.path, uidValidity, uid: m.uid, date: date ? new Date(date).getTime() : 0, id });
+      hits.push({
+        folder: f.path,
+        uidValidity,
+        uid: m.uid,
+        date: date ? new Date(date).getTime() : 0,
+        messageId: m.envelope?.messageId ?? null,
+      });
     }
   }
-  // A message with no Message-ID, References or In-Reply-To is named by nothing the search can
-  // match (its thread id is its own ref), and one in Trash or Junk is outside the folders searched:
-  // its thread is still at least the message itself.
-  const startKey = `${ref.folder}\u0000${ref.uid}`;
-  if (
-    !hits.some((h) => h.folder === ref.folder && h.uid === ref.uid) &&
-    !(start.message_id && seenIds.has(start.message_id))
-  ) {
-    hits.push({
-      folder: ref.folder,
-      uidValidity: ref.uidValidity,
-      uid: ref.uid,
-      date: start.date ? Date.parse(start.date) : 0,
-      id: start.message_id ?? startKey,
-    });
-  }
-  hits.sort((a, b) => a.date - b.date || a.uid - b.uid);
-  const shown = hits.slice(-THREAD_MAX_MESSAGES);
-  const omitted = hits.slice(0, Math.max(0, hits.length - THREAD_MAX_MESSAGES));
-  const messages: Message[] = [];
-  const byFolder = new Map<string, Hit[]>();
-  for (const h of shown) byFolder.set(h.folder, [...(byFolder.get(h.folder) ?? []), h]);
-  // The message asked for is already read.
-  const got = new Map<string, Message>([[startKey, start]]);
-  for (const [folder, all] of byFolder) {
-    const uv = all[0]!.uidValidity;
-    const list: Hit[] = [];
-    for (const h of all) {
-      if (got.has(`${folder}\u0000${h.uid}`)) continue;
-      const m = cached(folder, uv, h.uid);
-      if (m) got.set(`${folder}\u0000${h.uid}`, m);
-      else list.push(h);
-    }
-    if (list.length === 0) continue;
-    const map = await fetchMessages(
-      client,
-      ref.account,
-      folder,
-      uv,
-      list.map((h) => h.uid),
-      opts,
-      labels,
-    );
-    for (const h of list) {
-      const m = map.get(h.uid);
-      if (m) got.set(`${folder}\u0000${h.uid}`, m);
-    }
-  }
-  for (const h of shown) {
-    const m = got.get(`${h.folder}\u0000${h.uid}`);
-    if (m) messages.push(m);
-  }
-  return {
-    thread_id: root,
-    messages,
-    truncated: omitted.length > 0,
-    omitted_refs: omitted.map((h) =>
-      encodeRef({ account: ref.account, folder: h.folder, uidValidity: h.uidValidity, uid: h.uid }),
-    ),
-  };
+  const { shown, omitted } = planThread(ref, start, hits);
+  const messages = await threadMessages(ref, start, shown, cached, (folder, uv, uids) =>
+    fetchMessages(client, ref.account, folder, uv, uids, opts, labels),
+  );
+  return threadResult(ref, root, messages, omitted);
 }

@@ -6,6 +6,7 @@
  */
 import { folderFresh } from "../cache/index.js";
 import { MAX_BODY_CHARS } from "../cache/body.js";
+import { stmt } from "../cache/schema.js";
 import type { AttachmentInfo as CachedAttachment } from "../query/structure.js";
 import { shapeBody } from "../imap/body.js";
 import type { Address, Message } from "../imap/messages.js";
@@ -58,16 +59,16 @@ export function readCached(
 ): Message | null {
   const cache = ctx.cache;
   if (!cache || cache.isDirty(r.account)) return null;
-  const row = cache.db
-    .prepare(
-      `SELECT f.path, f.uidvalidity, f.last_sync, f.last_error, m.uid, m.seen, m.flagged, m.answered, m.draft,
+  // Prepared once per connection: a thread reads up to 50 messages through here
+  const row = stmt(
+    cache.db,
+    `SELECT f.path, f.uidvalidity, f.last_sync, f.last_error, m.uid, m.seen, m.flagged, m.answered, m.draft,
          m.deleted, m.size, x.message_id, x.in_reply_to, x.refs, x.gm_thread_id, x.date, x.from_json, x.to_json,
          x.cc_json, x.bcc_json, x.reply_to_json, x.subject, x.keywords_json, x.labels_json, x.attachments_json, b.text
        FROM folders f JOIN messages m ON m.folder_id = f.id JOIN message_meta x ON x.id = m.id
        JOIN bodies b ON b.message_rowid = m.id
        WHERE f.account = ? AND f.path = ? AND m.uid = ? AND m.body_state = 1`,
-    )
-    .get(r.account, r.folder, r.uid) as Row | undefined;
+  ).get(r.account, r.folder, r.uid) as Row | undefined;
   if (!row || row.reply_to_json === null || row.text.length >= MAX_BODY_CHARS) return null;
   if (String(row.uidvalidity) !== String(r.uidValidity)) return null;
   const fresh = folderFresh(
@@ -79,7 +80,10 @@ export function readCached(
   const addrs = (j: string) => JSON.parse(j) as Address[];
   const references = JSON.parse(row.refs) as string[];
   const inReplyTo = row.in_reply_to?.match(/<[^>]+>/)?.[0] ?? null;
-  const { body, truncated } = shapeBody(row.text, opts.full, ctx.config.daemon.body_limit);
+  // A text part the backfill stored as the server sent it keeps its CRLF line ends; the server path
+  // (mailparser) gives LF, and both paths must give the same body
+  const text = row.text.includes("\r") ? row.text.replace(/\r\n?/g, "\n") : row.text;
+  const { body, truncated } = shapeBody(text, opts.full, ctx.config.daemon.body_limit);
   const flags = (["answered", "deleted", "draft", "flagged", "seen"] as const).filter((f) => row[f] === 1);
   return {
     ref,

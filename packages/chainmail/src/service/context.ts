@@ -77,6 +77,20 @@ export function audit(
   ctx.state.audit({ client: call.client, action: call.action, account, decision, summary });
 }
 
+/**
+ * The audit row of a read (search, get_message, get_thread): written with the other reads of the
+ * event-loop turn in one commit (StateDb.auditRead), so a crash within the turn may lose it.
+ */
+export function auditRead(
+  ctx: ServiceContext,
+  call: Call,
+  account: string | null,
+  decision: Decision,
+  summary: string,
+): void {
+  ctx.state.auditRead({ client: call.client, action: call.action, account, decision, summary });
+}
+
 /** Runs a single-account operation and audits it: allowed on success, denied on POLICY_DENIED, else error. */
 export async function audited<T>(
   ctx: ServiceContext,

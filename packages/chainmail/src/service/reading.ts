@@ -1,10 +1,13 @@
+import type { AccountConfig } from "../config.js";
 import { type WireError, MailError, toWireError } from "../errors.js";
 import { checkDir, sanitizeFilename, writeNewFile } from "../files/save.js";
 import { fetchMessages, fetchPart, fetchRaw, type Message } from "../imap/messages.js";
 import { readThread, type ThreadResult } from "../imap/thread.js";
+import { threadMessages, threadResult } from "../imap/thread-plan.js";
 import { decodeRef, type MessageRef } from "../refs.js";
 import { readCached } from "./cached-read.js";
-import { type Call, type ServiceContext, accountOf, audit } from "./context.js";
+import { cachedThreadPlan } from "./cached-thread.js";
+import { type Call, type ServiceContext, accountOf, audit, auditRead } from "./context.js";
 
 export interface GetMessagesResult {
   messages: Message[];
@@ -86,7 +89,7 @@ export async function getMessages(
     }
     // Counted from what was found, since a read that ran twice after a reconnect sets refs twice.
     const ok = list.filter((d) => found.has(d.ref)).length;
-    audit(ctx, call, name, ok > 0 ? "allowed" : "error", `${list.length} ref(s): ${ok} read`);
+    auditRead(ctx, call, name, ok > 0 ? "allowed" : "error", `${list.length} ref(s): ${ok} read`);
   }
   // Keep the caller's order, and each failed ref once.
   const messages = refs.filter((r, i) => refs.indexOf(r) === i && found.has(r)).map((r) => found.get(r)!);
@@ -113,22 +116,49 @@ export async function getThread(
     account = r.account;
     const a = accountOf(ctx, r.account);
     const google = a.provider === "google";
-    const res = await ctx.pool.read(a, (c) =>
-      readThread(
-        c,
-        r,
-        { full, bodyLimit: ctx.config.daemon.body_limit },
-        google,
-        (folder, uidValidity, uid) =>
-          readCached(ctx, { account: r.account, folder, uidValidity, uid }, { full, google }),
-      ),
-    );
-    audit(ctx, call, account, "allowed", `thread of ${res.messages.length} message(s)`);
+    const cached = (folder: string, uidValidity: number, uid: number) =>
+      readCached(ctx, { account: r.account, folder, uidValidity, uid }, { full, google });
+    const res =
+      (await threadFromCache(ctx, a, r, full, google, cached)) ??
+      (await ctx.pool.read(a, (c) =>
+        readThread(c, r, { full, bodyLimit: ctx.config.daemon.body_limit }, google, cached),
+      ));
+    auditRead(ctx, call, account, "allowed", `thread of ${res.messages.length} message(s)`);
     return { ...res, source: overall(res.messages) };
   } catch (err) {
-    audit(ctx, call, account, "error", `thread: ${toWireError(err).reason}`);
+    auditRead(ctx, call, account, "error", `thread: ${toWireError(err).reason}`);
     throw err;
   }
+}
+
+/**
+ * The thread from the cache's thread key index when the cache can name every member
+ * (./cached-thread.ts); members the cache cannot give whole (a body not stored) come from the server.
+ */
+async function threadFromCache(
+  ctx: ServiceContext,
+  a: AccountConfig,
+  r: MessageRef,
+  full: boolean,
+  google: boolean,
+  cached: (folder: string, uidValidity: number, uid: number) => Message | null,
+): Promise<ThreadResult | null> {
+  const plan = cachedThreadPlan(ctx, r, { full }, google);
+  if (!plan) return null;
+  const messages = await threadMessages(r, plan.start, plan.shown, cached, (folder, uv, uids) =>
+    ctx.pool.read(a, (c) =>
+      fetchMessages(
+        c,
+        r.account,
+        folder,
+        uv,
+        uids,
+        { full, bodyLimit: ctx.config.daemon.body_limit },
+        google,
+      ),
+    ),
+  );
+  return threadResult(r, plan.start.thread_id, messages, plan.omitted);
 }
 
 export interface SavedFile {

@@ -24,7 +24,7 @@ import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef } from "../refs.js";
 import { canonicalThreadKey } from "../thread-key.js";
 import { type CacheRow, CursorError, cacheCanAnswerQuery, searchCache } from "../cache/index.js";
-import { type Call, type ServiceContext, accountOf, audit, cacheOf } from "./context.js";
+import { type Call, type ServiceContext, accountOf, auditRead, cacheOf } from "./context.js";
 import { itemsOf } from "./items.js";
 
 export type { SearchSource };
@@ -448,7 +448,13 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
     all.push(...fromCache.hits);
     for (const plan of onCache) {
       const n = fromCache.counts.get(plan.name) ?? 0;
-      audit(ctx, call, plan.name, "allowed", `search (${p.query.length} chars): ${n} match(es) from cache`);
+      auditRead(
+        ctx,
+        call,
+        plan.name,
+        "allowed",
+        `search (${p.query.length} chars): ${n} match(es) from cache`,
+      );
     }
   }
   await Promise.all(
@@ -463,7 +469,7 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
         const hits = got.hits;
         partial.push(...got.mine);
         all.push(...hits);
-        audit(
+        auditRead(
           ctx,
           call,
           name,
@@ -472,7 +478,7 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
         );
       } catch (err) {
         partial.push({ account: name, error: toWireError(err) });
-        audit(ctx, call, name, "error", `search: ${toWireError(err).reason}`);
+        auditRead(ctx, call, name, "error", `search: ${toWireError(err).reason}`);
       }
     }),
   );
@@ -553,7 +559,7 @@ function cacheOnly(
     source: "cache" as const,
   }));
   for (const c of counts)
-    audit(
+    auditRead(
       ctx,
       call,
       c.account,

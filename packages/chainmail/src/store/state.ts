@@ -73,6 +73,17 @@ export interface StateDbOptions {
 
 type PendingRow = Omit<AuditRow, "id">;
 
+function toPending(row: Omit<AuditRow, "id" | "time"> & { time?: string }): PendingRow {
+  return {
+    time: row.time ?? new Date().toISOString(),
+    client: row.client,
+    action: row.action,
+    account: row.account,
+    decision: row.decision,
+    summary: row.summary.slice(0, 500),
+  };
+}
+
 /** A row that can never be stored (a CHECK or NOT NULL violation) is a bug, not a passing fault. */
 const isBadRow = (err: unknown) =>
   ["SQLITE_CONSTRAINT_CHECK", "SQLITE_CONSTRAINT_NOTNULL"].includes((err as { code?: string })?.code ?? "");
@@ -136,14 +147,9 @@ export class StateDb {
    * with its own time, on the next audit, read or retry. Returns whether the row is in the table.
    */
   audit(row: Omit<AuditRow, "id" | "time"> & { time?: string }): boolean {
-    const full: PendingRow = {
-      time: row.time ?? new Date().toISOString(),
-      client: row.client,
-      action: row.action,
-      account: row.account,
-      decision: row.decision,
-      summary: row.summary.slice(0, 500),
-    };
+    const full = toPending(row);
+    // Reads queued earlier in this turn go first, so ids follow time
+    this.flushReads();
     if (this.flushAudit()) {
       try {
         this.insert(full);
@@ -164,8 +170,59 @@ export class StateDb {
     return false;
   }
 
+  /** Read rows queued in this event-loop turn (auditRead), not yet in the table. */
+  private readonly reads: PendingRow[] = [];
+  private readsScheduled = false;
+
+  /**
+   * Records a read's row (search, get_message, get_thread): it is written with every other read of
+   * this event-loop turn in one transaction at the turn's end, instead of a commit per call. Until
+   * then it is in memory only, so a crash in between loses it; a write's row (audit) never waits.
+   */
+  auditRead(row: Omit<AuditRow, "id" | "time"> & { time?: string }): void {
+    this.reads.push(toPending(row));
+    if (this.readsScheduled) return;
+    this.readsScheduled = true;
+    setImmediate(() => {
+      this.readsScheduled = false;
+      this.flushReads();
+    });
+  }
+
+  /** Moves the queued reads behind the rows waiting for the store and writes them all at once. */
+  private flushReads(): void {
+    if (this.reads.length === 0 || !this.db.open) return;
+    const rows = this.reads.splice(0);
+    const waiting = this.pending.length;
+    this.pending.push(...rows);
+    let written: boolean;
+    try {
+      written = this.writePending(waiting > 0);
+    } catch (err) {
+      // A row no table can take is a bug; at the end of a turn there is no caller to throw to
+      this.pending.splice(waiting);
+      this.log(
+        `audit: ${rows.length} read row(s) can never be stored and are dropped: ${(err as Error).message}`,
+      );
+      return;
+    }
+    if (written) return;
+    this.log(`audit: writing ${rows.length} read row(s) failed, keeping them to retry: ${this.lastError}`);
+    while (this.pending.length > this.maxPending) {
+      this.pending.shift();
+      if (this.lost++ === 0)
+        this.log(`audit: more than ${this.maxPending} rows wait for the store; the oldest are dropped`);
+    }
+    this.scheduleRetry();
+  }
+
   /** Writes the rows waiting in memory; true when none is left. */
   flushAudit(): boolean {
+    return this.writePending(true);
+  }
+
+  /** Writes `pending` in one transaction; `delayed`: some of them waited for a refusing store. */
+  private writePending(delayed: boolean): boolean {
     if (this.pending.length === 0) return true;
     try {
       this.db.transaction(() => {
@@ -176,9 +233,10 @@ export class StateDb {
       this.lastError = (err as Error).message;
       return false;
     }
-    this.log(
-      `audit: wrote ${this.pending.length} delayed row(s)${this.lost ? `; ${this.lost} row(s) were dropped` : ""}`,
-    );
+    if (delayed)
+      this.log(
+        `audit: wrote ${this.pending.length} delayed row(s)${this.lost ? `; ${this.lost} row(s) were dropped` : ""}`,
+      );
     this.pending.length = 0;
     this.lost = 0;
     this.retryMs = RETRY_FIRST_MS;
@@ -204,6 +262,7 @@ export class StateDb {
   }
 
   readAudit(filter: { action?: string; since?: string; limit?: number }): AuditRow[] {
+    this.flushReads();
     this.flushAudit();
     const where: string[] = [];
     const args: unknown[] = [];
@@ -222,6 +281,7 @@ export class StateDb {
   close(): void {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
+    this.flushReads();
     if (!this.flushAudit()) this.log(`audit: ${this.pending.length} row(s) could not be written before exit`);
     this.db.close();
   }
