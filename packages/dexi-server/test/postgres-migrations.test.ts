@@ -96,6 +96,30 @@ describe("the PostgreSQL schema", () => {
     expect(await version()).toBe("3");
   });
 
+  it("moves vectors_version once per statement that changes vectors, however many rows it writes", async () => {
+    const version = async () =>
+      (await one<{ value: string }>("SELECT value FROM meta WHERE key = 'vectors_version'")).value;
+    const u = await user("ann");
+    const ids: number[] = [];
+    for (let i = 0; i < 300; i++) ids.push(await note(u, `t${i}`, "b"));
+    // One bump per row would make a long copy's every bump walk all the earlier ones (quadratic).
+    await pool.query(
+      "INSERT INTO embeddings (note_id, model, vec) SELECT id, 'm', '\\x00000000' FROM unnest($1::bigint[]) AS id",
+      [ids],
+    );
+    expect(await version()).toBe("1");
+    await pool.query(
+      "INSERT INTO embeddings (note_id, model, vec) SELECT id, 'm', '\\x00000080' FROM unnest($1::bigint[]) AS id ON CONFLICT (note_id) DO UPDATE SET vec = excluded.vec",
+      [ids.slice(0, 2)],
+    );
+    expect(await version()).toBe("2");
+    await pool.query("DELETE FROM embeddings WHERE note_id = -1");
+    await pool.query("UPDATE embeddings SET vec = vec WHERE model = 'none'");
+    expect(await version()).toBe("2");
+    await pool.query("DELETE FROM notes WHERE user_id = $1", [u]);
+    expect(Number(await version())).toBeGreaterThan(2);
+  });
+
   it("indexes title (weight A) and body (weight B), stemmed and with diacritics folded", async () => {
     const u = await user("ann");
     const n = await note(u, "Running café", "a garden of tomatoes");

@@ -15,7 +15,7 @@ import type pg from "pg";
  *   configuration `dexi` is English stemming with no stop words over unaccented words when the
  *   `unaccent` extension can be created (FTS5 folds diacritics too), else English stemming alone.
  * - `meta.vectors_version` moves on every vector change (a trigger), as in SQLite, so another
- *   instance's in-process vector index knows to reload.
+ *   instance's in-process vector index knows to reload (since migration 3: once per statement).
  */
 export const PG_MIGRATIONS: readonly string[] = [
   `
@@ -226,6 +226,26 @@ export const PG_MIGRATIONS: readonly string[] = [
     note_id BIGINT PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
     until_ms BIGINT NOT NULL
   );
+  `,
+  // 3: vectors_version moves once per statement that changed vectors, not once per row. Bumping one
+  // row per vector row made a transaction writing many vectors (dexi migrate's copy, a big backfill)
+  // quadratic: every update of the same meta row walks the chain of versions the transaction left.
+  `
+  DROP TRIGGER embeddings_bump ON embeddings;
+  CREATE FUNCTION dexi_vectors_bump_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF EXISTS (SELECT 1 FROM changed) THEN
+      UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'vectors_version';
+    END IF;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER embeddings_bump_insert AFTER INSERT ON embeddings
+    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION dexi_vectors_bump_changed();
+  CREATE TRIGGER embeddings_bump_update AFTER UPDATE ON embeddings
+    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION dexi_vectors_bump_changed();
+  CREATE TRIGGER embeddings_bump_delete AFTER DELETE ON embeddings
+    REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION dexi_vectors_bump_changed();
+  DROP FUNCTION dexi_vectors_bump();
   `,
 ];
 
