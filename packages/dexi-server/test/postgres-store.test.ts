@@ -158,6 +158,9 @@ describe("PostgreSQL and SQLite answer alike", () => {
       await same("ann", "search_notes", { query: q }, { tag: "#garden" });
     }
     await same("ann", "search_notes", { query: "tomatoes", size: 1, page: 2 });
+    // A page past the last hit still carries the total.
+    const past = await same("ann", "search_notes", { query: "tomatoes", size: 2, page: 3 });
+    expect([past.structured["total"], past.structured["items"]]).toEqual([3, []]);
     // Not vacuous: the answers compared hold notes, in the ranking's order.
     const found = await same("ann", "search_notes", { query: "tomatoes" });
     const titles = (found.structured["items"] as { title: string }[]).map((i) => i.title);

@@ -227,9 +227,10 @@ export const PG_MIGRATIONS: readonly string[] = [
     until_ms BIGINT NOT NULL
   );
   `,
-  // 3: vectors_version moves once per statement that changed vectors, not once per row. Bumping one
+  // 3: vectors_version moves once per statement that changed vectors, not once per row: bumping one
   // row per vector row made a transaction writing many vectors (dexi migrate's copy, a big backfill)
-  // quadratic: every update of the same meta row walks the chain of versions the transaction left.
+  // quadratic, as every update of the same meta row walks the chain of versions the transaction left.
+  // And a covering index for folder listings (below).
   `
   DROP TRIGGER embeddings_bump ON embeddings;
   CREATE FUNCTION dexi_vectors_bump_changed() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -246,6 +247,12 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER embeddings_bump_delete AFTER DELETE ON embeddings
     REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION dexi_vectors_bump_changed();
   DROP FUNCTION dexi_vectors_bump();
+
+  -- Listing a folder newest first, and counting it, from the index alone: the id makes it covering
+  -- (the tag filter joins on it) and the order is the listing's. It replaces (user_id, folder_id,
+  -- created_ms), its prefix.
+  CREATE INDEX notes_user_folder_created ON notes (user_id, folder_id, created_ms, id);
+  DROP INDEX notes_user_folder;
   `,
 ];
 
