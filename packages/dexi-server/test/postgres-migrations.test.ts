@@ -133,7 +133,9 @@ describe("the PostgreSQL schema", () => {
     for (let i = 0; i < 20; i++) {
       const n = await note(u, `t${i}`, "b");
       await pool.query("UPDATE notes SET folder_id = $1 WHERE id = $2", [folder, n]);
-      await pool.query("INSERT INTO note_tags (note_id, tag, kind, pos) VALUES ($1, '#a', 'hashtag', 0)", [n]);
+      await pool.query("INSERT INTO note_tags (note_id, tag, kind, pos) VALUES ($1, '#a', 'hashtag', 0)", [
+        n,
+      ]);
     }
     await pool.query("VACUUM ANALYZE notes");
     await pool.query("VACUUM ANALYZE note_tags");

@@ -118,12 +118,7 @@ const loadNow = () =>
 const rows: [string, string, string, string][] = [];
 function report(name: string, xs: number[], target?: number) {
   const p50 = pct(xs, 50);
-  rows.push([
-    name,
-    ms(p50),
-    ms(pct(xs, 95)),
-    target === undefined ? "" : verdict(p50, target),
-  ]);
+  rows.push([name, ms(p50), ms(pct(xs, 95)), target === undefined ? "" : verdict(p50, target)]);
 }
 
 function randomUnit(dims: number): Float32Array {
