@@ -27,8 +27,8 @@ const sat = (tf: string, len: string, ref: number) =>
 const tf = (field: string, as: string) =>
   `LEFT JOIN LATERAL (SELECT array_length(x.positions, 1) AS c FROM unnest(h.${field}) x WHERE x.lexeme = t.term) ${as} ON true`;
 /** RANKING (store/ranking.ts) in PostgreSQL: each note from its own terms, no corpus statistics. */
-const SCORE = `sum(${RANKING.TITLE_WEIGHT}.0 * ${sat("f.tt", "f.tl", RANKING.TITLE_CHARS)}
-  + ${sat("f.bt", "f.bl", RANKING.BODY_CHARS)})`;
+const SCORE = `sum(${RANKING.TITLE_WEIGHT}.0 * ${sat("c.tt", "c.tl", RANKING.TITLE_CHARS)}
+  + ${sat("c.bt", "c.bl", RANKING.BODY_CHARS)})`;
 
 /** Notes, tags, folders' counts and review cards in PostgreSQL: the SQLite NoteStore's operations. */
 export class PgNotes implements NotesPort {
@@ -189,29 +189,27 @@ export class PgNotes implements NotesPort {
     const s = scopeSql(scope);
     const hits = `SELECT n.id, length(n.title) AS tl, length(n.body) AS bl, n.title_tsv, n.body_tsv
       FROM notes n WHERE n.fts @@ plainto_tsquery('dexi', ?) AND ${s.sql}`;
-    // The total rides on the page (a window over the ranked hits), sparing a second pass over them.
-    const ranked = await this.db.all<{ id: number; score: number; total: number }>(
+    // One round trip: the ranked page joined to its rows, with the total riding on it (a window over
+    // the ranked hits, sparing a second pass over them).
+    const rows = await this.db.all<NoteRow & { score: number; total: number }>(
       `WITH h AS (${hits}),
        t AS (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('dexi', ?))),
-       f AS (SELECT h.id, h.tl, h.bl, coalesce(a.c, 0) AS tt, coalesce(b.c, 0) AS bt
-             FROM h CROSS JOIN t ${tf("title_tsv", "a")} ${tf("body_tsv", "b")})
-       SELECT f.id, ${SCORE} AS score, count(*) OVER () AS total FROM f
-       GROUP BY f.id ORDER BY score DESC, f.id DESC LIMIT ? OFFSET ?`,
+       c AS (SELECT h.id, h.tl, h.bl, coalesce(a.c, 0) AS tt, coalesce(b.c, 0) AS bt
+             FROM h CROSS JOIN t ${tf("title_tsv", "a")} ${tf("body_tsv", "b")}),
+       r AS (SELECT c.id, ${SCORE} AS score, count(*) OVER () AS total FROM c
+             GROUP BY c.id ORDER BY score DESC, c.id DESC LIMIT ? OFFSET ?)
+       SELECT ${cols("snippet")}, r.score, r.total FROM r JOIN notes n ON n.id = r.id ${joins}
+       ORDER BY r.score DESC, r.id DESC`,
       [text, ...s.params, text, limit, Math.min(offset, MAX_OFFSET)],
     );
     // A page past the end has no row to carry the total: counted on its own then.
     const total =
-      ranked[0]?.total ??
+      rows[0]?.total ??
       (await this.db.get<{ c: number }>(
         `SELECT count(*) AS c FROM notes n WHERE n.fts @@ plainto_tsquery('dexi', ?) AND ${s.sql}`,
         [text, ...s.params],
       ))!.c;
-    const score = new Map(ranked.map((r) => [r.id, r.score]));
-    const rows = (await this.rowsByIds(ranked.map((r) => r.id))).map((r) => ({
-      ...r,
-      score: score.get(r.id)!,
-    }));
-    return { rows, total };
+    return { rows: rows.map(({ total: _, ...row }) => row), total };
   }
 
   async seesEverything(scope: Scope): Promise<boolean> {
