@@ -114,7 +114,9 @@ describe("the PostgreSQL schema", () => {
     );
     expect(await version()).toBe("2");
     await pool.query("DELETE FROM embeddings WHERE note_id = -1");
-    await pool.query("UPDATE embeddings SET vec = vec WHERE model = 'none'");
+    await pool.query(
+      "INSERT INTO embeddings (note_id, model, vec) SELECT id, 'm', '\\x00' FROM notes WHERE id < 0",
+    );
     expect(await version()).toBe("2");
     await pool.query("DELETE FROM notes WHERE user_id = $1", [u]);
     expect(Number(await version())).toBeGreaterThan(2);

@@ -242,8 +242,15 @@ export const PG_MIGRATIONS: readonly string[] = [
   END $$;
   CREATE TRIGGER embeddings_bump_insert AFTER INSERT ON embeddings
     REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION dexi_vectors_bump_changed();
-  CREATE TRIGGER embeddings_bump_update AFTER UPDATE ON embeddings
-    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION dexi_vectors_bump_changed();
+  -- Only updates naming a vector's own columns count (a column list allows no transition table, so
+  -- such a statement bumps even when it changed no row: a needless reload, never a missed one).
+  CREATE FUNCTION dexi_vectors_bump_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'vectors_version';
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER embeddings_bump_update AFTER UPDATE OF note_id, model, vec ON embeddings
+    FOR EACH STATEMENT EXECUTE FUNCTION dexi_vectors_bump_statement();
   CREATE TRIGGER embeddings_bump_delete AFTER DELETE ON embeddings
     REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION dexi_vectors_bump_changed();
   DROP FUNCTION dexi_vectors_bump();
