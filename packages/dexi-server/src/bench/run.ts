@@ -433,7 +433,8 @@ function printPostgres(pg: PostgresPart, out: (s: string) => void): void {
     `first semantic_search (vector cache read from the store): SQLite ${pg.sqlite.coldSemanticMs.toFixed(0)} ms, PostgreSQL ${pg.postgres.coldSemanticMs.toFixed(0)} ms`,
   );
   // ---- pgvector rows (exact, HNSW) go here: the s6-pgvector branch's src/bench/pgvector.ts, wired
-  // ---- by whoever merges it; until then this build has none.
+  // ---- by whoever merges it (e.g. `const v = await benchPgvector({ notes: N, log })` in postgresPart,
+  // ---- then one line per `v.rows` entry: name, p50, p95); until then this build has none.
   out("pgvector: not in this build");
 
   const [one, two] = pg.throughput;
