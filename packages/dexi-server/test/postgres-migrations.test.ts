@@ -96,6 +96,72 @@ describe("the PostgreSQL schema", () => {
     expect(await version()).toBe("3");
   });
 
+  it("moves vectors_version once per statement that changes vectors, however many rows it writes", async () => {
+    const version = async () =>
+      (await one<{ value: string }>("SELECT value FROM meta WHERE key = 'vectors_version'")).value;
+    const u = await user("ann");
+    const ids: number[] = [];
+    for (let i = 0; i < 300; i++) ids.push(await note(u, `t${i}`, "b"));
+    // One bump per row would make a long copy's every bump walk all the earlier ones (quadratic).
+    await pool.query(
+      "INSERT INTO embeddings (note_id, model, vec) SELECT id, 'm', '\\x00000000' FROM unnest($1::bigint[]) AS id",
+      [ids],
+    );
+    expect(await version()).toBe("1");
+    await pool.query(
+      "INSERT INTO embeddings (note_id, model, vec) SELECT id, 'm', '\\x00000080' FROM unnest($1::bigint[]) AS id ON CONFLICT (note_id) DO UPDATE SET vec = excluded.vec",
+      [ids.slice(0, 2)],
+    );
+    expect(await version()).toBe("2");
+    await pool.query("DELETE FROM embeddings WHERE note_id = -1");
+    await pool.query(
+      "INSERT INTO embeddings (note_id, model, vec) SELECT id, 'm', '\\x00' FROM notes WHERE id < 0",
+    );
+    expect(await version()).toBe("2");
+    await pool.query("DELETE FROM notes WHERE user_id = $1", [u]);
+    expect(Number(await version())).toBeGreaterThan(2);
+  });
+
+  it("counts a folder's notes with a tag from indexes alone", async () => {
+    const u = await user("ann");
+    const folder = Number(
+      (
+        await one<{ id: string }>(
+          "INSERT INTO folders (user_id, name, name_key) VALUES ($1, 'F', 'f') RETURNING id",
+          [u],
+        )
+      ).id,
+    );
+    for (let i = 0; i < 20; i++) {
+      const n = await note(u, `t${i}`, "b");
+      await pool.query("UPDATE notes SET folder_id = $1 WHERE id = $2", [folder, n]);
+      await pool.query("INSERT INTO note_tags (note_id, tag, kind, pos) VALUES ($1, '#a', 'hashtag', 0)", [
+        n,
+      ]);
+    }
+    await pool.query("VACUUM ANALYZE notes");
+    await pool.query("VACUUM ANALYZE note_tags");
+    const client = await pool.connect();
+    try {
+      // A table this small is read whole; the planner is told not to, to see what the indexes allow.
+      await client.query("SET enable_seqscan = off");
+      await client.query("SET enable_bitmapscan = off");
+      const plan = (
+        await client.query(
+          `EXPLAIN SELECT count(*) FROM notes n WHERE n.user_id = $1 AND n.folder_id = $2
+           AND EXISTS (SELECT 1 FROM note_tags ft WHERE ft.note_id = n.id AND ft.tag = ANY($3::text[]))`,
+          [u, folder, ["#a"]],
+        )
+      ).rows
+        .map((r: { "QUERY PLAN": string }) => r["QUERY PLAN"])
+        .join("\n");
+      expect(plan).toMatch(/Index Only Scan using \w+ on notes n/);
+      expect(plan).not.toMatch(/Index Scan using \w+ on notes n/);
+    } finally {
+      client.release();
+    }
+  });
+
   it("indexes title (weight A) and body (weight B), stemmed and with diacritics folded", async () => {
     const u = await user("ann");
     const n = await note(u, "Running café", "a garden of tomatoes");

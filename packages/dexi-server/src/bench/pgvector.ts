@@ -90,7 +90,7 @@ async function load(store: PgStore, notes: number, dims: number): Promise<{ ann:
     [OTHER_EVERY, bob, ann, OTHER_EVERY, FOLDER_EVERY, folder!.id, notes],
   );
   // One counter bump for the whole load instead of one per row (the counter row's versions would pile up).
-  await store.db.run("ALTER TABLE embeddings DISABLE TRIGGER embeddings_bump");
+  await store.db.run("ALTER TABLE embeddings DISABLE TRIGGER USER");
   const rand = random(12345);
   const ids = (await store.db.all<{ id: number }>("SELECT id FROM notes ORDER BY id")).map((r) => r.id);
   for (let i = 0; i < ids.length; i += BATCH) {
@@ -107,7 +107,7 @@ async function load(store: PgStore, notes: number, dims: number): Promise<{ ann:
       ],
     );
   }
-  await store.db.run("ALTER TABLE embeddings ENABLE TRIGGER embeddings_bump");
+  await store.db.run("ALTER TABLE embeddings ENABLE TRIGGER USER");
   await store.db.run("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'vectors_version'");
   await store.db.run("ANALYZE");
   return { ann };

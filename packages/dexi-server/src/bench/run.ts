@@ -1,11 +1,13 @@
 /**
  * `npm run bench`: 100k generated notes, then the latency of the tools that matter against targets.
  * Bulk vectors are random unit vectors written straight into the store (embedding 100k notes with USE
- * would take an hour); every query embedding is real. Runs in a few minutes on 2 cores.
+ * would take an hour); every query embedding is real. Then the same notes in a throwaway PostgreSQL
+ * (stores.ts) and the throughput of one and two instances on it (throughput.ts). About 10 minutes on
+ * 2 cores; the DEXI_BENCH_* variables below shrink it for a smoke run.
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectHttp, connectStdio } from "@mcpforge/toolkit/testing";
@@ -13,15 +15,30 @@ import { AuthService } from "../auth/service.js";
 import { importItems } from "../domain/importing.js";
 import { NotesService } from "../domain/notes.js";
 import { parseTags } from "../domain/tags.js";
+import { ms, pct, time } from "./measure.js";
 import { freePort, mintToken } from "./oauth.js";
+import { benchPgvector, type PgvectorTimings } from "./pgvector.js";
+import { type BenchPostgres, callerOver, loadPostgres, measureColumn, PROBES } from "./stores.js";
+import { type LoadResult, measureThroughput } from "./throughput.js";
 import { WorkerPoolEmbedder } from "../embed/pool.js";
 import { UseEmbedder } from "../embed/use.js";
 import { markdownFiles, markdownItem } from "../importers/markdown.js";
 import { createDexiServer, DEXI_SCOPES } from "../mcp/server.js";
 import { SqliteStore } from "../store/index.js";
 
-const N = Number(process.env["DEXI_BENCH_NOTES"] ?? 100_000);
-const MD_FILES = Number(process.env["DEXI_BENCH_MD"] ?? 10_000);
+const env = (name: string, fallback: number) => Number(process.env[`DEXI_BENCH_${name}`] ?? fallback);
+const N = env("NOTES", 100_000);
+const MD_FILES = env("MD", 10_000);
+/** 0 leaves out the PostgreSQL column and the throughput runs. */
+const WITH_PG = env("PG", 1) !== 0;
+const CLIENTS = env("CLIENTS", 50);
+const LOAD_SECONDS = env("SECONDS", 60);
+const WARM_SECONDS = env("WARM_SECONDS", 5);
+/**
+ * Notes of the pgvector rows, on PGlite (pgvector in WebAssembly, single connection): loading and the
+ * HNSW build take about a minute at 5,000, so they run smaller than N; 0 leaves them out.
+ */
+const PGVECTOR_NOTES = env("PGVECTOR_NOTES", 5_000);
 const dir = mkdtempSync(join(tmpdir(), "dexi-bench-"));
 const dbPath = join(dir, "bench.db");
 
@@ -98,30 +115,16 @@ for (const [rank, w] of TOPICAL) VOCAB[rank] = w;
 const word = () => VOCAB[Math.floor(VOCAB.length ** rand()) - 1]!;
 const words = (n: number) => Array.from({ length: n }, word).join(" ");
 
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-}
-
-async function time(n: number, fn: (i: number) => unknown | Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await fn(i);
-    out.push(performance.now() - t);
-  }
-  return out;
-}
+const verdict = (p50: number, target: number) => `${p50 < target ? "met" : "NOT MET"} < ${target} ms`;
+const loadNow = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
 
 const rows: [string, string, string, string][] = [];
 function report(name: string, xs: number[], target?: number) {
   const p50 = pct(xs, 50);
-  rows.push([
-    name,
-    `${p50.toFixed(2)} ms`,
-    `${pct(xs, 95).toFixed(2)} ms`,
-    target === undefined ? "" : `${p50 < target ? "OK " : "MISS"} < ${target} ms`,
-  ]);
+  rows.push([name, ms(p50), ms(pct(xs, 95)), target === undefined ? "" : verdict(p50, target)]);
 }
 
 function randomUnit(dims: number): Float32Array {
@@ -139,6 +142,7 @@ function randomUnit(dims: number): Float32Array {
 
 async function main() {
   const log = (s: string) => process.stderr.write(`${s}\n`);
+  const loadAtStart = loadNow();
   const store = SqliteStore.open(dbPath);
   // Generation writes through the synchronous SQLite classes: 100k notes in big transactions.
   const gen = store.sync;
@@ -343,6 +347,7 @@ async function main() {
   await pool.close();
   await mdStore.close();
 
+  const pg = WITH_PG ? await postgresPart(store, use, user, mcp, ids, log) : undefined;
   await store.close();
 
   const out = (s: string) => process.stdout.write(`${s}\n`);
@@ -365,9 +370,99 @@ async function main() {
     `database size: ${(dbBytes / 1048576).toFixed(1)} MiB for ${N.toLocaleString("en")} notes with 512-dim vectors`,
   );
   out(
-    `spawn to initialize answer: p50 ${pct(starts, 50).toFixed(0)} ms  ${pct(starts, 50) < 300 ? "OK " : "MISS"} < 300 ms; to the tools/list answer after it: p50 ${pct(lists, 50).toFixed(0)} ms`,
+    `spawn to initialize answer: p50 ${pct(starts, 50).toFixed(0)} ms  ${verdict(pct(starts, 50), 300)}; to the tools/list answer after it: p50 ${pct(lists, 50).toFixed(0)} ms`,
   );
+  if (pg) printPostgres(pg, out);
+  else out("\nPostgreSQL: left out (DEXI_BENCH_PG=0)");
+  out(`load average (1, 5, 15 min) at start: ${loadAtStart}; at end: ${loadNow()}`);
   rmSync(dir, { recursive: true, force: true });
+}
+
+interface PostgresPart {
+  pgvector: PgvectorTimings | undefined;
+  loadSecs: number;
+  sqlite: Awaited<ReturnType<typeof measureColumn>>;
+  postgres: Awaited<ReturnType<typeof measureColumn>>;
+  throughput: LoadResult[];
+}
+
+/**
+ * The SQLite file copied into a throwaway PostgreSQL; the store probes on both, one after the other
+ * on the same notes; then the throughput of one and two instances on the PostgreSQL copy.
+ */
+async function postgresPart(
+  store: SqliteStore,
+  use: UseEmbedder,
+  user: number,
+  bin: string,
+  noteIds: string[],
+  log: (s: string) => void,
+): Promise<PostgresPart> {
+  log("copying the notes into a throwaway PostgreSQL 15...");
+  let pg: BenchPostgres | undefined;
+  try {
+    pg = await loadPostgres(dbPath);
+    const base = pg;
+    log(`copied in ${base.loadSecs.toFixed(1)} s; the store column...`);
+    const sqlite = await measureColumn(callerOver(store, use, user, log));
+    const postgres = await measureColumn(callerOver(base.store, use, user, log));
+    const throughput = await measureThroughput({
+      bin,
+      url: base.url,
+      clients: CLIENTS,
+      seconds: LOAD_SECONDS,
+      warmSeconds: WARM_SECONDS,
+      mintToken: (issuer) => mintToken(base.store, issuer, user),
+      noteIds,
+      log,
+    });
+    const pgvector = PGVECTOR_NOTES > 0 ? await benchPgvector({ notes: PGVECTOR_NOTES, log }) : undefined;
+    return { pgvector, loadSecs: base.loadSecs, sqlite, postgres, throughput };
+  } finally {
+    await pg?.stop();
+  }
+}
+
+function printPostgres(pg: PostgresPart, out: (s: string) => void): void {
+  out(
+    `\nSQLite and PostgreSQL 15, the same notes, in process (copied by dexi migrate's code + ANALYZE in ${pg.loadSecs.toFixed(1)} s)`,
+  );
+  out(
+    `${"tool".padEnd(38)}${"SQLite p50".padStart(12)}${"p95".padStart(11)}${"PG p50".padStart(11)}${"p95".padStart(11)}   target (PostgreSQL)`,
+  );
+  for (const p of PROBES) {
+    const a = pg.sqlite.samples.get(p.name)!;
+    const b = pg.postgres.samples.get(p.name)!;
+    out(
+      `${p.name.padEnd(38)}${ms(pct(a, 50)).padStart(12)}${ms(pct(a, 95)).padStart(11)}${ms(pct(b, 50)).padStart(11)}${ms(pct(b, 95)).padStart(11)}   ${p.target === undefined ? "" : verdict(pct(b, 50), p.target)}`,
+    );
+  }
+  out(
+    `first semantic_search (vector cache read from the store): SQLite ${pg.sqlite.coldSemanticMs.toFixed(0)} ms, PostgreSQL ${pg.postgres.coldSemanticMs.toFixed(0)} ms`,
+  );
+  const v = pg.pgvector;
+  if (!v) out("pgvector: left out (DEXI_BENCH_PGVECTOR_NOTES=0)");
+  else {
+    out(
+      `\npgvector on PGlite (WebAssembly, one connection; no pgvector package for Debian 12's PostgreSQL), ${v.notes.toLocaleString("en")} notes, ${v.dims} dims: loaded in ${(v.loadMs / 1000).toFixed(1)} s, HNSW built in ${(v.hnswBuildMs / 1000).toFixed(1)} s`,
+    );
+    for (const r of v.rows)
+      out(`${r.name.padEnd(58)}p50 ${ms(r.p50).padStart(9)}  p95 ${ms(r.p95).padStart(9)}`);
+  }
+
+  const [one, two] = pg.throughput;
+  out(
+    `\nthroughput on PostgreSQL: ${CLIENTS} clients (one process) through a round-robin proxy, ${LOAD_SECONDS} s after ${WARM_SECONDS} s of warm-up; 90% reads, 10% writes`,
+  );
+  for (const r of pg.throughput) {
+    out(
+      `${`${r.instances} instance${r.instances > 1 ? "s" : ""}`.padEnd(12)}${r.perSecond.toFixed(0).padStart(6)} calls/s  p50 ${ms(r.p50)}  p99 ${ms(r.p99)}  ${r.calls} calls, ${r.errors} failed${r.firstError ? ` (first: ${r.firstError.slice(0, 120)})` : ""}; load average ${r.load.toFixed(2)}; load generator ${r.generatorCores.toFixed(2)} cores`,
+    );
+  }
+  if (one && two) {
+    const ratio = two.perSecond / one.perSecond;
+    out(`two instances / one: ${ratio.toFixed(2)}x  ${ratio >= 1.6 ? "met" : "NOT MET"} >= 1.6x`);
+  }
 }
 
 /** Milliseconds from spawn to the `initialize` answer, and to the `tools/list` answer sent right after it. */

@@ -15,7 +15,7 @@ import type pg from "pg";
  *   configuration `dexi` is English stemming with no stop words over unaccented words when the
  *   `unaccent` extension can be created (FTS5 folds diacritics too), else English stemming alone.
  * - `meta.vectors_version` moves on every vector change (a trigger), as in SQLite, so another
- *   instance's in-process vector index knows to reload.
+ *   instance's in-process vector index knows to reload (since migration 4: once per statement).
  */
 /**
  * Creates the `vector` extension when the server offers it (pg_available_extensions) and gives
@@ -263,6 +263,40 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER embeddings_bump AFTER INSERT OR UPDATE OF note_id, model, vec OR DELETE ON embeddings
     FOR EACH ROW EXECUTE FUNCTION dexi_vectors_bump();
   ${PGVECTOR_SETUP}`,
+  // 4: vectors_version moves once per statement that changed vectors, not once per row: bumping one
+  // row per vector row made a transaction writing many vectors (dexi migrate's copy, a big backfill)
+  // quadratic, as every update of the same meta row walks the chain of versions the transaction left.
+  // And a covering index for folder listings (below).
+  `
+  DROP TRIGGER embeddings_bump ON embeddings;
+  CREATE FUNCTION dexi_vectors_bump_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF EXISTS (SELECT 1 FROM changed) THEN
+      UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'vectors_version';
+    END IF;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER embeddings_bump_insert AFTER INSERT ON embeddings
+    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION dexi_vectors_bump_changed();
+  -- Only updates naming a vector's own columns count (a column list allows no transition table, so
+  -- such a statement bumps even when it changed no row: a needless reload, never a missed one).
+  CREATE FUNCTION dexi_vectors_bump_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'vectors_version';
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER embeddings_bump_update AFTER UPDATE OF note_id, model, vec ON embeddings
+    FOR EACH STATEMENT EXECUTE FUNCTION dexi_vectors_bump_statement();
+  CREATE TRIGGER embeddings_bump_delete AFTER DELETE ON embeddings
+    REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION dexi_vectors_bump_changed();
+  DROP FUNCTION dexi_vectors_bump();
+
+  -- Listing a folder newest first, and counting it, from the index alone: the id makes it covering
+  -- (the tag filter joins on it) and the order is the listing's. It replaces (user_id, folder_id,
+  -- created_ms), its prefix.
+  CREATE INDEX notes_user_folder_created ON notes (user_id, folder_id, created_ms, id);
+  DROP INDEX notes_user_folder;
+  `,
 ];
 
 /** Held while migrating, so instances starting together migrate once. Arbitrary; only Dexi's own. */
