@@ -249,7 +249,8 @@ async function damagingProxy(port: number): Promise<{ port: number; close(): voi
 
 describe("a connection dropped during the lean FETCH", () => {
   it("fails the sync with whole batches committed, and the next sync completes", async () => {
-    const n = 40;
+    // Enough batches that the ones already on the wire when the kick lands cannot hold them all.
+    const n = 400;
     await (await env.client()).mailboxCreate("Dropped");
     await env.dovecot.appendMessages(
       USER,

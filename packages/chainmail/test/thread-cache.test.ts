@@ -179,7 +179,7 @@ describe("get_thread from the cache", () => {
     const before = await env.client.getThread({ ref });
     expect(before.source).toBe("cache");
     env.writeConfig({ work: { port: await freePort() } });
-    await env.client.listAccounts();
+    await env.confirmPolicy(); // a new port waits for the owner
     try {
       expect(await env.client.getThread({ ref })).toEqual(before);
       await expect(env.client.getThread({ ref: big })).rejects.toMatchObject({
@@ -187,7 +187,7 @@ describe("get_thread from the cache", () => {
       });
     } finally {
       env.writeConfig({});
-      await env.client.listAccounts();
+      await env.confirmPolicy();
     }
   });
 
