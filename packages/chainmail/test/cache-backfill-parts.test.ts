@@ -114,9 +114,11 @@ describe("body backfill on realistic mail", () => {
       const whole = await textFromSource(Buffer.from(m.raw));
       expect(norm(text.get(`<m${i}@bench.example>`) as string), `${m.kind} message ${i}`).toBe(norm(whole));
     }
-    // The bodies of one backfill call are indexed together: far fewer segments than FETCH batches
-    // of single bodies, and search finds body words of attachment mail
-    expect(segments()).toBeLessThanOrEqual(4);
+    // The bodies of one backfill call are indexed together: a segment per write slice, not per body
+    // (a slice is ~4 ms of work, so how many bodies share one depends on the machine's load: a
+    // transaction's rows making exactly one segment is the test above), and search finds body words
+    // of attachment mail
+    expect(segments()).toBeLessThanOrEqual(N / 10);
     await compactFts(env.db, { force: true });
     expect(segments()).toBe(1);
     const i = mail.findIndex((m) => m.kind === "attachment");
