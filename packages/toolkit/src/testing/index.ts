@@ -12,7 +12,7 @@ export {
   runInspectorHttp,
   type StdioSpawn,
 } from "./clients.js";
-export { expectToolsListGolden, lineDiff, renderToolsList } from "./golden.js";
+export { expectToolsListGolden, expectToolsListMatchesGolden, lineDiff, renderToolsList } from "./golden.js";
 export {
   assertFuzzClean,
   casesFor,
