@@ -33,6 +33,7 @@ export {
 } from "./matrix.js";
 export { type RoundRobinProxy, roundRobinProxy } from "./proxy.js";
 export { type ManualClock, manualClock, type Session, session } from "./session.js";
+export { serverVersionOfCopy, type VersionCopyOptions } from "./version-copy.js";
 export {
   POSTGRES_BIN_DIR,
   type PostgresServer,
