@@ -2,6 +2,7 @@ import {
   type JSONRPCErrorResponse,
   type JSONRPCMessage,
   parseJSONRPCMessage,
+  ProtocolError,
   ProtocolErrorCode,
   type RequestId,
 } from "@modelcontextprotocol/server";
@@ -103,4 +104,39 @@ export function oneLineError(message: JSONRPCMessage): JSONRPCMessage {
   );
   const detail = paths.length > 0 ? ` (at ${[...new Set(paths)].join(", ")})` : "";
   return { ...message, error: { ...message.error, message: `${head}${detail}` } };
+}
+
+const TOOLS_CALL_PREFIX = "Invalid tools/call request: ";
+
+/** The issues of a zod issue list dumped as JSON, or undefined when `text` is not one. */
+function zodIssues(text: string): { path: unknown[]; message: string }[] | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const isIssue = (i: unknown): i is { path: unknown[]; message: string } =>
+    isObject(i) && Array.isArray(i["path"]) && typeof i["message"] === "string";
+  return Array.isArray(value) && value.length > 0 && value.every(isIssue) ? value : undefined;
+}
+
+/**
+ * The SDK checks a request against its wire schema before the kit's handler runs. When the check
+ * fails it throws a plain Error whose message is the zod issue list as indented JSON, which goes out
+ * as -32603 (tools/list with a numeric cursor), or for tools/call a -32602 with that list after
+ * "Invalid tools/call request: ". Either becomes -32602 with one line naming each field and what is
+ * wrong with it; any other error is left alone (undefined).
+ */
+export function invalidParamsOf(err: unknown): ProtocolError | undefined {
+  if (!(err instanceof Error)) return undefined;
+  let dump = err.message;
+  if (err instanceof ProtocolError) {
+    if (err.code !== ProtocolErrorCode.InvalidParams || !dump.startsWith(TOOLS_CALL_PREFIX)) return undefined;
+    dump = dump.slice(TOOLS_CALL_PREFIX.length);
+  }
+  const issues = zodIssues(dump);
+  if (!issues) return undefined;
+  const what = issues.map((i) => `${i.path.join(".")}: ${i.message.replace(/\s+/g, " ")}`);
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params: ${what.join("; ")}`);
 }

@@ -1,9 +1,12 @@
 import {
   type AuthInfo,
   type CallToolResult,
+  type JSONRPCRequest,
   ProtocolError,
   ProtocolErrorCode,
+  type Result,
   Server,
+  type ServerContext,
   type Tool,
 } from "@modelcontextprotocol/server";
 import { createRequire } from "node:module";
@@ -12,6 +15,7 @@ import type addFormats from "ajv-formats";
 import type { z } from "zod";
 import type { Annotations, AnyTool, Caller } from "./define.js";
 import { type Reasons, ToolError } from "./errors.js";
+import { invalidParamsOf } from "./jsonrpc.js";
 import { errorResult, successResult, type TextMode, toErrorBody } from "./result.js";
 import { type CompiledSchemas, compileSchemas, parseInput } from "./schema.js";
 
@@ -58,6 +62,26 @@ interface CompiledTool<Ctx, State> {
 }
 
 const stderrLog = (line: string) => process.stderr.write(`${line}\n`);
+
+type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
+
+/**
+ * The SDK's `Server`, but a request its wire schema refuses gets -32602 with one line (see
+ * `invalidParamsOf`) instead of -32603 or -32602 with the schema's issue dump: `_wrapHandler` is
+ * the SDK's hook around every request handler, its schema check included.
+ */
+class KitProtocolServer extends Server {
+  protected override _wrapHandler(method: string, handler: Handler): Handler {
+    const wrapped = super._wrapHandler(method, handler);
+    return async (request, ctx) => {
+      try {
+        return await wrapped(request, ctx);
+      } catch (err) {
+        throw invalidParamsOf(err) ?? err;
+      }
+    };
+  }
+}
 
 /**
  * A server built from tool declarations. One instance serves any number of connections and requests
@@ -191,7 +215,7 @@ export class KitServer<Ctx, State = undefined> {
    * `onToolsChanged` instead).
    */
   protocolInstance(caller: Caller, options: { listening: boolean }): Server {
-    const server = new Server(
+    const server = new KitProtocolServer(
       { name: this.name, version: this.version },
       {
         capabilities: { tools: { listChanged: true } },

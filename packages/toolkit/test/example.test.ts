@@ -7,18 +7,33 @@ import { createExampleServer } from "../src/example/app.js";
 import { exampleReasons } from "../src/example/mcp/server.js";
 import { connectInMemory, connectStdio, runInspector } from "../src/testing/clients.js";
 import { assertFuzzClean, fuzzTools } from "../src/testing/fuzz.js";
-import { expectToolsListGolden } from "../src/testing/golden.js";
+import { expectToolsListGolden, expectToolsListMatchesGolden } from "../src/testing/golden.js";
 
 const cli = fileURLToPath(new URL("../dist/example/bin/mcpforge-example.js", import.meta.url));
 const caller = { scopes: ["example:read", "example:write"] };
+const golden = new URL("./tools_list.golden", import.meta.url);
 const dir = mkdtempSync(join(tmpdir(), "kit-example-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("the example server", () => {
   it("matches its golden tools/list", async () => {
     const { client, close } = await connectInMemory(createExampleServer(), caller);
-    await expectToolsListGolden(client, new URL("./tools_list.golden", import.meta.url));
+    await expectToolsListGolden(client, golden);
     await close();
+  });
+
+  // One golden file for both eras: a 2026-07-28 client is offered exactly what a 2025 one is. The
+  // file holds the 2025-era client's rendering, whose key order that client's parse changes, so the
+  // 2026-07-28 list is compared as JSON values (see expectToolsListMatchesGolden).
+  it("offers a 2026-07-28 client the golden tools/list, in process and from the built bin over stdio", async () => {
+    const inMemory = await connectInMemory(createExampleServer(), caller, { era: "modern" });
+    expect(inMemory.client.getProtocolEra()).toBe("modern");
+    await expectToolsListMatchesGolden(inMemory.client, golden);
+    await inMemory.close();
+    const stdio = await connectStdio({ command: process.execPath, args: [cli] }, { era: "modern" });
+    expect(stdio.client.getProtocolEra()).toBe("modern");
+    await expectToolsListMatchesGolden(stdio.client, golden);
+    await stdio.close();
   });
 
   it("survives the fuzzer with well-formed answers only", async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createExampleServer } from "../src/example/app.js";
 import { createKitHttpHandler, type KitHttpHandler } from "../src/http/handler.js";
+import { type Era, MODERN_REVISION } from "../src/testing/clients.js";
 
 const caller = { scopes: ["example:read", "example:write"] };
 const URL_ = "http://kit.test/mcp";
@@ -99,6 +100,22 @@ describe("2025-era sessions over HTTP", () => {
     expect((await post(h, list, { "mcp-session-id": first })).status).toBe(404);
   });
 
+  it("answers a tools/call the SDK's schema refuses with -32602 in one line, not its issue dump", async () => {
+    const h = handlerOf();
+    const sid = await openSession(h);
+    const call = { name: "list_notes", arguments: {}, task: 5 };
+    const { json } = await post(
+      h,
+      { jsonrpc: "2.0", id: 4, method: "tools/call", params: call },
+      {
+        "mcp-session-id": sid,
+      },
+    );
+    expect(json.error.code).toBe(-32602);
+    expect(json.error.message).toMatch(/^Invalid params: params\.task: .*expected object/);
+    expect(json.error.message).not.toContain("\n");
+  });
+
   it("DELETE ends a session", async () => {
     const h = handlerOf();
     const sid = await openSession(h);
@@ -147,47 +164,93 @@ describe("2026-07-28 over HTTP is stateless", () => {
   });
 });
 
-describe("malformed JSON-RPC over HTTP", () => {
+/** The per-request envelope a 2026-07-28 client puts in every request's params, as the v2 client sends it. */
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": MODERN_REVISION,
+  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "0" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+type Body = { id?: number; method?: string; params?: unknown } & Record<string, unknown>;
+
+/**
+ * Sends requests as a client of `era` would: 2025 inside a session it opened, 2026-07-28 with no
+ * session, the envelope in params (where params is an object to carry it) and the headers the
+ * revision asks for.
+ */
+async function senderOf(h: KitHttpHandler, era: Era) {
+  if (era === "legacy") {
+    const sid = await openSession(h);
+    return (body: Body | string) => post(h, body, { "mcp-session-id": sid });
+  }
+  return (body: Body | string) => {
+    const headers: Record<string, string> = { "mcp-protocol-version": MODERN_REVISION };
+    if (typeof body === "string") return post(h, body, headers);
+    if (body.method) headers["mcp-method"] = body.method;
+    const params = body.params;
+    const isObject = typeof params === "object" && params !== null && !Array.isArray(params);
+    return post(h, isObject ? { ...body, params: { ...params, _meta: ENVELOPE } } : body, headers);
+  };
+}
+
+/** The server still answers a good request, in the same era (only a 2026-07-28 answer has a resultType). */
+async function expectStillAnswers(send: Awaited<ReturnType<typeof senderOf>>, era: Era) {
+  const { status, json } = await send({ jsonrpc: "2.0", id: 99, method: "tools/list", params: {} });
+  expect(status).toBe(200);
+  expect(json.result.tools.map((t: { name: string }) => t.name)).toContain("list_notes");
+  expect(json.result.resultType).toBe(era === "modern" ? "complete" : undefined);
+}
+
+describe.each(["legacy", "modern"] as const)("malformed JSON-RPC over HTTP, %s era", (era) => {
   it.each([
     [
       "arguments not an object",
       { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "list_notes", arguments: [1] } },
-      -32602,
-      /params.arguments must be an object/,
+      /^Invalid params: params.arguments must be an object/,
     ],
-    ["params missing", { jsonrpc: "2.0", id: 6, method: "tools/call" }, -32602, /tools\/call needs params/],
+    [
+      "params missing",
+      { jsonrpc: "2.0", id: 6, method: "tools/call" },
+      /^Invalid params: tools\/call needs params/,
+    ],
     [
       "params not an object",
       { jsonrpc: "2.0", id: 7, method: "tools/list", params: "x" },
-      -32602,
-      /params must be an object/,
+      /^Invalid params: params must be an object/,
     ],
-  ])("%s: -32602 with one line", async (_name, body, code, message) => {
-    const h = handlerOf();
-    const sid = await openSession(h);
-    const { json } = await post(h, body, { "mcp-session-id": sid });
-    expect(json.error.code).toBe(code);
+    // Past the kit's own checks, refused by the SDK's wire schema (which answers -32603 with a dump).
+    [
+      "a cursor that is not a string",
+      { jsonrpc: "2.0", id: 9, method: "tools/list", params: { cursor: 5 } },
+      /^Invalid params: params\.cursor: .*expected string/,
+    ],
+  ])("%s: -32602 with one line, and the server stays up", async (_name, body, message) => {
+    const send = await senderOf(handlerOf(), era);
+    const { json } = await send(body);
+    expect(json.error.code).toBe(-32602);
     expect(json.error.message).toMatch(message);
-    expect(json.error.message).not.toContain("\\n");
+    expect(json.error.message).not.toContain("\n");
     expect(json.id).toBe(body.id);
+    await expectStillAnswers(send, era);
   });
 
-  it("an unknown method: -32601", async () => {
-    const h = handlerOf();
-    const sid = await openSession(h);
-    const { json } = await post(
-      h,
-      { jsonrpc: "2.0", id: 8, method: "no/such", params: {} },
-      { "mcp-session-id": sid },
-    );
+  it("an unknown method: -32601 naming it in one line, and the server stays up", async () => {
+    const send = await senderOf(handlerOf(), era);
+    const { json } = await send({ jsonrpc: "2.0", id: 8, method: "no/such", params: {} });
+    expect(json.id).toBe(8);
     expect(json.error.code).toBe(-32601);
+    expect(json.error.message).toMatch(/^Method not found/);
+    expect(json.error.message).not.toContain("\n");
+    await expectStillAnswers(send, era);
   });
 
-  it("a body that is not JSON: 400 with -32700 and id null", async () => {
-    const h = handlerOf();
-    const { status, json } = await post(h, "{not json");
+  it("a body that is not JSON: 400 with -32700 and id null, and the server stays up", async () => {
+    const send = await senderOf(handlerOf(), era);
+    const { status, json } = await send("{not json");
     expect(status).toBe(400);
     expect(json).toMatchObject({ id: null, error: { code: -32700 } });
     expect(json.error.message).toMatch(/^Parse error/);
+    expect(json.error.message).not.toContain("\n");
+    await expectStillAnswers(send, era);
   });
 });

@@ -41,9 +41,39 @@ describe("Streamable HTTP", () => {
     expect(http.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   });
 
-  it("answers 401 without a token and with a wrong one", async () => {
-    expect((await post({})).status).toBe(401);
-    expect((await post({ authorization: "Bearer nope" })).status).toBe(401);
+  it("answers 401 with a Bearer challenge without a token and with a wrong one", async () => {
+    for (const headers of [{}, { authorization: "Bearer nope" }] as Record<string, string>[]) {
+      const res = await post(headers);
+      expect(res.status).toBe(401);
+      // RFC 6750: the scheme, the error, and the scopes the server requires; no metadata URL configured.
+      const challenge = res.headers.get("www-authenticate") ?? "";
+      expect(challenge).toMatch(/^Bearer /);
+      expect(challenge).toContain('error="invalid_token"');
+      expect(challenge).toContain('scope="example:read"');
+      expect(challenge).not.toContain("resource_metadata");
+    }
+  });
+
+  it("names the resource metadata in the 401 challenge when it is configured", async () => {
+    const metadata = "http://127.0.0.1/.well-known/oauth-protected-resource/mcp";
+    const withMetadata = await serveHttp(createExampleServer(), {
+      port: 0,
+      verifier: staticTokenVerifier(TOKEN, ["example:read"]),
+      resourceMetadataUrl: metadata,
+    });
+    try {
+      const res = await fetch(withMetadata.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify(initialize),
+      });
+      expect(res.status).toBe(401);
+      const challenge = res.headers.get("www-authenticate") ?? "";
+      expect(challenge).toMatch(/^Bearer error="invalid_token"/);
+      expect(challenge).toContain(`resource_metadata="${metadata}"`);
+    } finally {
+      await withMetadata.close();
+    }
   });
 
   it("answers 403 insufficient_scope when the token lacks the scopes the server requires", async () => {

@@ -2,6 +2,7 @@ import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { createExampleServer } from "../src/example/app.js";
 import { KitStdioTransport, MAX_STDIO_LINE_BYTES, type StdioHandle, serveStdio } from "../src/stdio.js";
+import { type Era, MODERN_REVISION } from "../src/testing/clients.js";
 
 let handle: StdioHandle | undefined;
 afterEach(async () => {
@@ -9,8 +10,19 @@ afterEach(async () => {
   handle = undefined;
 });
 
-/** A kit server on stdio-like pipes: write lines in, read answers out by id. */
-async function pipes() {
+/** The per-request envelope a 2026-07-28 client puts in every request's params, as the v2 client sends it. */
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": MODERN_REVISION,
+  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "0" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+/**
+ * A kit server on stdio-like pipes: write lines in, read answers out by id. A 2025 client opens
+ * with initialize; a 2026-07-28 client sends no handshake, and `send` puts the envelope into each
+ * request whose params are an object to carry it.
+ */
+async function pipes(era: Era = "legacy") {
   const input = new PassThrough();
   const output = new PassThrough();
   const answers: Record<string, unknown>[] = [];
@@ -29,8 +41,14 @@ async function pipes() {
     { scopes: ["example:read", "example:write"] },
     new KitStdioTransport(input, output),
   );
-  const send = (line: string | object) =>
-    input.write(`${typeof line === "string" ? line : JSON.stringify(line)}\n`);
+  const withEnvelope = (message: Record<string, unknown>) => {
+    const params = message["params"];
+    if (era === "legacy" || typeof params !== "object" || params === null || Array.isArray(params))
+      return message;
+    return { ...message, params: { ...params, _meta: ENVELOPE } };
+  };
+  const send = (line: string | Record<string, unknown>) =>
+    input.write(`${typeof line === "string" ? line : JSON.stringify(withEnvelope(line))}\n`);
   const answerTo = async (id: unknown) => {
     for (let i = 0; i < 200; i++) {
       const found = answers.find((a) => a["id"] === id);
@@ -39,36 +57,53 @@ async function pipes() {
     }
     throw new Error(`no answer to id ${String(id)}; got ${JSON.stringify(answers)}`);
   };
-  send({
-    jsonrpc: "2.0",
-    id: 0,
-    method: "initialize",
-    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
-  });
-  await answerTo(0);
-  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  if (era === "legacy") {
+    send({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+    });
+    await answerTo(0);
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  }
   return { send, answerTo, input };
 }
 
 describe("malformed JSON-RPC on stdio", () => {
-  it("answers each bad request with the code JSON-RPC names, one line of text, and stays up", async () => {
-    const { send, answerTo } = await pipes();
-    send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_notes", arguments: "x" } });
-    send({ jsonrpc: "2.0", id: 2, method: "tools/call" });
-    send({ jsonrpc: "2.0", id: 3, method: "no/such/method", params: {} });
-    send("{this is not json");
-    send({ jsonrpc: "2.0", id: 4, method: "tools/list" });
-    expect((await answerTo(1)).error).toMatchObject({ code: -32602 });
-    expect((await answerTo(1)).error?.message).toMatch(/^Invalid params: params.arguments must be an object/);
-    expect((await answerTo(2)).error).toMatchObject({ code: -32602 });
-    expect((await answerTo(3)).error).toMatchObject({ code: -32601 });
-    const parse = await answerTo(null);
-    expect(parse.error?.code).toBe(-32700);
-    expect(parse.error?.message).toMatch(/^Parse error/);
-    for (const id of [1, 2, 3, null]) expect((await answerTo(id)).error?.message).not.toMatch(/\n/);
-    const list = (await answerTo(4)).result as { tools: { name: string }[] };
-    expect(list.tools.map((t) => t.name)).toContain("list_notes");
-  });
+  it.each(["legacy", "modern"] as const)(
+    "%s era: answers each bad request with the code JSON-RPC names, one line of text, and stays up",
+    async (era) => {
+      const { send, answerTo } = await pipes(era);
+      send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_notes", arguments: "x" } });
+      send({ jsonrpc: "2.0", id: 2, method: "tools/call" });
+      send({ jsonrpc: "2.0", id: 3, method: "no/such/method", params: {} });
+      send("{this is not json");
+      send({ jsonrpc: "2.0", id: 5, method: "tools/list", params: { cursor: 5 } });
+      send({ jsonrpc: "2.0", id: 4, method: "tools/list", params: {} });
+      expect((await answerTo(1)).error).toMatchObject({ code: -32602 });
+      expect((await answerTo(1)).error?.message).toMatch(
+        /^Invalid params: params.arguments must be an object/,
+      );
+      expect((await answerTo(2)).error).toMatchObject({ code: -32602 });
+      expect((await answerTo(2)).error?.message).toMatch(/^Invalid params: tools\/call needs params/);
+      expect((await answerTo(3)).error).toMatchObject({ code: -32601 });
+      expect((await answerTo(3)).error?.message).toMatch(/^Method not found/);
+      const parse = await answerTo(null);
+      expect(parse.error?.code).toBe(-32700);
+      expect(parse.error?.message).toMatch(/^Parse error/);
+      // Past the kit's own checks, refused by the SDK's wire schema (which throws its issue dump).
+      expect((await answerTo(5)).error).toMatchObject({ code: -32602 });
+      expect((await answerTo(5)).error?.message).toMatch(
+        /^Invalid params: params\.cursor: .*expected string/,
+      );
+      for (const id of [1, 2, 3, 5, null]) expect((await answerTo(id)).error?.message).not.toMatch(/\n/);
+      const list = (await answerTo(4)).result as { tools: { name: string }[]; resultType?: string };
+      expect(list.tools.map((t) => t.name)).toContain("list_notes");
+      // Only a 2026-07-28 answer says whether it is complete: proof the request was served in that era.
+      expect(list.resultType).toBe(era === "modern" ? "complete" : undefined);
+    },
+  );
 
   it("keeps a UTF-8 character split across two reads whole", async () => {
     const { input, answerTo } = await pipes();

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { connectInMemory } from "../src/testing/clients.js";
 import { assertFuzzClean, fuzzTools } from "../src/testing/fuzz.js";
-import { expectToolsListGolden, lineDiff } from "../src/testing/golden.js";
+import { expectToolsListGolden, expectToolsListMatchesGolden, lineDiff } from "../src/testing/golden.js";
 import { echo, reasons, serverOf, tool, z } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "kit-testing-"));
@@ -33,6 +33,33 @@ describe("the golden check", () => {
     await expect(expectToolsListGolden(client, join(dir, "absent.golden"))).rejects.toThrow(
       /UPDATE_GOLDEN=1/,
     );
+    await close();
+  });
+
+  it("a second era's check ignores key order, not content, and never writes the file", async () => {
+    const path = join(dir, "reordered.golden");
+    const { client, close } = await connectInMemory(serverOf([echo]).kit, { scopes: [] });
+    // The same list with every object's keys reversed: as a client whose parse moves keys would render it.
+    const reverse = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(reverse)
+        : typeof v === "object" && v !== null
+          ? Object.fromEntries(
+              Object.entries(v)
+                .reverse()
+                .map(([k, x]) => [k, reverse(x)]),
+            )
+          : v;
+    const { tools } = await client.listTools();
+    writeFileSync(path, JSON.stringify(reverse(JSON.parse(JSON.stringify(tools))), null, 2));
+    await expect(expectToolsListGolden(client, path)).rejects.toThrow(/differs/);
+    await expectToolsListMatchesGolden(client, path);
+    writeFileSync(path, readFileSync(path, "utf8").replace('"maxLength": 10', '"maxLength": 11'));
+    process.env["UPDATE_GOLDEN"] = "1";
+    await expect(expectToolsListMatchesGolden(client, path)).rejects.toThrow(
+      /- \d+: +"maxLength": 11,?\n\+ \d+: +"maxLength": 10/,
+    );
+    await expect(expectToolsListMatchesGolden(client, join(dir, "absent.golden"))).rejects.toThrow(/missing/);
     await close();
   });
 

@@ -24,11 +24,6 @@ export interface LoadOptions {
    * heap sizing rather than what the server keeps (see the README's benchmark section).
    */
   warmup: number;
-  /**
-   * Also run the 2025 era on two instances. A 2025 session lives in one process, so the proxy
-   * then pins each session to the instance that issued it; 2026-07-28 needs no such help.
-   */
-  legacyPair: boolean;
 }
 
 interface LoadResult {
@@ -63,6 +58,9 @@ async function startTopology(
     Array.from({ length: instances }, () => spawnHttpServer(bins, side, BENCH_TOKEN)),
   );
   if (instances === 1) return { url: servers[0]!.url, servers, all: servers };
+  // A 2025 session lives in the process that issued it, so the proxy pins a request carrying an
+  // Mcp-Session-Id to that instance; each initialize still goes round-robin, which spreads the
+  // sessions over both. 2026-07-28 requests carry no session id and rotate one by one.
   const ports = servers.map((s) => new URL(s.url).port);
   const proxy = await spawnListening(`${bins.dir}/proxy.js`, ["--affinity", ...ports]);
   return { url: `${proxy.url}/mcp`, servers, all: [...servers, proxy] };
@@ -129,7 +127,7 @@ export async function measureHttp(bins: Bins, o: LoadOptions, log: (line: string
     ["legacy", "2025"],
     ["modern", "2026-07-28 stateless"],
   ] as const) {
-    for (const instances of era === "legacy" && !o.legacyPair ? [1] : [1, 2]) {
+    for (const instances of [1, 2]) {
       const label = `HTTP ${eraLabel}, ${instances === 1 ? "1 instance" : "2 instances + proxy"}`;
       const results: Partial<Record<Side, LoadResult>> = {};
       // Kit and baseline take turns to go first, so a load change on the machine hits both alike.

@@ -5,7 +5,6 @@
  *   BENCH_ROUNDS, BENCH_CALLS, BENCH_STDIO_CALLS  round trips (item 1)
  *   BENCH_SPAWNS                                   spawns per side and era (item 2)
  *   BENCH_HTTP_CLIENTS, BENCH_HTTP_CALLS, BENCH_HTTP_WARMUP   HTTP load (item 3)
- *   BENCH_HTTP_LEGACY_PAIR=1                       also 2025 sessions on two instances
  *   BENCH_ONLY=roundtrip,startup,http              run only these parts
  */
 import { dirname } from "node:path";
@@ -56,7 +55,6 @@ async function main() {
     calls: num("BENCH_HTTP_CALLS", 1000),
     // 1,000 per client and instance (20,000 calls): V8 keeps sizing the heap for ~16,000 calls (see README).
     warmup: num("BENCH_HTTP_WARMUP", 1000),
-    legacyPair: process.env["BENCH_HTTP_LEGACY_PAIR"] === "1",
   };
   const http = only.includes("http") ? await measureHttp(bins, httpOptions, log) : [];
 
@@ -83,9 +81,9 @@ async function main() {
       "same command before it spawns the one it keeps, so each figure spans two spawns, on both sides.",
       "HTTP: each client is opened by a real v2 SDK client; its tools/call request is then replayed",
       "over keep-alive node:http (fresh ids and arguments), so the load generator does not compete",
-      "with the servers for the two cores. Two instances: 2026-07-28 only by default, as a 2025",
-      "session lives in one process (BENCH_HTTP_LEGACY_PAIR=1 adds it; the proxy then sends a request",
-      "carrying an Mcp-Session-Id to the instance that issued it, the rest round-robin).",
+      "with the servers for the two cores. Two instances, in each era: the proxy sends each request",
+      "to the next instance in turn, except one carrying an Mcp-Session-Id, which goes to the instance",
+      "that issued it (a 2025 session lives in one process; 2026-07-28 requests carry none).",
       "RSS is VmRSS of the server processes (summed over two); CPU is their utime + stime.",
     ].join("\n"),
   );

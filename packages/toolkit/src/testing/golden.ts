@@ -51,3 +51,32 @@ export async function expectToolsListGolden(client: Client, golden: string | URL
     );
   }
 }
+
+/** A JSON value with every object's keys sorted, so two renderings compare by content alone. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (typeof value !== "object" || value === null) return value;
+  const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(entries.map(([k, v]) => [k, sortedKeys(v)]));
+}
+
+/**
+ * Checks a tools/list against a golden file as JSON values: the same tools in the same order, with
+ * the same fields and values, whatever the order of keys inside an object. This is for a second
+ * client of a server whose golden file another client writes: the v2 client's 2025-era parse puts
+ * the keys its schemas declare (`type`, `properties`, `required`) before the others, and its
+ * 2026-07-28 parse keeps the server's order (`$schema` first), so the two render one list in two key
+ * orders. It never writes the file; `expectToolsListGolden` does.
+ */
+export async function expectToolsListMatchesGolden(client: Client, golden: string | URL): Promise<void> {
+  const path = golden instanceof URL ? fileURLToPath(golden) : golden;
+  const render = (text: string) => `${JSON.stringify(sortedKeys(JSON.parse(text)), null, 2)}\n`;
+  if (!existsSync(path)) throw new Error(`Golden file ${path} is missing; expectToolsListGolden writes it`);
+  const actual = render(await renderToolsList(client));
+  const expected = render(readFileSync(path, "utf8"));
+  if (expected !== actual) {
+    throw new Error(
+      `tools/list differs from ${path} (keys sorted on both sides):\n${lineDiff(expected, actual)}`,
+    );
+  }
+}

@@ -12,7 +12,7 @@ export {
   runInspectorHttp,
   type StdioSpawn,
 } from "./clients.js";
-export { expectToolsListGolden, lineDiff, renderToolsList } from "./golden.js";
+export { expectToolsListGolden, expectToolsListMatchesGolden, lineDiff, renderToolsList } from "./golden.js";
 export {
   assertFuzzClean,
   casesFor,
@@ -33,6 +33,7 @@ export {
 } from "./matrix.js";
 export { type RoundRobinProxy, roundRobinProxy } from "./proxy.js";
 export { type ManualClock, manualClock, type Session, session } from "./session.js";
+export { serverVersionOfCopy, type VersionCopyOptions } from "./version-copy.js";
 export {
   POSTGRES_BIN_DIR,
   type PostgresServer,
