@@ -205,6 +205,36 @@ describe("consumer groups", () => {
     expect(got.events.map((e) => e.row?.subject)).toEqual(["While hung up"]);
   });
 
+  it("with defer_ack acknowledge nothing until watch.ack names the position", async () => {
+    const acked = async () =>
+      (await env.client.watchGroups()).groups.find((g) => g.name === "deferred")?.acked;
+    await env.client.readEvents({ group: "deferred", limit: 200 });
+    await env.client.ping();
+    const at = await acked();
+    await other.append("INBOX", msg("Deferred one"));
+    await sync();
+    const page = await env.client.readEvents({ group: "deferred", defer_ack: true });
+    expect(page.events.map((e) => e.row?.subject)).toEqual(["Deferred one"]);
+    await env.client.ping();
+    expect(await acked()).toBe(at);
+    const again = await env.client.readEvents({ group: "deferred", defer_ack: true });
+    expect(again.events.map((e) => e.id)).toEqual(page.events.map((e) => e.id));
+    expect(await env.client.ackEvents({ group: "deferred", cursor: page.next_cursor })).toEqual({
+      group: "deferred",
+      acked: page.next_cursor,
+    });
+    expect((await env.client.readEvents({ group: "deferred" })).events).toEqual([]);
+    // Never back, never past the log's end.
+    expect((await env.client.ackEvents({ group: "deferred", cursor: 0 })).acked).toBe(page.next_cursor);
+    const last = (await env.client.watchStatus()).last_id;
+    await expect(env.client.ackEvents({ group: "deferred", cursor: last + 5 })).rejects.toMatchObject({
+      reason: "INVALID_ARGUMENT",
+    });
+    const row = (await env.client.readAudit({ action: "watch.ack", limit: 1 })).rows[0]!;
+    expect(row).toMatchObject({ client: "cli", decision: "allowed" });
+    expect(row.summary).toContain('group "deferred"');
+  });
+
   it("delete a group with watch groups delete", async () => {
     expect(await env.client.deleteWatchGroup({ group: "hangup" })).toEqual({
       group: "hangup",
