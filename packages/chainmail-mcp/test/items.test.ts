@@ -212,6 +212,27 @@ describe("work item tools", () => {
     );
   });
 
+  it("takes a description of 64 KiB of UTF-8 and refuses one byte more, whatever its length in characters", async () => {
+    const full = "é".repeat(32_768); // 65,536 bytes, 32,768 characters
+    const ok = await m.tools.ok<{ item: Item }>("create_item", {
+      type: "task",
+      title: "Long notes",
+      area: "work",
+      description: full,
+    });
+    expect(ok.item["description"]).toEqual(u(full));
+    const over = await m.tools.fails("create_item", {
+      type: "task",
+      title: "Too long",
+      area: "work",
+      description: `${full}a`,
+    });
+    expect(over).toMatchObject({
+      reason: "INVALID_ARGUMENT",
+      message: "description must be at most 65536 bytes (64 KiB) of UTF-8",
+    });
+  });
+
   it("audits every item tool with its action, as an mcp call", async () => {
     const rows = (await m.daemonClient.call("audit.read", { limit: 1000 })).rows.filter((r) =>
       r.action.startsWith("item."),
