@@ -221,8 +221,27 @@ describe("tools/list against the spec's tool table", () => {
     expect(props("list_items")["limit"]).toMatchObject({ minimum: 1, maximum: 500, default: 100 });
     expect(props("create_item")["title"]).toMatchObject({ minLength: 1, maxLength: 200 });
     expect(props("create_item")["idempotency_key"]).toMatchObject({ minLength: 1, maxLength: 128 });
-    expect(props("tick_criterion")["evidence"]).toMatchObject({ minLength: 1, maxLength: 1000 });
+    // Where the seed gives "empty" a meaning, "" is accepted (the daemon reads it as absent):
+    // evidence "must be empty when unticking", note "empty keeps an existing note", create_item's
+    // parent_id "empty makes a root item", area and priority "inherited … when empty".
+    const takesEmpty = (name: string, arg: string) => {
+      const p = props(name)[arg] as { minLength?: number; enum?: string[] };
+      expect(p.minLength ?? 0, `${name}.${arg}`).toBe(0);
+      if (p.enum) expect(p.enum, `${name}.${arg}`).toContain("");
+    };
+    expect(props("tick_criterion")["evidence"]).toMatchObject({ maxLength: 1000 });
     expect(props("link_thread")["note"]).toMatchObject({ maxLength: 500 });
+    for (const [name, arg] of [
+      ["tick_criterion", "evidence"],
+      ["link_thread", "note"],
+      ["create_item", "parent_id"],
+      ["create_item", "area"],
+      ["create_item", "priority"],
+    ] as const)
+      takesEmpty(name, arg);
+    // update_item gives "" no meaning: clear names the fields to clear.
+    expect((props("update_item")["area"] as { enum: string[] }).enum).toEqual(["work", "personal"]);
+    expect(props("update_item")["parent_id"]).toMatchObject({ minLength: 1 });
     expect((props("create_item")["type"] as { enum: string[] }).enum).toEqual([
       "objective",
       "key-result",

@@ -110,6 +110,56 @@ describe("read_events", () => {
     ]);
   });
 
+  it("acknowledges nothing when the caller cancels after the daemon answered, before the result went out", async () => {
+    const acked = async () =>
+      (await m.daemonClient.watchGroups()).groups.find((g) => g.name === "late")?.acked;
+    await m.tools.ok<Events>("read_events", { group: "late", limit: 200 });
+    await new Promise((r) => setTimeout(r, 100));
+    const before = await acked();
+    await other.append("INBOX", raw("Cancelled late"));
+    await sync();
+    // Hold the daemon's answer inside the MCP server: the daemon has replied with the page, the
+    // MCP result is not out yet, and the caller cancels in between.
+    const readEvents = m.daemonClient.readEvents;
+    let answered: () => void = () => undefined;
+    const reached = new Promise<void>((r) => {
+      answered = r;
+    });
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    m.daemonClient.readEvents = async (p) => {
+      const r = await readEvents(p);
+      answered();
+      await held;
+      return r;
+    };
+    try {
+      const ac = new AbortController();
+      const call = m.client
+        .callTool({ name: "read_events", arguments: { group: "late" } }, { signal: ac.signal })
+        .catch((e: Error) => e);
+      await reached;
+      ac.abort();
+      expect(await call).toBeInstanceOf(Error);
+      release();
+      await new Promise((r) => setTimeout(r, 300));
+    } finally {
+      m.daemonClient.readEvents = readEvents;
+    }
+    expect(await acked()).toBe(before);
+    const r = await m.tools.ok<Events>("read_events", { group: "late" });
+    expect(r.events.map((e) => (e["row"] as { subject: unknown }).subject)).toEqual([
+      { untrusted: "Cancelled late" },
+    ]);
+    // Delivered this time: acknowledged once the result went out, so the next read is empty.
+    expect((await m.tools.ok<Events>("read_events", { group: "late" })).events).toEqual([]);
+    expect(await acked()).toBe(r.next_cursor);
+    const audit = await m.daemonClient.readAudit({ action: "watch.ack", limit: 1 });
+    expect(audit.rows[0]).toMatchObject({ client: "mcp", decision: "allowed" });
+  });
+
   it("refuses a reserved or malformed group name, and cursor with group", async () => {
     expect((await m.tools.fails("read_events", { group: "cache.x" })).reason).toBe("INVALID_ARGUMENT");
     expect((await m.tools.fails("read_events", { group: "Upper" })).reason).toBe("INVALID_ARGUMENT");

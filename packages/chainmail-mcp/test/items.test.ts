@@ -149,6 +149,90 @@ describe("work item tools", () => {
     expect(crit.criteria.map((c) => c["text"])).toEqual([u("one"), u("two")]);
   });
 
+  it('takes "" where the seed gives empty a meaning: area, parent_id, priority, evidence, note', async () => {
+    const epic = await m.tools.ok<{ item: Item }>("create_item", {
+      type: "epic",
+      title: "Garden",
+      area: "personal",
+      priority: "p1",
+    });
+    // Empty area and priority: inherited from the parent.
+    const under = await m.tools.ok<{ item: Item }>("create_item", {
+      type: "task",
+      title: "Mow",
+      parent_id: epic.item.id,
+      area: "",
+      priority: "",
+    });
+    expect(under.item).toMatchObject({
+      parent_id: epic.item.id,
+      area: "personal",
+      area_inherited: true,
+      priority: "p1",
+      priority_inherited: true,
+    });
+    // Empty parent_id: a root item, or for a task the inbox.
+    const root = await m.tools.ok<{ item: Item }>("create_item", {
+      type: "task",
+      title: "Inbox task",
+      parent_id: "",
+      area: "work",
+      priority: "",
+      criteria: ["done it"],
+    });
+    expect(root.item).toMatchObject({ parent_id: null, area: "work", priority: "p2" });
+    const inbox = await m.tools.ok<{ items: Item[] }>("list_items", { inbox: true });
+    expect(inbox.items.map((i) => i.id)).toContain(root.item.id);
+    // Empty evidence: an untick; a tick still needs evidence.
+    const crit = (await m.tools.ok<{ criteria: Json[] }>("get_item", { id: root.item.id })).criteria[0]!;
+    const ids = { item_id: root.item.id, criterion_id: crit["id"] as string };
+    const noEvidence = await m.tools.fails("tick_criterion", { ...ids, ticked: true, evidence: "" });
+    expect(noEvidence.reason).toBe("INVALID_ARGUMENT");
+    expect(noEvidence.message).toContain("evidence");
+    await m.tools.ok("tick_criterion", { ...ids, ticked: true, evidence: "mowed" });
+    const untick = await m.tools.ok<{ criterion: Json }>("tick_criterion", {
+      ...ids,
+      ticked: false,
+      evidence: "",
+    });
+    expect(untick.criterion).toMatchObject({ ticked: false, evidence: null });
+    // Empty note: keeps the note the link has.
+    const ref = (
+      await m.tools.ok<{ rows: Array<{ ref: string }> }>("search", {
+        query: "subject:roof",
+        accounts: ["work"],
+      })
+    ).rows[0]!.ref;
+    await m.tools.ok("link_thread", { item_id: root.item.id, ref, note: "the roof quote" });
+    const again = await m.tools.ok<{ link: Json }>("link_thread", { item_id: root.item.id, ref, note: "" });
+    expect(again.link["note"]).toEqual(u("the roof quote"));
+    // Elsewhere "" is still no value: update_item's area is an enum without it.
+    expect((await m.tools.fails("update_item", { id: root.item.id, area: "" })).reason).toBe(
+      "INVALID_ARGUMENT",
+    );
+  });
+
+  it("takes a description of 64 KiB of UTF-8 and refuses one byte more, whatever its length in characters", async () => {
+    const full = "é".repeat(32_768); // 65,536 bytes, 32,768 characters
+    const ok = await m.tools.ok<{ item: Item }>("create_item", {
+      type: "task",
+      title: "Long notes",
+      area: "work",
+      description: full,
+    });
+    expect(ok.item["description"]).toEqual(u(full));
+    const over = await m.tools.fails("create_item", {
+      type: "task",
+      title: "Too long",
+      area: "work",
+      description: `${full}a`,
+    });
+    expect(over).toMatchObject({
+      reason: "INVALID_ARGUMENT",
+      message: "description must be at most 65536 bytes (64 KiB) of UTF-8",
+    });
+  });
+
   it("audits every item tool with its action, as an mcp call", async () => {
     const rows = (await m.daemonClient.call("audit.read", { limit: 1000 })).rows.filter((r) =>
       r.action.startsWith("item."),

@@ -143,6 +143,72 @@ describe("the event log", () => {
   });
 });
 
+describe("a page that starts with a gap", () => {
+  const seen = (r: { result: { events: { kind: string; id: number; reason?: string }[] } }) =>
+    r.result.events.map((e) => `${e.kind === "gap" ? `gap:${e.reason}` : e.kind}@${e.id}`);
+
+  /** Reads page after page (at most 20) until one comes back empty; what a reader sees in order. */
+  async function drain(log: EventLog, p: Partial<ReadEventsParams>): Promise<string[]> {
+    const out: string[] = [];
+    let cursor = p.cursor;
+    for (let i = 0; i < 20; i++) {
+      const r = await read(log, { ...p, ...(cursor !== undefined ? { cursor } : {}) });
+      if (r.result.events.length === 0) return out;
+      out.push(...seen(r));
+      r.commit();
+      if (cursor !== undefined) cursor = r.result.next_cursor;
+    }
+    return [...out, "…still reading after 20 pages"];
+  }
+
+  /** Events 1 and 2 pass retention; 3, 4 and 5 are kept. */
+  const retained = () => {
+    const log = open();
+    newAt(log, 1);
+    newAt(log, 2);
+    now += 7200 * 1000;
+    for (const uid of [3, 4, 5]) newAt(log, uid);
+    return log;
+  };
+
+  for (const limit of [1, 2, 3]) {
+    it(`skips nothing after a retention gap, limit ${limit}, by cursor and by group`, async () => {
+      const log = retained();
+      expect(await drain(log, { cursor: 1, limit })).toEqual(["gap:retention@2", "new@3", "new@4", "new@5"]);
+      // A group that had acknowledged event 1 before retention passed over event 2.
+      log.store.ack("g", 1);
+      expect(await drain(log, { group: "g", limit })).toEqual(["gap:retention@2", "new@3", "new@4", "new@5"]);
+      expect(log.store.group("g")!.acked).toBe(5);
+      log.close();
+    });
+
+    it(`skips nothing after a position past the log's end, limit ${limit}, by cursor and by group`, async () => {
+      const log = retained();
+      expect(await drain(log, { cursor: 999, limit })).toEqual(["gap:cursor@0", "new@3", "new@4", "new@5"]);
+      // A group's position past the end (state.db's events replaced under it) starts over.
+      log.store.ack("h", 999);
+      expect(await drain(log, { group: "h", limit })).toEqual(["gap:cursor@0", "new@3", "new@4", "new@5"]);
+      expect(log.store.group("h")!.acked).toBe(5);
+      log.close();
+    });
+  }
+
+  it("points next_cursor just before the first kept event when the gap fills the page", async () => {
+    const log = retained();
+    const r = await read(log, { cursor: 1, limit: 1 });
+    expect(seen(r)).toEqual(["gap:retention@2"]);
+    expect(r.result.next_cursor).toBe(2);
+    const past = await read(log, { cursor: 999, limit: 1 });
+    expect(seen(past)).toEqual(["gap:cursor@0"]);
+    expect(past.result.next_cursor).toBe(0);
+    // A group's acknowledgement follows: the gap only, not the events after it.
+    log.store.ack("g", 1);
+    (await read(log, { group: "g", limit: 1 })).commit();
+    expect(log.store.group("g")!.acked).toBe(2);
+    log.close();
+  });
+});
+
 describe("the cache's flag updates", () => {
   it("report a change only when flags, keywords or labels differ", () => {
     const db = openCache(":memory:");

@@ -3,10 +3,12 @@
  * UIDVALIDITY change; groups across daemon restarts; a reader hanging up mid-wait; a long-poll; a
  * gap after retention; and the shutdown that wakes waiters.
  */
+import fs from "node:fs";
 import net from "node:net";
 import type { ImapFlow } from "imapflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonClient } from "../src/client/index.js";
+import { startDaemon } from "../src/daemon/server.js";
 import type { MailEvent } from "../src/events/log.js";
 import { buildMessage } from "../src/testing/corpus.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
@@ -179,6 +181,33 @@ describe("consumer groups", () => {
     expect(events[0]!.id).toBeGreaterThan(before);
   });
 
+  it("keep ids rising across a cache rebuild (cache.db deleted while the daemon is stopped)", async () => {
+    await other.append("INBOX", msg("Before the rebuild"));
+    await sync();
+    const before = (await env.client.watchStatus()).last_id;
+    const seen = (await env.client.readEvents({ cursor: 0, limit: 200 })).events.map((e) => e.id);
+    env.client.close();
+    await env.daemon.stop();
+    for (const f of [env.home.cacheFile, `${env.home.cacheFile}-wal`, `${env.home.cacheFile}-shm`])
+      fs.rmSync(f, { force: true });
+    env.daemon = await startDaemon({ home: env.home, log: () => undefined });
+    env.client = new DaemonClient({ socketPath: env.home.socketPath, client: "cli" });
+    // The rebuilt cache syncs every folder anew (a first_sync gap where the folder has new mail),
+    // then new mail is a new event again: every id above any the log handed out before.
+    await other.append("INBOX", msg("After the rebuild"));
+    await sync();
+    await other.append("INBOX", msg("After the rebuild two"));
+    await sync();
+    const after = (await env.client.readEvents({ cursor: before, limit: 200 })).events;
+    expect(after.map((e) => [e.kind, e.reason ?? e.row?.subject])).toContainEqual(["gap", "first_sync"]);
+    expect(after.filter((e) => e.kind === "new").map((e) => e.row?.subject)).toEqual([
+      "After the rebuild two",
+    ]);
+    for (const e of after) expect(e.id).toBeGreaterThan(before);
+    expect(after.map((e) => e.id)).toEqual([...after.map((e) => e.id)].sort((a, b) => a - b));
+    expect(new Set([...seen, ...after.map((e) => e.id)]).size).toBe(seen.length + after.length);
+  });
+
   it("lose nothing when the reader hangs up mid-wait", async () => {
     await env.client.readEvents({ group: "hangup" });
     await env.client.ping();
@@ -203,6 +232,36 @@ describe("consumer groups", () => {
     await sync();
     const got = await env.client.readEvents({ group: "hangup" });
     expect(got.events.map((e) => e.row?.subject)).toEqual(["While hung up"]);
+  });
+
+  it("with defer_ack acknowledge nothing until watch.ack names the position", async () => {
+    const acked = async () =>
+      (await env.client.watchGroups()).groups.find((g) => g.name === "deferred")?.acked;
+    await env.client.readEvents({ group: "deferred", limit: 200 });
+    await env.client.ping();
+    const at = await acked();
+    await other.append("INBOX", msg("Deferred one"));
+    await sync();
+    const page = await env.client.readEvents({ group: "deferred", defer_ack: true });
+    expect(page.events.map((e) => e.row?.subject)).toEqual(["Deferred one"]);
+    await env.client.ping();
+    expect(await acked()).toBe(at);
+    const again = await env.client.readEvents({ group: "deferred", defer_ack: true });
+    expect(again.events.map((e) => e.id)).toEqual(page.events.map((e) => e.id));
+    expect(await env.client.ackEvents({ group: "deferred", cursor: page.next_cursor })).toEqual({
+      group: "deferred",
+      acked: page.next_cursor,
+    });
+    expect((await env.client.readEvents({ group: "deferred" })).events).toEqual([]);
+    // Never back, never past the log's end.
+    expect((await env.client.ackEvents({ group: "deferred", cursor: 0 })).acked).toBe(page.next_cursor);
+    const last = (await env.client.watchStatus()).last_id;
+    await expect(env.client.ackEvents({ group: "deferred", cursor: last + 5 })).rejects.toMatchObject({
+      reason: "INVALID_ARGUMENT",
+    });
+    const row = (await env.client.readAudit({ action: "watch.ack", limit: 1 })).rows[0]!;
+    expect(row).toMatchObject({ client: "cli", decision: "allowed" });
+    expect(row.summary).toContain('group "deferred"');
   });
 
   it("delete a group with watch groups delete", async () => {

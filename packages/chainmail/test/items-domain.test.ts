@@ -138,6 +138,37 @@ describe("the tree", () => {
   });
 });
 
+describe("the description", () => {
+  // 64 KiB is 65,536 bytes of UTF-8, whatever the characters: 2-byte é, 3-byte €, 4-byte emoji
+  // (two UTF-16 code units each, so a string's length is not its size either way).
+  const cases: Array<[string, string, number]> = [
+    ["é", "é".repeat(32_768), 65_536],
+    ["€", `${"€".repeat(21_845)}a`, 65_536],
+    ["emoji", "😀".repeat(16_384), 65_536],
+    ["mixed", `${"€".repeat(21_844)}éa`, 65_535],
+  ];
+  for (const [name, text, bytes] of cases) {
+    it(`takes ${bytes} bytes of ${name} text and refuses one byte more, on create and update`, () => {
+      expect(Buffer.byteLength(text, "utf8")).toBe(bytes);
+      const item = make("task", { description: text });
+      expect(item.description).toBe(text);
+      const over = `${text}${"a".repeat(65_537 - bytes)}`;
+      expect(Buffer.byteLength(over, "utf8")).toBe(65_537);
+      const refused = fails(() => make("task", { description: over }));
+      expect(refused).toMatchObject({ reason: "INVALID_ARGUMENT" });
+      expect(refused.message).toBe("description must be at most 65536 bytes (64 KiB) of UTF-8");
+      expect(fails(() => s.update({ id: item.id, description: over })).reason).toBe("INVALID_ARGUMENT");
+      expect(s.get(item.id).item.description).toBe(text);
+    });
+  }
+
+  it("counts bytes, not characters: 32,769 two-byte characters are too many", () => {
+    const text = "é".repeat(32_769);
+    expect(text.length).toBeLessThan(65_536);
+    expect(fails(() => make("task", { description: text })).reason).toBe("INVALID_ARGUMENT");
+  });
+});
+
 describe("revisions and idempotency", () => {
   it("bumps the revision once per change and not for a call that changes nothing", () => {
     const r0 = s.list({ limit: 1 }).revision;

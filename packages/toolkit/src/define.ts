@@ -24,6 +24,14 @@ export interface CallInfo<Ctx> {
   ctx: Ctx;
   caller: Caller;
   signal: AbortSignal;
+  /**
+   * Runs `fn` once this call's result has been handed to the transport (for stdio, written to
+   * stdout), and only then: never when the call was cancelled, ended as an error (thrown, or a
+   * result its output schema refuses), or the transport failed to send it. For work that must not
+   * happen unless the caller got the result, such as acknowledging what it returned. `callTool`
+   * without a transport runs it as it returns.
+   */
+  afterResult: (fn: () => void | Promise<void>) => void;
 }
 
 /**

@@ -1,13 +1,17 @@
 import {
   type AuthInfo,
   type CallToolResult,
+  type JSONRPCMessage,
   type JSONRPCRequest,
   ProtocolError,
   ProtocolErrorCode,
+  type RequestId,
   type Result,
   Server,
   type ServerContext,
   type Tool,
+  type Transport,
+  type TransportSendOptions,
 } from "@modelcontextprotocol/server";
 import { createRequire } from "node:module";
 import type { Ajv, ValidateFunction } from "ajv";
@@ -174,13 +178,37 @@ export class KitServer<Ctx, State = undefined> {
     if (this.def.gate && this.now() - this.lastCheck >= this.def.gate.maxAgeMs) await this.refresh();
   }
 
-  /** Runs one call as a connection would, returning the result the client receives. */
-  async callTool(name: string, args: unknown, caller: Caller, signal?: AbortSignal): Promise<CallToolResult> {
+  /**
+   * Runs one call as a connection would, returning the result the client receives. `delivered`
+   * takes the call's `afterResult` work when the result is a success, to run once it is sent;
+   * without it that work runs as this returns.
+   */
+  async callTool(
+    name: string,
+    args: unknown,
+    caller: Caller,
+    signal?: AbortSignal,
+    delivered?: (run: () => void) => void,
+  ): Promise<CallToolResult> {
     const tool = this.tools.get(name);
     if (!tool || !this.isVisible(tool.def)) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
     }
     const def = tool.def;
+    const after: (() => void | Promise<void>)[] = [];
+    const report = (err: unknown) =>
+      this.log(`after the result of ${name}: ${(err as Error)?.message ?? String(err)}`);
+    // Run at once, not a tick later: work that marks state (an acknowledgement on its way) is in
+    // place before anything the client sends after reading the result.
+    const runAfter = () => {
+      for (const fn of after) {
+        try {
+          void Promise.resolve(fn()).catch(report);
+        } catch (err) {
+          report(err);
+        }
+      }
+    };
     try {
       if (def.scope !== null && !caller.scopes.includes(def.scope)) {
         throw new ToolError(
@@ -194,13 +222,23 @@ export class KitServer<Ctx, State = undefined> {
         ctx,
         caller,
         signal: signal ?? new AbortController().signal,
+        afterResult: (fn) => void after.push(fn),
       })) as Record<string, unknown>;
       if (this.validateOutput) {
         const validate = tool.validateResult();
         if (!validate(result))
           throw new Error(`result does not match the output schema: ${JSON.stringify(validate.errors)}`);
       }
-      return successResult(result, def.summary(result as z.output<z.ZodObject>, input), this.textMode);
+      const success = successResult(
+        result,
+        def.summary(result as z.output<z.ZodObject>, input),
+        this.textMode,
+      );
+      if (after.length > 0) {
+        if (delivered) delivered(runAfter);
+        else queueMicrotask(runAfter);
+      }
+      return success;
     } catch (err) {
       return errorResult(toErrorBody(err, this.def.reasons, this.log, name));
     }
@@ -215,7 +253,7 @@ export class KitServer<Ctx, State = undefined> {
    * `onToolsChanged` instead).
    */
   protocolInstance(caller: Caller, options: { listening: boolean }): Server {
-    const server = new KitProtocolServer(
+    const server = new DeliveringServer(
       { name: this.name, version: this.version },
       {
         capabilities: { tools: { listChanged: true } },
@@ -228,7 +266,10 @@ export class KitServer<Ctx, State = undefined> {
     });
     server.setRequestHandler("tools/call", async (request, ctx) => {
       const who = callerOf(ctx.http?.authInfo) ?? caller;
-      return this.callTool(request.params.name, request.params.arguments, who, ctx.mcpReq.signal);
+      const { id, signal } = ctx.mcpReq;
+      return this.callTool(request.params.name, request.params.arguments, who, signal, (run) =>
+        server.afterSent(id, signal, run),
+      );
     });
     if (options.listening) {
       this.listeners.add(server);
@@ -282,6 +323,44 @@ export class KitServer<Ctx, State = undefined> {
 
   private snapshotOf(tools: Tool[]): string {
     return JSON.stringify(tools.map((t) => [t.name, t.annotations]));
+  }
+}
+
+/**
+ * A protocol instance that hears when a response has been handed to its transport: the SDK sends
+ * a tool's result after the handler returns (and not at all when the request was cancelled), so
+ * only the transport's `send` can tell that it went out.
+ */
+class DeliveringServer extends KitProtocolServer {
+  private readonly pending = new Map<RequestId, () => void>();
+
+  /**
+   * Runs `run` once the response to request `id` is sent; never if the request is cancelled before
+   * the SDK sends it (the SDK then sends nothing) or the send fails. A cancel that crosses the
+   * result on the wire is not seen: the transport closing after a response (HTTP, one request per
+   * exchange) aborts the same signal, so an abort after the send cannot mean the client refused it.
+   */
+  afterSent(id: RequestId, signal: AbortSignal, run: () => void): void {
+    if (signal.aborted) return;
+    this.pending.set(id, run);
+    signal.addEventListener("abort", () => this.pending.delete(id), { once: true });
+  }
+
+  override async connect(transport: Transport): Promise<void> {
+    // Wrapped in place: the SDK keys per-request state by the transport object itself.
+    const send = transport.send.bind(transport);
+    transport.send = async (message: JSONRPCMessage, options?: TransportSendOptions) => {
+      const after = "result" in message ? this.pending.get(message.id) : undefined;
+      if (after) this.pending.delete((message as { id: RequestId }).id);
+      await send(message, options);
+      after?.();
+    };
+    await super.connect(transport);
+  }
+
+  override async close(): Promise<void> {
+    this.pending.clear();
+    await super.close();
   }
 }
 

@@ -1,4 +1,5 @@
 import type { DaemonClient } from "@mcpforge/chainmail";
+import type { GroupAcks } from "./acks.js";
 
 interface WithFiles {
   attachments?: string[] | undefined;
@@ -13,6 +14,8 @@ export interface ChainmailContext {
    * files outside the chainmail home) and names each by its upload instead of its path.
    */
   upload<P extends WithFiles>(params: P): Promise<P>;
+  /** read_events' group acknowledgements, sent once a result has gone out (one per server). */
+  acks: GroupAcks;
 }
 
 /**

@@ -33,6 +33,27 @@ export const fileDir = DirField.optional().describe(
   "An existing directory as an absolute path, owned by this user and writable by no other user; default ~/.cache/chainmail/attachments ($XDG_CACHE_HOME/chainmail/attachments when set)",
 );
 
+/**
+ * A field that also takes "", for the arguments where the seed gives empty a meaning ("empty makes a
+ * root item", "must be empty when unticking"): the daemon reads "" as an absent parameter. An enum
+ * gains "" as a value; a string keeps its maximum and loses its minimum.
+ */
+export function orEmpty<const T extends readonly string[]>(
+  values: T,
+): z.ZodEnum<z.core.util.ToEnum<T[number] | "">>;
+export function orEmpty(field: z.ZodString): z.ZodString;
+export function orEmpty(f: readonly string[] | z.ZodString) {
+  if (f instanceof z.ZodString) return z.string().max(f.maxLength ?? Number.POSITIVE_INFINITY);
+  return z.enum([...f, ""]);
+}
+
+/** The arguments without those given as "", which the daemon's typed call takes as absent. */
+export function withoutEmpty<T extends object>(p: T): { [K in keyof T]: Exclude<T[K], ""> } {
+  return Object.fromEntries(Object.entries(p).filter(([, v]) => v !== "")) as {
+    [K in keyof T]: Exclude<T[K], "">;
+  };
+}
+
 export const full = (what: string) =>
   z
     .boolean()

@@ -1,6 +1,7 @@
 /** createChainmailMcpServer: the reading, organizing, cache and work item tools over one DaemonClient. */
 import { type DaemonClient, type Home, REASONS, resolveHome, withUploads } from "@mcpforge/chainmail";
 import { createServer, defineReasons, type KitServer, packageVersion } from "@mcpforge/toolkit";
+import { GroupAcks } from "./acks.js";
 import { type ChainmailContext, type GateState, UNREACHABLE } from "./context.js";
 import { accountTools } from "./tools/accounts.js";
 import { cacheTools } from "./tools/cache.js";
@@ -92,13 +93,14 @@ export function createChainmailMcpServer(
         deleteFolderAllowedSomewhere: true,
       })
     : () => loadGateState(client, log);
+  const acks = new GroupAcks(client, log);
   return createServer<ChainmailContext, GateState>({
     name: "chainmail",
     version: VERSION,
     instructions: INSTRUCTIONS,
     tools: chainmailTools,
     reasons: chainmailReasons,
-    context: () => ({ client, upload: (params) => withUploads(client, params, home) }),
+    context: () => ({ client, upload: (params) => withUploads(client, params, home), acks }),
     gate: {
       load,
       maxAgeMs: options.maxAgeMs ?? 60_000,

@@ -155,6 +155,7 @@ export class DaemonClient {
   cacheSync = (p: ParamsOf<"cache.sync"> = {}) => this.call("cache.sync", p);
   readAudit = (p: ParamsOf<"audit.read"> = {}) => this.call("audit.read", p);
   readEvents = (p: ParamsOf<"watch.read"> = {}) => this.call("watch.read", p);
+  ackEvents = (p: ParamsOf<"watch.ack">) => this.call("watch.ack", p);
   watchStatus = () => this.call("watch.status");
   watchGroups = () => this.call("watch.groups");
   deleteWatchGroup = (p: ParamsOf<"watch.groups.delete">) => this.call("watch.groups.delete", p);

@@ -22,7 +22,7 @@ import { createFolderCall, deleteFolderCall, listFolders, renameFolderCall } fro
 import { archive, expunge, move, setFlags, setLabels, trash } from "../service/organize.js";
 import { downloadAttachment, getMessages, getThread, saveRaw } from "../service/reading.js";
 import { ITEM_HANDLERS } from "./item-handlers.js";
-import { deleteWatchGroup, readEvents, watchGroups, watchStatus } from "../service/events.js";
+import { ackEvents, deleteWatchGroup, readEvents, watchGroups, watchStatus } from "../service/events.js";
 import { search } from "../service/search.js";
 import type { ClientKind } from "../store/state.js";
 import {
@@ -73,6 +73,7 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
     return { accounts: reports };
   },
   "watch.read": (ctx, call, p) => readEvents(ctx, call, p),
+  "watch.ack": (ctx, call, p) => ackEvents(ctx, call, p.group, p.cursor),
   "watch.status": (ctx) => watchStatus(ctx),
   "watch.groups": (ctx) => watchGroups(ctx),
   "watch.groups.delete": (ctx, call, p) => deleteWatchGroup(ctx, call, p.group),

@@ -182,11 +182,14 @@ export class EventLog {
       from = pruned;
     }
     const want = p.limit - events.length;
+    // A gap that fills the page (limit 1) reads nothing more: the next read starts just before the
+    // first kept event, so nothing after the gap is skipped (or, for a group, acknowledged unseen).
+    if (want === 0) return { events, next_cursor: from };
     const inNames = p.in ? inNamesOf(p.in) : [];
     const rows = this.store.read({ after: from, accounts: p.accounts, kinds, inNames, itemIds, limit: want });
     events.push(...rows.map(toEvent));
     // A short page examined every event up to the last id, so the next read starts after it.
-    const next = rows.length === want && rows.length > 0 ? rows[rows.length - 1]!.id : Math.max(from, last);
+    const next = rows.length === want ? rows[rows.length - 1]!.id : Math.max(from, last);
     return { events, next_cursor: next };
   }
 
@@ -226,7 +229,7 @@ export class EventLog {
         const group = p.group;
         return {
           result,
-          commit: () => (group !== undefined ? this.store.ack(group, result.next_cursor) : undefined),
+          commit: () => (group !== undefined ? this.ack(group, result.next_cursor) : undefined),
         };
       }
       await new Promise<void>((resolve) => {
@@ -241,6 +244,16 @@ export class EventLog {
         signal?.addEventListener("abort", done, { once: true });
       });
     }
+  }
+
+  /**
+   * Moves a group to `position` (a read's next_cursor), never back, except for a group whose
+   * position is past the log's end (its read was a `cursor` gap and started over from the oldest
+   * kept event, behind that position).
+   */
+  ack(group: string, position: number): void {
+    const acked = this.store.group(group)?.acked ?? 0;
+    this.store.ack(group, position, acked > this.store.lastId());
   }
 
   /** How many reads are waiting for an event now (the watches poll their folders only then). */

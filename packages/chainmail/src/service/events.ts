@@ -1,4 +1,5 @@
 /** read_events and the watch service's status and groups, over the event log. */
+import { MailError } from "../errors.js";
 import type { EventLog, ReadEventsParams, ReadEventsResult } from "../events/log.js";
 import { type Call, type ServiceContext, accountsOf, audit, q } from "./context.js";
 
@@ -27,16 +28,36 @@ const eventsOf = (ctx: ServiceContext): EventLog => ctx.events;
 export async function readEvents(
   ctx: ServiceContext,
   call: Call,
-  p: ReadEventsParams,
+  p: ReadEventsParams & { defer_ack?: boolean },
 ): Promise<ReadEventsResult> {
   // Unknown account names are NOT_FOUND, as everywhere else.
   const accounts = p.accounts.length ? accountsOf(ctx, p.accounts).map((a) => a.name) : [];
   const { result, commit } = await eventsOf(ctx).read({ ...p, accounts }, call.signal);
-  const who = p.group !== undefined ? ` for group ${q(p.group)}` : "";
+  const deferred = p.group !== undefined && p.defer_ack === true;
+  const who = p.group !== undefined ? ` for group ${q(p.group)}${deferred ? " (ack deferred)" : ""}` : "";
   audit(ctx, call, null, "allowed", `${result.events.length} event(s)${who}, next ${result.next_cursor}`);
+  // Deferred: the caller relays the page to its own reader (the MCP server to its client) and
+  // acknowledges with watch.ack once that reader has it.
+  if (deferred) return result;
   if (call.afterReply) call.afterReply(commit);
   else commit();
   return result;
+}
+
+/** watch.ack: a deferred group read's acknowledgement, up to the next_cursor it returned. */
+export function ackEvents(ctx: ServiceContext, call: Call, group: string, cursor: number) {
+  const log = eventsOf(ctx);
+  const last = log.store.lastId();
+  if (cursor > last)
+    throw new MailError(
+      "INVALID_ARGUMENT",
+      `cursor ${cursor} is past the event log's last id ${last}`,
+      "Pass the next_cursor a read of this group returned.",
+    );
+  log.ack(group, cursor);
+  const acked = log.store.group(group)?.acked ?? cursor;
+  audit(ctx, call, null, "allowed", `group ${q(group)} acknowledged through ${acked}`);
+  return { group, acked };
 }
 
 export function watchStatus(ctx: ServiceContext): WatchStatus {

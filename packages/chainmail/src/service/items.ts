@@ -84,8 +84,9 @@ export async function linkTargetOf(ctx: ServiceContext, ref: string): Promise<Li
   const r = decodeRef(ref);
   const account = accountOf(ctx, r.account);
   const google = account.provider === "google";
-  // The cached message's thread_id is not Gmail's thread id, so Google reads the server.
-  let m = google ? null : readCached(ctx, r, { full: false, google });
+  // The cache keeps X-GM-THRID on Google, so a cached message's thread_id is Gmail's thread id
+  // there too: the server is read only for a message the cache cannot answer for.
+  let m = readCached(ctx, r, { full: false, google });
   if (!m) {
     m = await ctx.pool.read(account, async (client) => {
       const got = await fetchMessages(

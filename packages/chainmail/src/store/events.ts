@@ -188,13 +188,17 @@ export class EventStore {
     return this.db.prepare("SELECT * FROM event_groups WHERE name = ?").get(name) as GroupRow | undefined;
   }
 
-  /** Moves a group's position forward to `id` (never back), creating the group when new. */
-  ack(name: string, id: number): void {
+  /**
+   * Moves a group's position forward to `id` (never back, unless `reset`: a position past the log's
+   * end starts over), creating the group when new.
+   */
+  ack(name: string, id: number, reset = false): void {
     const now = new Date().toISOString();
+    const acked = reset ? "excluded.acked" : "max(acked, excluded.acked)";
     this.db
       .prepare(
         `INSERT INTO event_groups (name, acked, created, updated) VALUES (?, ?, ?, ?)
-         ON CONFLICT (name) DO UPDATE SET acked = max(acked, excluded.acked), updated = excluded.updated`,
+         ON CONFLICT (name) DO UPDATE SET acked = ${acked}, updated = excluded.updated`,
       )
       .run(name, id, now, now);
   }

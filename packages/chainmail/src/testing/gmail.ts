@@ -151,8 +151,12 @@ export function gmailRawMatches(q: string, message: HoodieMessage): boolean {
         return has(header(message.raw, n.field), v);
       case "label":
         return labels.includes(v.toLowerCase());
-      case "in":
-        return v.toLowerCase() === "inbox" ? labels.includes("\\inbox") : labels.includes(v.toLowerCase());
+      case "in": {
+        // Gmail's in:inbox and in:sent are the \Inbox and \Sent labels (other role words, such
+        // as in:trash, are folders here and are not modelled).
+        const role: Record<string, string> = { inbox: "\\inbox", sent: "\\sent" };
+        return labels.includes(role[v.toLowerCase()] ?? v.toLowerCase());
+      }
       case "is": {
         const flags: Record<string, string> = {
           unread: "!\\Seen",

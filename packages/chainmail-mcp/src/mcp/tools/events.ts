@@ -113,9 +113,14 @@ export const eventTools = [
     annotations: openWorld(hints.additive),
     summary: (r) =>
       `${r.events.length} event${r.events.length === 1 ? "" : "s"}; next_cursor ${r.next_cursor}`,
-    handler: async (input, { ctx, signal }) => {
-      // A wait gets a connection of its own, closed when the caller cancels: the daemon then
-      // answers nobody and the group acknowledges nothing.
+    handler: async (input, { ctx, signal, afterResult }) => {
+      const group = input.group;
+      // The daemon does not acknowledge a group read from here (defer_ack): the position moves
+      // once this result has gone out to the MCP client, so a call cancelled before then, or
+      // whose result is never sent, acknowledges nothing. The previous read's acknowledgement
+      // reaches the daemon before this read starts.
+      if (group !== undefined) await ctx.acks.settled(group);
+      // A wait gets a connection of its own, closed when the caller cancels, which ends the wait.
       const client = input.wait_seconds > 0 ? ctx.client.dedicated() : ctx.client;
       const hangUp = () => client.close();
       if (client !== ctx.client) signal.addEventListener("abort", hangUp, { once: true });
@@ -123,13 +128,14 @@ export const eventTools = [
         const r = await client.readEvents({
           accounts: input.accounts ?? [],
           ...(input.cursor !== undefined ? { cursor: input.cursor } : {}),
-          ...(input.group !== undefined ? { group: input.group } : {}),
+          ...(group !== undefined ? { group, defer_ack: true } : {}),
           ...(input.in !== undefined ? { in: input.in } : {}),
           ...(input.item !== undefined ? { item: input.item } : {}),
           kinds: input.kinds ?? [],
           limit: input.limit,
           wait_seconds: input.wait_seconds,
         });
+        if (group !== undefined) afterResult(() => ctx.acks.send(group, r.next_cursor));
         return { events: r.events.map(shapeEvent), next_cursor: r.next_cursor };
       } finally {
         if (client !== ctx.client) {

@@ -13,7 +13,9 @@ import {
   EstimateField,
   EvidenceField,
   IdempotencyKeyField,
+  ITEM_AREAS,
   ITEM_LIST_LIMIT,
+  ITEM_PRIORITIES,
   ItemAreaField,
   ItemDateField,
   ItemDescriptionField,
@@ -31,6 +33,7 @@ import {
 import { hints, toolFactory } from "@mcpforge/toolkit";
 import { z } from "zod";
 import { type ChainmailContext, GROUPS, type GateState } from "../context.js";
+import { orEmpty, withoutEmpty } from "../schemas.js";
 import {
   CriterionOut,
   DetailOut,
@@ -63,20 +66,22 @@ export const itemTools = [
     title: "Create a work item",
     description: `Creates an item, with criteria when given. With idempotency_key, a retry returns the first item with duplicate set. ${NOTE}`,
     input: {
-      area: ItemAreaField.optional().describe(
-        "work or personal; required for an item with no parent_id, inherited from the parent when empty",
-      ),
+      area: orEmpty(ITEM_AREAS)
+        .optional()
+        .describe(
+          "work or personal; required for an item with no parent_id, inherited from the parent when empty",
+        ),
       criteria: CriteriaField.optional().describe("Acceptance criteria, each 1 to 500 characters, in order"),
       ...fieldInputs,
       idempotency_key: IdempotencyKeyField.optional().describe(
         "1 to 128 of A-Z a-z 0-9 . _ : -; a repeat with the same key and input returns the first item instead of making another; a different input with the same key is refused",
       ),
-      parent_id: ItemIdField.optional().describe(
-        "The parent item's ID; empty makes a root item, or puts a task in the inbox",
-      ),
-      priority: ItemPriorityField.optional().describe(
-        "p0 to p3; inherited from the parent when empty, p2 at the root",
-      ),
+      parent_id: orEmpty(ItemIdField)
+        .optional()
+        .describe("The parent item's ID; empty makes a root item, or puts a task in the inbox"),
+      priority: orEmpty(ITEM_PRIORITIES)
+        .optional()
+        .describe("p0 to p3; inherited from the parent when empty, p2 at the root"),
       state: ItemStateField.optional().describe("backlog (default), in-progress, in-review or done"),
       title: ItemTitleField.describe("1 to 200 characters"),
       type: ItemTypeField.describe(
@@ -87,7 +92,7 @@ export const itemTools = [
     annotations: hints.additive,
     summary: (r) => `${r.duplicate ? "Already created" : "Created"} ${r.item.type} ${r.item.id}`,
     handler: async (p, { ctx }) => {
-      const r = await ctx.client.call("item.create", p);
+      const r = await ctx.client.call("item.create", withoutEmpty(p));
       return { item: showItem(r.item), criteria: r.criteria.map(showCriterion), duplicate: r.duplicate };
     },
   }),
@@ -269,9 +274,11 @@ export const itemTools = [
       "Ticks a criterion with evidence, or unticks it with ticked false. An item can be set to done only when every criterion is ticked.",
     input: {
       criterion_id: CriterionIdField.describe("A criterion ID from get_item"),
-      evidence: EvidenceField.optional().describe(
-        "Required when ticking: how the criterion was met, 1 to 1000 characters; must be empty when unticking",
-      ),
+      evidence: orEmpty(EvidenceField)
+        .optional()
+        .describe(
+          "Required when ticking: how the criterion was met, 1 to 1000 characters; must be empty when unticking",
+        ),
       item_id: ItemIdField.describe("The item"),
       ticked: z.boolean().describe("true ticks the criterion, false unticks it"),
     },
@@ -279,7 +286,7 @@ export const itemTools = [
     annotations: hints.idempotentWrite,
     summary: (r) => `${r.criterion.ticked ? "Ticked" : "Unticked"} ${r.criterion.id}`,
     handler: async (p, { ctx }) => {
-      const r = await ctx.client.call("item.tick", p);
+      const r = await ctx.client.call("item.tick", withoutEmpty(p));
       return { criterion: showCriterion(r.criterion), revision: r.revision };
     },
   }),

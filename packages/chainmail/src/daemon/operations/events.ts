@@ -29,12 +29,16 @@ export const WaitSecondsField = z.number().int().min(WAIT_SECONDS.min).max(WAIT_
 export const InField = z.string().min(1).max(MAX_IN_LENGTH);
 
 export const eventOperations = {
-  /** A group read acknowledges what it returns once the reply is written (see the README). */
+  /**
+   * A group read acknowledges what it returns once the reply is written, or, with `defer_ack`, not
+   * at all: the caller sends `watch.ack` once its own reader has the page (see the README).
+   */
   "watch.read": operation<ReadEventsResult>()({
     params: z.object({
       accounts: AccountsField.default([]),
       cursor: EventCursorField.optional(),
       group: GroupField.optional(),
+      defer_ack: z.boolean().default(false),
       in: InField.optional(),
       item: ItemIdField.optional(),
       kinds: EventKindsField.default([]),
@@ -42,6 +46,12 @@ export const eventOperations = {
       wait_seconds: WaitSecondsField.default(WAIT_SECONDS.default),
     }),
     audit: "watch.read",
+    mutates: false,
+  }),
+  /** Moves a group to a deferred read's next_cursor (never back, never past the log's end). */
+  "watch.ack": operation<{ group: string; acked: number }>()({
+    params: z.object({ group: GroupField, cursor: EventCursorField }),
+    audit: "watch.ack",
     mutates: false,
   }),
   "watch.status": operation<WatchStatus>()({ params: z.object({}), audit: null, mutates: false }),
