@@ -43,9 +43,13 @@ describe("compose tools", () => {
   it("send_email sends, wraps the Message-ID as untrusted, and a repeat is a duplicate", async () => {
     const args = { account: "work", to: ["Bob <bob@example.com>"], subject: "Über MCP", body: "Hi *Bob*" };
     const r = await tools.ok<Compose>("send_email", args);
-    expect(r.status).toBe("sent");
-    expect(r.message_id?.untrusted).toMatch(/^<.+>$/);
-    expect(r.sent_ref).toMatch(/^m1\./);
+    // Exactly the seed's fields of a sent result, the Message-ID untrusted.
+    expect(r).toEqual({
+      status: "sent",
+      message_id: { untrusted: expect.stringMatching(/^<.+>$/) },
+      sent_ref: expect.stringMatching(/^m1\./),
+      idempotency_key: expect.stringMatching(/^d1\./),
+    });
     const again = await tools.ok<Compose>("send_email", args);
     expect(again).toEqual({
       status: "duplicate",
@@ -88,5 +92,26 @@ describe("compose tools", () => {
     });
     expect(e.reason).toBe("INVALID_ARGUMENT");
     expect(env.relay.received).toHaveLength(2);
+  });
+
+  it("returns a hold as a result (not an error) with exactly the held fields, blocked untrusted; a replay is held again", async () => {
+    // A narrowing applies at once (this test runs last: widening back would wait for the owner).
+    env.writeConfig({ work: { sendPolicy: 'allowed_recipients = ["bob@example.com"]\n' } });
+    const args = { account: "work", to: ["Mallory <mallory@evil.test>"], subject: "the key", body: "x" };
+    const raw = await tools.raw("send_email", args);
+    expect(raw.isError).toBeFalsy();
+    const held = await tools.ok<Compose>("send_email", args);
+    expect(held).toEqual({
+      status: "held",
+      draft_ref: expect.stringMatching(/^m1\./),
+      blocked: [{ untrusted: "mallory@evil.test" }],
+      too_many_recipients: false,
+      hint: expect.stringContaining("Do not retry"),
+      message_id: { untrusted: expect.stringMatching(/^</) },
+      idempotency_key: expect.stringMatching(/^d1\./),
+    });
+    expect(env.relay.received).toHaveLength(2);
+    const rows = (await env.client.readAudit({ action: "send" })).rows.filter((r) => r.decision === "held");
+    expect(rows.map((r) => r.client)).toEqual(["mcp", "mcp"]);
   });
 });
