@@ -94,3 +94,22 @@ describe("with allow_expunge on and a server without UIDPLUS", () => {
     expect(await count(env, "Trash")).toBe(2);
   });
 });
+
+describe("a server with neither UIDPLUS nor MOVE", () => {
+  let env: MailEnv;
+  beforeAll(async () => {
+    env = await startMailEnv({ work: { allow_expunge: true } }, capabilitiesWithout("UIDPLUS", "MOVE"));
+  }, 60_000);
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  it("refuses to remove a draft (a move would need a plain EXPUNGE) and leaves it in Drafts", async () => {
+    await env.client.call("draft.create", { account: "work", to: ["bob@example.com"], subject: "x1" });
+    await expect(env.client.call("draft.delete", { ref: await draftRef(env, "x1") })).rejects.toMatchObject({
+      reason: "UNSUPPORTED",
+    });
+    expect(await count(env, "Drafts")).toBe(1);
+    expect(await count(env, "Trash")).toBe(0);
+  });
+});
