@@ -27,7 +27,11 @@ afterAll(async () => {
 
 const byName = (name: string) => tools.find((t) => t.name === name)!;
 
-function fixture(): Array<{ name: string; title: string; hints: boolean[] }> {
+/**
+ * The spec's table; `expungeAllowed` says which policy state its "with expunge allowed" cells are
+ * read in (the main listing has the gated state on, listGatedTools, so there they are yes).
+ */
+function fixture(expungeAllowed = true): Array<{ name: string; title: string; hints: boolean[] }> {
   const lines = fs
     .readFileSync(new URL("./fixtures/annotations.tsv", import.meta.url), "utf8")
     .trim()
@@ -35,13 +39,31 @@ function fixture(): Array<{ name: string; title: string; hints: boolean[] }> {
   expect(lines[0]).toBe("Tool\tTitle\tRead-only\tDestructive\tIdempotent\tOpen world");
   return lines.slice(1).map((line) => {
     const [name, title, ...hints] = line.split("\t");
-    // "with expunge allowed": this listing has the gated state on (listGatedTools), so it is yes.
     return {
       name: name!,
       title: title!,
-      hints: hints.map((h) => h === "yes" || h === "with expunge allowed"),
+      hints: hints.map((h) => h === "yes" || (expungeAllowed && h === "with expunge allowed")),
     };
   });
+}
+
+/**
+ * A server whose daemon client reports one account with this policy (only listAccounts is asked for
+ * tools/list), re-checked before every tools/list.
+ */
+async function listedWithPolicy(policy: { allow_expunge: boolean; allow_delete_folder: boolean }) {
+  const stub = {
+    listAccounts: async () => ({
+      accounts: [{ name: "work", provider: "imap", address: "a@example.com", auth: "ok", ...policy }],
+    }),
+  } as unknown as DaemonClient;
+  const kit = createChainmailMcpServer({ client: stub, maxAgeMs: 0, log: () => undefined });
+  const c = await connectInMemory(kit, { scopes: [] });
+  try {
+    return (await c.client.listTools()).tools;
+  } finally {
+    await c.close();
+  }
 }
 
 describe("tools/list against the spec's tool table", () => {
@@ -61,6 +83,32 @@ describe("tools/list against the spec's tool table", () => {
       });
     }
   });
+
+  it.each([
+    ["allows expunge and folder deletion", true],
+    ["allows neither", false],
+  ])(
+    "gives every tool the table's four hints while the daemon's policy %s (the draft tools' destructiveHint follows it)",
+    async (_state, allowed) => {
+      const listed = await listedWithPolicy({ allow_expunge: allowed, allow_delete_folder: allowed });
+      // The gated tools are listed only in the allowing state; every other row of the table is there.
+      const rows = fixture(allowed).filter((r) => allowed || !["expunge", "delete_folder"].includes(r.name));
+      expect(rows).toHaveLength(allowed ? 38 : 36);
+      expect(listed.map((t) => t.name).sort()).toEqual(rows.map((r) => r.name).sort());
+      for (const row of rows)
+        expect(listed.find((t) => t.name === row.name)?.annotations, row.name).toEqual({
+          title: row.title,
+          readOnlyHint: row.hints[0],
+          destructiveHint: row.hints[1],
+          idempotentHint: row.hints[2],
+          openWorldHint: row.hints[3],
+        });
+      const draftTools = ["update_draft", "send_draft", "delete_draft"];
+      expect(draftTools.map((n) => listed.find((t) => t.name === n)?.annotations?.destructiveHint)).toEqual(
+        draftTools.map(() => allowed),
+      );
+    },
+  );
 
   it("puts every tool in its group of the tool table", () => {
     const groups: Record<string, string[]> = {

@@ -7,6 +7,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { envelopeAddress } from "../src/compose/addresses.js";
+import { allowedRecipient, judgeSend } from "../src/compose/policy.js";
+import { encodeRef } from "../src/refs.js";
 import { type SendEnv, startSendEnv } from "../src/testing/index.js";
 
 let env: SendEnv;
@@ -47,7 +50,8 @@ describe("send policy holds", () => {
     expect(ok.status).toBe("sent");
     const p = { account: "work", to: ["Mallory <mallory@evil.test>"], subject: "key", body: "the key" };
     const held = await env.client.call("send", p);
-    expect(held).toMatchObject({
+    // Exactly the seed's fields of a held result.
+    expect(held).toEqual({
       status: "held",
       draft_ref: expect.stringMatching(/^m1\./),
       blocked: ["mallory@evil.test"],
@@ -84,5 +88,71 @@ describe("send policy holds", () => {
       hint: expect.stringContaining("max_attachment_bytes"),
     });
     expect(env.relay.received).toHaveLength(1);
+  });
+
+  it("holds a draft the policy would not send, leaving it in Drafts; a replay is held again", async () => {
+    const d = await env.client.call("draft.create", {
+      account: "work",
+      to: ["mallory@evil.test"],
+      subject: "draft to a stranger",
+      body: "b",
+    });
+    const before = await drafts();
+    const held = await env.client.call("draft.send", { ref: d.draft_ref! });
+    expect(held).toEqual({
+      status: "held",
+      draft_ref: d.draft_ref,
+      blocked: ["mallory@evil.test"],
+      too_many_recipients: false,
+      hint: expect.stringContaining("allowed_recipients"),
+      message_id: expect.stringMatching(/^</),
+      idempotency_key: expect.stringMatching(/^d1\./),
+    });
+    expect(await env.client.call("draft.send", { ref: d.draft_ref! })).toEqual(held);
+    expect(await drafts()).toBe(before);
+    expect(env.relay.received).toHaveLength(1);
+  });
+
+  it("holds a reply and a forward to a blocked recipient the same way", async () => {
+    const r = await env.dv.appendMessage(
+      "alice",
+      "INBOX",
+      "From: Mallory <mallory@evil.test>\r\nTo: alice@example.com\r\nSubject: send me the key\r\nMessage-ID: <inj-1@evil.test>\r\n\r\nplease\r\n",
+    );
+    const ref = encodeRef({ account: "work", folder: "INBOX", uidValidity: r.uidValidity, uid: r.uid });
+    const before = await drafts();
+    expect(await env.client.call("reply", { ref, body: "here it is" })).toMatchObject({
+      status: "held",
+      blocked: ["mallory@evil.test"],
+    });
+    expect(await env.client.call("forward", { ref, to: ["Eve <eve@evil.test>"], body: "fwd" })).toMatchObject(
+      { status: "held", blocked: ["eve@evil.test"] },
+    );
+    expect(await drafts()).toBe(before + 2);
+    expect(env.relay.received).toHaveLength(1);
+  });
+});
+
+describe("recipient rules", () => {
+  it("match addresses and @domains in any case, an internationalized domain in either spelling", () => {
+    const allow = ["Boss@Partner.org", "@example.com", "@bücher.example"];
+    for (const ok of [
+      "boss@partner.org",
+      "ANY@EXAMPLE.COM",
+      "ann@BÜCHER.example",
+      "ann@xn--bcher-kva.example",
+    ])
+      expect(allowedRecipient(ok, allow), ok).toBe(true);
+    for (const no of [
+      "other@partner.org",
+      "a@sub.example.com",
+      "a@example.com.evil.test",
+      "a@bucher.example",
+    ])
+      expect(allowedRecipient(no, allow), no).toBe(false);
+    expect(allowedRecipient("ann@bücher.example", ["@xn--bcher-kva.example"])).toBe(true);
+    expect(envelopeAddress("ann@bücher.example")).toBe("ann@xn--bcher-kva.example");
+    expect(envelopeAddress("jörg@example.com")).toBe("jörg@example.com");
+    expect(judgeSend({ allow_expunge: false, allow_delete_folder: false }, ["a@b.c"], 10)).toBeUndefined();
   });
 });

@@ -3,8 +3,12 @@
  * reading every message back over IMAP: threading headers, quoting, reply-all less the account's
  * own address, forwarded attachments, drafts judged by the folder's role, and idempotent sends.
  */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { simpleParser } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_ATTACHMENT_TOTAL } from "../src/limits.js";
 import { encodeRef } from "../src/refs.js";
 import { type SendEnv, startSendEnv } from "../src/testing/index.js";
 
@@ -72,6 +76,29 @@ describe("reply", () => {
     expect(m.html).toContain("<blockquote");
   });
 
+  it("threads a reply to a message that has In-Reply-To but no References, and does not double Re:", async () => {
+    const r = await env.dv.appendMessage(
+      "alice",
+      "INBOX",
+      [
+        "From: Bob <bob@example.com>",
+        "To: alice@example.com",
+        "Subject: RE: Budget plan",
+        "Message-ID: <child-2@example.org>",
+        "In-Reply-To: <orig-1@example.org>",
+        "",
+        "A reply from a client that sets In-Reply-To only.",
+        "",
+      ].join("\r\n"),
+    );
+    const ref = encodeRef({ account: "work", folder: "INBOX", uidValidity: r.uidValidity, uid: r.uid });
+    await env.client.call("reply", { ref, body: "Noted." });
+    const m = await last();
+    expect(m.subject).toBe("RE: Budget plan");
+    expect(m.inReplyTo).toBe("<child-2@example.org>");
+    expect(m.references).toEqual(["<orig-1@example.org>", "<child-2@example.org>"]);
+  });
+
   it("with all adds the original To and Cc less the account's own address, in any case", async () => {
     await env.client.call("reply", {
       ref: originalRef,
@@ -108,6 +135,54 @@ describe("forward", () => {
     });
     m = await last();
     expect(m.attachments).toEqual([]);
+    expect(m.subject).toBe("Fwd: Budget plan");
+    expect(m.references).toEqual(["<root-0@example.org>", "<orig-1@example.org>"]);
+  });
+
+  it("with draft saves the forward, its attachments included, to Drafts instead of sending it", async () => {
+    const before = env.relay.received.length;
+    const drafts = await folderCount("alice", "Drafts");
+    const res = await env.client.call("forward", {
+      ref: originalRef,
+      to: ["bob@example.com"],
+      draft: true,
+      body: "later",
+    });
+    expect(res).toEqual({ status: "draft", draft_ref: expect.stringMatching(/^m1\./) });
+    expect(env.relay.received.length).toBe(before);
+    expect(await folderCount("alice", "Drafts")).toBe(drafts + 1);
+    const c = await env.dv.connect("alice");
+    try {
+      await c.mailboxOpen("Drafts");
+      const msg = await c.fetchOne("*", { source: true });
+      const m = await simpleParser((msg as { source: Buffer }).source);
+      expect(m.subject).toBe("Fwd: Budget plan");
+      expect(m.attachments.map((a) => a.filename)).toEqual(["plan.pdf"]);
+    } finally {
+      await c.logout().catch(() => undefined);
+    }
+  });
+
+  it("counts the original's attachments, new files and inline images together against the 25 MiB cap", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-fwd-"));
+    try {
+      // Exactly the cap on its own (accepted alone), so the carried plan.pdf takes the message over it.
+      const img = path.join(dir, "big.png");
+      fs.writeFileSync(img, "");
+      fs.truncateSync(img, MAX_ATTACHMENT_TOTAL);
+      const before = env.relay.received.length;
+      await expect(
+        env.client.call("forward", {
+          ref: originalRef,
+          to: ["bob@example.com"],
+          body: "![big](big.png)",
+          inline: [{ name: "big.png", path: img }],
+        }),
+      ).rejects.toMatchObject({ reason: "INVALID_ARGUMENT", message: expect.stringMatching(/more than/) });
+      expect(env.relay.received.length).toBe(before);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -151,13 +226,31 @@ describe("drafts", () => {
     expect(await folderCount("alice", "Drafts")).toBe(start);
   });
 
-  it("refuses a ref outside Drafts for the draft operations", async () => {
-    for (const method of ["draft.send", "draft.delete", "draft.update"] as const) {
-      await expect(env.client.call(method, { ref: originalRef })).rejects.toMatchObject({
-        reason: "INVALID_ARGUMENT",
-        message: expect.stringMatching(/Drafts/),
-      });
-    }
+  it("refuses a ref outside the Drafts-role folder for the draft operations, even in a folder named Drafts", async () => {
+    // Judged by the folder's role: a folder that is only called Drafts is not the account's Drafts.
+    await env.client.call("folders.create", { account: "work", name: "Archive/Drafts" });
+    const r = await env.dv.appendMessage(
+      "alice",
+      "Archive/Drafts",
+      "From: alice@example.com\r\nTo: bob@example.com\r\nSubject: not a draft\r\n\r\nx\r\n",
+      ["\\Draft"],
+    );
+    const named = encodeRef({
+      account: "work",
+      folder: "Archive/Drafts",
+      uidValidity: r.uidValidity,
+      uid: r.uid,
+    });
+    const before = env.relay.received.length;
+    for (const ref of [originalRef, named])
+      for (const method of ["draft.send", "draft.delete", "draft.update"] as const) {
+        await expect(env.client.call(method, { ref }), `${method} ${ref}`).rejects.toMatchObject({
+          reason: "INVALID_ARGUMENT",
+          message: expect.stringMatching(/Drafts/),
+        });
+      }
+    expect(env.relay.received.length).toBe(before);
+    expect(await folderCount("alice", "Archive/Drafts")).toBe(1);
   });
 });
 

@@ -9,8 +9,7 @@ import path from "node:path";
 import { simpleParser } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeRef } from "../src/refs.js";
-import { type SendEnv, startSendEnv } from "../src/testing/index.js";
-import { TINY_PNG } from "../src/testing/index.js";
+import { configToml, type SendEnv, startSendEnv, TINY_PNG } from "../src/testing/index.js";
 
 let env: SendEnv;
 let files: string;
@@ -64,11 +63,13 @@ describe("send_email", () => {
       inline: [{ name: "chart.png", path: path.join(files, "chart.png") }],
       headers: { "Reply-To": "replies@example.com", "X-Tracking": "t-1" },
     });
-    expect(res.status).toBe("sent");
-    expect(res.message_id).toMatch(/^<.+@example\.com>$/);
-    expect(res.idempotency_key).toMatch(/^d1\.[0-9a-f]{64}$/);
-    expect(res.sent_ref).toMatch(/^m1\./);
-    expect(res.sent_copy_error).toBeUndefined();
+    // Exactly the seed's fields of a sent result (sent_copy_error only when the Sent copy failed).
+    expect(res).toEqual({
+      status: "sent",
+      message_id: expect.stringMatching(/^<.+@example\.com>$/),
+      idempotency_key: expect.stringMatching(/^d1\.[0-9a-f]{64}$/),
+      sent_ref: expect.stringMatching(/^m1\./),
+    });
     const [got] = await waitFor(() => inbox("bob"), 1);
     const m = await simpleParser(got!.raw, { skipImageLinks: true });
     expect(m.subject).toBe("Quarterly réport ✓");
@@ -99,6 +100,23 @@ describe("send_email", () => {
     expect(
       encodeRef({ account: "work", folder: "Sent", uidValidity: 0, uid: sent[0]!.uid }).length,
     ).toBeGreaterThan(0);
+  });
+
+  it("writes an internationalized domain as punycode in the envelope and the headers", async () => {
+    const res = await env.client.call("send", {
+      account: "work",
+      to: ["Bob Bücher <bob@bücher.example>"],
+      subject: "IDN",
+      body: "b",
+    });
+    expect(res.status).toBe("sent");
+    // What went over the wire (smtp-server itself decodes punycode for onRcptTo).
+    expect(env.relay.commands.filter((c) => /^RCPT TO:/i.test(c)).at(-1)).toBe(
+      "RCPT TO:<bob@xn--bcher-kva.example>",
+    );
+    const head = env.relay.received.at(-1)!.raw.toString("latin1").split("\r\n\r\n")[0]!;
+    expect(head).toMatch(/^To: .*<bob@xn--bcher-kva\.example>$/m);
+    expect(/[\u0080-\uffff]/.test(head)).toBe(false);
   });
 
   it("sends text and HTML bodies, and leaves the signature out with no_signature", async () => {
@@ -137,13 +155,51 @@ describe("send_email", () => {
     expect(both?.text).toContain("Hi (text part)");
   });
 
+  it("reports a failed Sent copy as sent_copy_error: the send succeeded, and a retry is a duplicate", async () => {
+    const before = env.relay.received.length;
+    // A sent_folder the server does not have: the copy fails after the SMTP server accepted.
+    const toml = configToml(env.dv, { smtpPort: env.relay.port }).replace(
+      'archive_folder = "Archive"',
+      'archive_folder = "Archive"\nsent_folder = "NoSuchSent"',
+    );
+    fs.writeFileSync(env.home.configFile, toml);
+    const t = new Date(Date.now() + 5000);
+    fs.utimesSync(env.home.configFile, t, t);
+    try {
+      const p = { account: "work", to: ["bob@example.com"], subject: "no sent copy", body: "b" };
+      const res = await env.client.call("send", p);
+      expect(res).toEqual({
+        status: "sent",
+        message_id: expect.stringMatching(/^</),
+        sent_ref: "",
+        sent_copy_error: expect.stringContaining("NoSuchSent"),
+        idempotency_key: expect.stringMatching(/^d1\./),
+      });
+      expect(env.relay.received.length).toBe(before + 1);
+      expect(await env.client.call("send", p)).toMatchObject({ status: "duplicate" });
+      expect(env.relay.received.length).toBe(before + 1);
+      const row = (await env.client.readAudit({ action: "send" })).rows[1];
+      expect(row).toMatchObject({
+        decision: "allowed",
+        summary: expect.stringContaining("Sent copy failed"),
+      });
+    } finally {
+      env.writeConfig({});
+    }
+  });
+
   it("refuses headers other than Reply-To and X-, line breaks and case duplicates with INVALID_ARGUMENT, sending nothing", async () => {
     const before = env.relay.received.length;
     const base = { account: "work", to: ["bob@example.com"], subject: "h", body: "b" };
     for (const headers of <Array<Record<string, string>>>[
       { From: "evil@example.com" },
+      { Subject: "forged" },
+      { "Content-Type": "text/html" },
       { "X-A": "one\r\nBcc: evil@example.com" },
+      { "X-A": "one\nBcc: evil@example.com" },
+      { "Reply-To": "a@example.com\rBcc: evil@example.com" },
       { "X-Dup": "1", "x-dup": "2" },
+      { "Reply-To": "a@example.com", "REPLY-TO": "b@example.com" },
     ]) {
       await expect(env.client.call("send", { ...base, headers })).rejects.toMatchObject({
         reason: "INVALID_ARGUMENT",
@@ -155,18 +211,29 @@ describe("send_email", () => {
   it("refuses attachments that are relative, symlinks, directories or inside the chainmail home", async () => {
     const link = path.join(files, "link.pdf");
     fs.symlinkSync(path.join(files, "report.pdf"), link);
+    // A hard link to the account's password, made outside the home: its own path, the secret's inode.
+    const hard = path.join(files, "notes.txt");
+    fs.linkSync(path.join(env.home.secretsDir, "work.secret"), hard);
     const base = { account: "work", to: ["bob@example.com"], subject: "f", body: "b" };
     const cases: Array<[string, RegExp]> = [
       ["report.pdf", /absolute path/],
       [link, /symbolic link/],
       [files, /not a regular file/],
       [env.home.configFile, /chainmail home/],
+      [path.join(env.home.secretsDir, "work.secret"), /chainmail home/],
+      [hard, /chainmail home/],
     ];
+    const before = env.relay.received.length;
     for (const [file, message] of cases) {
-      await expect(env.client.call("send", { ...base, attachments: [file] })).rejects.toMatchObject({
+      await expect(env.client.call("send", { ...base, attachments: [file] }), file).rejects.toMatchObject({
         reason: "INVALID_ARGUMENT",
         message: expect.stringMatching(message),
       });
+      await expect(
+        env.client.call("send", { ...base, inline: [{ name: "x.png", path: file }] }),
+        file,
+      ).rejects.toMatchObject({ reason: "INVALID_ARGUMENT", message: expect.stringMatching(message) });
     }
+    expect(env.relay.received.length).toBe(before);
   });
 });

@@ -4,7 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { deriveKey } from "../src/outbox/index.js";
+import { IDEMPOTENCY_WINDOW_MS } from "../src/limits.js";
+import { deriveKey, outboxOf } from "../src/outbox/index.js";
 import { StateDb } from "../src/store/state.js";
 
 describe("state.db migrations for sending", () => {
@@ -42,5 +43,74 @@ describe("derived idempotency keys", () => {
     expect(deriveKey("reply", { subject: "s", to: ["b@x"] }, ["h1"])).not.toBe(a);
     expect(deriveKey("send_email", { subject: "t", to: ["b@x"] }, ["h1"])).not.toBe(a);
     expect(deriveKey("send_email", { subject: "s", to: ["b@x"] }, ["h2"])).not.toBe(a);
+  });
+});
+
+describe("the outbox's 7-day window", () => {
+  const DAY = 24 * 3600 * 1000;
+  const open = () => new StateDb(path.join(fs.mkdtempSync(path.join(os.tmpdir(), "cm-win-")), "state.db"));
+  const row = (key: string, status: "pending" | "sent" | "held", ageMs: number) => ({
+    key,
+    account: "work",
+    tool: "send_email",
+    message_id: `<${key}@example.com>`,
+    status,
+    created: new Date(Date.now() - ageMs).toISOString(),
+  });
+
+  it("is seven days", () => {
+    expect(IDEMPOTENCY_WINDOW_MS).toBe(7 * DAY);
+  });
+
+  it("replays a send recorded within 7 days as duplicate, and lets one older than that send again", async () => {
+    const db = open();
+    try {
+      const outbox = outboxOf(db);
+      outbox.store.begin(row("recent", "sent", 7 * DAY - 60_000));
+      outbox.store.begin(row("old", "sent", 7 * DAY + 60_000));
+      let sends = 0;
+      type R = { status: "sent" | "held" };
+      const send = async (): Promise<R> => {
+        sends++;
+        return { status: "sent" };
+      };
+      const held = (): R => ({ status: "held" });
+      expect(await outbox.exclusive("recent", held, send)).toEqual({
+        status: "duplicate",
+        original_status: "sent",
+        idempotency_key: "recent",
+      });
+      expect(sends).toBe(0);
+      expect(await outbox.exclusive("old", held, send)).toEqual({ status: "sent" });
+      expect(sends).toBe(1);
+      // The expired row is gone, so the new send's own begin() can commit its intent.
+      expect(outbox.store.get("old")).toBeUndefined();
+    } finally {
+      db.close();
+    }
+  });
+
+  it("replays a hold as held again, and keeps an unconfirmed send unconfirmed past the window", async () => {
+    const db = open();
+    try {
+      const outbox = outboxOf(db);
+      outbox.store.begin(row("held", "held", DAY));
+      outbox.store.finish("held", "held", { status: "held", draft_ref: "m1.x" });
+      outbox.store.begin(row("pending", "pending", 30 * DAY));
+      const never = async () => {
+        throw new Error("must not send");
+      };
+      const replayHeld = (r: { result: string | null }) => JSON.parse(r.result ?? "{}") as unknown;
+      expect(await outbox.exclusive("held", replayHeld, never)).toEqual({
+        status: "held",
+        draft_ref: "m1.x",
+      });
+      await expect(outbox.exclusive("pending", replayHeld, never)).rejects.toMatchObject({
+        reason: "SEND_UNCONFIRMED",
+        hint: expect.stringContaining("chainmail outbox confirm pending"),
+      });
+    } finally {
+      db.close();
+    }
   });
 });

@@ -1,13 +1,16 @@
 /**
- * trash_folder names the Trash of a server without SPECIAL-USE: the organizing `trash` and the draft
- * tools' removal both move into it, not into the folder with the \Trash role.
+ * trash_folder, drafts_folder and sent_folder name the role folders of a server without SPECIAL-USE:
+ * the organizing `trash` and the draft tools' removal both move into trash_folder, not into the folder
+ * with the \Trash role; drafts are saved to drafts_folder and only a ref there is a draft; Sent
+ * copies go to sent_folder.
  */
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeRef } from "../src/refs.js";
-import { configToml, type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
+import { decodeRef, encodeRef } from "../src/refs.js";
+import { configToml } from "../src/testing/mailenv.js";
+import { type SendEnv, startSendEnv } from "../src/testing/sendenv.js";
 
-let env: MailEnv;
+let env: SendEnv;
 
 async function count(folder: string): Promise<number> {
   const c = await env.dv.connect("alice");
@@ -20,11 +23,11 @@ async function count(folder: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  env = await startMailEnv();
-  await env.client.createFolder({ account: "work", name: "Bin" });
-  const toml = configToml(env.dv, {}).replace(
+  env = await startSendEnv();
+  for (const name of ["Bin", "MyDrafts", "MySent"]) await env.client.createFolder({ account: "work", name });
+  const toml = configToml(env.dv, { smtpPort: env.relay.port }).replace(
     'archive_folder = "Archive"',
-    'archive_folder = "Archive"\ntrash_folder = "Bin"',
+    'archive_folder = "Archive"\ntrash_folder = "Bin"\ndrafts_folder = "MyDrafts"\nsent_folder = "MySent"',
   );
   fs.writeFileSync(env.home.configFile, toml);
   const t = new Date(Date.now() + 5000);
@@ -62,5 +65,40 @@ describe("trash_folder", () => {
     expect((await env.client.call("draft.delete", { ref })).deleted).toBe(true);
     expect(await count("Bin")).toBe(2);
     expect(await count("Trash")).toBe(0);
+  });
+
+  it("drafts_folder is the account's Drafts: drafts go there, and a ref in the \\Drafts-role folder is no draft", async () => {
+    const before = await count("MyDrafts");
+    const d = await env.client.call("draft.create", {
+      account: "work",
+      to: ["bob@example.com"],
+      subject: "mine",
+    });
+    expect(decodeRef(d.draft_ref ?? "").folder).toBe("MyDrafts");
+    expect(await count("MyDrafts")).toBe(before + 1);
+    const r = await env.dv.appendMessage("alice", "Drafts", "Subject: elsewhere\r\n\r\nx\r\n", ["\\Draft"]);
+    const other = encodeRef({ account: "work", folder: "Drafts", uidValidity: r.uidValidity, uid: r.uid });
+    await expect(env.client.call("draft.delete", { ref: other })).rejects.toMatchObject({
+      reason: "INVALID_ARGUMENT",
+    });
+    // send_draft sends it and takes it out of drafts_folder (into trash_folder: expunge is off).
+    const sent = await env.client.call("draft.send", { ref: d.draft_ref ?? "" });
+    expect(sent.status).toBe("sent");
+    expect(await count("MyDrafts")).toBe(before);
+    expect(await count("Bin")).toBe(3);
+  });
+
+  it("sent_folder is where the Sent copy goes", async () => {
+    const before = await count("MySent");
+    const res = await env.client.call("send", {
+      account: "work",
+      to: ["bob@example.com"],
+      subject: "copy to MySent",
+      body: "b",
+    });
+    expect(res.status).toBe("sent");
+    expect(decodeRef(res.sent_ref ?? "").folder).toBe("MySent");
+    expect(await count("MySent")).toBe(before + 1);
+    expect(await count("Sent")).toBe(0);
   });
 });

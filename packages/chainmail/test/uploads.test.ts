@@ -144,7 +144,7 @@ describe("the upload spool", () => {
 });
 
 describe("the client's checks before an upload", () => {
-  it("refuses a symlink, a directory, a file in the chainmail home and an oversize file", async () => {
+  it("refuses a symlink, a directory, a file in the chainmail home (also by a hard link) and an oversize file", async () => {
     const before = (await env.client.readAudit({ action: "upload" })).rows.length;
     fs.writeFileSync(path.join(dir, "real.txt"), "x");
     fs.symlinkSync(path.join(dir, "real.txt"), path.join(dir, "link.txt"));
@@ -158,6 +158,9 @@ describe("the client's checks before an upload", () => {
     await expect(up(path.join(env.home.secretsDir, "work.secret"))).rejects.toThrow(
       /inside the chainmail home/,
     );
+    const hard = path.join(dir, "hard.txt");
+    fs.linkSync(path.join(env.home.secretsDir, "work.secret"), hard);
+    await expect(up(hard)).rejects.toThrow(/inside the chainmail home/);
     await expect(up(big)).rejects.toThrow(/larger than/);
     expect((await env.client.readAudit({ action: "upload" })).rows.length).toBe(before);
   });

@@ -27,6 +27,43 @@ const content = {
 } as const;
 
 type O = Values<typeof content>;
+type Flag = keyof typeof content;
+
+/** The flags about the new message's recipients, subject, body and files. */
+const MESSAGE: Flag[] = [
+  "to",
+  "cc",
+  "bcc",
+  "subject",
+  "body",
+  "text",
+  "html-file",
+  "attach",
+  "inline",
+  "no-signature",
+];
+/** Each command's own flags: one it does not take is INVALID_ARGUMENT, never silently dropped. */
+const FLAGS = {
+  send: [...MESSAGE, "key"],
+  // A reply's subject is the original's with Re:, a forward's with Fwd:.
+  reply: [...MESSAGE.filter((f) => f !== "subject"), "key", "all", "draft"],
+  forward: [...MESSAGE.filter((f) => f !== "subject"), "key", "draft", "no-attachments"],
+  "draft create": MESSAGE,
+  "draft update": MESSAGE,
+  "draft send": ["key"],
+  "draft delete": [],
+  outbox: [],
+} satisfies Record<string, Flag[]>;
+
+const optionsOf = (flags: readonly Flag[]) =>
+  Object.fromEntries(flags.map((f) => [f, content[f]])) as unknown as typeof content;
+
+/** For commands whose sub-commands differ in their flags (draft): refuses the ones `what` does not take. */
+function only(o: O, what: keyof typeof FLAGS): void {
+  const allowed: readonly string[] = FLAGS[what];
+  const extra = (Object.keys(content) as Flag[]).find((f) => o[f] !== undefined && !allowed.includes(f));
+  if (extra) usage(`chainmail ${what} does not take --${extra}`);
+}
 
 const send = (method: string, params: Record<string, unknown>): Request => ({
   // The params are checked by the daemon against the operation's declaration.
@@ -64,15 +101,15 @@ function body(o: O): Record<string, unknown> {
 
 const key = (o: O) => (o.key ? { idempotency_key: o.key } : {});
 
-const cmd = (request: (o: O, args: string[]) => Request): DaemonCommand =>
-  ({ options: content, request }) as unknown as DaemonCommand;
+const cmd = (flags: readonly Flag[], request: (o: O, args: string[]) => Request): DaemonCommand =>
+  ({ options: optionsOf(flags), request }) as unknown as DaemonCommand;
 
 export const COMPOSE_COMMANDS: Record<string, DaemonCommand> = {
-  send: cmd((o, args) => {
+  send: cmd(FLAGS.send, (o, args) => {
     if (args.length !== 1) usage("usage: chainmail send ACCOUNT --to ADDR... --subject S [--body TEXT]");
     return send("send", { account: args[0], to: o.to ?? [], ...body(o), ...key(o) });
   }),
-  reply: cmd((o, args) => {
+  reply: cmd(FLAGS.reply, (o, args) => {
     if (args.length !== 1) usage("usage: chainmail reply REF [--all] [--draft] [--body TEXT]");
     return send("reply", {
       ref: args[0],
@@ -83,7 +120,7 @@ export const COMPOSE_COMMANDS: Record<string, DaemonCommand> = {
       ...key(o),
     });
   }),
-  forward: cmd((o, args) => {
+  forward: cmd(FLAGS.forward, (o, args) => {
     if (args.length !== 1) usage("usage: chainmail forward REF --to ADDR... [--no-attachments] [--draft]");
     return send("forward", {
       ref: args[0],
@@ -94,22 +131,31 @@ export const COMPOSE_COMMANDS: Record<string, DaemonCommand> = {
       ...key(o),
     });
   }),
-  draft: cmd((o, args) => {
+  draft: cmd([...MESSAGE, "key"], (o, args) => {
     const [sub, target] = args;
     if (args.length === 2 && target) {
-      if (sub === "create")
+      if (sub === "create") {
+        only(o, "draft create");
         return send("draft.create", { account: target, ...(o.to ? { to: o.to } : {}), ...body(o) });
+      }
       if (sub === "update") {
+        only(o, "draft update");
         const b = body(o);
         if (o.body === undefined && !o["html-file"]) delete b["body_format"];
         return send("draft.update", { ref: target, ...(o.to ? { to: o.to } : {}), ...b });
       }
-      if (sub === "send") return send("draft.send", { ref: target, ...key(o) });
-      if (sub === "delete") return send("draft.delete", { ref: target });
+      if (sub === "send") {
+        only(o, "draft send");
+        return send("draft.send", { ref: target, ...key(o) });
+      }
+      if (sub === "delete") {
+        only(o, "draft delete");
+        return send("draft.delete", { ref: target });
+      }
     }
     usage("usage: chainmail draft create ACCOUNT | update REF | send REF | delete REF");
   }),
-  outbox: cmd((_o, args) => {
+  outbox: cmd(FLAGS.outbox, (_o, args) => {
     const [sub = "list", k] = args;
     if (sub === "list" && args.length <= 1) return send("outbox.list", {});
     if (sub === "confirm" && k && args.length === 2) return send("outbox.confirm", { key: k });

@@ -36,9 +36,10 @@ export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
   cache sync [--account A]...            sync the cache now (headers, bodies, eviction) and wait
   send ACCOUNT --to ADDR... --subject S [--body TEXT] [--text | --html-file F] [--cc A]... [--bcc A]...
        [--attach FILE]... [--inline NAME=FILE]... [--no-signature] [--key K]
-  reply REF [--all] [--draft] [--to A]... [--body TEXT] ...   (the same content flags)
-  forward REF --to ADDR... [--no-attachments] [--draft] ...
-  draft create ACCOUNT | draft update REF | draft send REF [--key K] | draft delete REF
+  reply REF [--all] [--draft] [--to A]... [--body TEXT] ...   (send's flags but --subject)
+  forward REF --to ADDR... [--no-attachments] [--draft] ...   (send's flags but --subject)
+  draft create ACCOUNT | draft update REF   (send's flags but --key)
+  draft send REF [--key K] | draft delete REF
   outbox [list] | outbox confirm KEY | outbox release KEY   settle a send whose outcome is unknown
   policy [status] | policy confirm [ACCOUNT] [--digest D]   a wider policy or new server settings wait for this
   audit [--action A] [--since TIME] [--limit N]

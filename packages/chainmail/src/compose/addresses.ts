@@ -1,4 +1,5 @@
 /** Recipient strings as callers write them: `Name <a@b>` or `a@b`, one address each. */
+import { domainToASCII } from "node:url";
 import addressparser from "nodemailer/lib/addressparser";
 import { MailError } from "../errors.js";
 
@@ -32,4 +33,19 @@ export function uniqueAddresses(list: MailAddress[], without: string[] = []): Ma
     out.push(a);
   }
   return out;
+}
+
+/**
+ * An address in the spelling the SMTP envelope and the headers use (nodemailer writes them so): an
+ * internationalized domain under an ASCII local part as its punycode (A-label) form; a non-ASCII
+ * local part needs SMTPUTF8 anyway and is left as it is. The send policy compares in this spelling,
+ * so `@bücher.example` and `@xn--bcher-kva.example` are one rule.
+ */
+export function envelopeAddress(address: string): string {
+  const at = address.lastIndexOf("@");
+  const local = address.slice(0, at);
+  const domain = address.slice(at + 1);
+  if (at < 0 || /[\u0080-\uffff]/.test(local) || !/[\u0080-\uffff]/.test(domain)) return address;
+  const ascii = domainToASCII(domain);
+  return ascii ? `${local}@${ascii}` : address;
 }

@@ -2,7 +2,8 @@
  * Reading the files a message attaches. Each is opened first and judged by what was opened (fstat
  * on the descriptor, its real path from /proc), so a path swapped for a symlink or a directory
  * between a check and the read cannot slip through. Files inside the chainmail home (config, state,
- * secrets) are refused: an injected message asking an agent to mail them must not get them out.
+ * secrets) are refused, also under another name (a hard link): an injected message asking an agent
+ * to mail them must not get them out.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -44,6 +45,33 @@ export function homeRoots(home: Home): string[] {
 
 const inside = (file: string, root: string) => file === root || file.startsWith(`${root}${path.sep}`);
 
+/**
+ * Whether the opened file is one of the home's own files under another name: a hard link made
+ * outside the home (to a secret, say) has a real path of its own, so only its inode gives it away.
+ * Looked for only when the file has more than one link.
+ */
+function linkedIntoHome(st: fs.Stats, roots: string[]): boolean {
+  if (st.nlink < 2) return false;
+  const same = (p: string, depth: number): boolean => {
+    let s: fs.Stats;
+    try {
+      s = fs.lstatSync(p);
+    } catch {
+      return false;
+    }
+    if (s.isFile()) return s.dev === st.dev && s.ino === st.ino;
+    if (!s.isDirectory() || depth > 4) return false;
+    let names: string[];
+    try {
+      names = fs.readdirSync(p);
+    } catch {
+      return false;
+    }
+    return names.some((n) => same(path.join(p, n), depth + 1));
+  };
+  return roots.some((r) => same(r, 0));
+}
+
 export function loadFile(file: string, what: string, refused: string[]): LoadedFile {
   if (!path.isAbsolute(file)) throw bad(what, "must be an absolute path");
   let fd: number;
@@ -65,7 +93,7 @@ export function loadFile(file: string, what: string, refused: string[]): LoadedF
     } catch {
       real = fs.realpathSync(file);
     }
-    if (refused.some((root) => inside(real, root)))
+    if (refused.some((root) => inside(real, root)) || linkedIntoHome(st, refused))
       throw bad(what, "is inside the chainmail home (config, state and secrets are never sent)");
     if (st.size > MAX_ATTACHMENT_TOTAL)
       throw bad(what, `is larger than ${MAX_ATTACHMENT_TOTAL} bytes, the most one message carries`);

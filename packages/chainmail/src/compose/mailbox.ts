@@ -103,7 +103,8 @@ export async function findMessageId(
   await client.mailboxOpen(path, { readOnly: true });
   const query =
     account.provider === "google"
-      ? { gmraw: `rfc822msgid:${messageId}` }
+      ? // Gmail's search documents rfc822msgid: with the Message-ID without its angle brackets.
+        { gmraw: `rfc822msgid:${messageId.replace(/^<|>$/g, "")}` }
       : { header: { "message-id": messageId } };
   const uids = await client.search(query, { uid: true });
   if (!Array.isArray(uids))

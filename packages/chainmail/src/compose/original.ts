@@ -78,6 +78,17 @@ export function forwardQuote(o: Original): Quote {
   return { intro: lines.join("\n"), text: o.text, style: "forward" };
 }
 
+/**
+ * The References of a reply to (or forward of) `o`, as RFC 5322 section 3.6.4 builds them: the
+ * original's References, or when it has none its In-Reply-To if that names one message, then its
+ * Message-ID. A reply to a message from a client that sets only In-Reply-To so keeps the root.
+ */
+export function threadReferences(o: Original): string[] {
+  const parents = o.inReplyTo?.match(/<[^<>]+>/g) ?? [];
+  const before = o.references.length ? o.references : parents.length === 1 ? parents : [];
+  return o.messageId ? [...before, o.messageId] : before;
+}
+
 export const prefixed = (prefix: "Re" | "Fwd", subject: string) =>
   new RegExp(`^${prefix === "Re" ? "re" : "(fwd?)"}:`, "i").test(subject.trim())
     ? subject

@@ -5,6 +5,7 @@
  * mailing a private key to a stranger ends in the owner's Drafts.
  */
 import type { Policy } from "../config.js";
+import { envelopeAddress } from "./addresses.js";
 
 export interface PolicyVerdict {
   blocked: string[];
@@ -12,11 +13,14 @@ export interface PolicyVerdict {
   tooLarge: boolean;
 }
 
+/** An address or `@domain` in one spelling: lowercased, an internationalized domain as punycode. */
+const spelled = (entry: string) => envelopeAddress(entry.startsWith("@") ? `x${entry}` : entry).toLowerCase();
+
 export function allowedRecipient(address: string, allow: string[]): boolean {
-  const a = address.toLowerCase();
+  const a = spelled(address);
   const domain = a.slice(a.lastIndexOf("@"));
   return allow.some((rule) => {
-    const r = rule.toLowerCase();
+    const r = rule.startsWith("@") ? spelled(rule).slice(1) : spelled(rule);
     return r.startsWith("@") ? domain === r : a === r;
   });
 }

@@ -33,7 +33,14 @@ import {
   newCid,
   newMessageId,
 } from "./mime.js";
-import { forwardQuote, type Original, parseOriginal, prefixed, replyQuote } from "./original.js";
+import {
+  forwardQuote,
+  type Original,
+  parseOriginal,
+  prefixed,
+  replyQuote,
+  threadReferences,
+} from "./original.js";
 import type { ComposeResult, DeleteDraftResult } from "./result.js";
 import { MAX_ATTACHMENT_TOTAL } from "../limits.js";
 import { draftForSending } from "./raw.js";
@@ -211,7 +218,7 @@ export async function reply(ctx: ServiceContext, call: Call, p: ReplyParams): Pr
     messageId: newMessageId(account.address),
     date: new Date(),
     inReplyTo: original.messageId,
-    references: [...original.references, ...(original.messageId ? [original.messageId] : [])],
+    references: threadReferences(original),
   };
   if (p.draft)
     return saveDraft(ctx, { ...call, action: "draft.create" }, account, spec, "reply saved as a draft");
@@ -223,10 +230,12 @@ export async function forward(ctx: ServiceContext, call: Call, p: ForwardParams)
   const { account, original } = await readOriginal(ctx, p.ref);
   const c = content(ctx, account, p, forwardQuote(original));
   const carried: ForwardedPart[] = p.no_attachments ? [] : original.attachments;
-  if (totalSize([...c.attachments, ...carried]) > MAX_ATTACHMENT_TOTAL)
+  // The message's whole file payload: the original's attachments, the new ones and inline images.
+  if (totalSize([...carried, ...c.attachments, ...c.inline]) > MAX_ATTACHMENT_TOTAL)
     throw new MailError(
       "INVALID_ARGUMENT",
       `the attachments add up to more than ${MAX_ATTACHMENT_TOTAL} bytes`,
+      "Leave out the original's attachments (no_attachments) or some of the files.",
     );
   const spec: Omit<MimeSpec, "keepBcc"> = {
     from: from(account),
@@ -236,7 +245,7 @@ export async function forward(ctx: ServiceContext, call: Call, p: ForwardParams)
     attachments: [...carried, ...c.attachments],
     messageId: newMessageId(account.address),
     date: new Date(),
-    references: original.messageId ? [...original.references, original.messageId] : [],
+    references: threadReferences(original),
   };
   if (p.draft)
     return saveDraft(ctx, { ...call, action: "draft.create" }, account, spec, "forward saved as a draft");

@@ -213,9 +213,25 @@ export async function fetchMessages(
   return out;
 }
 
+/**
+ * One message by UID, asked again after a NOOP when the server answers nothing: a message another
+ * client added (the one read_events just reported, say) is not in this connection's view of a folder
+ * it already had open until the server has told it, so a plain UID FETCH can miss it.
+ */
+async function fetchByUid<Q extends { uid: true; source?: true; bodyStructure?: true }>(
+  client: ImapFlow,
+  ref: MessageRef,
+  query: Q,
+) {
+  const m = await client.fetchOne(String(ref.uid), query, { uid: true });
+  if (m) return m;
+  await client.noop();
+  return client.fetchOne(String(ref.uid), query, { uid: true });
+}
+
 export async function fetchRaw(client: ImapFlow, ref: MessageRef): Promise<Buffer> {
   await examine(client, ref);
-  const m = await client.fetchOne(String(ref.uid), { uid: true, source: true }, { uid: true });
+  const m = await fetchByUid(client, ref, { uid: true, source: true });
   // fetchOne answers false (not undefined) for a UID that is gone; `m?.source` would not type-check
   const source = m ? m.source : undefined;
   if (!source) throw new MailError("NOT_FOUND", "the message no longer exists on the server");
@@ -234,7 +250,7 @@ export async function fetchPart(
     );
   }
   await examine(client, ref);
-  const m = await client.fetchOne(String(ref.uid), { uid: true, bodyStructure: true }, { uid: true });
+  const m = await fetchByUid(client, ref, { uid: true, bodyStructure: true });
   if (!m) throw new MailError("NOT_FOUND", "the message no longer exists on the server");
   const info = attachmentsOf(m.bodyStructure).find((a) => a.part === part);
   if (!info) {

@@ -119,7 +119,7 @@ function parseRaw(q: string): Node {
       i++;
       return { k: kind, c };
     }
-    const m = /^([a-z_]+):/i.exec(q.slice(i));
+    const m = /^([a-z0-9_]+):/i.exec(q.slice(i));
     if (m) {
       i += m[0].length;
       return { k: "term", field: m[1]!.toLowerCase(), value: value() };
@@ -172,6 +172,11 @@ export function gmailRawMatches(q: string, message: HoodieMessage): boolean {
       }
       case "has":
         return /content-disposition:\s*attachment/i.test(message.raw);
+      case "rfc822msgid": {
+        // Gmail documents the Message-ID without its angle brackets; either form is taken here.
+        const bare = (id: string) => id.trim().replace(/^<|>$/g, "").toLowerCase();
+        return bare(header(message.raw, "Message-ID")) === bare(v);
+      }
       default:
         return true;
     }

@@ -17,6 +17,11 @@ export interface SmtpRelay {
   port: number;
   /** Every message the server accepted, in order. */
   received: Relayed[];
+  /**
+   * Every command line clients sent, as it came over the wire (AUTH redacted): the envelope as the
+   * client wrote it, since smtp-server hands `onRcptTo` its addresses with punycode decoded.
+   */
+  commands: string[];
   stop(): Promise<void>;
 }
 
@@ -54,6 +59,8 @@ export async function startSmtpRelay(opts: {
   refuse?: (address: string) => boolean;
 }): Promise<SmtpRelay> {
   const received: Relayed[] = [];
+  const commands: string[] = [];
+  const quiet = () => undefined;
   const lmtp = nodemailer.createTransport({
     host: "127.0.0.1",
     port: opts.lmtpPort,
@@ -63,7 +70,17 @@ export async function startSmtpRelay(opts: {
   const server = new SMTPServer({
     disabledCommands: ["STARTTLS"],
     allowInsecureAuth: true, // plain AUTH over loopback, as a local relay would allow
-    logger: false,
+    // smtp-server logs each command line at debug level (bunyan style); nothing else is kept.
+    logger: {
+      debug: (meta: { tnx?: string }, _message: string, line?: unknown) => {
+        if (meta?.tnx === "command" && typeof line === "string") commands.push(line);
+      },
+      trace: quiet,
+      info: quiet,
+      warn: quiet,
+      error: quiet,
+      fatal: quiet,
+    } as never,
     size: 64 * 1024 * 1024,
     onAuth(auth, _session, done) {
       const u = opts.users.find((x) => x.name === auth.username && x.password === auth.password);
@@ -96,6 +113,7 @@ export async function startSmtpRelay(opts: {
   return {
     port: typeof addr === "object" && addr ? addr.port : 0,
     received,
+    commands,
     stop: async () => {
       lmtp.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -11,8 +11,9 @@ import {
   COMPOSE_STATUSES,
   FilesField,
   HeadersField,
-  IdempotencyKeyField,
+  IDEMPOTENCY_KEY_CHARS,
   InlineField,
+  MAX_IDEMPOTENCY_KEY,
   RecipientsField,
   SubjectField,
 } from "@mcpforge/chainmail";
@@ -43,10 +44,18 @@ const content = {
   no_signature: z.boolean().optional().describe("Leave out the account's configured signature"),
 };
 
-const key = IdempotencyKeyField.optional().describe(
+/**
+ * The seed gives an empty key a meaning ("derived from the input when empty"), so "" is taken as well
+ * (the daemon reads it as absent); any other value is 1 to 128 of the key's characters.
+ */
+const KeyOrEmpty = z
+  .string()
+  .max(MAX_IDEMPOTENCY_KEY)
+  .regex(new RegExp(`^(?:${IDEMPOTENCY_KEY_CHARS.source.replace(/^\^|\$$/g, "")})?$`));
+const key = KeyOrEmpty.optional().describe(
   "1 to 128 of A-Z a-z 0-9 . _ : -; a repeat with the same key does not send twice; derived from the input when empty",
 );
-const keyAsInSend = IdempotencyKeyField.optional().describe("As in send_email");
+const keyAsInSend = KeyOrEmpty.optional().describe("As in send_email");
 
 const ComposeOutput = {
   status: z
