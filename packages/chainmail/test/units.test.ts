@@ -155,7 +155,7 @@ describe("cached address lists", () => {
       undefined,
       [],
       [{ address: "a@example.com" }],
-      [{ name: "Zoë \"Q\" O'Brien", address: "z@example.com" }, { name: "" }],
+      [{ name: 'Zoë "Q" O\'Brien', address: "z@example.com" }, { name: "" }],
       [{ name: "line\nbreak\ttab\u0000nul \u2028 \ud83d\ude00 \ud800", address: "<x>@ex\\ample" }],
       [{ name: "一二三", address: "x@例え.jp" }, {}, { name: "b", address: "b@b" }],
     ];
