@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { splitFlags as cacheSplitFlags } from "../src/cache/store.js";
+import { addrJson, splitFlags as cacheSplitFlags } from "../src/cache/store.js";
 import { parseConfig } from "../src/config.js";
 import { keywordSpellings } from "../src/imap/flags.js";
 import { splitFlags } from "../src/imap/messages.js";
@@ -146,6 +146,27 @@ describe("home and secrets", () => {
     expect(fs.statSync(path.join(dir, "a.secret")).mode & 0o777).toBe(0o600);
     expect(getSecret(dir, "b")).toBeUndefined();
     expect(() => setSecret(dir, "a", "\n")).toThrow(/empty/);
+  });
+});
+
+describe("cached address lists", () => {
+  it("are the JSON of their name and address objects, whatever the text", () => {
+    const lists = [
+      undefined,
+      [],
+      [{ address: "a@example.com" }],
+      [{ name: 'Zoë "Q" O\'Brien', address: "z@example.com" }, { name: "" }],
+      [{ name: "line\nbreak\ttab\u0000nul \u2028 \ud83d\ude00 \ud800", address: "<x>@ex\\ample" }],
+      [{ name: "一二三", address: "x@例え.jp" }, {}, { name: "b", address: "b@b" }],
+    ];
+    for (const list of lists) {
+      const objects = (list ?? []).map((a: { name?: string; address?: string }) => ({
+        name: a.name ?? "",
+        address: a.address ?? "",
+      }));
+      expect(addrJson(list)).toBe(JSON.stringify(objects));
+      expect(JSON.parse(addrJson(list))).toEqual(objects);
+    }
   });
 });
 

@@ -42,8 +42,19 @@ export function ensureFolder(db: CacheDb, account: string, path: string, role: F
 
 const addrText = (list: MessageAddressObject[] | undefined) =>
   (list ?? []).map((a) => [a.name ?? "", a.address ?? ""].join(" ").trim()).join(" ");
-const addrJson = (list: MessageAddressObject[] | undefined) =>
-  JSON.stringify((list ?? []).map((a) => ({ name: a.name ?? "", address: a.address ?? "" })));
+/**
+ * The same text as `JSON.stringify(list.map(a => ({ name, address })))`, without the objects: the
+ * header sync writes five of these per message, and the garbage collector is a tenth of its CPU.
+ */
+export const addrJson = (list: MessageAddressObject[] | undefined) => {
+  if (!list || list.length === 0) return "[]";
+  let json = "[";
+  for (let i = 0; i < list.length; i++) {
+    const a = list[i] as MessageAddressObject;
+    json += `${i ? "," : ""}{"name":${JSON.stringify(a.name ?? "")},"address":${JSON.stringify(a.address ?? "")}}`;
+  }
+  return `${json}]`;
+};
 
 /** Message-IDs in a References header, in order. */
 export function parseReferences(headers: Buffer | undefined): string[] {
