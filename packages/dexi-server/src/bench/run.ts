@@ -425,7 +425,7 @@ async function postgresPart(
 
 function printPostgres(pg: PostgresPart, out: (s: string) => void): void {
   out(
-    `\nSQLite and PostgreSQL 15, the same notes, in process (copied by dexi migrate's code + ANALYZE in ${pg.loadSecs.toFixed(1)} s)`,
+    `\nSQLite and PostgreSQL 15, the same notes, in process (copied by dexi migrate's code + VACUUM ANALYZE in ${pg.loadSecs.toFixed(1)} s)`,
   );
   out(
     `${"tool".padEnd(38)}${"SQLite p50".padStart(12)}${"p95".padStart(11)}${"PG p50".padStart(11)}${"p95".padStart(11)}   target (PostgreSQL)`,

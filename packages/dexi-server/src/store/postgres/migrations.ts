@@ -345,8 +345,8 @@ export const PG_MIGRATIONS: readonly string[] = [
     REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION dexi_note_counts();
   CREATE TRIGGER notes_count_delete AFTER DELETE ON notes
     REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION dexi_note_counts();
-  -- A column list allows no transition tables, so every UPDATE of notes runs it (a few µs when
-  -- no key changed).
+  -- A column list allows no transition tables, so every UPDATE of notes runs it (measured: about
+  -- 0.05-0.1 ms more per statement, when no key changed and nothing is written).
   CREATE TRIGGER notes_count_update AFTER UPDATE ON notes
     REFERENCING OLD TABLE AS removed NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION dexi_note_counts();
   CREATE FUNCTION dexi_note_counts_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
