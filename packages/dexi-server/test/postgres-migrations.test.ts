@@ -5,6 +5,7 @@
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { migratePostgres, PG_MIGRATIONS } from "../src/store/postgres/migrations.js";
+import { lexemeQuery } from "../src/store/postgres/notes.js";
 import { freshDatabase } from "./postgres-helpers.js";
 
 let url: string;
@@ -160,6 +161,96 @@ describe("the PostgreSQL schema", () => {
     } finally {
       client.release();
     }
+  });
+
+  it("keeps each user's note counts through every kind of write (migration 5)", async () => {
+    // The counters must always equal a count of the notes themselves.
+    const rowsOf = async (sql: string) =>
+      (await pool.query(sql)).rows.map((r) => ({
+        user_id: Number(r.user_id),
+        folder_key: Number(r.folder_key),
+        source: r.source as string,
+        shared: Number(r.shared),
+        n: Number(r.n),
+      }));
+    const counted = () =>
+      rowsOf(
+        `SELECT user_id, folder_key, source, shared, n FROM note_counts WHERE n <> 0
+         ORDER BY user_id, folder_key, source, shared`,
+      );
+    const truth = () =>
+      rowsOf(
+        `SELECT user_id, coalesce(folder_id, 0) AS folder_key, source, shared, count(*) AS n FROM notes
+         GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
+      );
+    const check = async (step: string) => expect(await counted(), step).toEqual(await truth());
+    const ann = await user("ann");
+    const bob = await user("bob");
+    const folder = async (u: number, name: string) =>
+      Number(
+        (
+          await one<{ id: string }>(
+            "INSERT INTO folders (user_id, name, name_key) VALUES ($1, $2, lower($2)) RETURNING id",
+            [u, name],
+          )
+        ).id,
+      );
+    const f1 = await folder(ann, "F1");
+    const f2 = await folder(ann, "F2");
+    const ids: number[] = [];
+    for (let i = 0; i < 12; i++) ids.push(await note(i % 3 === 0 ? bob : ann, `t${i}`, "b"));
+    await check("inserted one by one");
+    expect((await counted()).length).toBeGreaterThan(0);
+    await pool.query(
+      `INSERT INTO notes (uuid, user_id, folder_id, title, body, source, created_ms, updated_ms)
+       SELECT gen_random_uuid()::text, $1, $2, 'x', 'y', s, 0, 0
+       FROM unnest(ARRAY['note', 'email', 'feed', 'email']) AS s`,
+      [ann, f1],
+    );
+    await check("inserted by one statement");
+    await pool.query("UPDATE notes SET folder_id = $1 WHERE id = ANY($2::bigint[])", [f2, ids.slice(1, 6)]);
+    await pool.query("UPDATE notes SET shared = 1 WHERE id = ANY($1::bigint[])", [ids.slice(0, 4)]);
+    await pool.query("UPDATE notes SET source = 'bookmark', title = 'z' WHERE id = $1", [ids[7]]);
+    await pool.query("UPDATE notes SET body = 'text only' WHERE user_id = $1", [ann]);
+    await check("updated");
+    await pool.query("DELETE FROM folders WHERE id = $1", [f2]); // its notes' folder becomes NULL
+    await check("a folder deleted");
+    await pool.query("DELETE FROM notes WHERE id = ANY($1::bigint[])", [ids.slice(8)]);
+    await check("notes deleted");
+    await pool.query("DELETE FROM users WHERE id = $1", [bob]); // his notes go with him
+    await check("a user deleted");
+    await pool.query("TRUNCATE notes CASCADE");
+    expect(await counted()).toEqual([]);
+    await note(ann, "again", "b");
+    await check("after TRUNCATE");
+  });
+
+  it("counts a term's occurrences per field with ts_rank_cd exactly as the unnested positions do", async () => {
+    const u = await user("ann");
+    const many = Array.from({ length: 300 }, () => "garden").join(" "); // past the 256 positions kept
+    await note(u, "Garden gardens gardening", `the garden of a gardener, runs and running ${many}`);
+    await note(u, "Café", "café cafe CAFÉ naïve o'clock it's x-ray e-mail 3.5 v2 ß æ \\back'slash");
+    await note(u, "", "");
+    const rows = (
+      await pool.query(
+        `SELECT n.id, 'title_tsv' AS field, x.lexeme, array_length(x.positions, 1) AS unnested
+         FROM notes n, unnest(n.title_tsv) x
+         UNION ALL
+         SELECT n.id, 'body_tsv', x.lexeme, array_length(x.positions, 1) FROM notes n, unnest(n.body_tsv) x`,
+      )
+    ).rows as { id: string; field: string; lexeme: string; unnested: number }[];
+    expect(rows.length).toBeGreaterThan(15);
+    for (const r of rows) {
+      const { ranked } = await one<{ ranked: number }>(
+        `SELECT ts_rank_cd('{1,1,1,1}'::float4[], ${r.field}, $1::tsquery)::float8 AS ranked FROM notes WHERE id = $2`,
+        [lexemeQuery(r.lexeme), r.id],
+      );
+      expect(ranked, `${r.field} ${r.lexeme}`).toBe(r.unnested);
+    }
+    // The 301 occurrences are capped at what a tsvector keeps of one lexeme's positions, alike.
+    const garden = Math.max(...rows.filter((r) => r.lexeme === "garden").map((r) => r.unnested));
+    expect(garden).toBeGreaterThan(200);
+    expect(garden).toBeLessThan(301);
   });
 
   it("indexes title (weight A) and body (weight B), stemmed and with diacritics folded", async () => {

@@ -425,7 +425,7 @@ async function postgresPart(
 
 function printPostgres(pg: PostgresPart, out: (s: string) => void): void {
   out(
-    `\nSQLite and PostgreSQL 15, the same notes, in process (copied by dexi migrate's code + ANALYZE in ${pg.loadSecs.toFixed(1)} s)`,
+    `\nSQLite and PostgreSQL 15, the same notes, in process (copied by dexi migrate's code + VACUUM ANALYZE in ${pg.loadSecs.toFixed(1)} s)`,
   );
   out(
     `${"tool".padEnd(38)}${"SQLite p50".padStart(12)}${"p95".padStart(11)}${"PG p50".padStart(11)}${"p95".padStart(11)}   target (PostgreSQL)`,
@@ -452,11 +452,11 @@ function printPostgres(pg: PostgresPart, out: (s: string) => void): void {
 
   const [one, two] = pg.throughput;
   out(
-    `\nthroughput on PostgreSQL: ${CLIENTS} clients (one process) through a round-robin proxy, ${LOAD_SECONDS} s after ${WARM_SECONDS} s of warm-up; 90% reads, 10% writes`,
+    `\nthroughput on PostgreSQL: ${CLIENTS} clients (recorded SDK requests replayed over keep-alive HTTP, one process), spread directly over the instances, ${LOAD_SECONDS} s after ${WARM_SECONDS} s of warm-up; 90% reads, 10% writes`,
   );
   for (const r of pg.throughput) {
     out(
-      `${`${r.instances} instance${r.instances > 1 ? "s" : ""}`.padEnd(12)}${r.perSecond.toFixed(0).padStart(6)} calls/s  p50 ${ms(r.p50)}  p99 ${ms(r.p99)}  ${r.calls} calls, ${r.errors} failed${r.firstError ? ` (first: ${r.firstError.slice(0, 120)})` : ""}; load average ${r.load.toFixed(2)}; load generator ${r.generatorCores.toFixed(2)} cores`,
+      `${`${r.instances} instance${r.instances > 1 ? "s" : ""}`.padEnd(12)}${r.perSecond.toFixed(0).padStart(6)} calls/s  p50 ${ms(r.p50)}  p99 ${ms(r.p99)}  ${r.calls} calls, ${r.errors} failed${r.firstError ? ` (first: ${r.firstError.slice(0, 120)})` : ""}; load average ${r.load.toFixed(2)}; instances ${r.instanceCores.toFixed(2)} cores, load generator ${r.generatorCores.toFixed(2)} cores`,
     );
   }
   if (one && two) {

@@ -1,16 +1,25 @@
 /**
- * Throughput on one PostgreSQL: `clients` SDK clients (2026-07-28 era, stateless HTTP, each with its
- * own bearer token) in closed loops through the kit's round-robin proxy, first in front of one
- * `dexi-mcp --http` instance, then in front of two. All clients, and the proxy, run in this one process
- * so the load generator takes as few of the machine's cores as it can; its CPU share is reported.
+ * Throughput on one PostgreSQL: `clients` concurrent clients in closed loops, first all on one
+ * `dexi-mcp --http` instance, then spread evenly over two (client k on instance k mod 2), each
+ * instance reached directly, as behind any load balancer (the round-robin proxy is the functional
+ * test's concern: test/postgres-scale-out.test.ts).
  *
- * Both instances are started once, with the two-instance proxy's origin as their public URL, so the
- * tokens fit both phases; the one-instance proxy forwards to the first instance only, and the second
- * sits idle meanwhile.
+ * The load generator is light, since it shares the machine with what it loads: each client is opened
+ * by a real v2 SDK client (2026-07-28 era, stateless HTTP, its own OAuth bearer token), whose one
+ * tools/call request is recorded and then replayed with fresh ids, tool names and arguments over a
+ * keep-alive node:http agent (as the kit's own HTTP benchmark does). An SDK client's work per call
+ * (fetch, schema checks) costs about as much CPU as the server's. Every answer is checked: a JSON-RPC
+ * result without isError, for the id sent.
+ *
+ * Both instances are started once, with the same public URL (the first one's origin), so one token
+ * fits both; the second sits idle during the one-instance phase.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { Agent, request } from "node:http";
 import { loadavg } from "node:os";
-import { connectHttp, type Connected, roundRobinProxy } from "@mcpforge/toolkit/testing";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { newClient } from "@mcpforge/toolkit/testing";
 import { freePort } from "./oauth.js";
 import { pct } from "./measure.js";
 import { QUERIES } from "./stores.js";
@@ -39,8 +48,10 @@ export interface LoadResult {
   p99: number;
   /** 1-minute load average right after the window. */
   load: number;
-  /** CPU of this process (clients and proxy) over the window, in cores. */
+  /** CPU of this process (the load generator) over the window, in cores. */
   generatorCores: number;
+  /** CPU of the instances that served the phase, over the window, in cores (Linux /proc). */
+  instanceCores: number;
 }
 
 /**
@@ -91,88 +102,207 @@ function startInstance(bin: string, url: string, port: number, origin: string): 
   });
 }
 
+/** One client's tools/call request as its SDK client sent it, to replay. */
+interface Wire {
+  headers: Record<string, string>;
+  body: { params: Record<string, unknown> } & Record<string, unknown>;
+}
+
+/** Opens one client the SDK's way (discovery, then one call) and records the tools/call it sent. */
+async function record(url: string, token: string, noteIds: readonly string[]): Promise<Wire> {
+  let wire: Wire | undefined;
+  const client = newClient({ era: "modern", clientName: "dexi-bench" });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+    fetch: (input, init) => {
+      if (typeof init?.body === "string") {
+        const body = JSON.parse(init.body) as Wire["body"];
+        if (body["method"] === "tools/call")
+          wire = { headers: Object.fromEntries(new Headers(init.headers).entries()), body };
+      }
+      return fetch(input, init);
+    },
+  });
+  try {
+    await client.connect(transport);
+    const r = await client.callTool({ name: "get_note", arguments: { note_id: noteIds[0]! } });
+    if (r.isError) throw new Error(`get_note: ${JSON.stringify(r.structuredContent)}`);
+  } finally {
+    await client.close();
+  }
+  if (!wire) throw new Error("the SDK client sent no tools/call request to record");
+  return wire;
+}
+
+function post(agent: Agent, url: URL, headers: Record<string, string>, body: string, retried = false) {
+  return new Promise<{ status: number; contentType: string; text: string }>((resolve, reject) => {
+    const req = request(
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: "POST",
+        headers: { ...headers, "content-length": Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          text += chunk;
+        });
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, contentType: res.headers["content-type"] ?? "", text }),
+        );
+        res.on("error", reject);
+      },
+    );
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      // A kept-alive socket the server closed while idle fails before the request reached it;
+      // node's documentation prescribes exactly one retry on a fresh socket.
+      if (!retried && req.reusedSocket && err.code === "ECONNRESET")
+        post(agent, url, headers, body, true).then(resolve, reject);
+      else reject(err);
+    });
+    req.end(body);
+  });
+}
+
+/** One replayed tools/call; throws unless the server answered this id with a result that is no error. */
+async function replay(
+  agent: Agent,
+  url: URL,
+  wire: Wire,
+  id: number,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<void> {
+  const body = JSON.stringify({ ...wire.body, id, params: { ...wire.body.params, name, arguments: args } });
+  // The 2026-07-28 era names the method and the tool in headers too; they must match the body.
+  const headers = "mcp-name" in wire.headers ? { ...wire.headers, "mcp-name": name } : wire.headers;
+  const reply = await post(agent, url, headers, body);
+  const docs = reply.contentType.startsWith("text/event-stream")
+    ? reply.text
+        .split("\n")
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).trim())
+    : [reply.text];
+  let result: { isError?: boolean } | undefined;
+  for (const doc of docs) {
+    try {
+      const msg = JSON.parse(doc) as { id?: unknown; result?: { isError?: boolean } };
+      if (msg.id === id) result = msg.result;
+    } catch {
+      // not JSON: reported below with the whole reply
+    }
+  }
+  if (reply.status !== 200 || !result || result.isError)
+    throw new Error(`${name}: HTTP ${reply.status} ${reply.text.slice(0, 200)}`);
+}
+
+/** CPU seconds a process has used so far (utime + stime from /proc; 0 where there is none). */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks, USER_HZ 100 on Linux
+  } catch {
+    return 0;
+  }
+}
+
+interface Client {
+  url: URL;
+  wire: Wire;
+}
+
 async function drive(
-  conns: Connected[],
+  clients: Client[],
   ids: readonly string[],
   ms: number,
 ): Promise<{ latencies: number[]; errors: number; firstError: string | undefined }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: clients.length });
   const latencies: number[] = [];
   let errors = 0;
   let firstError: string | undefined;
   const end = performance.now() + ms;
   let counter = 0;
-  await Promise.all(
-    conns.map(async (c) => {
-      while (performance.now() < end) {
-        const i = counter++;
-        const [, name, args] = pick(i);
-        const t = performance.now();
-        try {
-          const r = await c.client.callTool({ name, arguments: args(i, ids) });
-          if (r.isError) throw new Error(`${name}: ${JSON.stringify(r.structuredContent)}`);
-          latencies.push(performance.now() - t);
-        } catch (err) {
-          errors++;
-          firstError ??= (err as Error).message;
+  try {
+    await Promise.all(
+      clients.map(async (c) => {
+        while (performance.now() < end) {
+          const i = counter++;
+          const [, name, args] = pick(i);
+          const t = performance.now();
+          try {
+            await replay(agent, c.url, c.wire, 1_000_000 + i, name, args(i, ids));
+            latencies.push(performance.now() - t);
+          } catch (err) {
+            errors++;
+            firstError ??= (err as Error).message;
+          }
         }
-      }
-    }),
-  );
+      }),
+    );
+  } finally {
+    agent.destroy();
+  }
   return { latencies, errors, firstError };
 }
 
 async function phase(
-  proxyUrl: string,
-  instances: number,
-  tokens: readonly string[],
+  clients: Client[],
+  servers: ChildProcess[],
   opts: ThroughputOptions,
 ): Promise<LoadResult> {
-  const conns = await Promise.all(tokens.map((t) => connectHttp(proxyUrl, t, { era: "modern" })));
-  try {
-    await drive(conns, opts.noteIds, opts.warmSeconds * 1000);
-    const cpu = process.cpuUsage();
-    const t = performance.now();
-    const run = await drive(conns, opts.noteIds, opts.seconds * 1000);
-    const seconds = (performance.now() - t) / 1000;
-    const used = process.cpuUsage(cpu);
-    const calls = run.latencies.length;
-    return {
-      instances,
-      calls,
-      errors: run.errors,
-      firstError: run.firstError,
-      seconds,
-      perSecond: calls / seconds,
-      p50: pct(run.latencies, 50),
-      p99: pct(run.latencies, 99),
-      load: loadavg()[0]!,
-      generatorCores: (used.user + used.system) / 1e6 / seconds,
-    };
-  } finally {
-    await Promise.all(conns.map((c) => c.close()));
-  }
+  await drive(clients, opts.noteIds, opts.warmSeconds * 1000);
+  const cpu = process.cpuUsage();
+  const served = () => servers.reduce((sum, s) => sum + cpuSeconds(s.pid), 0);
+  const served0 = served();
+  const t = performance.now();
+  const run = await drive(clients, opts.noteIds, opts.seconds * 1000);
+  const seconds = (performance.now() - t) / 1000;
+  const used = process.cpuUsage(cpu);
+  const calls = run.latencies.length;
+  return {
+    instances: servers.length,
+    calls,
+    errors: run.errors,
+    firstError: run.firstError,
+    seconds,
+    perSecond: calls / seconds,
+    p50: pct(run.latencies, 50),
+    p99: pct(run.latencies, 99),
+    load: loadavg()[0]!,
+    generatorCores: (used.user + used.system) / 1e6 / seconds,
+    instanceCores: (served() - served0) / seconds,
+  };
 }
 
 /** One instance, then two, on the same database; see the module comment. */
 export async function measureThroughput(opts: ThroughputOptions): Promise<LoadResult[]> {
   const ports = [await freePort(), await freePort()];
-  const upstreams = ports.map((p) => `http://127.0.0.1:${p}`);
-  const both = await roundRobinProxy(upstreams);
-  const one = await roundRobinProxy(upstreams.slice(0, 1));
-  const origin = new URL(both.url).origin;
+  const urls = ports.map((p) => new URL(`http://127.0.0.1:${p}/mcp`));
+  const origin = urls[0]!.origin;
   const children: ChildProcess[] = [];
   try {
     for (const p of ports) children.push(await startInstance(opts.bin, opts.url, p, origin));
-    const tokens: string[] = [];
-    for (let i = 0; i < opts.clients; i++) tokens.push(await opts.mintToken(origin));
+    const wires: Wire[] = [];
+    for (let i = 0; i < opts.clients; i++)
+      wires.push(await record(urls[0]!.href, await opts.mintToken(origin), opts.noteIds));
     opts.log(`throughput: ${opts.clients} clients, 1 instance, ${opts.seconds} s...`);
-    const single = await phase(one.url, 1, tokens, opts);
+    const single = await phase(
+      wires.map((wire) => ({ url: urls[0]!, wire })),
+      children.slice(0, 1),
+      opts,
+    );
     opts.log(`throughput: ${opts.clients} clients, 2 instances, ${opts.seconds} s...`);
-    const double = await phase(both.url, 2, tokens, opts);
+    const double = await phase(
+      wires.map((wire, k) => ({ url: urls[k % 2]!, wire })),
+      children,
+      opts,
+    );
     return [single, double];
   } finally {
     for (const c of children) c.kill();
-    await one.close();
-    await both.close();
   }
 }

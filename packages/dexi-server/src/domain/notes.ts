@@ -473,8 +473,10 @@ export class NotesService {
   }
 
   private async items(rows: NoteRow[], viewer: Viewer): Promise<NoteItem[]> {
-    const tags = await this.store.notes.tagsOf(rows.map((r) => r.id));
-    return rows.map((r) => toItem(r, tags.get(r.id) ?? [], viewer.userId));
+    // Rows may come with their tags (a store that read them in the same query); the rest are read.
+    const unread = rows.filter((r) => r.tags === undefined).map((r) => r.id);
+    const tags = unread.length > 0 ? await this.store.notes.tagsOf(unread) : new Map<number, string[]>();
+    return rows.map((r) => toItem(r, r.tags ?? tags.get(r.id) ?? [], viewer.userId));
   }
 }
 

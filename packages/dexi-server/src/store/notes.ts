@@ -20,6 +20,11 @@ export interface NoteRow {
   updated_ms: number;
   folder_name: string | null;
   owner_name: string;
+  /**
+   * The note's tags in order, when the store read them with the row (PostgreSQL's listings and
+   * searches, sparing a round trip); otherwise absent and read by `tagsOf`.
+   */
+  tags?: string[];
 }
 
 export interface NewNote {

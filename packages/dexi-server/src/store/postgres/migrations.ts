@@ -297,6 +297,66 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX notes_user_folder_created ON notes (user_id, folder_id, created_ms, id);
   DROP INDEX notes_user_folder;
   `,
+  // 5: how many notes each user has, per folder (0: none), source and shared flag, kept by
+  // statement-level triggers, so a listing's total without a tag or time filter (and the note cap)
+  // is a sum over a few rows instead of a count of every matching note. Per statement, not per row:
+  // a statement writing many notes (dexi migrate's batches, a folder's deletion setting its notes'
+  // folder to NULL) moves each counter once. No foreign key: a user's deletion removes the notes
+  // (whose trigger then brings the rows to 0) and must not race the counters' own removal.
+  `
+  CREATE TABLE note_counts (
+    user_id BIGINT NOT NULL,
+    folder_key BIGINT NOT NULL,
+    source TEXT COLLATE "C" NOT NULL,
+    shared INTEGER NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (user_id, folder_key, source, shared)
+  );
+  INSERT INTO note_counts (user_id, folder_key, source, shared, n)
+    SELECT user_id, coalesce(folder_id, 0), source, shared, count(*) FROM notes GROUP BY 1, 2, 3, 4;
+
+  CREATE FUNCTION dexi_note_counts() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    -- Rows in key order, so two statements moving the same counters lock them in the same order.
+    IF TG_OP = 'INSERT' THEN
+      INSERT INTO note_counts AS c (user_id, folder_key, source, shared, n)
+        SELECT user_id, coalesce(folder_id, 0), source, shared, count(*) FROM added
+        GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (user_id, folder_key, source, shared) DO UPDATE SET n = c.n + excluded.n;
+    ELSIF TG_OP = 'DELETE' THEN
+      INSERT INTO note_counts AS c (user_id, folder_key, source, shared, n)
+        SELECT user_id, coalesce(folder_id, 0), source, shared, -count(*) FROM removed
+        GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (user_id, folder_key, source, shared) DO UPDATE SET n = c.n + excluded.n;
+    ELSE
+      -- Most updates change text only: every key then nets to 0 and no counter is written.
+      INSERT INTO note_counts AS c (user_id, folder_key, source, shared, n)
+        SELECT k.user_id, k.folder_key, k.source, k.shared, sum(k.d) FROM (
+          SELECT user_id, coalesce(folder_id, 0) AS folder_key, source, shared, -1 AS d FROM removed
+          UNION ALL
+          SELECT user_id, coalesce(folder_id, 0), source, shared, 1 FROM added
+        ) k
+        GROUP BY 1, 2, 3, 4 HAVING sum(k.d) <> 0 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (user_id, folder_key, source, shared) DO UPDATE SET n = c.n + excluded.n;
+    END IF;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER notes_count_insert AFTER INSERT ON notes
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION dexi_note_counts();
+  CREATE TRIGGER notes_count_delete AFTER DELETE ON notes
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION dexi_note_counts();
+  -- A column list allows no transition tables, so every UPDATE of notes runs it (measured: about
+  -- 0.05-0.1 ms more per statement, when no key changed and nothing is written).
+  CREATE TRIGGER notes_count_update AFTER UPDATE ON notes
+    REFERENCING OLD TABLE AS removed NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION dexi_note_counts();
+  CREATE FUNCTION dexi_note_counts_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    DELETE FROM note_counts;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER notes_count_truncate AFTER TRUNCATE ON notes
+    FOR EACH STATEMENT EXECUTE FUNCTION dexi_note_counts_truncate();
+  `,
 ];
 
 /** Held while migrating, so instances starting together migrate once. Arbitrary; only Dexi's own. */

@@ -12,27 +12,69 @@ const cols = (body: "full" | "snippet") =>
     body === "full" ? "n.body" : `substr(n.body, 1, ${SNIPPET_CHARS + 1}) AS body`
   }, n.source, n.source_url, n.shared, n.created_ms, n.updated_ms, f.name AS folder_name, u.name AS owner_name`;
 const joins = "LEFT JOIN folders f ON f.id = n.folder_id JOIN users u ON u.id = n.user_id";
+/** A row's tags in order (NoteRow.tags), read with a page of rows instead of by a query of its own. */
+const TAGS = `coalesce((SELECT array_agg(nt.tag ORDER BY nt.pos) FROM note_tags nt WHERE nt.note_id = n.id), '{}') AS tags`;
 
 /** The words of an escaped FTS5 query (`"w1" "w2"`, see ftsQuery): letters, digits and marks only. */
 function words(match: string): string {
   return [...match.matchAll(/"([^"]*)"/g)].map((m) => m[1]).join(" ");
 }
 
+/** A number as a float8 literal: the score is computed in float8 throughout, as SQLite computes it. */
+const f8 = (x: number) => `float8 '${x}'`;
 const sat = (tf: string, len: string, ref: number) =>
-  `(${tf} * ${RANKING.K1 + 1} / (${tf} + ${RANKING.K1} * (${1 - RANKING.B} + ${RANKING.B} * ${len} / ${ref}.0)))`;
+  `(${tf} * ${f8(RANKING.K1 + 1)} / (${tf} + ${f8(RANKING.K1)} * (${f8(1 - RANKING.B)} + ${f8(RANKING.B)} * ${len} / ${f8(ref)})))`;
 /**
- * A term's occurrences in one field of a hit: the positions tsvector keeps for its lexeme. Joined
- * laterally, so each (hit, term) unnests each field once rather than once per use in the score.
+ * A term's occurrences in one field of a hit `n`, read from the field's tsvector without unnesting it:
+ * ts_rank_cd with every weight 1 and no normalisation scores a one-lexeme query as one cover per
+ * position the vector keeps for that lexeme, i.e. exactly that lexeme's number of positions (what
+ * `array_length(positions, 1)` of its unnest row gives), as a float4 (exact for those small counts).
  */
-const tf = (field: string, as: string) =>
-  `LEFT JOIN LATERAL (SELECT array_length(x.positions, 1) AS c FROM unnest(h.${field}) x WHERE x.lexeme = t.term) ${as} ON true`;
-/** RANKING (store/ranking.ts) in PostgreSQL: each note from its own terms, no corpus statistics. */
-const SCORE = `sum(${RANKING.TITLE_WEIGHT}.0 * ${sat("c.tt", "c.tl", RANKING.TITLE_CHARS)}
-  + ${sat("c.bt", "c.bl", RANKING.BODY_CHARS)})`;
+const tf = (field: string) => `ts_rank_cd('{1,1,1,1}'::float4[], n.${field}, ?::tsquery)::float8`;
+/**
+ * RANKING (store/ranking.ts) in PostgreSQL for a hit `c` whose term counts are the columns `t<i>`
+ * (title) and `b<i>` (body): each note from its own terms, no corpus statistics; summed term by term
+ * in the order of the terms, as SQL's sum() over them would.
+ */
+const score = (terms: number) =>
+  Array.from(
+    { length: terms },
+    (_, i) =>
+      `(${f8(RANKING.TITLE_WEIGHT)} * ${sat(`c.t${i}`, "c.tl", RANKING.TITLE_CHARS)} + ${sat(`c.b${i}`, "c.bl", RANKING.BODY_CHARS)})`,
+  ).join(" + ");
+
+/**
+ * A lexeme as tsquery input: one quoted operand (a quote doubled, a backslash escaped), so no
+ * character of it is read as tsquery syntax and it is not stemmed again.
+ */
+export function lexemeQuery(lexeme: string): string {
+  return `'${lexeme.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
+}
+
+/** Query texts whose lexemes are remembered (per store; the text search configuration never changes). */
+const LEXEME_CACHE = 1000;
 
 /** Notes, tags, folders' counts and review cards in PostgreSQL: the SQLite NoteStore's operations. */
 export class PgNotes implements NotesPort {
   constructor(private readonly db: Pg) {}
+
+  /** Query text -> its distinct lexemes in byte order (oldest entry dropped first when full). */
+  private readonly lexemeCache = new Map<string, string[]>();
+
+  /** The distinct lexemes of a query text, as the index holds them (stemmed, diacritics folded). */
+  private async lexemes(text: string): Promise<string[]> {
+    const known = this.lexemeCache.get(text);
+    if (known) return known;
+    const row = await this.db.get<{ l: string[] | null }>(
+      `SELECT array_agg(x.lexeme ORDER BY x.lexeme COLLATE "C") AS l
+       FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('dexi', ?))) x`,
+      [text],
+    );
+    const found = row?.l ?? [];
+    if (this.lexemeCache.size >= LEXEME_CACHE) this.lexemeCache.delete(this.lexemeCache.keys().next().value!);
+    this.lexemeCache.set(text, found);
+    return found;
+  }
 
   async insert(note: NewNote): Promise<number> {
     const row = await this.db.get<{ id: number }>(
@@ -139,8 +181,10 @@ export class PgNotes implements NotesPort {
   }
 
   async countOwn(userId: number): Promise<number> {
-    return (await this.db.get<{ c: number }>("SELECT count(*) AS c FROM notes WHERE user_id = ?", [userId]))!
-      .c;
+    return (await this.db.get<{ c: number }>(
+      "SELECT coalesce(sum(n), 0)::bigint AS c FROM note_counts WHERE user_id = ?",
+      [userId],
+    ))!.c;
   }
 
   async tagsOf(ids: readonly number[]): Promise<Map<number, string[]>> {
@@ -166,13 +210,26 @@ export class PgNotes implements NotesPort {
   ): Promise<{ rows: NoteRow[]; total: number }> {
     const where = listWhere(scope, filter);
     const col = filter.sort === "updated" ? "n.updated_ms" : "n.created_ms";
-    // The page and the count at once, on two pooled connections: each round trip to the server costs
-    // more than either query (inside a transaction both queue on its one connection, as before).
+    const page = <R>(extra: Fragment) =>
+      this.db.all<NoteRow & R>(
+        `SELECT ${cols("snippet")}, ${TAGS}${extra.sql} FROM notes n ${joins} WHERE ${where.sql} ORDER BY ${col} DESC, n.id DESC LIMIT ? OFFSET ?`,
+        [...extra.params, ...where.params, limit, Math.min(offset, MAX_OFFSET)],
+      );
+    const kept = counterWhere(scope, filter);
+    if (kept) {
+      // The total from the counters (migration 5), riding on the page: one query, one round trip.
+      const total = `SELECT coalesce(sum(c.n), 0)::bigint AS c FROM note_counts c WHERE ${kept.sql}`;
+      const rows = await page<{ total: number }>({ sql: `, (${total}) AS total`, params: kept.params });
+      return {
+        rows: rows.map(({ total: _, ...row }) => row),
+        // A page past the end has no row to carry it.
+        total: rows[0]?.total ?? (await this.db.get<{ c: number }>(total, kept.params))!.c,
+      };
+    }
+    // A tag or a time range: counted, at the same time as the page on a second pooled connection
+    // (inside a transaction both queue on its one connection, as before).
     const [rows, counted] = await Promise.all([
-      this.db.all<NoteRow>(
-        `SELECT ${cols("snippet")} FROM notes n ${joins} WHERE ${where.sql} ORDER BY ${col} DESC, n.id DESC LIMIT ? OFFSET ?`,
-        [...where.params, limit, Math.min(offset, MAX_OFFSET)],
-      ),
+      page<object>({ sql: "", params: [] }),
       this.db.get<{ c: number }>(`SELECT count(*) AS c FROM notes n WHERE ${where.sql}`, where.params),
     ]);
     return { rows, total: counted!.c };
@@ -186,21 +243,27 @@ export class PgNotes implements NotesPort {
     offset: number,
   ): Promise<{ rows: (NoteRow & { score: number })[]; total: number }> {
     const text = words(match);
+    const terms = await this.lexemes(text);
+    if (terms.length === 0) return { rows: [], total: 0 }; // nothing to match, as plainto_tsquery says
     const s = scopeSql(scope);
-    const hits = `SELECT n.id, length(n.title) AS tl, length(n.body) AS bl, n.title_tsv, n.body_tsv
-      FROM notes n WHERE n.fts @@ plainto_tsquery('dexi', ?) AND ${s.sql}`;
-    // One round trip: the ranked page joined to its rows, with the total riding on it (a window over
-    // the ranked hits, sparing a second pass over them).
+    // One round trip: each hit's term counts and lengths (behind OFFSET 0, so each is computed once
+    // per hit, not once per use in the score), then the score, the ranked page joined to its rows,
+    // and the total riding on it (a window over the ranked hits, sparing a second pass over them).
+    const counts = terms.map((_, i) => `${tf("title_tsv")} AS t${i}, ${tf("body_tsv")} AS b${i}`).join(", ");
     const rows = await this.db.all<NoteRow & { score: number; total: number }>(
-      `WITH h AS (${hits}),
-       t AS (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('dexi', ?))),
-       c AS (SELECT h.id, h.tl, h.bl, coalesce(a.c, 0) AS tt, coalesce(b.c, 0) AS bt
-             FROM h CROSS JOIN t ${tf("title_tsv", "a")} ${tf("body_tsv", "b")}),
-       r AS (SELECT c.id, ${SCORE} AS score, count(*) OVER () AS total FROM c
-             GROUP BY c.id ORDER BY score DESC, c.id DESC LIMIT ? OFFSET ?)
-       SELECT ${cols("snippet")}, r.score, r.total FROM r JOIN notes n ON n.id = r.id ${joins}
+      `WITH c AS (SELECT n.id, ${counts}, length(n.title) AS tl, length(n.body) AS bl FROM notes n
+             WHERE n.fts @@ plainto_tsquery('dexi', ?) AND ${s.sql} OFFSET 0),
+       r AS (SELECT c.id, ${score(terms.length)} AS score, count(*) OVER () AS total FROM c
+             ORDER BY score DESC, c.id DESC LIMIT ? OFFSET ?)
+       SELECT ${cols("snippet")}, ${TAGS}, r.score, r.total FROM r JOIN notes n ON n.id = r.id ${joins}
        ORDER BY r.score DESC, r.id DESC`,
-      [text, ...s.params, text, limit, Math.min(offset, MAX_OFFSET)],
+      [
+        ...terms.flatMap((t) => [lexemeQuery(t), lexemeQuery(t)]),
+        text,
+        ...s.params,
+        limit,
+        Math.min(offset, MAX_OFFSET),
+      ],
     );
     // A page past the end has no row to carry the total: counted on its own then.
     const total =
@@ -360,6 +423,48 @@ function listWhere(scope: Scope, filter: ListFilter): Fragment {
     parts.push("EXISTS (SELECT 1 FROM note_tags ft WHERE ft.note_id = n.id AND ft.tag = ANY(?::text[]))");
     // A tag holding U+0000 matches nothing (see holdsNul), as on SQLite.
     params.push(filter.tags.filter((t) => !holdsNul(t)));
+  }
+  return { sql: parts.join(" AND "), params };
+}
+
+/**
+ * The counters (`note_counts`, folder_key 0 for no folder) selecting what `listWhere` selects, or
+ * undefined when the listing filters on something they do not keep: a tag (the filter's, or a
+ * restriction's) or a time range.
+ */
+function counterWhere(scope: Scope, filter: ListFilter): Fragment | undefined {
+  // Every field of ListFilter is looked at below: a new one fails to compile here until it is.
+  const { source, tags, folder, sort: _sort, from, to, ...unknown } = filter;
+  const none: Record<string, never> = unknown;
+  void none;
+  if (scope.tag !== undefined || from !== undefined || to !== undefined) return undefined;
+  if (tags && tags.length > 0) return undefined;
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  if (scope.teammates.length > 0) {
+    parts.push(
+      `(c.user_id = ? OR (c.shared = 1 AND c.user_id IN (${scope.teammates.map(() => "?").join(",")})))`,
+    );
+    params.push(scope.userId, ...scope.teammates);
+  } else {
+    parts.push("c.user_id = ?");
+    params.push(scope.userId);
+  }
+  if (scope.folderId === null) parts.push("1 = 0");
+  else if (scope.folderId !== undefined) {
+    parts.push("c.folder_key = ?");
+    params.push(scope.folderId);
+  }
+  if (source) {
+    parts.push("c.source = ?");
+    params.push(source);
+  }
+  if (folder === "unfiled") {
+    parts.push("c.folder_key = 0 AND c.user_id = ?");
+    params.push(scope.userId);
+  } else if (folder !== undefined) {
+    parts.push("c.folder_key = ? AND c.user_id = ?");
+    params.push(folder, scope.userId);
   }
   return { sql: parts.join(" AND "), params };
 }
