@@ -75,6 +75,53 @@ describe("writeInSlices", () => {
   });
 });
 
+describe("FTS merging between the write transactions", () => {
+  const segments = (db: ReturnType<typeof openCache>) =>
+    (db.prepare("SELECT count(DISTINCT segid) AS n FROM messages_fts_idx").get() as { n: number }).n;
+  const config = (db: ReturnType<typeof openCache>) =>
+    Object.fromEntries(
+      (db.prepare("SELECT k, v FROM messages_fts_config").all() as { k: string; v: number }[]).map((r) => [
+        r.k,
+        r.v,
+      ]),
+    );
+
+  it("turns FTS5's in-commit merging off and keeps the index in a few segments itself", async () => {
+    const db = openCache(":memory:");
+    expect(config(db)).toMatchObject({ automerge: 0, crisismerge: 64 });
+    const ins = db.prepare("INSERT INTO messages_fts (rowid, subject, body) VALUES (?, ?, ?)");
+    const items = Array.from({ length: 300 }, (_, i) => i + 1);
+    let commits = 0;
+    let most = 0;
+    await writeInSlices(
+      db,
+      items,
+      {
+        begin: () => {
+          // What the previous transactions and the merging between them left
+          most = Math.max(most, segments(db));
+        },
+        write: (i) => {
+          busy(0.2);
+          ins.run(i, `subject ${i}`, `body word${i % 17} text${i}`);
+        },
+        end: () => commits++,
+      },
+      1,
+    );
+    // One segment per commit without merging; automerge's rule (four on a level) kept instead
+    expect(commits).toBeGreaterThan(40);
+    expect(most).toBeLessThan(12);
+    expect(segments(db)).toBeLessThan(12);
+    // The merged index still answers
+    expect(
+      db.prepare("SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH 'word3'").get(),
+    ).toEqual({
+      n: 18,
+    });
+  });
+});
+
 describe("turnEvery", () => {
   it("lets the event loop turn once the slice is spent, with the connection's socket paused meanwhile", async () => {
     const server = net.createServer((s) => s.end());

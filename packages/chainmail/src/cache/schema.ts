@@ -93,6 +93,15 @@ function addTextPart(db: CacheDb): void {
  * Folder and message rows carry the account, so one cache.db serves every account. A step is SQL,
  * or a function for a step SQL cannot express; either runs inside the step's transaction.
  */
+/**
+ * FTS5's automerge off and crisismerge at 64 segments (a backstop): its merging ran inside the
+ * commits and held searches up to 120 ms; `ftsUpkeep` (src/cache/fts.ts) merges between them.
+ * FTS5 takes these values as integers only (a bound JavaScript number is a REAL), hence literals.
+ */
+export const FTS_MERGE_SETTINGS = `
+  INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0);
+  INSERT INTO messages_fts (messages_fts, rank) VALUES ('crisismerge', 64);`;
+
 const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   `
   CREATE TABLE folders (
@@ -193,6 +202,8 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   addTextPart,
   // unread, flagged and attachment counts per folder (above)
   addFlagCounters,
+  // FTS5 merges no more inside its commits: the cache merges between them (src/cache/fts.ts)
+  FTS_MERGE_SETTINGS,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
