@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { openCache } from "../src/cache/index.js";
+import fs from "node:fs";
 import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import {
+  BACKSTOP_PAGES,
+  CHECKPOINT_EVERY_MS,
+  backgroundCheckpoints,
+  checkpointSoon,
+} from "../src/cache/checkpoint.js";
 import { turnEvery, writeInSlices } from "../src/cache/slices.js";
 
 const busy = (ms: number) => {
@@ -148,5 +157,46 @@ describe("turnEvery", () => {
     expect(turn()).toBeUndefined();
     socket.destroy();
     server.close();
+  });
+});
+
+describe("WAL checkpoints in a worker thread", () => {
+  it("checkpoints while writeInSlices writes, keeps the WAL small and ends with close()", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-ckpt-"));
+    try {
+      const file = path.join(dir, "cache.db");
+      const db = openCache(file);
+      // The daemon's connection checkpoints only as a backstop
+      expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(BACKSTOP_PAGES);
+      db.exec("CREATE TABLE t (i INTEGER, s TEXT)");
+      const ins = db.prepare("INSERT INTO t VALUES (?, ?)");
+      const text = "x".repeat(20_000);
+      let walMax = 0;
+      for (let round = 0; round < 12; round++) {
+        await writeInSlices(
+          db,
+          Array.from({ length: 100 }, (_, i) => round * 100 + i),
+          { write: (i) => ins.run(i, text) },
+        );
+        walMax = Math.max(walMax, fs.statSync(`${file}-wal`).size);
+        await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_EVERY_MS + 50));
+      }
+      // 24 MB written: without checkpoints the WAL would grow to the backstop's 16 MB
+      expect(backgroundCheckpoints(db)).toBeGreaterThan(0);
+      expect(walMax).toBeLessThan((BACKSTOP_PAGES * 4096 * 3) / 4);
+      expect((db.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(1200);
+      db.close();
+      const again = openCache(file);
+      expect((again.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(1200);
+      again.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("leaves an in-memory cache alone", () => {
+    const db = openCache(":memory:");
+    checkpointSoon(db);
+    expect(backgroundCheckpoints(db)).toBe(0);
   });
 });

@@ -1,3 +1,4 @@
+import { checkpointSoon } from "./checkpoint.js";
 import { type CacheDb, stmt } from "./schema.js";
 
 /**
@@ -54,6 +55,7 @@ const changes = (db: CacheDb) => stmt(db, "SELECT total_changes() AS n").pluck()
 export function mergeFtsStep(db: CacheDb, pages = UPKEEP_PAGES): boolean {
   const before = changes(db);
   stmt(db, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)").run(pages);
+  checkpointSoon(db);
   return changes(db) - before >= 2;
 }
 
@@ -83,6 +85,7 @@ export async function compactFts(db: CacheDb, options: { force?: boolean } = {})
   for (;;) {
     const before = changes(db);
     step.run(-STEP_PAGES);
+    checkpointSoon(db);
     if (changes(db) - before < 2) return true;
     await new Promise((resolve) => setImmediate(resolve));
   }

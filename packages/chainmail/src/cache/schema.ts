@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { checkpointInBackground } from "./checkpoint.js";
 import { recomputeThreadKeys } from "./thread-migration.js";
 
 export type CacheDb = Database.Database;
@@ -238,6 +239,8 @@ export function openCache(file: string = defaultCachePath()): CacheDb {
   db.pragma("cache_size = -65536");
   db.pragma("mmap_size = 268435456");
   migrate(db);
+  // WAL checkpoints in a worker thread, not in the commits the daemon's searches wait for
+  checkpointInBackground(db, file);
   return db;
 }
 

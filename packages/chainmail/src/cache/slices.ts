@@ -1,3 +1,4 @@
+import { checkpointSoon } from "./checkpoint.js";
 import { ftsUpkeep } from "./fts.js";
 import type { CacheDb } from "./schema.js";
 
@@ -41,6 +42,7 @@ export async function writeInSlices<T>(
       while (i < stop) hooks.write(items[i++] as T);
       hooks.end?.();
     })();
+    checkpointSoon(db);
     const perItem = (performance.now() - started) / (i - from);
     size = Math.max(1, Math.min(10_000, Math.floor(sliceMs / Math.max(perItem, 0.001))));
     // A turn of the event loop, then any merging, each step after a turn of its own
