@@ -90,11 +90,6 @@ function addTextPart(db: CacheDb): void {
 }
 
 /**
- * Ordered migrations; user_version is the number applied. Never edit a released step, add one.
- * Folder and message rows carry the account, so one cache.db serves every account. A step is SQL,
- * or a function for a step SQL cannot express; either runs inside the step's transaction.
- */
-/**
  * FTS5's automerge off and crisismerge at 64 segments (a backstop): its merging ran inside the
  * commits and held searches up to 120 ms; `ftsUpkeep` (src/cache/fts.ts) merges between them.
  * FTS5 takes these values as integers only (a bound JavaScript number is a REAL), hence literals.
@@ -103,6 +98,11 @@ export const FTS_MERGE_SETTINGS = `
   INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0);
   INSERT INTO messages_fts (messages_fts, rank) VALUES ('crisismerge', 64);`;
 
+/**
+ * Ordered migrations; user_version is the number applied. Never edit a released step, add one.
+ * Folder and message rows carry the account, so one cache.db serves every account. A step is SQL,
+ * or a function for a step SQL cannot express; either runs inside the step's transaction.
+ */
 const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   `
   CREATE TABLE folders (
