@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { openCache } from "../src/cache/index.js";
+import fs from "node:fs";
 import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import {
+  BACKSTOP_PAGES,
+  CHECKPOINT_EVERY_MS,
+  backgroundCheckpoints,
+  checkpointSoon,
+} from "../src/cache/checkpoint.js";
 import { turnEvery, writeInSlices } from "../src/cache/slices.js";
 
 const busy = (ms: number) => {
@@ -75,6 +84,53 @@ describe("writeInSlices", () => {
   });
 });
 
+describe("FTS merging between the write transactions", () => {
+  const segments = (db: ReturnType<typeof openCache>) =>
+    (db.prepare("SELECT count(DISTINCT segid) AS n FROM messages_fts_idx").get() as { n: number }).n;
+  const config = (db: ReturnType<typeof openCache>) =>
+    Object.fromEntries(
+      (db.prepare("SELECT k, v FROM messages_fts_config").all() as { k: string; v: number }[]).map((r) => [
+        r.k,
+        r.v,
+      ]),
+    );
+
+  it("turns FTS5's in-commit merging off and keeps the index in a few segments itself", async () => {
+    const db = openCache(":memory:");
+    expect(config(db)).toMatchObject({ automerge: 0, crisismerge: 64 });
+    const ins = db.prepare("INSERT INTO messages_fts (rowid, subject, body) VALUES (?, ?, ?)");
+    const items = Array.from({ length: 300 }, (_, i) => i + 1);
+    let commits = 0;
+    let most = 0;
+    await writeInSlices(
+      db,
+      items,
+      {
+        begin: () => {
+          // What the previous transactions and the merging between them left
+          most = Math.max(most, segments(db));
+        },
+        write: (i) => {
+          busy(0.2);
+          ins.run(i, `subject ${i}`, `body word${i % 17} text${i}`);
+        },
+        end: () => commits++,
+      },
+      1,
+    );
+    // One segment per commit without merging; automerge's rule (four on a level) kept instead
+    expect(commits).toBeGreaterThan(40);
+    expect(most).toBeLessThan(12);
+    expect(segments(db)).toBeLessThan(12);
+    // The merged index still answers
+    expect(
+      db.prepare("SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH 'word3'").get(),
+    ).toEqual({
+      n: 18,
+    });
+  });
+});
+
 describe("turnEvery", () => {
   it("lets the event loop turn once the slice is spent, with the connection's socket paused meanwhile", async () => {
     const server = net.createServer((s) => s.end());
@@ -101,5 +157,46 @@ describe("turnEvery", () => {
     expect(turn()).toBeUndefined();
     socket.destroy();
     server.close();
+  });
+});
+
+describe("WAL checkpoints in a worker thread", () => {
+  it("checkpoints while writeInSlices writes, keeps the WAL small and ends with close()", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-ckpt-"));
+    try {
+      const file = path.join(dir, "cache.db");
+      const db = openCache(file);
+      // The daemon's connection checkpoints only as a backstop
+      expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(BACKSTOP_PAGES);
+      db.exec("CREATE TABLE t (i INTEGER, s TEXT)");
+      const ins = db.prepare("INSERT INTO t VALUES (?, ?)");
+      const text = "x".repeat(20_000);
+      let walMax = 0;
+      for (let round = 0; round < 12; round++) {
+        await writeInSlices(
+          db,
+          Array.from({ length: 100 }, (_, i) => round * 100 + i),
+          { write: (i) => ins.run(i, text) },
+        );
+        walMax = Math.max(walMax, fs.statSync(`${file}-wal`).size);
+        await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_EVERY_MS + 50));
+      }
+      // 24 MB written: without checkpoints the WAL would grow to the backstop's 16 MB
+      expect(backgroundCheckpoints(db)).toBeGreaterThan(0);
+      expect(walMax).toBeLessThan((BACKSTOP_PAGES * 4096 * 3) / 4);
+      expect((db.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(1200);
+      db.close();
+      const again = openCache(file);
+      expect((again.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(1200);
+      again.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("leaves an in-memory cache alone", () => {
+    const db = openCache(":memory:");
+    checkpointSoon(db);
+    expect(backgroundCheckpoints(db)).toBe(0);
   });
 });

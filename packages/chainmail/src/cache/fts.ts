@@ -1,4 +1,5 @@
-import type { CacheDb } from "./schema.js";
+import { checkpointSoon } from "./checkpoint.js";
+import { type CacheDb, stmt } from "./schema.js";
 
 /**
  * FTS5 keeps its index as a set of b-tree segments: every committed write adds one and automerge
@@ -16,6 +17,24 @@ const MAX_SEGMENTS = 8;
 /** Pages per merge step: a step takes a few milliseconds (500 took up to 60), then the event loop gets a turn. */
 const STEP_PAGES = 100;
 
+/**
+ * Pages of output per step of the merging between write transactions (`mergeFtsStep`): a step
+ * took 1-2 ms (p99 7 ms) during a backfill at load 3.5, so searches wait no longer than that.
+ */
+export const UPKEEP_PAGES = 50;
+
+/*
+ * FTS5's own merging runs inside the commit that writes a segment, where it cannot be bounded:
+ * automerge does 64 pages of merge work per level of the index each time 64 leaves (counting each
+ * contentless delete as one) have been written, and crisismerge merges a whole level at once when
+ * it reaches 16 segments. During a body backfill that made commits of 60-120 ms of CPU (a body
+ * replaces its header-only row, a delete and an insert), and the daemon answers no search while a
+ * commit runs. So the cache turns automerge off (a migration, `FTS_MERGE_SETTINGS` in schema.ts)
+ * and merges itself between its write transactions in steps of UPKEEP_PAGES (`ftsUpkeep`);
+ * crisismerge stays as a backstop at 64 segments on one level, which the upkeep keeps any level
+ * far below.
+ */
+
 /** Segments in the FTS index (each has at least one row in %_idx, one per leaf page). */
 const segments = (db: CacheDb) =>
   (db.prepare("SELECT count(DISTINCT segid) AS n FROM messages_fts_idx").get() as { n: number }).n;
@@ -23,6 +42,34 @@ const segments = (db: CacheDb) =>
 /** True when the FTS index has enough segments that merging them pays off. */
 export function ftsNeedsMerge(db: CacheDb): boolean {
   return segments(db) >= MAX_SEGMENTS;
+}
+
+const changes = (db: CacheDb) => stmt(db, "SELECT total_changes() AS n").pluck().get() as number;
+
+/**
+ * One step of FTS5's incremental merge, as automerge picks its work (a level holding `usermerge`,
+ * 4, or more segments; an unfinished merge; a level with 10% or more tombstones), writing at most
+ * `pages` pages. Returns whether it merged anything (a step that changes fewer than two rows found
+ * nothing to merge).
+ */
+export function mergeFtsStep(db: CacheDb, pages = UPKEEP_PAGES): boolean {
+  const before = changes(db);
+  stmt(db, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)").run(pages);
+  checkpointSoon(db);
+  return changes(db) - before >= 2;
+}
+
+/**
+ * The merging automerge would do, outside any write transaction: merge steps of UPKEEP_PAGES,
+ * each its own transaction with a turn of the event loop before it, until no level needs one.
+ * `writeInSlices` runs it after each of its transactions, so no level of the index piles up
+ * segments (every committed FTS write adds one).
+ */
+export async function ftsUpkeep(db: CacheDb): Promise<void> {
+  for (;;) {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (!mergeFtsStep(db)) return;
+  }
 }
 
 /**
@@ -34,12 +81,12 @@ export async function compactFts(db: CacheDb, options: { force?: boolean } = {})
   if (options.force ? segments(db) < 2 : !ftsNeedsMerge(db)) return false;
   // A negative page count merges segments of every level, as 'optimize' does, but a step at a
   // time; a step that changes fewer than two rows means there was nothing left to merge
-  const step = db.prepare("INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)");
-  const changes = db.prepare("SELECT total_changes() AS n").pluck();
+  const step = stmt(db, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)");
   for (;;) {
-    const before = changes.get() as number;
+    const before = changes(db);
     step.run(-STEP_PAGES);
-    if ((changes.get() as number) - before < 2) return true;
+    checkpointSoon(db);
+    if (changes(db) - before < 2) return true;
     await new Promise((resolve) => setImmediate(resolve));
   }
 }

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { checkpointInBackground } from "./checkpoint.js";
 import { recomputeThreadKeys } from "./thread-migration.js";
 
 export type CacheDb = Database.Database;
@@ -87,6 +88,15 @@ function addTextPart(db: CacheDb): void {
   const cols = db.prepare("SELECT name FROM pragma_table_info('message_meta')").pluck().all() as string[];
   if (!cols.includes("text_part")) db.exec("ALTER TABLE message_meta ADD COLUMN text_part TEXT");
 }
+
+/**
+ * FTS5's automerge off and crisismerge at 64 segments (a backstop): its merging ran inside the
+ * commits and held searches up to 120 ms; `ftsUpkeep` (src/cache/fts.ts) merges between them.
+ * FTS5 takes these values as integers only (a bound JavaScript number is a REAL), hence literals.
+ */
+export const FTS_MERGE_SETTINGS = `
+  INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0);
+  INSERT INTO messages_fts (messages_fts, rank) VALUES ('crisismerge', 64);`;
 
 /**
  * Ordered migrations; user_version is the number applied. Never edit a released step, add one.
@@ -193,6 +203,8 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   addTextPart,
   // unread, flagged and attachment counts per folder (above)
   addFlagCounters,
+  // FTS5 merges no more inside its commits: the cache merges between them (src/cache/fts.ts)
+  FTS_MERGE_SETTINGS,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -227,6 +239,8 @@ export function openCache(file: string = defaultCachePath()): CacheDb {
   db.pragma("cache_size = -65536");
   db.pragma("mmap_size = 268435456");
   migrate(db);
+  // WAL checkpoints in a worker thread, not in the commits the daemon's searches wait for
+  checkpointInBackground(db, file);
   return db;
 }
 

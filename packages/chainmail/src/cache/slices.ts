@@ -1,10 +1,12 @@
+import { checkpointSoon } from "./checkpoint.js";
+import { ftsUpkeep } from "./fts.js";
 import type { CacheDb } from "./schema.js";
 
 /**
  * Longest a cache write transaction runs before it commits and lets the event loop turn: the
  * daemon answers searches on the same thread, and a batch of 1,000 headers (or 200 bodies) written
- * in one go held them up for 100 ms and more. Each commit adds an FTS segment, which automerge
- * folds in later; a few milliseconds per transaction keeps that merging small.
+ * in one go held them up for 100 ms and more. Each commit adds an FTS segment, which `ftsUpkeep`
+ * folds in between the transactions.
  */
 export const WRITE_SLICE_MS = 4;
 
@@ -14,7 +16,9 @@ export const WRITE_SLICE_MS = 4;
  * (the transaction's FTS writes go there); `done` runs after the last commit, in the same turn.
  * A transaction's size comes from how long the previous one took per item, `end` and the commit
  * included (FTS rows cost more than the rest and are written in `end`). Each transaction is
- * whole: a crash leaves a prefix of the items written.
+ * whole: a crash leaves a prefix of the items written. After each transaction (after `done` for
+ * the last) the FTS index is merged where it needs it (`ftsUpkeep`, in steps of its own), since
+ * FTS5's automerge, which merged inside the commits, is off.
  */
 export async function writeInSlices<T>(
   db: CacheDb,
@@ -38,13 +42,16 @@ export async function writeInSlices<T>(
       while (i < stop) hooks.write(items[i++] as T);
       hooks.end?.();
     })();
+    checkpointSoon(db);
     const perItem = (performance.now() - started) / (i - from);
     size = Math.max(1, Math.min(10_000, Math.floor(sliceMs / Math.max(perItem, 0.001))));
-    if (i < items.length) await new Promise((resolve) => setImmediate(resolve));
+    // A turn of the event loop, then any merging, each step after a turn of its own
+    if (i < items.length) await ftsUpkeep(db);
   }
   // Right after the last commit, before any other callback: a caller that stops its FETCHes
   // from here (a progress callback) sees no later response processed first
   hooks.done?.();
+  if (items.length > 0) await ftsUpkeep(db);
 }
 
 /** The part of a connection `turnEvery` pauses: imapflow's socket (not in its typings). */

@@ -1,0 +1,152 @@
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import type Database from "better-sqlite3";
+
+/**
+ * WAL checkpoints off the daemon's thread. SQLite checkpoints in the commit that takes the WAL
+ * past `wal_autocheckpoint` pages (1,000 by default): it copies those pages into the database
+ * file and, with `synchronous = NORMAL`, syncs the WAL and the database file, all inside the
+ * commit. On a busy disk that commit took 20-60 ms (mostly waiting for the syncs, 3-9 ms of CPU),
+ * and a search waits for it. A worker thread with its own connection runs `wal_checkpoint(PASSIVE)`
+ * instead, at most one every CHECKPOINT_EVERY_MS while the cache writes (`checkpointSoon`): a passive
+ * checkpoint takes no lock a writer needs, so the daemon keeps writing and answering meanwhile.
+ * The daemon's connection still checkpoints at BACKSTOP_PAGES, in case the worker falls behind (a
+ * checkpoint copies only frames committed before it starts, and the WAL starts over only once it
+ * has all been copied while nothing writes) or is gone.
+ */
+export const CHECKPOINT_EVERY_MS = 100;
+export const BACKSTOP_PAGES = 4000;
+
+// CommonJS, as `eval` workers are; the connection opens on the first request
+const WORKER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.sqlite);
+let db = null;
+parentPort.on("message", (m) => {
+  if (m === "close") {
+    db?.close();
+    parentPort.close();
+    return;
+  }
+  let error = null;
+  try {
+    db ??= new Database(workerData.file, { fileMustExist: true });
+    db.pragma("wal_checkpoint(PASSIVE)");
+  } catch (e) {
+    error = String(e);
+  }
+  parentPort.postMessage(error);
+});
+`;
+
+interface Checkpointer {
+  file: string;
+  worker: Worker | null;
+  /** A checkpoint is running in the worker. */
+  busy: boolean;
+  /** The cache wrote since the last checkpoint began. */
+  pending: boolean;
+  timer: NodeJS.Timeout | null;
+  last: number;
+  failed: boolean;
+  done: number;
+}
+
+const checkpointers = new WeakMap<Database.Database, Checkpointer>();
+
+/**
+ * Moves this connection's WAL checkpoints to a worker thread (a file cache only; `:memory:` has no
+ * WAL). The worker starts on the first `checkpointSoon` and ends with `db.close()`.
+ */
+export function checkpointInBackground(db: Database.Database, file: string): void {
+  if (file === ":memory:" || db.memory) return;
+  db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+  const cp: Checkpointer = {
+    file,
+    worker: null,
+    busy: false,
+    pending: false,
+    timer: null,
+    last: 0,
+    failed: false,
+    done: 0,
+  };
+  checkpointers.set(db, cp);
+  const close = db.close.bind(db);
+  db.close = () => {
+    stop(cp);
+    return close();
+  };
+}
+
+function stop(cp: Checkpointer): void {
+  cp.failed = true;
+  if (cp.timer) clearTimeout(cp.timer);
+  cp.timer = null;
+  cp.worker?.postMessage("close");
+  cp.worker = null;
+}
+
+/**
+ * Tells the checkpointer the cache wrote: a checkpoint follows at once, or CHECKPOINT_EVERY_MS
+ * after the previous one began when that is later (one more after a running one, if the cache
+ * wrote meanwhile, so the WAL is copied up to its end and can start over).
+ */
+export function checkpointSoon(db: Database.Database): void {
+  const cp = checkpointers.get(db);
+  if (!cp || cp.failed) return;
+  cp.pending = true;
+  if (!cp.busy && !cp.timer) schedule(db, cp);
+}
+
+function schedule(db: Database.Database, cp: Checkpointer): void {
+  const wait = CHECKPOINT_EVERY_MS - (performance.now() - cp.last);
+  if (wait <= 0) {
+    start(db, cp);
+    return;
+  }
+  cp.timer = setTimeout(() => {
+    cp.timer = null;
+    start(db, cp);
+  }, wait);
+  cp.timer.unref();
+}
+
+function start(db: Database.Database, cp: Checkpointer): void {
+  if (cp.failed || !cp.pending) return;
+  if (!cp.worker) {
+    const worker = new Worker(WORKER, {
+      eval: true,
+      workerData: { file: cp.file, sqlite: createRequire(import.meta.url).resolve("better-sqlite3") },
+    });
+    worker.unref();
+    worker.on("message", (error: string | null) => {
+      if (cp.worker !== worker) return;
+      cp.busy = false;
+      // A worker that cannot checkpoint leaves it to SQLite's own, in the commits, as before
+      if (error !== null) giveUp(db, cp);
+      else {
+        cp.done++;
+        if (cp.pending) schedule(db, cp);
+      }
+    });
+    worker.on("error", () => {
+      if (cp.worker === worker) giveUp(db, cp);
+    });
+    cp.worker = worker;
+  }
+  cp.pending = false;
+  cp.busy = true;
+  cp.last = performance.now();
+  cp.worker.postMessage("checkpoint");
+}
+
+function giveUp(db: Database.Database, cp: Checkpointer): void {
+  stop(cp);
+  if (db.open) db.pragma("wal_autocheckpoint = 1000");
+}
+
+/** Checkpoints the worker has made for this connection (for tests and benchmarks). */
+export function backgroundCheckpoints(db: Database.Database): number {
+  return checkpointers.get(db)?.done ?? 0;
+}
