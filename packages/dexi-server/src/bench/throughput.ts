@@ -16,10 +16,9 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import { loadavg } from "node:os";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { newClient } from "@mcpforge/toolkit/testing";
+import { type RecordedCall, recordToolCall, replayToolCall } from "@mcpforge/toolkit/testing";
 import { freePort } from "./oauth.js";
 import { pct } from "./measure.js";
 import { QUERIES } from "./stores.js";
@@ -102,102 +101,33 @@ function startInstance(bin: string, url: string, port: number, origin: string): 
   });
 }
 
-/** One client's tools/call request as its SDK client sent it, to replay. */
-interface Wire {
-  headers: Record<string, string>;
-  body: { params: Record<string, unknown> } & Record<string, unknown>;
-}
-
 /** Opens one client the SDK's way (discovery, then one call) and records the tools/call it sent. */
-async function record(url: string, token: string, noteIds: readonly string[]): Promise<Wire> {
-  let wire: Wire | undefined;
-  const client = newClient({ era: "modern", clientName: "dexi-bench" });
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
-    fetch: (input, init) => {
-      if (typeof init?.body === "string") {
-        const body = JSON.parse(init.body) as Wire["body"];
-        if (body["method"] === "tools/call")
-          wire = { headers: Object.fromEntries(new Headers(init.headers).entries()), body };
-      }
-      return fetch(input, init);
+async function record(url: string, token: string, noteIds: readonly string[]): Promise<RecordedCall> {
+  const { call, close } = await recordToolCall(url, {
+    era: "modern",
+    token,
+    clientName: "dexi-bench",
+    calls: async (client) => {
+      const r = await client.callTool({ name: "get_note", arguments: { note_id: noteIds[0]! } });
+      if (r.isError) throw new Error(`get_note: ${JSON.stringify(r.structuredContent)}`);
     },
   });
-  try {
-    await client.connect(transport);
-    const r = await client.callTool({ name: "get_note", arguments: { note_id: noteIds[0]! } });
-    if (r.isError) throw new Error(`get_note: ${JSON.stringify(r.structuredContent)}`);
-  } finally {
-    await client.close();
-  }
-  if (!wire) throw new Error("the SDK client sent no tools/call request to record");
-  return wire;
-}
-
-function post(agent: Agent, url: URL, headers: Record<string, string>, body: string, retried = false) {
-  return new Promise<{ status: number; contentType: string; text: string }>((resolve, reject) => {
-    const req = request(
-      {
-        agent,
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: "POST",
-        headers: { ...headers, "content-length": Buffer.byteLength(body) },
-      },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          text += chunk;
-        });
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, contentType: res.headers["content-type"] ?? "", text }),
-        );
-        res.on("error", reject);
-      },
-    );
-    req.on("error", (err: NodeJS.ErrnoException) => {
-      // A kept-alive socket the server closed while idle fails before the request reached it;
-      // node's documentation prescribes exactly one retry on a fresh socket.
-      if (!retried && req.reusedSocket && err.code === "ECONNRESET")
-        post(agent, url, headers, body, true).then(resolve, reject);
-      else reject(err);
-    });
-    req.end(body);
-  });
+  // 2026-07-28 requests carry no session: the recorded request stays valid after the client closes
+  await close();
+  return call;
 }
 
 /** One replayed tools/call; throws unless the server answered this id with a result that is no error. */
 async function replay(
   agent: Agent,
   url: URL,
-  wire: Wire,
+  call: RecordedCall,
   id: number,
   name: string,
   args: Record<string, unknown>,
 ): Promise<void> {
-  const body = JSON.stringify({ ...wire.body, id, params: { ...wire.body.params, name, arguments: args } });
-  // The 2026-07-28 era names the method and the tool in headers too; they must match the body.
-  const headers = "mcp-name" in wire.headers ? { ...wire.headers, "mcp-name": name } : wire.headers;
-  const reply = await post(agent, url, headers, body);
-  const docs = reply.contentType.startsWith("text/event-stream")
-    ? reply.text
-        .split("\n")
-        .filter((l) => l.startsWith("data:"))
-        .map((l) => l.slice(5).trim())
-    : [reply.text];
-  let result: { isError?: boolean } | undefined;
-  for (const doc of docs) {
-    try {
-      const msg = JSON.parse(doc) as { id?: unknown; result?: { isError?: boolean } };
-      if (msg.id === id) result = msg.result;
-    } catch {
-      // not JSON: reported below with the whole reply
-    }
-  }
-  if (reply.status !== 200 || !result || result.isError)
-    throw new Error(`${name}: HTTP ${reply.status} ${reply.text.slice(0, 200)}`);
+  const result = await replayToolCall(agent, call, { id, name, arguments: args, url });
+  if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.structuredContent).slice(0, 200)}`);
 }
 
 /** CPU seconds a process has used so far (utime + stime from /proc; 0 where there is none). */
@@ -212,7 +142,7 @@ function cpuSeconds(pid: number | undefined): number {
 
 interface Client {
   url: URL;
-  wire: Wire;
+  wire: RecordedCall;
 }
 
 async function drive(
@@ -286,7 +216,7 @@ export async function measureThroughput(opts: ThroughputOptions): Promise<LoadRe
   const children: ChildProcess[] = [];
   try {
     for (const p of ports) children.push(await startInstance(opts.bin, opts.url, p, origin));
-    const wires: Wire[] = [];
+    const wires: RecordedCall[] = [];
     for (let i = 0; i < opts.clients; i++)
       wires.push(await record(urls[0]!.href, await opts.mintToken(origin), opts.noteIds));
     opts.log(`throughput: ${opts.clients} clients, 1 instance, ${opts.seconds} s...`);

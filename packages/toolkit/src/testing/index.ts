@@ -32,6 +32,13 @@ export {
   startHttpBin,
 } from "./matrix.js";
 export { type RoundRobinProxy, roundRobinProxy } from "./proxy.js";
+export {
+  type RecordedCall,
+  type RecordOptions,
+  type ReplayedResult,
+  recordToolCall,
+  replayToolCall,
+} from "./replay.js";
 export { type ManualClock, manualClock, type Session, session } from "./session.js";
 export { serverVersionOfCopy, type VersionCopyOptions } from "./version-copy.js";
 export {
