@@ -41,7 +41,7 @@ describe.each(["legacy", "modern"] as const)("record and replay, %s era", (era) 
         name: "get_note",
         arguments: { id: note.id },
       });
-      expect((got.structuredContent?.["note"] as { text: string }).text).toBe("replayed ünïcode");
+      expect(got.structuredContent?.["note"]).toMatchObject({ text: "replayed ünïcode" });
       // An error result comes back for the caller to judge, in the kit's error shape
       const missing = await replayToolCall(agent, call, {
         id: 9003,
