@@ -97,6 +97,27 @@ describe("publishing", () => {
     expect((await app.scheduler.publishDue()).published).toEqual([id]);
   });
 
+  it("ends a failing note's back-off when the owner reschedules it", async () => {
+    app = await testApp("2026-03-02T08:00:00.000Z");
+    const id = (await app.notes.create({ content: "down", status: "ready" })).id;
+    await app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
+    app.time.set("2026-03-02T09:00:00.000Z");
+    app.publisher.failing = "platform is down";
+    // Four failed runs: the next try would wait 8 minutes
+    for (const wait of [0, 1, 2, 4]) {
+      app.time.advance(wait * 60_000);
+      expect((await app.scheduler.publishDue()).failed.map((f) => f.id)).toEqual([id]);
+    }
+    app.publisher.failing = undefined;
+    app.time.advance(60_000);
+    expect((await app.scheduler.publishDue()).published).toEqual([]); // still backing off
+    // The owner puts it back on the queue for now: it goes out at its new time, not after the back-off
+    await app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:10:00Z" }]);
+    app.time.set("2026-03-02T09:10:00.000Z");
+    expect((await app.scheduler.publishDue()).published).toEqual([id]);
+    expect(await app.notes.get(id)).toMatchObject({ status: "published", attempts: 1, lastError: null });
+  });
+
   it("restacks a note N hours after publishing, exactly once", async () => {
     app = await testApp();
     const id = (await app.notes.create({ content: "restack me", status: "ready" })).id;

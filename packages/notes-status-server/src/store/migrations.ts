@@ -147,4 +147,11 @@ export const MIGRATIONS: readonly string[] = [
     INSERT INTO note_counts VALUES ('', NEW.status, 1) ON CONFLICT DO UPDATE SET n = n + 1;
   END;
   `,
+  // 5: a failed note's back-off gets a column of its own (retry_after). It shared claimed_until with
+  // the publishing lease, so rescheduling a failing note could not end its back-off (clearing the
+  // column could have freed a lease in flight): the note went out up to an hour after its new time.
+  // A back-off already written stays in claimed_until and runs out within the hour.
+  `
+  ALTER TABLE notes ADD COLUMN retry_after TEXT;
+  `,
 ];

@@ -97,4 +97,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER note_tags_count AFTER INSERT OR DELETE ON note_tags
     FOR EACH ROW EXECUTE FUNCTION note_tags_count();
   `,
+  // 2: a failed note's back-off in a column of its own, apart from the publishing lease (see the
+  // SQLite migration 5).
+  `
+  ALTER TABLE notes ADD COLUMN retry_after TEXT COLLATE "C";
+  `,
 ];

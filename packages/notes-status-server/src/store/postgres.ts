@@ -43,11 +43,12 @@ const LIST = LIST_COLUMNS.split(", ")
   .join(", ");
 const INSERT_SQL = `INSERT INTO notes (${NOTE_COLUMNS.join(", ")}) VALUES (${NOTE_COLUMNS.map((_, i) => `$${i + 1}`).join(", ")})`;
 // failed_runs counts the failed runs since lastError was last cleared: every success and every fresh
-// start (scheduling, leaving failed) clears lastError, and so ends the count.
+// start (scheduling, leaving failed) clears lastError, and so ends the count and the back-off (retry_after).
 const UPDATE_SQL = `UPDATE notes SET ${NOTE_COLUMNS.slice(1)
   .map((c, i) => `${c} = $${i + 2}`)
   .join(", ")},
-  failed_runs = CASE WHEN $${NOTE_COLUMNS.indexOf("last_error") + 1}::text IS NULL THEN 0 ELSE failed_runs END
+  failed_runs = CASE WHEN $${NOTE_COLUMNS.indexOf("last_error") + 1}::text IS NULL THEN 0 ELSE failed_runs END,
+  retry_after = CASE WHEN $${NOTE_COLUMNS.indexOf("last_error") + 1}::text IS NULL THEN NULL ELSE retry_after END
   WHERE id = $1`;
 
 function values(n: NoteDetail): unknown[] {
@@ -212,7 +213,7 @@ export class PgNotesRepository implements NotesRepository {
   async duePosts(nowIso: string, limit: number): Promise<NoteDetail[]> {
     const rows = await this.rows<NoteRow>(
       `SELECT * FROM notes WHERE status = 'scheduled' AND scheduled_at <= $1
-         AND (claimed_until IS NULL OR claimed_until <= $1)
+         AND (claimed_until IS NULL OR claimed_until <= $1) AND (retry_after IS NULL OR retry_after <= $1)
        ORDER BY scheduled_at, created_at, id LIMIT $2`,
       [nowIso, limit],
     );
@@ -223,6 +224,7 @@ export class PgNotesRepository implements NotesRepository {
     const rows = await this.rows<NoteRow>(
       `SELECT * FROM notes WHERE status = 'published' AND restack_due_at IS NOT NULL AND restacked_at IS NULL
          AND restack_due_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
+         AND (retry_after IS NULL OR retry_after <= $1)
        ORDER BY restack_due_at, id LIMIT $2`,
       [nowIso, limit],
     );
@@ -241,7 +243,8 @@ export class PgNotesRepository implements NotesRepository {
         : `status = 'published' AND restacked_at IS NULL AND restack_due_at <= $3`;
     const result = await this.db().query(
       `UPDATE notes SET claimed_until = $1 WHERE id = (
-         SELECT id FROM notes WHERE id = $2 AND (claimed_until IS NULL OR claimed_until <= $3) AND ${due}
+         SELECT id FROM notes WHERE id = $2 AND (claimed_until IS NULL OR claimed_until <= $3)
+           AND (retry_after IS NULL OR retry_after <= $3) AND ${due}
          FOR UPDATE SKIP LOCKED)`,
       [untilIso, id, nowIso],
     );
@@ -253,7 +256,7 @@ export class PgNotesRepository implements NotesRepository {
   }
 
   async defer(id: string, untilIso: string): Promise<void> {
-    await this.rows(`UPDATE notes SET claimed_until = $1 WHERE id = $2`, [untilIso, id]);
+    await this.rows(`UPDATE notes SET claimed_until = NULL, retry_after = $1 WHERE id = $2`, [untilIso, id]);
   }
 
   async addFailedRun(id: string): Promise<number> {

@@ -46,7 +46,8 @@ export class SqliteNotesRepository implements NotesRepository {
     this.s = {
       insert: db.prepare(`INSERT INTO notes (${all}) VALUES (${named})`),
       // failed_runs counts the failed runs since lastError was last cleared: every success and every
-      // fresh start (scheduling, leaving failed) clears lastError, and so ends the count.
+      // fresh start (scheduling, leaving failed) clears lastError, and so ends the count and the
+      // back-off (retry_after).
       update: db.prepare(
         `UPDATE notes SET ${all
           .split(",")
@@ -54,7 +55,8 @@ export class SqliteNotesRepository implements NotesRepository {
           .filter((c) => c !== "id")
           .map((c) => `${c} = @${c}`)
           .join(", ")},
-         failed_runs = CASE WHEN @last_error IS NULL THEN 0 ELSE failed_runs END WHERE id = @id`,
+         failed_runs = CASE WHEN @last_error IS NULL THEN 0 ELSE failed_runs END,
+         retry_after = CASE WHEN @last_error IS NULL THEN NULL ELSE retry_after END WHERE id = @id`,
       ),
       addFailedRun: db
         .prepare(`UPDATE notes SET failed_runs = failed_runs + 1 WHERE id = ? RETURNING failed_runs`)
@@ -99,26 +101,29 @@ export class SqliteNotesRepository implements NotesRepository {
       ),
       duePosts: db.prepare(
         `SELECT * FROM notes WHERE status = 'scheduled' AND scheduled_at <= @now
-           AND (claimed_until IS NULL OR claimed_until <= @now)
+           AND (claimed_until IS NULL OR claimed_until <= @now) AND (retry_after IS NULL OR retry_after <= @now)
          ORDER BY scheduled_at, created_at, id LIMIT @limit`,
       ),
       dueRestacks: db.prepare(
         `SELECT * FROM notes WHERE status = 'published' AND restack_due_at IS NOT NULL AND restacked_at IS NULL
            AND restack_due_at <= @now AND (claimed_until IS NULL OR claimed_until <= @now)
+           AND (retry_after IS NULL OR retry_after <= @now)
          ORDER BY restack_due_at, id LIMIT @limit`,
       ),
       // A claim re-checks that the note is still due, so a run holding a stale list skips notes
       // another run has published meanwhile.
       claimPost: db.prepare(
         `UPDATE notes SET claimed_until = @until WHERE id = @id AND (claimed_until IS NULL OR claimed_until <= @now)
-           AND status = 'scheduled' AND scheduled_at <= @now`,
+           AND (retry_after IS NULL OR retry_after <= @now) AND status = 'scheduled' AND scheduled_at <= @now`,
       ),
       claimRestack: db.prepare(
         `UPDATE notes SET claimed_until = @until WHERE id = @id AND (claimed_until IS NULL OR claimed_until <= @now)
+           AND (retry_after IS NULL OR retry_after <= @now)
            AND status = 'published' AND restacked_at IS NULL AND restack_due_at <= @now`,
       ),
       release: db.prepare(`UPDATE notes SET claimed_until = NULL WHERE id = ?`),
-      defer: db.prepare(`UPDATE notes SET claimed_until = ? WHERE id = ?`),
+      // The back-off ends the lease and keeps every run away until then (a reschedule clears it)
+      defer: db.prepare(`UPDATE notes SET claimed_until = NULL, retry_after = ? WHERE id = ?`),
       evergreen: db.prepare(
         `SELECT * FROM notes WHERE status = 'evergreen'
          ORDER BY last_recycled_at IS NOT NULL, last_recycled_at, created_at, id`,
