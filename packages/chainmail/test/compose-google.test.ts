@@ -4,18 +4,15 @@
  * unconfirmed send's Message-ID in All Mail with X-GM-RAW `rfc822msgid:` (and only that one).
  */
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { ImapFlow } from "imapflow";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonClient } from "../src/client/index.js";
 import { type Daemon, startDaemon } from "../src/daemon/server.js";
-import { resolveHome } from "../src/home.js";
 import { outboxOf } from "../src/outbox/index.js";
-import { setSecret } from "../src/secrets.js";
 import { StateDb } from "../src/store/state.js";
 import { type GmailServer, startGmail } from "../src/testing/gmail.js";
+import { gmailHome } from "./support/gmail-home.js";
 
 /** A message Gmail filed in All Mail for a send whose outcome the daemon never recorded. */
 const ALREADY_SENT = [
@@ -78,29 +75,9 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
   const smtpPort = (smtp.server.address() as { port: number }).port;
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-gsend-"));
-  const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
-  fs.writeFileSync(
-    home.configFile,
-    `[cache]
-background = false
-
-[[accounts]]
-name = "gmail"
-provider = "google"
-address = "gina@example.com"
-username = "gina"
-[accounts.imap]
-host = "127.0.0.1"
-port = ${gm.port}
-tls = "none"
-[accounts.smtp]
-host = "127.0.0.1"
-port = ${smtpPort}
-tls = "none"
-`,
-  );
-  setSecret(home.secretsDir, "gmail", "gina-pw");
+  const made = gmailHome("cm-gsend-", gm.port, smtpPort);
+  dir = made.dir;
+  const home = made.home;
   // Two sends a killed daemon left unconfirmed: one Gmail has in All Mail, one it has not.
   const state = new StateDb(home.dbFile);
   const created = new Date().toISOString();

@@ -12,15 +12,12 @@
  * uses them; of the role words only in:inbox and in:sent are modelled (as the \Inbox and \Sent labels).
  */
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { ImapFlow } from "imapflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonClient } from "../src/client/index.js";
 import { type Daemon, startDaemon } from "../src/daemon/server.js";
-import { resolveHome } from "../src/home.js";
-import { setSecret } from "../src/secrets.js";
 import { type GmailServer, startGmail } from "../src/testing/gmail.js";
+import { gmailHome } from "./support/gmail-home.js";
 
 const mail = (id: string | null, subject: string, from: string, extra = "") =>
   `${id ? `Message-ID: ${id}\r\n` : ""}From: ${from}\r\nTo: gina@example.com\r\nSubject: ${subject}\r\nDate: Mon, 1 Dec 2026 10:00:00 +0000\r\n${extra}Content-Type: text/plain\r\n\r\nabout ${subject}\r\n`;
@@ -69,25 +66,9 @@ beforeAll(async () => {
       { raw: mail("<s1@example.com>", "Sent report", "Gina <gina@example.com>"), labels: ["\\Sent"] },
     ],
   });
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-gagree-"));
-  const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
-  fs.writeFileSync(
-    home.configFile,
-    `[cache]
-background = false
-
-[[accounts]]
-name = "gmail"
-provider = "google"
-address = "gina@example.com"
-username = "gina"
-[accounts.imap]
-host = "127.0.0.1"
-port = ${gm.port}
-tls = "none"
-`,
-  );
-  setSecret(home.secretsDir, "gmail", "gina-pw");
+  const made = gmailHome("cm-gagree-", gm.port);
+  dir = made.dir;
+  const home = made.home;
   daemon = await startDaemon({ home, log: () => undefined });
   client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
   expect((await client.cacheSync({ accounts: ["gmail"] })).accounts[0]).toMatchObject({ ok: true });

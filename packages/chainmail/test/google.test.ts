@@ -4,17 +4,14 @@
  * following X-GM-THRID.
  */
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ImapFlow } from "imapflow";
 import { newMailFolder } from "../src/cache/index.js";
 import { DaemonClient } from "../src/client/index.js";
 import { type Daemon, startDaemon } from "../src/daemon/server.js";
-import { resolveHome } from "../src/home.js";
-import { setSecret } from "../src/secrets.js";
 import { generateCorpus } from "../src/testing/corpus.js";
 import { type GmailServer, startGmail } from "../src/testing/gmail.js";
+import { gmailHome } from "./support/gmail-home.js";
 
 const corpus = generateCorpus({ threads: 2, fillers: 2, hugeBytes: 0 });
 const MIXED_CASE = [
@@ -42,25 +39,9 @@ beforeAll(async () => {
       { raw: MIXED_CASE, flags: ["\\SEEN", "$Label1"] },
     ],
   });
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-gmail-"));
-  const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
-  fs.writeFileSync(
-    home.configFile,
-    `[cache]
-background = false
-
-[[accounts]]
-name = "gmail"
-provider = "google"
-address = "gina@example.com"
-username = "gina"
-[accounts.imap]
-host = "127.0.0.1"
-port = ${gm.port}
-tls = "none"
-`,
-  );
-  setSecret(home.secretsDir, "gmail", "gina-pw");
+  const made = gmailHome("cm-gmail-", gm.port);
+  dir = made.dir;
+  const home = made.home;
   daemon = await startDaemon({ home, log: () => undefined });
   client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
 });
