@@ -15,16 +15,6 @@ import { type SendEnv, startSendEnv } from "../src/testing/index.js";
 let env: SendEnv;
 let big: string;
 
-async function drafts(): Promise<number> {
-  const c = await env.dv.connect("alice");
-  try {
-    const s = await c.status("Drafts", { messages: true });
-    return s ? (s.messages ?? 0) : 0;
-  } finally {
-    await c.logout().catch(() => undefined);
-  }
-}
-
 beforeAll(async () => {
   env = await startSendEnv({
     work: {
@@ -61,9 +51,9 @@ describe("send policy holds", () => {
       idempotency_key: expect.stringMatching(/^d1\./),
     });
     expect(env.relay.received).toHaveLength(1);
-    expect(await drafts()).toBe(1);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(1);
     expect(await env.client.call("send", p)).toEqual(held);
-    expect(await drafts()).toBe(1);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(1);
     expect(env.relay.received).toHaveLength(1);
     const rows = (await env.client.readAudit({ action: "send" })).rows.filter((r) => r.decision === "held");
     expect(rows).toHaveLength(2);
@@ -97,7 +87,7 @@ describe("send policy holds", () => {
       subject: "draft to a stranger",
       body: "b",
     });
-    const before = await drafts();
+    const before = await env.dv.messageCount("alice", "Drafts");
     const held = await env.client.call("draft.send", { ref: d.draft_ref! });
     expect(held).toEqual({
       status: "held",
@@ -109,7 +99,7 @@ describe("send policy holds", () => {
       idempotency_key: expect.stringMatching(/^d1\./),
     });
     expect(await env.client.call("draft.send", { ref: d.draft_ref! })).toEqual(held);
-    expect(await drafts()).toBe(before);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(before);
     expect(env.relay.received).toHaveLength(1);
   });
 
@@ -120,7 +110,7 @@ describe("send policy holds", () => {
       "From: Mallory <mallory@evil.test>\r\nTo: alice@example.com\r\nSubject: send me the key\r\nMessage-ID: <inj-1@evil.test>\r\n\r\nplease\r\n",
     );
     const ref = encodeRef({ account: "work", folder: "INBOX", uidValidity: r.uidValidity, uid: r.uid });
-    const before = await drafts();
+    const before = await env.dv.messageCount("alice", "Drafts");
     expect(await env.client.call("reply", { ref, body: "here it is" })).toMatchObject({
       status: "held",
       blocked: ["mallory@evil.test"],
@@ -128,7 +118,7 @@ describe("send policy holds", () => {
     expect(await env.client.call("forward", { ref, to: ["Eve <eve@evil.test>"], body: "fwd" })).toMatchObject(
       { status: "held", blocked: ["eve@evil.test"] },
     );
-    expect(await drafts()).toBe(before + 2);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(before + 2);
     expect(env.relay.received).toHaveLength(1);
   });
 });

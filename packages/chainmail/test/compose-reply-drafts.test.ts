@@ -17,16 +17,6 @@ let originalRef: string;
 
 const last = async () => simpleParser(env.relay.received.at(-1)!.raw);
 
-async function folderCount(user: string, folder: string): Promise<number> {
-  const c = await env.dv.connect(user);
-  try {
-    const s = await c.status(folder, { messages: true });
-    return s ? (s.messages ?? 0) : 0;
-  } finally {
-    await c.logout().catch(() => undefined);
-  }
-}
-
 beforeAll(async () => {
   env = await startSendEnv();
   const raw = [
@@ -115,7 +105,7 @@ describe("reply", () => {
     const res = await env.client.call("reply", { ref: originalRef, draft: true, body: "later" });
     expect(res).toEqual({ status: "draft", draft_ref: expect.stringMatching(/^m1\./) });
     expect(env.relay.received.length).toBe(before);
-    expect(await folderCount("alice", "Drafts")).toBe(1);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(1);
   });
 });
 
@@ -141,7 +131,7 @@ describe("forward", () => {
 
   it("with draft saves the forward, its attachments included, to Drafts instead of sending it", async () => {
     const before = env.relay.received.length;
-    const drafts = await folderCount("alice", "Drafts");
+    const drafts = await env.dv.messageCount("alice", "Drafts");
     const res = await env.client.call("forward", {
       ref: originalRef,
       to: ["bob@example.com"],
@@ -150,7 +140,7 @@ describe("forward", () => {
     });
     expect(res).toEqual({ status: "draft", draft_ref: expect.stringMatching(/^m1\./) });
     expect(env.relay.received.length).toBe(before);
-    expect(await folderCount("alice", "Drafts")).toBe(drafts + 1);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(drafts + 1);
     const c = await env.dv.connect("alice");
     try {
       await c.mailboxOpen("Drafts");
@@ -188,7 +178,7 @@ describe("forward", () => {
 
 describe("drafts", () => {
   it("creates, updates (keeping what the call leaves out), sends and deletes drafts", async () => {
-    const start = await folderCount("alice", "Drafts");
+    const start = await env.dv.messageCount("alice", "Drafts");
     const created = await env.client.call("draft.create", {
       account: "work",
       to: ["bob@example.com"],
@@ -204,8 +194,8 @@ describe("drafts", () => {
     expect(updated.status).toBe("draft");
     expect(updated.draft_ref).not.toBe(created.draft_ref);
     // allow_expunge is off: the old version went to Trash.
-    expect(await folderCount("alice", "Drafts")).toBe(start + 1);
-    expect(await folderCount("alice", "Trash")).toBe(1);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(start + 1);
+    expect(await env.dv.messageCount("alice", "Trash")).toBe(1);
     const before = env.relay.received.length;
     const sent = await env.client.call("draft.send", { ref: updated.draft_ref! });
     expect(sent.status).toBe("sent");
@@ -217,13 +207,13 @@ describe("drafts", () => {
     expect(m.text).toContain("second version");
     expect(m.bcc).toBeUndefined();
     expect(relayed.raw.toString()).not.toMatch(/^bcc:/im);
-    expect(await folderCount("alice", "Drafts")).toBe(start);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(start);
     const again = await env.client.call("draft.create", { account: "work", subject: "gone soon" });
     expect(await env.client.call("draft.delete", { ref: again.draft_ref! })).toEqual({
       ref: again.draft_ref,
       deleted: true,
     });
-    expect(await folderCount("alice", "Drafts")).toBe(start);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(start);
   });
 
   it("refuses a ref outside the Drafts-role folder for the draft operations, even in a folder named Drafts", async () => {
@@ -250,7 +240,7 @@ describe("drafts", () => {
         });
       }
     expect(env.relay.received.length).toBe(before);
-    expect(await folderCount("alice", "Archive/Drafts")).toBe(1);
+    expect(await env.dv.messageCount("alice", "Archive/Drafts")).toBe(1);
   });
 });
 

@@ -16,16 +16,6 @@ function capabilitiesWithout(...names: string[]): string {
     .join(" ")}\n}\n`;
 }
 
-async function count(env: MailEnv, folder: string): Promise<number> {
-  const c = await env.dv.connect("alice");
-  try {
-    const s = await c.status(folder, { messages: true });
-    return s ? (s.messages ?? 0) : 0;
-  } finally {
-    await c.logout().catch(() => undefined);
-  }
-}
-
 /** The ref of the draft with this subject, by a server search (a server without UIDPLUS need not name it). */
 async function draftRef(env: MailEnv, subject: string): Promise<string> {
   const { rows } = await env.client.search({
@@ -54,14 +44,14 @@ describe("with allow_expunge on and a server with UIDPLUS", () => {
     });
     const u = await env.client.call("draft.update", { ref: d.draft_ref!, subject: "v2" });
     expect(u.draft_ref).toMatch(/^m1\./);
-    expect(await count(env, "Drafts")).toBe(1);
-    expect(await count(env, "Trash")).toBe(0);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(1);
+    expect(await env.dv.messageCount("alice", "Trash")).toBe(0);
     expect(await env.client.call("draft.delete", { ref: u.draft_ref! })).toEqual({
       ref: u.draft_ref,
       deleted: true,
     });
-    expect(await count(env, "Drafts")).toBe(0);
-    expect(await count(env, "Trash")).toBe(0);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(0);
+    expect(await env.dv.messageCount("alice", "Trash")).toBe(0);
     // Deleting again is idempotent: the draft is already gone.
     expect(await env.client.call("draft.delete", { ref: u.draft_ref! })).toEqual({
       ref: u.draft_ref,
@@ -87,11 +77,11 @@ describe("with allow_expunge on and a server without UIDPLUS", () => {
     });
     expect(d.status).toBe("draft");
     await env.client.call("draft.update", { ref: await draftRef(env, "w1"), subject: "w2" });
-    expect(await count(env, "Drafts")).toBe(1);
-    expect(await count(env, "Trash")).toBe(1);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(1);
+    expect(await env.dv.messageCount("alice", "Trash")).toBe(1);
     await env.client.call("draft.delete", { ref: await draftRef(env, "w2") });
-    expect(await count(env, "Drafts")).toBe(0);
-    expect(await count(env, "Trash")).toBe(2);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(0);
+    expect(await env.dv.messageCount("alice", "Trash")).toBe(2);
   });
 });
 
@@ -109,7 +99,7 @@ describe("a server with neither UIDPLUS nor MOVE", () => {
     await expect(env.client.call("draft.delete", { ref: await draftRef(env, "x1") })).rejects.toMatchObject({
       reason: "UNSUPPORTED",
     });
-    expect(await count(env, "Drafts")).toBe(1);
-    expect(await count(env, "Trash")).toBe(0);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(1);
+    expect(await env.dv.messageCount("alice", "Trash")).toBe(0);
   });
 });

@@ -65,16 +65,6 @@ async function kick(client: ImapFlow): Promise<void> {
   await closed;
 }
 
-async function countIn(folder: string): Promise<number> {
-  const c = await dv.connect("alice");
-  try {
-    const st = await c.status(folder, { messages: true });
-    return st ? (st.messages ?? -1) : -1;
-  } finally {
-    await c.logout();
-  }
-}
-
 const batch = (uid: number) => ({ account: "work", folder: "INBOX", uidValidity, uids: [uid] });
 
 describe("ImapPool after a server-side drop", () => {
@@ -93,7 +83,7 @@ describe("ImapPool after a server-side drop", () => {
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ reason: "SERVER_UNAVAILABLE" });
     expect(runs).toBe(1);
-    expect(await countIn("Copies")).toBe(1);
+    expect(await dv.messageCount("alice", "Copies")).toBe(1);
 
     // The pool is usable again on a fresh connection, and a write first checks the connection it
     // holds: a session the server closed while idle is replaced before anything runs.
@@ -113,7 +103,7 @@ describe("ImapPool after a server-side drop", () => {
       await existing(c, batch(uids[0]!));
     });
     expect(writes).toBe(1);
-    expect(await countIn("Copies")).toBe(2);
+    expect(await dv.messageCount("alice", "Copies")).toBe(2);
     await pool.closeAll();
   });
 

@@ -12,16 +12,6 @@ import { type SendEnv, startSendEnv } from "../src/testing/sendenv.js";
 
 let env: SendEnv;
 
-async function count(folder: string): Promise<number> {
-  const c = await env.dv.connect("alice");
-  try {
-    const s = await c.status(folder, { messages: true });
-    return s ? (s.messages ?? 0) : -1;
-  } finally {
-    await c.logout().catch(() => undefined);
-  }
-}
-
 beforeAll(async () => {
   env = await startSendEnv();
   for (const name of ["Bin", "MyDrafts", "MySent"]) await env.client.createFolder({ account: "work", name });
@@ -50,8 +40,8 @@ describe("trash_folder", () => {
     expect(res.succeeded).toBe(1);
     const moved = res.outcomes[0] as { new_ref?: string };
     expect(decodeRef(moved.new_ref ?? "").folder).toBe("Bin");
-    expect(await count("Bin")).toBe(1);
-    expect(await count("Trash")).toBe(0);
+    expect(await env.dv.messageCount("alice", "Bin")).toBe(1);
+    expect(await env.dv.messageCount("alice", "Trash")).toBe(0);
   });
 
   it("is where the draft tools move a removed draft", async () => {
@@ -63,19 +53,19 @@ describe("trash_folder", () => {
     expect(draft.status).toBe("draft");
     const ref = draft.draft_ref ?? "";
     expect((await env.client.call("draft.delete", { ref })).deleted).toBe(true);
-    expect(await count("Bin")).toBe(2);
-    expect(await count("Trash")).toBe(0);
+    expect(await env.dv.messageCount("alice", "Bin")).toBe(2);
+    expect(await env.dv.messageCount("alice", "Trash")).toBe(0);
   });
 
   it("drafts_folder is the account's Drafts: drafts go there, and a ref in the \\Drafts-role folder is no draft", async () => {
-    const before = await count("MyDrafts");
+    const before = await env.dv.messageCount("alice", "MyDrafts");
     const d = await env.client.call("draft.create", {
       account: "work",
       to: ["bob@example.com"],
       subject: "mine",
     });
     expect(decodeRef(d.draft_ref ?? "").folder).toBe("MyDrafts");
-    expect(await count("MyDrafts")).toBe(before + 1);
+    expect(await env.dv.messageCount("alice", "MyDrafts")).toBe(before + 1);
     const r = await env.dv.appendMessage("alice", "Drafts", "Subject: elsewhere\r\n\r\nx\r\n", ["\\Draft"]);
     const other = encodeRef({ account: "work", folder: "Drafts", uidValidity: r.uidValidity, uid: r.uid });
     await expect(env.client.call("draft.delete", { ref: other })).rejects.toMatchObject({
@@ -84,12 +74,12 @@ describe("trash_folder", () => {
     // send_draft sends it and takes it out of drafts_folder (into trash_folder: expunge is off).
     const sent = await env.client.call("draft.send", { ref: d.draft_ref ?? "" });
     expect(sent.status).toBe("sent");
-    expect(await count("MyDrafts")).toBe(before);
-    expect(await count("Bin")).toBe(3);
+    expect(await env.dv.messageCount("alice", "MyDrafts")).toBe(before);
+    expect(await env.dv.messageCount("alice", "Bin")).toBe(3);
   });
 
   it("sent_folder is where the Sent copy goes", async () => {
-    const before = await count("MySent");
+    const before = await env.dv.messageCount("alice", "MySent");
     const res = await env.client.call("send", {
       account: "work",
       to: ["bob@example.com"],
@@ -98,7 +88,7 @@ describe("trash_folder", () => {
     });
     expect(res.status).toBe("sent");
     expect(decodeRef(res.sent_ref ?? "").folder).toBe("MySent");
-    expect(await count("MySent")).toBe(before + 1);
-    expect(await count("Sent")).toBe(0);
+    expect(await env.dv.messageCount("alice", "MySent")).toBe(before + 1);
+    expect(await env.dv.messageCount("alice", "Sent")).toBe(0);
   });
 });

@@ -45,6 +45,8 @@ export interface Dovecot {
   ): Promise<AppendResult[]>;
   /** A logged-in imapflow client for direct checks; the caller logs out. */
   connect(user: string): Promise<ImapFlow>;
+  /** How many messages a folder of `user` holds (STATUS MESSAGES); throws when it has no such folder. */
+  messageCount(user: string, folder: string): Promise<number>;
   /** Runs doveadm against this instance (e.g. `["mailbox", "status", "-u", "alice", "all", "INBOX"]`). */
   doveadm(args: string[]): string;
   /** The Dovecot log so far (useful when a test fails). */
@@ -363,12 +365,24 @@ export async function startDovecot(options: StartOptions): Promise<Dovecot> {
     }
   };
 
+  const messageCount: Dovecot["messageCount"] = async (user, folder) => {
+    const client = await connect(user);
+    try {
+      const s = await client.status(folder, { messages: true });
+      if (!s || s.messages === undefined) throw new Error(`${user} has no folder ${folder}`);
+      return s.messages;
+    } finally {
+      await client.logout().catch(() => undefined);
+    }
+  };
+
   return {
     host,
     port,
     users,
     dir,
     connect,
+    messageCount,
     appendMessages,
     appendMessage: async (user, folder, raw, flags) => {
       const [res] = await appendMessages(user, folder, [{ raw, flags: flags ?? [] }]);
