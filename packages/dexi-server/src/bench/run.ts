@@ -121,6 +121,34 @@ const loadNow = () =>
     .map((x) => x.toFixed(2))
     .join(" ");
 
+const STDIO_QUERIES = ["garden", "pasta recipe", "neural network", "budget", "vector search", "marathon"];
+
+/** search_notes and list_notes through the built bin over stdio on `db` (a file or a postgres:// URL). */
+async function overStdio(
+  bin: string,
+  db: string,
+): Promise<{ search: number[]; newest: number[]; folderTag: number[] }> {
+  const stdio = await connectStdio({ command: process.execPath, args: [bin, "--db", db, "--user", "bench"] });
+  try {
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const r = await stdio.client.callTool({ name, arguments: args });
+      if (r.isError) throw new Error(`${name} over stdio: ${JSON.stringify(r.structuredContent)}`);
+    };
+    await call("search_notes", { query: "warm" });
+    return {
+      search: await time(200, (i) =>
+        call("search_notes", { query: STDIO_QUERIES[i % STDIO_QUERIES.length]! }),
+      ),
+      newest: await time(200, (i) => call("list_notes", { page: 1 + (i % 5) })),
+      folderTag: await time(200, (i) =>
+        call("list_notes", { folder: `folder ${i % 20}`, tag: `t${i % 50}` }),
+      ),
+    };
+  } finally {
+    await stdio.close();
+  }
+}
+
 const rows: [string, string, string, string][] = [];
 function report(name: string, xs: number[], target?: number) {
   const p50 = pct(xs, 50);
@@ -193,32 +221,10 @@ async function main() {
 
   // What a user gets: the same calls through the built bin over stdio (a real SDK client), before the
   // in-process figures below, which leave out the transport and the JSON on both sides.
-  const stdio = await connectStdio({
-    command: process.execPath,
-    args: [mcp, "--db", dbPath, "--user", "bench"],
-  });
-  const overStdio = async (name: string, args: Record<string, unknown>) => {
-    const r = await stdio.client.callTool({ name, arguments: args });
-    if (r.isError) throw new Error(`${name} over stdio: ${JSON.stringify(r.structuredContent)}`);
-  };
-  const stdioQueries = ["garden", "pasta recipe", "neural network", "budget", "vector search", "marathon"];
-  await overStdio("search_notes", { query: "warm" });
-  report(
-    "search_notes over stdio (1-2 words)",
-    await time(200, (i) => overStdio("search_notes", { query: stdioQueries[i % stdioQueries.length]! })),
-    5,
-  );
-  report(
-    "list_notes over stdio (newest)",
-    await time(200, (i) => overStdio("list_notes", { page: 1 + (i % 5) })),
-    5,
-  );
-  report(
-    "list_notes over stdio (folder + tag)",
-    await time(200, (i) => overStdio("list_notes", { folder: `folder ${i % 20}`, tag: `t${i % 50}` })),
-    5,
-  );
-  await stdio.close();
+  const stdio = await overStdio(mcp, dbPath);
+  report("search_notes over stdio (1-2 words)", stdio.search, 5);
+  report("list_notes over stdio (newest)", stdio.newest, 5);
+  report("list_notes over stdio (folder + tag)", stdio.folderTag, 5);
 
   // The same search over HTTP with an OAuth bearer token, through the built bin in OAuth mode, and the
   // token check alone (hash, token row, grant row) as every call pays it.
@@ -248,7 +254,7 @@ async function main() {
   await overHttp({ query: "warm" });
   report(
     "search_notes over HTTP, bearer token (1-2 words)",
-    await time(200, (i) => overHttp({ query: stdioQueries[i % stdioQueries.length]! })),
+    await time(200, (i) => overHttp({ query: STDIO_QUERIES[i % STDIO_QUERIES.length]! })),
   );
   await http.close();
   server.kill();
@@ -383,6 +389,8 @@ interface PostgresPart {
   loadSecs: number;
   sqlite: Awaited<ReturnType<typeof measureColumn>>;
   postgres: Awaited<ReturnType<typeof measureColumn>>;
+  /** What a user gets on PostgreSQL: the built bin over stdio (SQLite's are in the first table). */
+  stdio: Awaited<ReturnType<typeof overStdio>>;
   throughput: LoadResult[];
 }
 
@@ -406,6 +414,8 @@ async function postgresPart(
     log(`copied in ${base.loadSecs.toFixed(1)} s; the store column...`);
     const sqlite = await measureColumn(callerOver(store, use, user, log));
     const postgres = await measureColumn(callerOver(base.store, use, user, log));
+    log("the built bin over stdio on PostgreSQL...");
+    const stdio = await overStdio(bin, base.url);
     const throughput = await measureThroughput({
       bin,
       url: base.url,
@@ -417,7 +427,7 @@ async function postgresPart(
       log,
     });
     const pgvector = PGVECTOR_NOTES > 0 ? await benchPgvector({ notes: PGVECTOR_NOTES, log }) : undefined;
-    return { pgvector, loadSecs: base.loadSecs, sqlite, postgres, throughput };
+    return { pgvector, loadSecs: base.loadSecs, sqlite, postgres, stdio, throughput };
   } finally {
     await pg?.stop();
   }
@@ -425,7 +435,7 @@ async function postgresPart(
 
 function printPostgres(pg: PostgresPart, out: (s: string) => void): void {
   out(
-    `\nSQLite and PostgreSQL 15, the same notes, in process (copied by dexi migrate's code + VACUUM ANALYZE in ${pg.loadSecs.toFixed(1)} s)`,
+    `\nSQLite and PostgreSQL 15, the same notes, in process, then the built bin over stdio on PostgreSQL (SQLite's stdio rows are above; copied by dexi migrate's code + VACUUM ANALYZE in ${pg.loadSecs.toFixed(1)} s)`,
   );
   out(
     `${"tool".padEnd(38)}${"SQLite p50".padStart(12)}${"p95".padStart(11)}${"PG p50".padStart(11)}${"p95".padStart(11)}   target (PostgreSQL)`,
@@ -435,6 +445,16 @@ function printPostgres(pg: PostgresPart, out: (s: string) => void): void {
     const b = pg.postgres.samples.get(p.name)!;
     out(
       `${p.name.padEnd(38)}${ms(pct(a, 50)).padStart(12)}${ms(pct(a, 95)).padStart(11)}${ms(pct(b, 50)).padStart(11)}${ms(pct(b, 95)).padStart(11)}   ${p.target === undefined ? "" : verdict(pct(b, 50), p.target)}`,
+    );
+  }
+  const stdioRows: [string, number[]][] = [
+    ["search_notes over stdio (1-2 words)", pg.stdio.search],
+    ["list_notes over stdio (newest)", pg.stdio.newest],
+    ["list_notes over stdio (folder + tag)", pg.stdio.folderTag],
+  ];
+  for (const [name, xs] of stdioRows) {
+    out(
+      `${name.padEnd(38)}${"".padStart(12)}${"".padStart(11)}${ms(pct(xs, 50)).padStart(11)}${ms(pct(xs, 95)).padStart(11)}   ${verdict(pct(xs, 50), 5)}`,
     );
   }
   out(
