@@ -1,4 +1,5 @@
 import { checkpointSoon } from "./checkpoint.js";
+import { backgroundTurn } from "./priority.js";
 import { type CacheDb, stmt } from "./schema.js";
 
 /**
@@ -14,14 +15,21 @@ import { type CacheDb, stmt } from "./schema.js";
  * times on the way, and a mailbox receiving mail one message at a time every few dozen messages.
  */
 const MAX_SEGMENTS = 8;
-/** Pages per merge step: a step takes a few milliseconds (500 took up to 60), then the event loop gets a turn. */
-const STEP_PAGES = 100;
+/**
+ * Pages per step of `compactFts`' full merge, then the event loop gets a turn: 500 took up to 60
+ * ms; at 100,000 messages 100 took 4 ms typically but up to 27 (p99) over the largest segments,
+ * which a search waiting behind the step saw whole.
+ */
+const STEP_PAGES = 40;
 
 /**
- * Pages of output per step of the merging between write transactions (`mergeFtsStep`): a step
- * took 1-2 ms (p99 7 ms) during a backfill at load 3.5, so searches wait no longer than that.
+ * Pages of output per step of the merging between write transactions (`mergeFtsStep`). At 50 a
+ * step took 1-2 ms (p99 7 ms) during a backfill at load 3.5, but 10-35 ms now and then over the
+ * largest segments at 100,000 messages; 20 halves that tail for about 14% more backfill CPU (a
+ * step's fixed cost, about 1 ms there, is paid more often), which the backfill target leaves room
+ * for (52 s of 90 at 100,000).
  */
-export const UPKEEP_PAGES = 50;
+export const UPKEEP_PAGES = 20;
 
 /*
  * FTS5's own merging runs inside the commit that writes a segment, where it cannot be bounded:
@@ -61,13 +69,14 @@ export function mergeFtsStep(db: CacheDb, pages = UPKEEP_PAGES): boolean {
 
 /**
  * The merging automerge would do, outside any write transaction: merge steps of UPKEEP_PAGES,
- * each its own transaction with a turn of the event loop before it, until no level needs one.
+ * each its own transaction with a background turn before it (./priority.ts: requests first), until
+ * no level needs one.
  * `writeInSlices` runs it after each of its transactions, so no level of the index piles up
  * segments (every committed FTS write adds one).
  */
 export async function ftsUpkeep(db: CacheDb): Promise<void> {
   for (;;) {
-    await new Promise((resolve) => setImmediate(resolve));
+    await backgroundTurn();
     if (!mergeFtsStep(db)) return;
   }
 }
@@ -87,6 +96,6 @@ export async function compactFts(db: CacheDb, options: { force?: boolean } = {})
     step.run(-STEP_PAGES);
     checkpointSoon(db);
     if (changes(db) - before < 2) return true;
-    await new Promise((resolve) => setImmediate(resolve));
+    await backgroundTurn();
   }
 }

@@ -1,5 +1,6 @@
 import { checkpointSoon } from "./checkpoint.js";
 import { ftsUpkeep } from "./fts.js";
+import { backgroundTurn } from "./priority.js";
 import type { CacheDb } from "./schema.js";
 
 /**
@@ -45,7 +46,8 @@ export async function writeInSlices<T>(
     checkpointSoon(db);
     const perItem = (performance.now() - started) / (i - from);
     size = Math.max(1, Math.min(10_000, Math.floor(sliceMs / Math.max(perItem, 0.001))));
-    // A turn of the event loop, then any merging, each step after a turn of its own
+    // A background turn (requests first, ./priority.ts), then any merging, each step after a
+    // turn of its own
     if (i < items.length) await ftsUpkeep(db);
   }
   // Right after the last commit, before any other callback: a caller that stops its FETCHes
@@ -65,7 +67,8 @@ function socketOf(client: object | undefined): Pausable | undefined {
 
 /**
  * A checkpoint for a loop over a FETCH's messages: resolves at once until `sliceMs` have passed
- * since the last turn of the event loop, then after one. While it waits, the connection's socket
+ * since the last turn of the event loop, then after a background turn (one turn of the loop, and
+ * longer while requests keep arriving: ./priority.ts). While it waits, the connection's socket
  * is paused: libuv reads a socket up to 32 times per turn of the loop and imapflow parses each
  * read before the next, so a fast server's FETCH held the daemon's searches up 80-160 ms at a
  * time (imapflow's own yield every 10 responses counts per read, so it rarely comes). Paused,
@@ -77,12 +80,9 @@ export function turnEvery(client?: object, sliceMs = WRITE_SLICE_MS): () => Prom
     if (performance.now() - since < sliceMs) return undefined;
     const socket = socketOf(client);
     socket?.pause();
-    return new Promise<void>((resolve) =>
-      setImmediate(() => {
-        socket?.resume();
-        since = performance.now();
-        resolve();
-      }),
-    );
+    return backgroundTurn().then(() => {
+      socket?.resume();
+      since = performance.now();
+    });
   };
 }

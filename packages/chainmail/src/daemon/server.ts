@@ -16,6 +16,7 @@ import { StateDb } from "../store/state.js";
 import { EventLog } from "../events/log.js";
 import { syncSink } from "../events/sync-sink.js";
 import { itemsOf } from "../service/items.js";
+import { requestSeen } from "../cache/priority.js";
 import { CacheRunner } from "./cache-runner.js";
 import { recoverOutbox } from "../outbox/service.js";
 import { narrowedOnly, reconcilePolicies } from "../policy/service.js";
@@ -195,6 +196,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         const line = buf.slice(0, nl).trim();
         buf = buf.slice(nl + 1);
         if (line) {
+          // The cache's background sync holds its next slice back while requests come in
+          requestSeen();
           const after: (() => void)[] = [];
           const transport = { signal: hangup.signal, afterReply: (fn: () => void) => void after.push(fn) };
           const p = handle(line, transport).then(async (res) => {
@@ -202,6 +205,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             const written = await new Promise<boolean>((resolve) =>
               sock.write(`${JSON.stringify(res)}\n`, (err) => resolve(!err)),
             );
+            requestSeen();
             if (!written || sock.destroyed) return;
             for (const fn of after) {
               try {
