@@ -49,6 +49,11 @@ export interface Dovecot {
   messageCount(user: string, folder: string): Promise<number>;
   /** Runs doveadm against this instance (e.g. `["mailbox", "status", "-u", "alice", "all", "INBOX"]`). */
   doveadm(args: string[]): string;
+  /**
+   * How many IMAP connections `user` has logged in right now (`doveadm who`). A logout can take a
+   * few milliseconds to leave the count, so a test waiting for it to fall should poll.
+   */
+  sessionCount(user: string): number;
   /** The Dovecot log so far (useful when a test fails). */
   log(): string;
   stop(): Promise<void>;
@@ -376,6 +381,15 @@ export async function startDovecot(options: StartOptions): Promise<Dovecot> {
     }
   };
 
+  const doveadm: Dovecot["doveadm"] = (args) =>
+    execFileSync(DOVEADM, ["-c", conf, ...args], { encoding: "utf8" });
+
+  // `who -1` prints a header line, then one line per connection starting with its user name.
+  const sessionCount: Dovecot["sessionCount"] = (user) =>
+    doveadm(["who", "-1", user])
+      .split("\n")
+      .filter((line) => line.split(/\s+/)[0] === user).length;
+
   return {
     host,
     port,
@@ -383,12 +397,13 @@ export async function startDovecot(options: StartOptions): Promise<Dovecot> {
     dir,
     connect,
     messageCount,
+    sessionCount,
     appendMessages,
     appendMessage: async (user, folder, raw, flags) => {
       const [res] = await appendMessages(user, folder, [{ raw, flags: flags ?? [] }]);
       return res!;
     },
-    doveadm: (args) => execFileSync(DOVEADM, ["-c", conf, ...args], { encoding: "utf8" }),
+    doveadm,
     log: () => {
       const f = path.join(dir, "dovecot.log");
       return fs.existsSync(f) ? fs.readFileSync(f, "utf8") : "";
