@@ -46,9 +46,11 @@ export interface CacheHooks {
   status?: (account: string, ok: boolean, reason?: string) => void;
   /** How often the watches ask their folder for news besides IDLE now; 0: IDLE only. */
   pollMs?: () => number;
+  /** How long a watch that could not start or whose connection dropped waits to start again. */
+  watchRetryMs?: number;
 }
 
-/** How often the watch of a dropped INBOX connection is retried. */
+/** The default wait before a watch is retried. */
 const WATCH_RETRY_MS = 30_000;
 
 export class CacheRunner {
@@ -269,7 +271,7 @@ export class CacheRunner {
     const t = setTimeout(() => {
       this.retryTimers.delete(t);
       void this.watch(name, gen);
-    }, WATCH_RETRY_MS);
+    }, this.hooks.watchRetryMs ?? WATCH_RETRY_MS);
     t.unref();
     this.retryTimers.add(t);
   }
