@@ -50,6 +50,22 @@ describe("dovecot harness", () => {
     await a.logout();
   });
 
+  // Before the wrong password: after a failed login Dovecot holds the address's next logins for seconds.
+  it("counts a user's logged-in IMAP sessions", async () => {
+    expect(dv.sessionCount("alice")).toBe(0);
+    const a = await dv.connect("alice");
+    const b = await dv.connect("alice");
+    const other = await dv.connect("bob");
+    expect(dv.sessionCount("alice")).toBe(2);
+    await a.logout();
+    await b.logout();
+    await other.logout();
+    for (let i = 0; i < 50 && dv.sessionCount("alice") + dv.sessionCount("bob") > 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(dv.sessionCount("alice")).toBe(0);
+    expect(dv.sessionCount("bob")).toBe(0);
+  });
+
   it("rejects a wrong password", async () => {
     dv.users[0]!.password = "wrong";
     await expect(dv.connect("alice")).rejects.toThrow();

@@ -3,21 +3,10 @@
  * whose ACL grants only lookup and read; Dovecots that do not advertise UIDPLUS (and MOVE) show that
  * expunge and move never remove messages the call did not name.
  */
-import fs from "node:fs";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildMessage } from "../src/testing/corpus.js";
+import { ACL_CONFIG } from "../src/testing/dovecot.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
-
-const ACL = `
-mail_plugins = $mail_plugins acl
-protocol imap {
-  mail_plugins = $mail_plugins imap_acl
-}
-plugin {
-  acl = vfile:cache_secs=0
-}
-`;
+import { folderState, msg, refOf, subjects } from "./support/organize.js";
 
 /** Dovecot 2.3's own capability list after login, less the names given. */
 function capabilitiesWithout(...names: string[]): string {
@@ -29,50 +18,10 @@ function capabilitiesWithout(...names: string[]): string {
     .join(" ")}\n}\n`;
 }
 
-const msg = (subject: string) =>
-  buildMessage({
-    from: "Eve <eve@example.com>",
-    to: ["alice@example.com"],
-    subject,
-    date: new Date("2026-01-05T10:00:00Z"),
-    messageId: `<${subject.replace(/\W/g, "")}@example.com>`,
-    text: "hello\n",
-  });
-
-async function refOf(env: MailEnv, query: string): Promise<string> {
-  const rows = (await env.client.search({ query, accounts: ["work"], source: "server" })).rows;
-  expect(rows).toHaveLength(1);
-  return rows[0]!.ref;
-}
-
-/** The subjects in a folder of alice's, and which carry \Deleted / \Flagged, read over a client of its own. */
-async function folderState(env: MailEnv, folder: string) {
-  const c = await env.dv.connect("alice");
-  try {
-    const lock = await c.getMailboxLock(folder, { readOnly: true });
-    try {
-      const out: Array<{ subject: string; flags: string[] }> = [];
-      for await (const m of c.fetch("1:*", { envelope: true, flags: true }))
-        out.push({ subject: m.envelope?.subject ?? "", flags: [...(m.flags ?? [])].sort() });
-      return out.sort((a, b) => a.subject.localeCompare(b.subject));
-    } finally {
-      lock.release();
-    }
-  } catch (err) {
-    if ((err as { mailboxMissing?: boolean }).mailboxMissing) return [];
-    throw err;
-  } finally {
-    await c.logout().catch(() => undefined);
-  }
-}
-
-const subjects = async (env: MailEnv, folder: string) =>
-  (await folderState(env, folder)).map((m) => m.subject);
-
 describe("a folder the server will not change (ACL lookup + read only)", () => {
   let env: MailEnv;
   beforeAll(async () => {
-    env = await startMailEnv({ work: { allow_expunge: true } }, ACL);
+    env = await startMailEnv({ work: { allow_expunge: true } }, ACL_CONFIG);
     const c = await env.dv.connect("alice");
     await c.mailboxCreate("Locked");
     await c.logout();
@@ -84,10 +33,7 @@ describe("a folder the server will not change (ACL lookup + read only)", () => {
       { raw: msg("Free four") },
     ]);
     // The owner keeps only lookup and read on Locked: no insert, store, delete or expunge.
-    fs.writeFileSync(
-      path.join(env.dv.dir, "home", "alice", "Maildir", "Locked", "dovecot-acl"),
-      "owner lr\n",
-    );
+    env.dv.setAcl("alice", "Locked", "lr");
   });
   afterAll(async () => {
     await env?.stop();

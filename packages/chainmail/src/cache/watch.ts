@@ -99,6 +99,8 @@ export interface InboxWatch {
  * word search can stay on the cache instead of waiting for the next background pass. The client must not be shared: the
  * daemon gives each watched folder its own ImapFlow. When the connection drops, the watch ends
  * and the folder falls back to the last-sync rule; the daemon reconnects and calls this again.
+ * Once this returns the watch owns the client (stop() and the watch's end close it); when it throws
+ * (its first sync or SELECT failed), the client is left open for the caller to close.
  */
 export async function watchInbox(
   db: CacheDb,
@@ -190,6 +192,12 @@ export async function watchInbox(
           break;
         }
         if (running) await new Promise((r) => setTimeout(r, 20));
+      }
+      if (!stopped && client.usable) {
+        // IDLE failed on a live connection: the watch ends, and its connection with it, or each
+        // restart by the daemon would leave one open. Its failure is recorded, the close is not one.
+        watched.delete(key(account, path));
+        await client.logout().catch(() => client.close());
       }
       end();
     })();

@@ -46,10 +46,18 @@ export interface CacheHooks {
   status?: (account: string, ok: boolean, reason?: string) => void;
   /** How often the watches ask their folder for news besides IDLE now; 0: IDLE only. */
   pollMs?: () => number;
+  /** How long a watch that could not start or whose connection dropped waits to start again. */
+  watchRetryMs?: number;
 }
 
-/** How often the watch of a dropped INBOX connection is retried. */
+/** The default wait before a watch is retried. */
 const WATCH_RETRY_MS = 30_000;
+
+/** Logs out, or closes a connection that cannot take a LOGOUT any more. */
+async function closeImap(client: ImapFlow | undefined): Promise<void> {
+  if (client?.usable) await client.logout().catch(() => client.close());
+  else client?.close();
+}
 
 export class CacheRunner {
   readonly db: CacheDb;
@@ -62,6 +70,8 @@ export class CacheRunner {
   private generations = 0;
   /** Watches being stopped by a config change; stop() waits for them too. */
   private readonly ending = new Set<Promise<void>>();
+  /** Watches being started; stop() waits for them too. */
+  private readonly starting = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private timerMs = 0;
   private retryTimers = new Set<NodeJS.Timeout>();
@@ -214,13 +224,20 @@ export class CacheRunner {
       this.hooks.status?.(account.name, false, body.reason);
       this.log(`cache sync of ${account.name} failed: ${body.reason}`);
     } finally {
-      if (client?.usable) await client.logout().catch(() => client?.close());
-      else client?.close();
+      await closeImap(client);
     }
     return report;
   }
 
-  private async watch(name: string, gen: number): Promise<void> {
+  private watch(name: string, gen: number): Promise<void> {
+    // stop() waits for starts under way too: they use cache.db, and each holds a connection.
+    const p = this.startWatch(name, gen);
+    this.starting.add(p);
+    void p.finally(() => this.starting.delete(p));
+    return p;
+  }
+
+  private async startWatch(name: string, gen: number): Promise<void> {
     const current = () => !this.stopped && this.watchGen.get(name) === gen;
     if (!current() || this.watches.has(name)) return;
     const account = this.config().accounts.find((a) => a.name === name);
@@ -228,10 +245,15 @@ export class CacheRunner {
     let folder = this.watchFolders.get(name) ?? "INBOX";
     // Once watchInbox runs it records its own failures.
     let started = false;
+    // This call's to close until a running watch owns it: a start retried every WATCH_RETRY_MS
+    // must not leave one connection per failure on the server.
+    let client: ImapFlow | undefined;
     try {
-      const client = await openImap(account, this.secretsDir);
+      client = await openImap(account, this.secretsDir);
+      if (!current()) return;
       folder = await newMailFolder(client);
       this.watchFolders.set(name, folder);
+      if (!current()) return;
       started = true;
       const w = await watchInbox(this.db, client, name, {
         folder,
@@ -245,6 +267,8 @@ export class CacheRunner {
         ...(this.hooks.events ? { events: this.hooks.events } : {}),
         ...(this.hooks.pollMs ? { pollMs: this.hooks.pollMs } : {}),
       });
+      // From here the watch closes it: w.stop() logs out, and its end leaves no connection open.
+      client = undefined;
       if (!current()) {
         await w.stop();
         return;
@@ -256,11 +280,16 @@ export class CacheRunner {
         this.retryWatch(name, gen);
       });
     } catch (err) {
+      // Closed before the retry is scheduled, so a short retry interval never overlaps it.
+      await closeImap(client);
+      client = undefined;
       const body = toWireError(mapImapError(err, name));
       // A watch that cannot start leaves its folder on the last-sync rule; cache_status says why.
       if (!started) recordWatchError(name, folder, new Error(body.message));
       this.log(`cache watch of ${name} failed: ${body.reason}`);
       this.retryWatch(name, gen);
+    } finally {
+      await closeImap(client);
     }
   }
 
@@ -269,7 +298,7 @@ export class CacheRunner {
     const t = setTimeout(() => {
       this.retryTimers.delete(t);
       void this.watch(name, gen);
-    }, WATCH_RETRY_MS);
+    }, this.hooks.watchRetryMs ?? WATCH_RETRY_MS);
     t.unref();
     this.retryTimers.add(t);
   }
@@ -291,6 +320,7 @@ export class CacheRunner {
     for (const t of this.retryTimers) clearTimeout(t);
     await Promise.allSettled([...this.watches.values()].map((w) => w.stop()));
     await Promise.allSettled([...this.ending]);
+    await Promise.allSettled([...this.starting]);
     await Promise.allSettled([...this.running.values()]);
     this.db.close();
   }

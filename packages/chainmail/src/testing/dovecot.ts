@@ -49,10 +49,31 @@ export interface Dovecot {
   messageCount(user: string, folder: string): Promise<number>;
   /** Runs doveadm against this instance (e.g. `["mailbox", "status", "-u", "alice", "all", "INBOX"]`). */
   doveadm(args: string[]): string;
+  /**
+   * How many IMAP connections `user` has logged in right now (`doveadm who`). A logout can take a
+   * few milliseconds to leave the count, so a test waiting for it to fall should poll.
+   */
+  sessionCount(user: string): number;
+  /**
+   * Replaces the owner's rights on one of `user`'s folders, in dovecot-acl letters ("lr": lookup and
+   * read only). Needs ACL_CONFIG in the config; applies from the next command on.
+   */
+  setAcl(user: string, folder: string, rights: string): void;
   /** The Dovecot log so far (useful when a test fails). */
   log(): string;
   stop(): Promise<void>;
 }
+
+/** dovecot.conf lines for the ACL plugin, reading each folder's rights from its dovecot-acl file. */
+export const ACL_CONFIG = `
+mail_plugins = $mail_plugins acl
+protocol imap {
+  mail_plugins = $mail_plugins imap_acl
+}
+plugin {
+  acl = vfile:cache_secs=0
+}
+`;
 
 export interface StartOptions {
   users: DovecotUser[];
@@ -376,6 +397,24 @@ export async function startDovecot(options: StartOptions): Promise<Dovecot> {
     }
   };
 
+  const doveadm: Dovecot["doveadm"] = (args) =>
+    execFileSync(DOVEADM, ["-c", conf, ...args], { encoding: "utf8" });
+
+  // `who -1` prints a header line, then one line per connection starting with its user name.
+  const sessionCount: Dovecot["sessionCount"] = (user) =>
+    doveadm(["who", "-1", user])
+      .split("\n")
+      .filter((line) => line.split(/\s+/)[0] === user).length;
+
+  const setAcl: Dovecot["setAcl"] = (user, folder, rights) => {
+    if (!users.some((u) => u.name === user)) throw new Error(`unknown test user ${user}`);
+    // maildir LAYOUT=fs: INBOX is the Maildir itself, every other folder a directory below it.
+    const maildir = path.join(dir, "home", user, "Maildir");
+    const folderDir = folder.toUpperCase() === "INBOX" ? maildir : path.join(maildir, ...folder.split("/"));
+    if (!fs.existsSync(folderDir)) throw new Error(`${user} has no folder ${folder}`);
+    fs.writeFileSync(path.join(folderDir, "dovecot-acl"), `owner ${rights}\n`);
+  };
+
   return {
     host,
     port,
@@ -383,12 +422,14 @@ export async function startDovecot(options: StartOptions): Promise<Dovecot> {
     dir,
     connect,
     messageCount,
+    sessionCount,
+    setAcl,
     appendMessages,
     appendMessage: async (user, folder, raw, flags) => {
       const [res] = await appendMessages(user, folder, [{ raw, flags: flags ?? [] }]);
       return res!;
     },
-    doveadm: (args) => execFileSync(DOVEADM, ["-c", conf, ...args], { encoding: "utf8" }),
+    doveadm,
     log: () => {
       const f = path.join(dir, "dovecot.log");
       return fs.existsSync(f) ? fs.readFileSync(f, "utf8") : "";

@@ -16,6 +16,7 @@ export {
   TINY_PNG,
 } from "./corpus.js";
 export {
+  ACL_CONFIG,
   type AppendResult,
   type Dovecot,
   type DovecotUser,
