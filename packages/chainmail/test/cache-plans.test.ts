@@ -31,6 +31,10 @@ const SHAPES: Array<[string, RegExp]> = [
   ["budget deadline", /messages_fts VIRTUAL TABLE/],
   ['"meeting report"', /messages_fts VIRTUAL TABLE/],
   ["newer_than:30d project", /messages_fts VIRTUAL TABLE/],
+  // A short stretch of time is read off the date index, the text's hits a membership test; a
+  // long one looks the hits up instead (walking most of the mailbox would cost more)
+  ["newer_than:7d project", /USING COVERING INDEX messages_newest \(internal_date>\?\)[\s\S]*messages_fts/],
+  ["newer_than:5y project", /USING INTEGER PRIMARY KEY[\s\S]*messages_fts/],
   ["{invoice budget} -report", /messages_fts VIRTUAL TABLE/],
 ];
 

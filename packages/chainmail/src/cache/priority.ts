@@ -31,16 +31,19 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /**
  * A turn of the event loop for background work: one setImmediate (so pending I/O, a request
  * among it, runs first), then, while a request arrived or was answered within GRACE_MS, short
- * sleeps until it has not, for at most MAX_WAIT_MS in all.
+ * sleeps until it has not, for at most MAX_WAIT_MS in all (`limits` changes both, for tests).
  */
-export async function backgroundTurn(): Promise<void> {
+export async function backgroundTurn(
+  limits: { graceMs?: number; maxWaitMs?: number } = {},
+): Promise<void> {
+  const { graceMs = GRACE_MS, maxWaitMs = MAX_WAIT_MS } = limits;
   const started = performance.now();
   await immediate();
   for (;;) {
     const now = performance.now();
     const quietFor = now - lastRequest;
     const waited = now - started;
-    if (quietFor >= GRACE_MS || waited >= MAX_WAIT_MS) return;
-    await sleep(Math.max(1, Math.min(GRACE_MS - quietFor, MAX_WAIT_MS - waited)));
+    if (quietFor >= graceMs || waited >= maxWaitMs) return;
+    await sleep(Math.max(1, Math.min(graceMs - quietFor, maxWaitMs - waited)));
   }
 }

@@ -17,6 +17,7 @@ import {
   type Plan,
   allMatches,
   countMatches,
+  dateWalkPays,
   ftsCount,
   newestFirst,
   pageMatches,
@@ -198,6 +199,15 @@ export function searchCache(
   // (the All Mail scope is a condition the FTS match alone does not carry)
   const ftsOnly = FTS_ONLY.test(sql.where) && !allMailScope;
   const q: Plan = { where, params, single, threads: !!options.threads };
+  // A text term AND-ed with after:/newer_than: over a short stretch of time: every match is in
+  // the date index's range, which is cheaper to walk than the text's hits are to look up
+  let boundHits: number | undefined;
+  const hitsOf = (expr: string) => {
+    boundHits ??= ftsCount(db, expr);
+    return boundHits;
+  };
+  if (sql.dateFloor !== null && sql.ftsBound !== null && !ftsOnly)
+    q.dateIndex = dateWalkPays(db, sql.dateFloor, hitsOf(sql.ftsBound));
   // The count without reading the matches where the query's shape allows (./folder-counts.ts):
   // from the folder counters, or, for one FTS match over the only account, from FTS5 (less the
   // Trash/Junk rows it matches when those folders hold mail)
@@ -221,7 +231,7 @@ export function searchCache(
   // for both count and page beats a count and a page query that each repeat the FTS match
   const bound =
     !counts && !ftsOnly && !options.threads && sql.ftsBound !== null && !options.countOnly
-      ? ftsCount(db, sql.ftsBound)
+      ? hitsOf(sql.ftsBound)
       : null;
   let found: { account_counts: Record<string, number>; count: number; hits: Hit[] | null };
   if (bound !== null && bound <= FEW_HITS) found = allMatches(db, q, cur, limit);

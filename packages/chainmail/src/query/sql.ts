@@ -16,6 +16,11 @@ export interface SqlWhere {
    * to the rest by AND), or null. Its FTS5 count bounds the number of matches cheaply.
    */
   ftsBound: string | null;
+  /**
+   * The arrival time (ms) every matching row is at or after (the latest top-level after: or
+   * newer_than: AND-ed to the rest), or null: the date index's range from it holds every match.
+   */
+  dateFloor: number | null;
 }
 
 /** Delimiter of the *_norm list columns, so `instr` matches whole items. */
@@ -238,5 +243,18 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
       params.push(...ids);
     }
   }
-  return { where, params, ftsBound };
+  return { where, params, ftsBound, dateFloor: dateFloor(node, now) };
+}
+
+/** The latest lower bound on internal_date that a match of `n` must meet, or null. */
+function dateFloor(n: QueryNode, now: Date): number | null {
+  if (n.kind === "date") return n.op === "after" ? dayStartMs(n.date) : null;
+  if (n.kind === "age") return n.op === "newer" ? ageCutoffMs(now, n.amount, n.unit) : null;
+  if (n.kind !== "and") return null;
+  let floor: number | null = null;
+  for (const c of n.children) {
+    const f = dateFloor(c, now);
+    if (f !== null && (floor === null || f > floor)) floor = f;
+  }
+  return floor;
 }
