@@ -10,9 +10,12 @@ const FILL_BATCH = 500;
 /** How long a "not above the threshold yet" answer is trusted before the vectors are counted again. */
 const HNSW_RECHECK_MS = 60_000;
 
-/** pgvector's text form: each float32 printed as the shortest decimal that parses back to its bits. */
+/**
+ * pgvector's text form: each float32 printed as the shortest decimal that parses back to its bits
+ * (-0 spelt out: JavaScript prints it "0", which would turn the `vector` copy's sign bit off).
+ */
 export function vectorLiteral(vec: Float32Array): string {
-  return `[${Array.from(vec).join(",")}]`;
+  return `[${Array.from(vec, (x) => (Object.is(x, -0) ? "-0" : String(x))).join(",")}]`;
 }
 
 /** What the database offers: pgvector's version when the extension and the `v` column are in place. */
