@@ -10,7 +10,7 @@ import type { ClientDocuments } from "./auth/documents.js";
 import { SignInLimiter } from "./auth/limiter.js";
 import { AuthService } from "./auth/service.js";
 import { Passwords } from "./auth/users.js";
-import { hnswThreshold, type Identity } from "./config.js";
+import { hnswBuildMemoryMb, hnswThreshold, type Identity } from "./config.js";
 import { AccountsService } from "./domain/accounts.js";
 import { DexiError } from "./domain/errors.js";
 import { checkRestriction, type Restriction, type Viewer } from "./domain/access.js";
@@ -44,6 +44,8 @@ type AppOptions = {
   timeZone?: string;
   /** PostgreSQL with pgvector: the HNSW threshold (default DEXI_HNSW_THRESHOLD; unset, exact only). */
   hnswThreshold?: number;
+  /** PostgreSQL with pgvector: the most maintenance_work_mem of an HNSW build, MB (default DEXI_HNSW_BUILD_MEMORY). */
+  hnswBuildMemoryMb?: number;
 };
 
 /**
@@ -69,8 +71,10 @@ export function openApp(dbPath: string, options: AppOptions = {}): App<SqliteSto
 export async function openAppAt(location: string, options: AppOptions = {}): Promise<App> {
   if (!isPostgresUrl(location)) return openApp(location, options);
   const threshold = "hnswThreshold" in options ? options.hnswThreshold : hnswThreshold();
+  const buildMemory = options.hnswBuildMemoryMb ?? hnswBuildMemoryMb();
   const store = await PgStore.open(location, {
     ...(threshold !== undefined ? { hnswThreshold: threshold } : {}),
+    ...(buildMemory !== undefined ? { hnswBuildMemoryMb: buildMemory } : {}),
     ...(options.log ? { log: options.log } : {}),
   });
   const saved = new Map<string, string | undefined>();

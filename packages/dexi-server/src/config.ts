@@ -158,3 +158,19 @@ export function hnswThreshold(env: NodeJS.ProcessEnv = process.env): number | un
     );
   return Number(text);
 }
+
+/**
+ * DEXI_HNSW_BUILD_MEMORY: on PostgreSQL with pgvector, the most maintenance_work_mem (in MB) an HNSW
+ * index build is given; each build asks for what its graph needs, never less than the server's own
+ * setting. 0 leaves the server's setting alone; unset, 1024.
+ */
+export function hnswBuildMemoryMb(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const text = env["DEXI_HNSW_BUILD_MEMORY"]?.trim();
+  if (!text) return undefined;
+  if (!/^\d{1,7}$/.test(text))
+    throw new DexiError(
+      "INVALID_ARGUMENT",
+      `DEXI_HNSW_BUILD_MEMORY takes a size in MB (a whole number from 0); got "${text}"`,
+    );
+  return Number(text);
+}

@@ -216,6 +216,11 @@ describe.each(VECTOR_ENGINES)("$name", (engine) => {
       code: 2,
       err: 'dexi-mcp: DEXI_HNSW_THRESHOLD takes a number of vectors (a whole number from 0); got "lots"\n',
     });
+    const badMemory = await startupLines(db.url, { DEXI_HNSW_BUILD_MEMORY: "1GB" });
+    expect(badMemory).toEqual({
+      code: 2,
+      err: 'dexi-mcp: DEXI_HNSW_BUILD_MEMORY takes a size in MB (a whole number from 0); got "1GB"\n',
+    });
   }, 60_000);
 
   it.each(VIEWS)("semantic_search as %s: SQLite's order and similarities", async (_, view) => {

@@ -35,10 +35,10 @@ const CLIENTS = env("CLIENTS", 50);
 const LOAD_SECONDS = env("SECONDS", 60);
 const WARM_SECONDS = env("WARM_SECONDS", 5);
 /**
- * Notes of the pgvector rows, on PGlite (pgvector in WebAssembly, single connection): loading and the
- * HNSW build take about a minute at 5,000, so they run smaller than N; 0 leaves them out.
+ * Notes of the pgvector rows, on PGlite (pgvector in WebAssembly, single connection), N unless told
+ * otherwise: at 100,000 they take ~6 minutes on 2 cores, most of it the HNSW build; 0 leaves them out.
  */
-const PGVECTOR_NOTES = env("PGVECTOR_NOTES", 5_000);
+const PGVECTOR_NOTES = env("PGVECTOR_NOTES", N);
 const dir = mkdtempSync(join(tmpdir(), "dexi-bench-"));
 const dbPath = join(dir, "bench.db");
 

@@ -33,7 +33,9 @@ user, scopes and folder/tag come from its consent (--user, --scopes, --folder an
 Embeddings: DEXI_EMBEDDINGS=use (default, offline) | openai (DEXI_EMBEDDINGS_URL, DEXI_EMBEDDINGS_MODEL,
 DEXI_EMBEDDINGS_API_KEY) | hash; or save them with \`dexi settings\`.
 On PostgreSQL with pgvector, DEXI_HNSW_THRESHOLD=N searches a model's vectors through an HNSW index once
-it holds N of them (default: exact search always); stderr names the vector search in use at start-up.
+it holds N of them (default: exact search always), building it with up to DEXI_HNSW_BUILD_MEMORY MB
+of maintenance_work_mem (default 1024; 0: the server's setting); stderr names the vector search in
+use at start-up.
 `;
 
 async function main() {

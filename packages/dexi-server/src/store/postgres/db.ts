@@ -90,6 +90,32 @@ export class Pg {
     return this.transaction(apply, fn);
   }
 
+  /**
+   * Runs `fn`'s statements on one connection of their own, outside any transaction (CREATE INDEX
+   * CONCURRENTLY cannot run in one), with `settings` for that session and the server's notices handed
+   * to `onNotice`. The connection is closed afterwards rather than returned to the pool, so no other
+   * query ever runs with those settings.
+   */
+  async session<T>(
+    settings: Record<string, string>,
+    fn: (run: (sql: string, params?: readonly unknown[]) => Promise<number>) => Promise<T>,
+    onNotice?: (message: string) => void,
+  ): Promise<T> {
+    const client = await this.pool.connect();
+    const notice = (m: { message?: string | undefined }) => onNotice?.(m.message ?? "");
+    client.on("notice", notice);
+    try {
+      for (const [k, v] of Object.entries(settings))
+        await client.query("SELECT set_config($1, $2, false)", [k, v]);
+      return await fn(
+        async (sql, params = []) => (await client.query(numbered(sql), params as unknown[])).rowCount ?? 0,
+      );
+    } finally {
+      client.off("notice", notice);
+      client.release(true);
+    }
+  }
+
   /** One connection from BEGIN (then `start`) to COMMIT, every call of `fn`'s async flow on it. */
   private async transaction<T>(
     start: (client: pg.PoolClient) => Promise<void>,

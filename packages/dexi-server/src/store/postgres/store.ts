@@ -160,11 +160,12 @@ export class PgStore implements Store {
   /**
    * Connects and migrates (instances starting together migrate once), then takes up pgvector when
    * the server has it (filling the `vector` copy of vectors that lack one). `hnswThreshold`: build and
-   * use an HNSW index for a model once it holds that many vectors (pgvector only).
+   * use an HNSW index for a model once it holds that many vectors (pgvector only); `hnswBuildMemoryMb`:
+   * the most maintenance_work_mem such a build is given (default 1024; 0: the server's setting).
    */
   static async open(
     url: string,
-    options: { hnswThreshold?: number; log?: (line: string) => void } = {},
+    options: { hnswThreshold?: number; hnswBuildMemoryMb?: number; log?: (line: string) => void } = {},
   ): Promise<PgStore> {
     const db = new Pg(url);
     try {
@@ -173,7 +174,10 @@ export class PgStore implements Store {
       if (!pgvector) return new PgStore(db, undefined);
       await fillVectorColumn(db);
       const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
-      return new PgStore(db, new PgVectorSearch(db, pgvector, options.hnswThreshold, log));
+      return new PgStore(
+        db,
+        new PgVectorSearch(db, pgvector, options.hnswThreshold, log, options.hnswBuildMemoryMb),
+      );
     } catch (err) {
       await db.close();
       throw err;
