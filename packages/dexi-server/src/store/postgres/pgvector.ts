@@ -144,7 +144,11 @@ export class PgVectorSearch implements VectorSearch {
     return this.exact(scope, model, query, k, exclude);
   }
 
-  /** Every visible vector of the model compared; the order is VectorIndex's (byScore) in SQL. */
+  /**
+   * Every visible vector of the model compared; the order is VectorIndex's (byScore) in SQL. OFFSET 0
+   * keeps the subquery from being flattened into the ORDER BY, where the distance was computed a
+   * second time, reading `v` out of TOAST again (52 -> 36 ms at 5,000 notes on PGlite).
+   */
   exact(scope: Scope, model: string, query: Float32Array, k: number, exclude?: number): Promise<VectorHit[]> {
     const s = scopeSql(scope);
     const skip = exclude === undefined ? "" : " AND e.note_id <> ?";
@@ -153,6 +157,7 @@ export class PgVectorSearch implements VectorSearch {
          SELECT e.note_id AS id, 1 - (e.v <=> ?::vector) AS cosine
          FROM embeddings e JOIN notes n ON n.id = e.note_id
          WHERE e.model = ? AND e.v IS NOT NULL AND vector_dims(e.v) = ? AND ${s.sql}${skip}
+         OFFSET 0
        ) h ORDER BY floor(cosine * 1e6 + 0.5) DESC, id ASC LIMIT ?`,
       [
         vectorLiteral(query),
