@@ -33,9 +33,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * among it, runs first), then, while a request arrived or was answered within GRACE_MS, short
  * sleeps until it has not, for at most MAX_WAIT_MS in all (`limits` changes both, for tests).
  */
-export async function backgroundTurn(
-  limits: { graceMs?: number; maxWaitMs?: number } = {},
-): Promise<void> {
+export async function backgroundTurn(limits: { graceMs?: number; maxWaitMs?: number } = {}): Promise<void> {
   const { graceMs = GRACE_MS, maxWaitMs = MAX_WAIT_MS } = limits;
   const started = performance.now();
   await immediate();
