@@ -160,6 +160,23 @@ describe("turnEvery", () => {
   });
 });
 
+/**
+ * Whether the worker has checkpointed since `since` and then stayed quiet for a checkpoint interval
+ * (all that was written is copied) within 5 s, however long a loaded machine takes below that: a
+ * fixed sleep let a starved worker fall behind and the WAL bound below fail under load.
+ */
+async function checkpointsSettled(db: ReturnType<typeof openCache>, since: number): Promise<boolean> {
+  const deadline = performance.now() + 5_000;
+  let last = backgroundCheckpoints(db);
+  while (performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_EVERY_MS + 50));
+    const now = backgroundCheckpoints(db);
+    if (now > since && now === last) return true;
+    last = now;
+  }
+  return false;
+}
+
 describe("WAL checkpoints in a worker thread", () => {
   it("checkpoints while writeInSlices writes, keeps the WAL small and ends with close()", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-ckpt-"));
@@ -173,13 +190,14 @@ describe("WAL checkpoints in a worker thread", () => {
       const text = "x".repeat(20_000);
       let walMax = 0;
       for (let round = 0; round < 12; round++) {
+        const before = backgroundCheckpoints(db);
         await writeInSlices(
           db,
           Array.from({ length: 100 }, (_, i) => round * 100 + i),
           { write: (i) => ins.run(i, text) },
         );
         walMax = Math.max(walMax, fs.statSync(`${file}-wal`).size);
-        await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_EVERY_MS + 50));
+        expect(await checkpointsSettled(db, before), `round ${round}`).toBe(true);
       }
       // 24 MB written: without checkpoints the WAL would grow to the backstop's 16 MB
       expect(backgroundCheckpoints(db)).toBeGreaterThan(0);
@@ -192,7 +210,7 @@ describe("WAL checkpoints in a worker thread", () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 
   it("leaves an in-memory cache alone", () => {
     const db = openCache(":memory:");
