@@ -4,17 +4,8 @@
  * moved to Trash. (The policy-off case, moved to Trash, is in compose-reply-drafts.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { capabilitiesWithout } from "../src/testing/dovecot.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
-
-/** Dovecot 2.3's own capability list after login, less the names given. */
-function capabilitiesWithout(...names: string[]): string {
-  const all =
-    "IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE SORT SORT=DISPLAY THREAD=REFERENCES THREAD=REFS THREAD=ORDEREDSUBJECT MULTIAPPEND URL-PARTIAL CATENATE UNSELECT CHILDREN NAMESPACE UIDPLUS LIST-EXTENDED I18NLEVEL=1 CONDSTORE QRESYNC ESEARCH ESORT SEARCHRES WITHIN CONTEXT=SEARCH LIST-STATUS BINARY MOVE SNIPPET=FUZZY PREVIEW=FUZZY PREVIEW STATUS=SIZE SAVEDATE LITERAL+ NOTIFY SPECIAL-USE";
-  return `protocol imap {\n  imap_capability = ${all
-    .split(" ")
-    .filter((c) => !names.includes(c))
-    .join(" ")}\n}\n`;
-}
 
 /** The ref of the draft with this subject, by a server search (a server without UIDPLUS need not name it). */
 async function draftRef(env: MailEnv, subject: string): Promise<string> {

@@ -4,19 +4,9 @@
  * expunge and move never remove messages the call did not name.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACL_CONFIG } from "../src/testing/dovecot.js";
+import { ACL_CONFIG, capabilitiesWithout } from "../src/testing/dovecot.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 import { folderState, msg, refOf, subjects } from "./support/organize.js";
-
-/** Dovecot 2.3's own capability list after login, less the names given. */
-function capabilitiesWithout(...names: string[]): string {
-  const all =
-    "IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE SORT SORT=DISPLAY THREAD=REFERENCES THREAD=REFS THREAD=ORDEREDSUBJECT MULTIAPPEND URL-PARTIAL CATENATE UNSELECT CHILDREN NAMESPACE UIDPLUS LIST-EXTENDED I18NLEVEL=1 CONDSTORE QRESYNC ESEARCH ESORT SEARCHRES WITHIN CONTEXT=SEARCH LIST-STATUS BINARY MOVE SNIPPET=FUZZY PREVIEW=FUZZY PREVIEW STATUS=SIZE SAVEDATE LITERAL+ NOTIFY SPECIAL-USE";
-  return `protocol imap {\n  imap_capability = ${all
-    .split(" ")
-    .filter((c) => !names.includes(c))
-    .join(" ")}\n}\n`;
-}
 
 describe("a folder the server will not change (ACL lookup + read only)", () => {
   let env: MailEnv;

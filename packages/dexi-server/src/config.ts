@@ -149,14 +149,7 @@ export function checkPublicUrl(text: string): string {
  * vectors, a whole number from 0.
  */
 export function hnswThreshold(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const text = env["DEXI_HNSW_THRESHOLD"]?.trim();
-  if (!text) return undefined;
-  if (!/^\d{1,12}$/.test(text))
-    throw new DexiError(
-      "INVALID_ARGUMENT",
-      `DEXI_HNSW_THRESHOLD takes a number of vectors (a whole number from 0); got "${text}"`,
-    );
-  return Number(text);
+  return wholeNumberEnv(env, "DEXI_HNSW_THRESHOLD", 12, "a number of vectors");
 }
 
 /**
@@ -165,12 +158,14 @@ export function hnswThreshold(env: NodeJS.ProcessEnv = process.env): number | un
  * setting. 0 leaves the server's setting alone; unset, 1024.
  */
 export function hnswBuildMemoryMb(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const text = env["DEXI_HNSW_BUILD_MEMORY"]?.trim();
+  return wholeNumberEnv(env, "DEXI_HNSW_BUILD_MEMORY", 7, "a size in MB");
+}
+
+/** A whole number from 0 (at most `digits` digits) in env var `name`, or undefined when unset or blank. */
+function wholeNumberEnv(env: NodeJS.ProcessEnv, name: string, digits: number, what: string): number | undefined {
+  const text = env[name]?.trim();
   if (!text) return undefined;
-  if (!/^\d{1,7}$/.test(text))
-    throw new DexiError(
-      "INVALID_ARGUMENT",
-      `DEXI_HNSW_BUILD_MEMORY takes a size in MB (a whole number from 0); got "${text}"`,
-    );
+  if (!new RegExp(`^\\d{1,${digits}}$`).test(text))
+    throw new DexiError("INVALID_ARGUMENT", `${name} takes ${what} (a whole number from 0); got "${text}"`);
   return Number(text);
 }

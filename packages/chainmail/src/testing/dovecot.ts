@@ -75,6 +75,16 @@ plugin {
 }
 `;
 
+/** Dovecot 2.3's own capability list after login. */
+const DOVECOT_CAPABILITIES =
+  "IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE SORT SORT=DISPLAY THREAD=REFERENCES THREAD=REFS THREAD=ORDEREDSUBJECT MULTIAPPEND URL-PARTIAL CATENATE UNSELECT CHILDREN NAMESPACE UIDPLUS LIST-EXTENDED I18NLEVEL=1 CONDSTORE QRESYNC ESEARCH ESORT SEARCHRES WITHIN CONTEXT=SEARCH LIST-STATUS BINARY MOVE SNIPPET=FUZZY PREVIEW=FUZZY PREVIEW STATUS=SIZE SAVEDATE LITERAL+ NOTIFY SPECIAL-USE";
+
+/** dovecot.conf lines that advertise Dovecot's own capabilities less the names given (a server without UIDPLUS, MOVE, ...). */
+export function capabilitiesWithout(...names: string[]): string {
+  const kept = DOVECOT_CAPABILITIES.split(" ").filter((c) => !names.includes(c));
+  return `protocol imap {\n  imap_capability = ${kept.join(" ")}\n}\n`;
+}
+
 export interface StartOptions {
   users: DovecotUser[];
   /** Extra lines appended to the generated dovecot.conf. */

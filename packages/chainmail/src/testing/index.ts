@@ -18,6 +18,7 @@ export {
 export {
   ACL_CONFIG,
   type AppendResult,
+  capabilitiesWithout,
   type Dovecot,
   type DovecotUser,
   type StartOptions,
