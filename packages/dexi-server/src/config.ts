@@ -162,7 +162,12 @@ export function hnswBuildMemoryMb(env: NodeJS.ProcessEnv = process.env): number 
 }
 
 /** A whole number from 0 (at most `digits` digits) in env var `name`, or undefined when unset or blank. */
-function wholeNumberEnv(env: NodeJS.ProcessEnv, name: string, digits: number, what: string): number | undefined {
+function wholeNumberEnv(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  digits: number,
+  what: string,
+): number | undefined {
   const text = env[name]?.trim();
   if (!text) return undefined;
   if (!new RegExp(`^\\d{1,${digits}}$`).test(text))
