@@ -12,6 +12,7 @@ import { type CacheDb, migrate, openCache, searchCache, syncFolder } from "../sr
 import { FLAG_COUNTERS_VERSION } from "../src/cache/schema.js";
 import { compileToSql, mentionsIn, parseQuery } from "../src/query/index.js";
 import { generateCorpus } from "../src/testing/corpus.js";
+import { newMessageSlot } from "../src/cache/arrival-id.js";
 import { type CacheEnv, startCacheEnv } from "./support/cache-env.js";
 import { POP_NOW, populateCache, senderAddress } from "./support/populate.js";
 
@@ -75,9 +76,9 @@ describe("the unread, flagged and attachment counters", () => {
     expectCountersExact(db);
     const row = db.prepare("SELECT * FROM messages WHERE id = ?").get(ids[0]) as Record<string, unknown>;
     db.prepare(
-      `INSERT OR REPLACE INTO messages (folder_id, account, uid, thread_key, internal_date, seen, flagged, has_attachment)
-       VALUES (?, ?, ?, 'k', 0, 0, 1, 1)`,
-    ).run(row.folder_id, row.account, row.uid);
+      `INSERT OR REPLACE INTO messages (id, folder_id, account, uid, thread_key, internal_date, seen, flagged, has_attachment)
+       VALUES (?, ?, ?, ?, 'k', 0, 0, 1, 1)`,
+    ).run(newMessageSlot(db, 0).id, row.folder_id, row.account, row.uid);
     expectCountersExact(db);
     db.prepare("DELETE FROM messages WHERE id = ?").run(ids[1]);
     expectCountersExact(db);

@@ -12,6 +12,7 @@ import {
   textFromSource,
 } from "../src/cache/index.js";
 import { parseQuery } from "../src/query/index.js";
+import { newMessageSlot } from "../src/cache/arrival-id.js";
 
 let db: CacheDb;
 const N = 600;
@@ -35,9 +36,11 @@ beforeAll(() => {
       const account = f === 3 ? "work" : "home";
       // Dates are not in id order, and some collide, so the id tie-break matters
       const date = 1_700_000_000_000 + ((i * 7919) % N) * 1000 - (i % 4 === 0 ? 1000 : 0);
-      msg.run(i, f, account, i, `t${i % 50}`, date, i % 2);
-      meta.run(i, `<${i}@x>`, `subject ${i}`);
-      fts.run(i, `subject ${i}`, i % 5 === 0 ? "common rare" : "common");
+      // (uid is the row's number; the id follows arrival time: src/cache/arrival-id.ts)
+      const id = newMessageSlot(db, date).id;
+      msg.run(id, f, account, i, `t${i % 50}`, date, i % 2);
+      meta.run(id, `<${i}@x>`, `subject ${i}`);
+      fts.run(id, `subject ${i}`, i % 5 === 0 ? "common rare" : "common");
     }
   })();
 });
@@ -69,12 +72,12 @@ describe("searchCache", () => {
     // "common" matches ~all rows and "rare" a fifth (date-index walk), the four subjects a few
     // (look-up and sort); a word with a filter is counted and paged in one statement
     expect(order("common")).toEqual(expected("m.folder_id <> 2"));
-    expect(order("rare")).toEqual(expected("m.folder_id <> 2 AND m.id % 5 = 0"));
+    expect(order("rare")).toEqual(expected("m.folder_id <> 2 AND m.uid % 5 = 0"));
     expect(order('{"subject 15" "subject 25" "subject 35" "subject 45"}')).toEqual(
-      expected("m.id IN (15, 25, 35, 45)"),
+      expected("m.uid IN (15, 25, 35, 45)"),
     );
     expect(order("common is:unread")).toEqual(expected("m.folder_id <> 2 AND m.seen = 0"));
-    expect(order("rare is:read")).toEqual(expected("m.folder_id <> 2 AND m.id % 5 = 0 AND m.seen = 1"));
+    expect(order("rare is:read")).toEqual(expected("m.folder_id <> 2 AND m.uid % 5 = 0 AND m.seen = 1"));
   });
 
   it("counts per account and filters by accounts", () => {
@@ -106,7 +109,7 @@ describe("searchCache", () => {
     const r = searchCache(db, parseQuery("rare"), { threads: true, limit: 200 });
     const threads = db
       .prepare(
-        "SELECT count(DISTINCT account || thread_key) AS n FROM messages WHERE folder_id <> 2 AND id % 5 = 0",
+        "SELECT count(DISTINCT account || thread_key) AS n FROM messages WHERE folder_id <> 2 AND uid % 5 = 0",
       )
       .get() as { n: number };
     expect(r.count).toBe(threads.n);

@@ -11,6 +11,7 @@ import { openCache } from "../src/cache/index.js";
 import { ensureFolder, updateFlags } from "../src/cache/store.js";
 import { EventLog, type ReadEventsParams } from "../src/events/log.js";
 import { StateDb } from "../src/store/state.js";
+import { newMessageSlot } from "../src/cache/arrival-id.js";
 
 let dir: string;
 let state: StateDb;
@@ -213,10 +214,11 @@ describe("the cache's flag updates", () => {
   it("report a change only when flags, keywords or labels differ", () => {
     const db = openCache(":memory:");
     const folder = ensureFolder(db, "work", "INBOX", "inbox");
+    const id = newMessageSlot(db, 0).id;
     db.prepare(
-      "INSERT INTO messages (folder_id, account, uid, thread_key, internal_date) VALUES (?, 'work', 1, 'k', 0)",
-    ).run(folder.id);
-    db.prepare("INSERT INTO message_meta (id) VALUES (last_insert_rowid())").run();
+      "INSERT INTO messages (id, folder_id, account, uid, thread_key, internal_date) VALUES (?, ?, 'work', 1, 'k', 0)",
+    ).run(id, folder.id);
+    db.prepare("INSERT INTO message_meta (id) VALUES (?)").run(id);
     expect(updateFlags(db, folder.id, 1, new Set(), undefined, undefined)).toBe(false);
     expect(updateFlags(db, folder.id, 1, new Set(["\\Seen"]), undefined, undefined)).toMatchObject({
       before: expect.any(String),

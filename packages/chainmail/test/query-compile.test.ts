@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CacheDb, openCache } from "../src/cache/index.js";
+import { newMessageSlot } from "../src/cache/arrival-id.js";
 import {
   bindQuery,
   cacheCanAnswer,
@@ -24,7 +25,7 @@ beforeAll(() => {
   folder.run("work", "[Gmail]/All Mail", "[gmail]/all mail", "all");
   const msg =
     db.prepare(`INSERT INTO messages (id, folder_id, account, uid, thread_key, internal_date, seen, flagged, size,
-    has_attachment, filenames_norm, labels_norm, keywords_norm) VALUES (@id, @f, @a, @id, @mid, @d, @seen, @fl, @size, @att, @fn, @lab, @kw)`);
+    has_attachment, filenames_norm, labels_norm, keywords_norm) VALUES (@id, @f, @a, @uid, @mid, @d, @seen, @fl, @size, @att, @fn, @lab, @kw)`);
   const meta = db.prepare(
     "INSERT INTO message_meta (id, message_id, from_json, subject) VALUES (@id, @mid, @from, @s)",
   );
@@ -101,9 +102,12 @@ beforeAll(() => {
       body: "numbers inside",
     },
   ];
+  // uid is the row's number below; the id follows arrival time (src/cache/arrival-id.ts)
   for (const r of rows) {
+    const id = newMessageSlot(db, r.d).id;
     msg.run({
-      id: r.id,
+      id,
+      uid: r.id,
       f: r.f,
       a: r.a,
       mid: r.mid,
@@ -117,12 +121,12 @@ beforeAll(() => {
       kw: listColumn(r.kw),
     });
     meta.run({
-      id: r.id,
+      id,
       mid: r.mid,
       from: JSON.stringify([{ name: r.from.split(" ")[0], address: r.from.split(" ")[1] }]),
       s: r.s,
     });
-    fts.run(r.id, r.s, r.from, r.body);
+    fts.run(id, r.s, r.from, r.body);
   }
 });
 afterAll(() => db.close());
@@ -130,8 +134,10 @@ afterAll(() => db.close());
 const sqlIds = (q: string) => {
   const { where, params } = compileToSql(parseQuery(q), NOW);
   return (
-    db.prepare(`SELECT m.id FROM messages m WHERE ${where} ORDER BY m.id`).all(...params) as { id: number }[]
-  ).map((r) => r.id);
+    db.prepare(`SELECT m.uid FROM messages m WHERE ${where} ORDER BY m.uid`).all(...params) as {
+      uid: number;
+    }[]
+  ).map((r) => r.uid);
 };
 
 describe("compileToSql", () => {
@@ -177,7 +183,9 @@ describe("compileToSql", () => {
     const ftsIds = (expr: string) =>
       (
         db
-          .prepare("SELECT rowid AS id FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid")
+          .prepare(
+            "SELECT m.uid AS id FROM messages_fts f JOIN messages m ON m.id = f.rowid WHERE f.messages_fts MATCH ? ORDER BY m.uid",
+          )
           .all(expr) as {
           id: number;
         }[]

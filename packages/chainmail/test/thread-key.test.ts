@@ -12,6 +12,7 @@ import { THREAD_KEYS_VERSION } from "../src/cache/schema.js";
 import { buildMessage } from "../src/testing/corpus.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 import { canonicalThreadKey } from "../src/thread-key.js";
+import { newMessageSlot } from "../src/cache/arrival-id.js";
 
 describe("canonicalThreadKey", () => {
   it("prefers Gmail's thread id, then the References root, In-Reply-To, the Message-ID", () => {
@@ -39,10 +40,11 @@ describe("the cache migration", () => {
     db.prepare(
       "INSERT INTO folders (id, account, path, path_norm) VALUES (1, 'work', 'INBOX', 'inbox')",
     ).run();
-    const put = (id: number, key: string, meta: Record<string, unknown>) => {
+    const put = (uid: number, key: string, meta: Record<string, unknown>) => {
+      const id = newMessageSlot(db, 0).id;
       db.prepare(
         "INSERT INTO messages (id, folder_id, account, uid, thread_key, internal_date) VALUES (?, 1, 'work', ?, ?, 0)",
-      ).run(id, id, key);
+      ).run(id, uid, key);
       db.prepare(
         "INSERT INTO message_meta (id, message_id, in_reply_to, refs, gm_thread_id, date, from_json, subject) VALUES (@id, @message_id, @in_reply_to, @refs, @gm, @date, @from_json, @subject)",
       ).run({

@@ -4,6 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { checkpointInBackground } from "./checkpoint.js";
 import { recomputeThreadKeys } from "./thread-migration.js";
+import { renumberByArrival } from "./arrival-migration.js";
 
 export type CacheDb = Database.Database;
 
@@ -205,6 +206,8 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   addFlagCounters,
   // FTS5 merges no more inside its commits: the cache merges between them (src/cache/fts.ts)
   FTS_MERGE_SETTINGS,
+  // message ids that follow arrival time, so FTS5's rowid order is newest first (./arrival-id.ts)
+  renumberByArrival,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -214,6 +217,8 @@ export const FOLDER_COUNTERS_VERSION = MIGRATIONS.indexOf(FOLDER_COUNTERS) + 1;
 export const FLAG_COUNTERS_VERSION = MIGRATIONS.indexOf(addFlagCounters) + 1;
 /** The version that rewrites thread keys by the canonical rule (its test re-runs it). */
 export const THREAD_KEYS_VERSION = MIGRATIONS.indexOf(recomputeThreadKeys) + 1;
+/** The version from which message ids follow arrival time (its test migrates to the one before). */
+export const ARRIVAL_IDS_VERSION = MIGRATIONS.indexOf(renumberByArrival) + 1;
 
 /** The default cache file: $XDG_DATA_HOME/chainmail/cache.db (or ~/.local/share/...). */
 export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {

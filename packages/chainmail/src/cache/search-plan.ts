@@ -1,4 +1,5 @@
 // How searchCache counts and pages: the SQL for each plan and the rules that choose between them.
+import { idFloorOf } from "./arrival-id.js";
 import { type CacheDb, stmt } from "./schema.js";
 
 export interface CursorBody {
@@ -41,6 +42,10 @@ export interface Plan {
    * up by rowid, SQLite's own choice for a text term AND-ed with after:/newer_than:.
    */
   dateIndex?: boolean;
+  /** The where as `expr` matched by FTS5 AND `where` (compileToSql's ftsRest), when it has that form. */
+  fts?: { expr: string; where: string; params: (string | number)[] };
+  /** The arrival time (ms) every match is at or after (compileToSql's dateFloor), or null. */
+  dateFloor?: number | null;
 }
 
 /** `messages m`, pointed at the date index when the plan says so. */
@@ -100,19 +105,41 @@ export function totals(counts: Record<string, number>) {
  */
 export function countMatches(db: CacheDb, q: Plan): Record<string, number> {
   const what = q.threads ? "count(DISTINCT m.thread_key)" : "count(*)";
+  // Text after a date floor: only the hits from the floor's id up are read (ids follow arrival)
+  const src =
+    q.fts && fromFloor(q) && !q.threads
+      ? ftsSource(q, q.fts)
+      : { sql: `${messagesFor(q)} WHERE ${q.where}`, params: q.params };
   if (q.single !== null)
     return {
-      [q.single]: (
-        stmt(db, `SELECT ${what} AS n FROM ${messagesFor(q)} WHERE ${q.where}`).get(...q.params) as {
-          n: number;
-        }
-      ).n,
+      [q.single]: (stmt(db, `SELECT ${what} AS n FROM ${src.sql}`).get(...src.params) as { n: number }).n,
     };
-  const rows = stmt(
-    db,
-    `SELECT m.account, ${what} AS n FROM ${messagesFor(q)} WHERE ${q.where} GROUP BY +m.account`,
-  ).all(...q.params) as { account: string; n: number }[];
+  const rows = stmt(db, `SELECT m.account, ${what} AS n FROM ${src.sql} GROUP BY +m.account`).all(
+    ...src.params,
+  ) as { account: string; n: number }[];
   return Object.fromEntries(rows.map((r) => [r.account, r.n]));
+}
+
+const fromFloor = (q: Plan) => q.dateFloor !== null && q.dateFloor !== undefined;
+
+/**
+ * The matches read from FTS5, each hit's row looked up by id and tested against the rest of the
+ * query; from the date floor's id up when the query has one. `before` bounds the ids from above.
+ */
+function ftsSource(q: Plan, fts: NonNullable<Plan["fts"]>, before?: number) {
+  const params: (string | number)[] = [fts.expr];
+  let sql = "messages_fts f CROSS JOIN messages m ON m.id = f.rowid WHERE f.messages_fts MATCH ?";
+  if (fromFloor(q)) {
+    sql += " AND f.rowid >= ?";
+    params.push(idFloorOf(q.dateFloor as number));
+  }
+  if (before !== undefined) {
+    sql += " AND f.rowid < ?";
+    params.push(before);
+  }
+  sql += ` AND (${fts.where})`;
+  params.push(...fts.params);
+  return { sql, params };
 }
 
 /**
@@ -141,6 +168,50 @@ export function allMatches(db: CacheDb, q: Plan, cur: CursorBody | null, limit: 
 }
 
 /**
+ * How a page is read: `fts`, from FTS5 in rowid order, which is arrival order (./arrival-id.ts),
+ * testing the rest of the query per hit and stopping after the page; `walk`, down a date index
+ * testing each row; `sort`, every match looked up and sorted.
+ */
+export type PageOrder = "fts" | "walk" | "sort";
+
+/**
+ * The FTS-driven page reads about (limit + 1) * hits / count hits, each one row look-up, where
+ * sorting looks up every match after evaluating the whole text match: it pays once
+ * (limit + 1) * hits <= count^2. A text-only query (count about hits) always pays, and so does one
+ * with a date floor, where the hits read are at most those after the floor.
+ */
+export function pageOrder(
+  db: CacheDb,
+  q: Plan,
+  count: number,
+  limit: number,
+  textOnly: boolean,
+  hits: number | undefined,
+): PageOrder {
+  if (q.fts && !q.threads) {
+    if (textOnly || fromFloor(q)) return "fts";
+    if (hits !== undefined && (limit + 1) * hits <= count * count) return "fts";
+  }
+  return newestFirst(db, count, limit, 1) ? "walk" : "sort";
+}
+
+/** A page read from FTS5 newest first (rowid DESC), the rest of the query tested per hit. */
+function ftsPage(
+  db: CacheDb,
+  q: Plan,
+  fts: NonNullable<Plan["fts"]>,
+  cur: CursorBody | null,
+  limit: number,
+): Hit[] {
+  // (with ids in arrival order, "before the cursor's row" is an id bound)
+  const src = ftsSource(q, fts, cur?.i);
+  return stmt(db, `SELECT m.id, m.internal_date FROM ${src.sql} ORDER BY f.rowid DESC LIMIT ?`).all(
+    ...src.params,
+    limit + 1,
+  ) as Hit[];
+}
+
+/**
  * One page (limit + 1 rows, to tell whether more follow) after the cursor. The plan is chosen
  * here, not left to SQLite, which has no statistics. To walk newest first, a query with an FTS
  * match is pointed at the date index (SQLite would look up and sort every FTS hit); other queries
@@ -153,8 +224,10 @@ export function pageMatches(
   q: Plan,
   cur: CursorBody | null,
   limit: number,
-  walk: boolean,
+  order: PageOrder,
 ): Hit[] {
+  if (order === "fts" && q.fts) return ftsPage(db, q, q.fts, cur, limit);
+  const walk = order === "walk";
   const params = [...q.params];
   // (the date index's range is already newest first)
   const byDate = walk || !!q.dateIndex;

@@ -19,8 +19,8 @@ import {
   countMatches,
   dateWalkPays,
   ftsCount,
-  newestFirst,
   pageMatches,
+  pageOrder,
   totals,
 } from "./search-plan.js";
 
@@ -176,21 +176,27 @@ export function searchCache(
   const sql = compileToSql(ast, now, { excludedFolderIds, labels });
   let where = sql.where;
   const params: (string | number)[] = [...sql.params];
+  let fts = sql.ftsRest && sql.ftsBound !== null ? { expr: sql.ftsBound, ...sql.ftsRest } : undefined;
+  // A condition on the scope, AND-ed to the where and to its FTS-driven form alike
+  const restrict = (clause: string, values: readonly (string | number)[]) => {
+    where = `(${where}) AND ${clause}`;
+    params.push(...values);
+    if (fts) fts = { ...fts, where: `(${fts.where}) AND ${clause}`, params: [...fts.params, ...values] };
+  };
   const present = [...new Set(folderRows.map((f) => f.account))].sort();
   // An accounts filter that names every account present filters nothing: leave it out. Otherwise
   // the unary + keeps SQLite from driving the query by the account's thread index, which then
   // sorts the whole account; every index that serves a filter or the date order carries the
   // account, so the test stays inside the index.
-  if (options.accounts?.length && !present.every((a) => options.accounts?.includes(a))) {
-    where = `(${where}) AND +m.account IN (${options.accounts.map(() => "?").join(", ")})`;
-    params.push(...options.accounts);
-  }
+  if (options.accounts?.length && !present.every((a) => options.accounts?.includes(a)))
+    restrict(`+m.account IN (${options.accounts.map(() => "?").join(", ")})`, options.accounts);
   const allMail = options.allMailAccounts ?? [];
   const allMailScope = allMail.length > 0 && !mentionsIn(ast);
-  if (allMailScope) {
-    where = `(${where}) AND (m.account NOT IN (${allMail.map(() => "?").join(", ")}) OR m.folder_id IN (SELECT id FROM folders WHERE role = 'all'))`;
-    params.push(...allMail);
-  }
+  if (allMailScope)
+    restrict(
+      `(m.account NOT IN (${allMail.map(() => "?").join(", ")}) OR m.folder_id IN (SELECT id FROM folders WHERE role = 'all'))`,
+      allMail,
+    );
 
   // Counting and paging read only the narrow messages table; display fields come from
   // message_meta for the page's rows alone
@@ -198,7 +204,7 @@ export function searchCache(
   const single = inScope.length === 1 ? (inScope[0] as string) : null;
   // (the All Mail scope is a condition the FTS match alone does not carry)
   const ftsOnly = FTS_ONLY.test(sql.where) && !allMailScope;
-  const q: Plan = { where, params, single, threads: !!options.threads };
+  const q: Plan = { where, params, single, threads: !!options.threads, fts, dateFloor: sql.dateFloor };
   // A text term AND-ed with after:/newer_than: over a short stretch of time: every match is in
   // the date index's range, which is cheaper to walk than the text's hits are to look up
   let boundHits: number | undefined;
@@ -206,31 +212,32 @@ export function searchCache(
     boundHits ??= ftsCount(db, expr);
     return boundHits;
   };
-  if (sql.dateFloor !== null && sql.ftsBound !== null && !ftsOnly)
+  // (other text queries with a date floor read FTS5 from the floor's id up: see countMatches)
+  const ftsFloor = !!fts && sql.dateFloor !== null && !options.threads;
+  if (sql.dateFloor !== null && sql.ftsBound !== null && !ftsOnly && !ftsFloor)
     q.dateIndex = dateWalkPays(db, sql.dateFloor, hitsOf(sql.ftsBound));
   // The count without reading the matches where the query's shape allows (./folder-counts.ts):
   // from the folder counters, or, for one FTS match over the only account, from FTS5 (less the
   // Trash/Junk rows it matches when those folders hold mail)
   const onlyAccount = single !== null && present.length === 1 && !options.threads && !allMailScope;
   let counts = options.threads || allMailScope ? null : countFromFolders(folderRows, ast, inScope, labels);
-  let ftsMembership = ftsOnly;
+  // Text alone (the Trash/Junk scope and the accounts aside): the matches are about the FTS hits,
+  // and the page is the newest of them (FTS5 in rowid order, see pageOrder)
+  const scoped = excludedFolderIds.length > 0 && !mentionsIn(ast);
+  const core =
+    scoped && sql.ftsBound !== null ? compileToSql(ast, now, { excludedFolderIds: [], labels }) : sql;
+  const textOnly = sql.ftsBound !== null && FTS_ONLY.test(core.where);
   if (!counts && onlyAccount && ftsOnly) counts = { [single]: ftsCount(db, sql.params[0] as string) };
-  else if (!counts && onlyAccount && excludedFolderIds.length > 0 && !mentionsIn(ast)) {
-    const core = compileToSql(ast, now, { excludedFolderIds: [], labels });
-    if (FTS_ONLY.test(core.where)) {
-      // (then the page walks the date index testing FTS membership, which for a few thousand hits
-      // costs a fraction of looking every hit up, as the one-pass plan below does)
-      const expr = core.params[0] as string;
-      const hits = ftsCount(db, expr);
-      const excluded = folderRows.filter((f) => excludedFolderIds.includes(f.id));
-      counts = { [single]: hits === 0 ? 0 : hits - ftsHitsIn(db, expr, hits, excluded) };
-      ftsMembership = true;
-    }
+  else if (!counts && onlyAccount && scoped && textOnly) {
+    const expr = core.params[0] as string;
+    const hits = ftsCount(db, expr);
+    const excluded = folderRows.filter((f) => excludedFolderIds.includes(f.id));
+    counts = { [single]: hits === 0 ? 0 : hits - ftsHitsIn(db, expr, hits, excluded) };
   }
   // Text terms AND-ed with filters, with few FTS hits: one statement that evaluates the query once
   // for both count and page beats a count and a page query that each repeat the FTS match
   const bound =
-    !counts && !ftsOnly && !options.threads && sql.ftsBound !== null && !options.countOnly
+    !counts && !textOnly && !ftsFloor && !options.threads && sql.ftsBound !== null && !options.countOnly
       ? hitsOf(sql.ftsBound)
       : null;
   let found: { account_counts: Record<string, number>; count: number; hits: Hit[] | null };
@@ -239,7 +246,7 @@ export function searchCache(
   const { account_counts, count } = found;
   if (options.countOnly || count === 0) return { rows: [], count, next_cursor: null, account_counts };
   const hits =
-    found.hits ?? pageMatches(db, q, cur, limit, newestFirst(db, count, limit, ftsMembership ? 8 : 1));
+    found.hits ?? pageMatches(db, q, cur, limit, pageOrder(db, q, count, limit, textOnly, boundHits));
   const more = hits.length > limit;
   const slice = hits.slice(0, limit);
   const words = leaves(ast).flatMap((l) => (l.kind === "text" ? [l.value] : []));

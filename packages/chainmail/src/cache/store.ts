@@ -5,6 +5,7 @@ import { type CacheDb, stmt } from "./schema.js";
 import { classifyFlags, type ShortFlag } from "../imap/flags.js";
 import { canonicalThreadKey } from "../thread-key.js";
 import { textPartRef } from "./body.js";
+import { newMessageSlot } from "./arrival-id.js";
 
 export interface FolderRow {
   id: number;
@@ -40,7 +41,7 @@ export function ensureFolder(db: CacheDb, account: string, path: string, role: F
   return getFolder(db, account, path) as FolderRow;
 }
 
-const addrText = (list: MessageAddressObject[] | undefined) =>
+export const addrText = (list: MessageAddressObject[] | undefined) =>
   (list ?? []).map((a) => [a.name ?? "", a.address ?? ""].join(" ").trim()).join(" ");
 /**
  * The same text as `JSON.stringify(list.map(a => ({ name, address })))`, without the objects: the
@@ -166,8 +167,12 @@ const META_COLS = [
 const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 // Built once and bound by position: an initial sync runs these 100,000 times, and building the SQL
 // text per message, then binding named parameters from a fresh object, showed in its profile
-const INSERT_NARROW = `INSERT INTO messages (${NARROW_COLS.join(", ")}) VALUES (${marks(NARROW_COLS.length)})`;
-const UPDATE_NARROW = `UPDATE messages SET ${NARROW_COLS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`;
+const INSERT_NARROW = `INSERT INTO messages (${NARROW_COLS.join(", ")}, id) VALUES (${marks(NARROW_COLS.length + 1)})`;
+// A message's arrival time never changes (its id follows it: ./arrival-id.ts), so an update leaves it
+const DATE_COL = NARROW_COLS.indexOf("internal_date");
+const UPDATE_NARROW = `UPDATE messages SET ${NARROW_COLS.filter((c) => c !== "internal_date")
+  .map((c) => `${c} = ?`)
+  .join(", ")} WHERE id = ?`;
 const PUT_META = `INSERT OR REPLACE INTO message_meta (${META_COLS.join(", ")}, id) VALUES (${marks(META_COLS.length + 1)})`;
 
 /** A message's cached row id and body state, when it is cached. */
@@ -259,7 +264,10 @@ export function upsertMessage(
     textPart ? JSON.stringify(textPart) : null,
   ];
   if (!existing) {
-    const id = Number(stmt(db, INSERT_NARROW).run(narrow).lastInsertRowid);
+    const slot = newMessageSlot(db, narrow[DATE_COL] as number);
+    narrow[DATE_COL] = slot.internalDate;
+    const id = slot.id;
+    stmt(db, INSERT_NARROW).run(...narrow, id);
     stmt(db, PUT_META).run(...meta, id);
     const fts = () => writeFts(db, id, subject, env, "");
     if (ftsLater) ftsLater.push(fts);
@@ -267,6 +275,7 @@ export function upsertMessage(
     return id;
   }
   const id = existing.id;
+  narrow.splice(DATE_COL, 1);
   stmt(db, UPDATE_NARROW).run(...narrow, id);
   stmt(db, PUT_META).run(...meta, id);
   const body =

@@ -21,6 +21,11 @@ export interface SqlWhere {
    * newer_than: AND-ed to the rest), or null: the date index's range from it holds every match.
    */
   dateFloor: number | null;
+  /**
+   * When the where is `ftsBound AND rest`: the rest alone, so a page can be read from FTS5 in
+   * rowid (arrival) order with the rest tested per hit (src/cache/search-plan.ts); else null.
+   */
+  ftsRest: { where: string; params: (string | number)[] } | null;
 }
 
 /** Delimiter of the *_norm list columns, so `instr` matches whole items. */
@@ -234,16 +239,28 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
     });
     if (fts.length) ftsBound = fts.length === 1 ? (fts[0] as string) : `(${fts.join(" AND ")})`;
   }
+  // compile puts a merged text match first, its expression first in params
+  let ftsRest: SqlWhere["ftsRest"] = null;
+  if (ftsBound !== null && params[0] === ftsBound) {
+    if (where === inFts) ftsRest = { where: "1", params: [] };
+    else if (where.startsWith(`${inFts} AND `))
+      ftsRest = { where: where.slice(inFts.length + 5), params: params.slice(1) };
+  }
   if ((options.defaultScope ?? true) && !mentionsIn(ast)) {
     const ids = options.excludedFolderIds;
-    if (!ids)
-      where = `(${where}) AND m.folder_id NOT IN (SELECT id FROM folders WHERE role IN ('trash', 'junk'))`;
-    else if (ids.length) {
-      where = `(${where}) AND m.folder_id NOT IN (${ids.map(() => "?").join(", ")})`;
-      params.push(...ids);
+    const scope = !ids
+      ? "m.folder_id NOT IN (SELECT id FROM folders WHERE role IN ('trash', 'junk'))"
+      : ids.length
+        ? `m.folder_id NOT IN (${ids.map(() => "?").join(", ")})`
+        : null;
+    if (scope) {
+      where = `(${where}) AND ${scope}`;
+      params.push(...(ids ?? []));
+      if (ftsRest)
+        ftsRest = { where: `(${ftsRest.where}) AND ${scope}`, params: [...ftsRest.params, ...(ids ?? [])] };
     }
   }
-  return { where, params, ftsBound, dateFloor: dateFloor(node, now) };
+  return { where, params, ftsBound, dateFloor: dateFloor(node, now), ftsRest };
 }
 
 /** The latest lower bound on internal_date that a match of `n` must meet, or null. */

@@ -3,6 +3,7 @@
 // sizes from 1 KiB to several MiB, threads), so query plans can be checked at a realistic size.
 import type { CacheDb } from "../../src/cache/index.js";
 import { listColumn } from "../../src/query/index.js";
+import { newMessageSlot } from "../../src/cache/arrival-id.js";
 
 export const POP_NOW = Date.UTC(2025, 0, 1);
 const SYL = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "so", "di", "an", "el", "or", "us"];
@@ -48,8 +49,8 @@ export function populateCache(db: CacheDb, o: PopulateOptions): Map<string, numb
     "INSERT INTO folders (account, path, path_norm, role, uidvalidity, uidnext, server_count, last_sync, complete) VALUES (?, ?, ?, ?, '1', 1, 0, ?, 1)",
   );
   const addMsg = db.prepare(
-    `INSERT INTO messages (folder_id, account, uid, thread_key, internal_date, seen, flagged, size, has_attachment, body_state, filenames_norm)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
+    `INSERT INTO messages (id, folder_id, account, uid, thread_key, internal_date, seen, flagged, size, has_attachment, body_state, filenames_norm)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
   );
   const addMeta = db.prepare(
     "INSERT INTO message_meta (id, message_id, from_json, to_json, subject, attachments_json, date, reply_to_json) VALUES (?, ?, ?, '[]', ?, ?, ?, '[]')",
@@ -88,19 +89,20 @@ export function populateCache(db: CacheDb, o: PopulateOptions): Map<string, numb
         const from = `${VOCAB[sender + 10]} ${VOCAB[sender + 500]}`;
         const body = words(40 + Math.floor(rnd() * 120));
         const files = attach ? [`doc${i}.pdf`] : [];
-        const id = Number(
-          addMsg.run(
-            folder,
-            a.name,
-            uid,
-            `<t${Math.floor(i / 3)}@${a.name}>`,
-            date,
-            rnd() < 0.7 ? 1 : 0,
-            rnd() < 0.1 ? 1 : 0,
-            size,
-            attach ? 1 : 0,
-            listColumn(files),
-          ).lastInsertRowid,
+        const slot = newMessageSlot(db, date);
+        const id = slot.id;
+        addMsg.run(
+          id,
+          folder,
+          a.name,
+          uid,
+          `<t${Math.floor(i / 3)}@${a.name}>`,
+          slot.internalDate,
+          rnd() < 0.7 ? 1 : 0,
+          rnd() < 0.1 ? 1 : 0,
+          size,
+          attach ? 1 : 0,
+          listColumn(files),
         );
         addMeta.run(
           id,
