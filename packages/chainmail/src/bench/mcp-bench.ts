@@ -221,7 +221,9 @@ async function main() {
     line(
       "query | matches (notmuch) | MCP p50/p95 | count_only MCP p50/p95 | socket p50 | in-process p50 | notmuch p50 | notmuch/MCP | Dovecot p50 | Dovecot/MCP | verdict",
     );
+    // The latency targets and the notmuch ratio, judged apart
     const misses: string[] = [];
+    const ratioMisses: string[] = [];
     const socketOver: number[] = [];
     const nmRatios: number[] = [];
     const dvRatios: number[] = [];
@@ -263,7 +265,8 @@ async function main() {
       socketOver.push(over);
       const ok =
         pct(mcpT, 50) <= T.p50 && pct(mcpT, 95) <= T.p95 && pct(mcpC, 50) <= T.p50 && pct(mcpC, 95) <= T.p95;
-      if (!ok || !ratioOk) misses.push(q);
+      if (!ok) misses.push(q);
+      if (!ratioOk) ratioMisses.push(q);
       line(
         `${q} | ${count}${nmCount} | ${ms(pct(mcpT, 50))} / ${ms(pct(mcpT, 95))} | ${ms(pct(mcpC, 50))} / ${ms(pct(mcpC, 95))} | ${ms(pct(sockT, 50))} | ${ms(pct(inT, 50))} | ${nmCell} | ${ratioCell} | ${dvCell} | ${dvRatio} | ${met(ok)}${ratioOk ? "" : ", notmuch ratio NOT MET"}`,
       );
@@ -314,7 +317,10 @@ async function main() {
       `  ${met(backfillS <= backfillTarget)}: body backfill ${backfillS.toFixed(1)} s (target ${backfillTarget.toFixed(0)} s)`,
     );
     line(
-      `  ${met(misses.length === 0)}: search through MCP p50 <= ${T.p50} / p95 <= ${T.p95} ms and >= ${T.notmuch}x notmuch on ${QUERIES.length - misses.length}/${QUERIES.length} queries${misses.length ? ` (not: ${misses.join("; ")})` : ""}`,
+      `  ${met(misses.length === 0)}: search through MCP p50 <= ${T.p50} / p95 <= ${T.p95} ms (limit 25 and count_only) on ${QUERIES.length - misses.length}/${QUERIES.length} queries${misses.length ? ` (not: ${misses.join("; ")})` : ""}`,
+    );
+    line(
+      `  ${met(ratioMisses.length === 0)}: search through MCP >= ${T.notmuch}x notmuch on ${QUERIES.length - ratioMisses.length}/${QUERIES.length} queries${ratioMisses.length ? ` (not: ${ratioMisses.join("; ")})` : ""}`,
     );
     line(
       `  ${met(worstOver <= T.socket)}: socket over in-process at most ${ms(worstOver)} ms (target ${T.socket})`,

@@ -10,7 +10,7 @@ import {
 import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { turnEvery, writeInSlices } from "./slices.js";
-import { getFolder, indexMessage } from "./store.js";
+import { getFolder, indexMessage, runFtsWrites } from "./store.js";
 
 export interface BackfillOptions {
   /** Bytes this account may download per UTC day for bodies (default 200 MiB). */
@@ -84,7 +84,7 @@ async function storeBodies(
     },
     // The FTS writes last in each transaction (see runFtsWrites in store.ts)
     end: () => {
-      for (const { id, text } of fts) indexMessage(db, id, text);
+      runFtsWrites(fts.map(({ id, text }) => ({ id, write: () => indexMessage(db, id, text) })));
       fts.length = 0;
     },
   });

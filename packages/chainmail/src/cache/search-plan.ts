@@ -192,7 +192,8 @@ export function pageOrder(
     if (textOnly || fromFloor(q)) return "fts";
     if (hits !== undefined && (limit + 1) * hits <= count * count) return "fts";
   }
-  return newestFirst(db, count, limit, 1) ? "walk" : "sort";
+  // (threads: walking with FTS membership as the test, about 8 steps per look-up)
+  return newestFirst(db, count, limit, textOnly ? 8 : 1) ? "walk" : "sort";
 }
 
 /** A page read from FTS5 newest first (rowid DESC), the rest of the query tested per hit. */

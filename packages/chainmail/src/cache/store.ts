@@ -85,9 +85,18 @@ export function splitFlags(flags: Set<string> | undefined) {
  * write its pending terms out as a segment of their own (its savepoint handler): interleaved, a
  * batch of 1,000 messages became dozens of tiny segments for automerge to fold together again.
  */
-export function runFtsWrites(writes: (() => void)[]): void {
-  for (const w of writes) w();
+export function runFtsWrites(writes: FtsWrite[]): void {
+  // In ascending rowid order: FTS5 also writes its pending terms out whenever a rowid is lower than
+  // the last one written, and ids follow arrival time (./arrival-id.ts), which UID order need not
+  writes.sort((a, b) => a.id - b.id);
+  for (const w of writes) w.write();
   writes.length = 0;
+}
+
+/** An FTS write held back until the batch's other writes are done (see `runFtsWrites`). */
+export interface FtsWrite {
+  id: number;
+  write: () => void;
 }
 
 const ftsDelete = (db: CacheDb, id: number) => stmt(db, "DELETE FROM messages_fts WHERE rowid = ?").run(id);
@@ -201,7 +210,7 @@ export function upsertMessage(
   folder: FolderRow,
   msg: SyncedMessage,
   cached?: CachedRow | null,
-  ftsLater?: (() => void)[],
+  ftsLater?: FtsWrite[],
 ): number {
   const env = msg.envelope;
   const refs = parseReferences(msg.headers);
@@ -270,7 +279,7 @@ export function upsertMessage(
     stmt(db, INSERT_NARROW).run(...narrow, id);
     stmt(db, PUT_META).run(...meta, id);
     const fts = () => writeFts(db, id, subject, env, "");
-    if (ftsLater) ftsLater.push(fts);
+    if (ftsLater) ftsLater.push({ id, write: fts });
     else fts();
     return id;
   }
@@ -283,7 +292,7 @@ export function upsertMessage(
       ? ((stmt(db, "SELECT text FROM bodies WHERE message_rowid = ?").get(id) as { text: string } | undefined)
           ?.text ?? "")
       : "";
-  if (ftsLater) ftsLater.push(() => indexMessage(db, id, body));
+  if (ftsLater) ftsLater.push({ id, write: () => indexMessage(db, id, body) });
   else indexMessage(db, id, body);
   if (existing.body_state === 2) stmt(db, "UPDATE messages SET body_state = 0 WHERE id = ?").run(id);
   return id;

@@ -13,6 +13,7 @@ import {
   clearFolder,
   dropFolder,
   ensureFolder,
+  type FtsWrite,
   getFolder,
   removeUids,
   runFtsWrites,
@@ -156,7 +157,7 @@ async function storeBatches(
     next?.catch(() => undefined);
     await new Promise((resolve) => setImmediate(resolve));
     let cached = new Map<number, CachedRow>();
-    const fts: (() => void)[] = [];
+    const fts: FtsWrite[] = [];
     await writeInSlices(db, fetched, {
       // The slice's own UID range: the whole batch's would read the rows of every earlier slice
       // again (a fifth of an initial sync's CPU on a loaded machine, where slices are small)
