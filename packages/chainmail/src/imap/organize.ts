@@ -41,12 +41,27 @@ function refused(client: ImapFlow, account: string, what: string): MailError {
   );
 }
 
+/**
+ * Whether imapflow took the last command's NO for a success. It does for "Some of the requested
+ * messages no longer exist" (meant for a FETCH), which Dovecot answers a COPY or MOVE naming a
+ * message another session expunged since this one last heard: the command did nothing (RFC 9051: a
+ * failed COPY leaves the destination as it was), yet imapflow returns a result.
+ */
+function expungedMeanwhile(client: ImapFlow): boolean {
+  const text = takeRefusalText(client);
+  return text !== undefined && /no longer exist/i.test(text);
+}
+
 /** Selects the folder and splits the UIDs into those that exist and those that do not. */
 export async function existing(
   client: ImapFlow,
   b: FolderBatch,
 ): Promise<{ present: number[]; missing: number[] }> {
+  const wasOpen = client.mailbox && client.mailbox.path === b.folder && !client.mailbox.readOnly;
   await select(client, b.account, b.folder, b.uidValidity);
+  // A folder this session had open already: its SEARCH answers from what the session last heard,
+  // without mail another client added or expunged since; a NOOP brings that news in first
+  if (wasOpen) await client.noop();
   takeRefusalText(client);
   const res = await client.search({ uid: b.uids.join(",") }, { uid: true });
   // A failed SEARCH is not "no such messages": it says nothing about them.
@@ -65,11 +80,12 @@ export async function transfer(
   b: FolderBatch,
   destPath: string,
   mode: "move" | "copy",
+  retried = false,
 ): Promise<Map<number, string | MailError | undefined>> {
   // Mail moved where no ref can name it would be out of the caller's reach: refuse before moving.
   encodeRef({ account: b.account, folder: destPath, uidValidity: 0xffffffff, uid: 0xffffffff });
   takeRefusalText(client);
-  let res: Awaited<ReturnType<ImapFlow["messageCopy"]>>;
+  let res: Awaited<ReturnType<ImapFlow["messageCopy"]>> | "expunged";
   if (mode === "copy") {
     res = await client.messageCopy(b.uids, destPath, { uid: true });
     if (!res) throw refused(client, b.account, `COPY to ${JSON.stringify(destPath)}`);
@@ -78,6 +94,23 @@ export async function transfer(
     if (!res) throw refused(client, b.account, `MOVE to ${JSON.stringify(destPath)}`);
   } else {
     res = await moveByCopy(client, b, destPath);
+  }
+  if (res === "expunged" || expungedMeanwhile(client)) {
+    // Nothing was moved or copied. Hear of the expunges, then do the rest, once
+    if (retried)
+      throw new MailError(
+        "SERVER_UNAVAILABLE",
+        `the IMAP server of account ${b.account} refused the ${mode} twice because messages were being expunged meanwhile; nothing was ${mode === "move" ? "moved" : "copied"}`,
+        "Search again for fresh refs, then retry.",
+      );
+    const { present, missing } = await existing(client, b);
+    const out =
+      present.length > 0
+        ? await transfer(client, { ...b, uids: present }, destPath, mode, true)
+        : new Map<number, string | MailError | undefined>();
+    for (const uid of missing)
+      out.set(uid, new MailError("NOT_FOUND", "the message no longer exists on the server"));
+    return out;
   }
   const out = new Map<number, string | MailError | undefined>();
   const uv = res.uidValidity !== undefined ? Number(res.uidValidity) : undefined;
@@ -117,6 +150,8 @@ async function moveByCopy(client: ImapFlow, b: FolderBatch, destPath: string) {
   needUidPlus(client, b.account, "a move (COPY + EXPUNGE, as the server has no MOVE)");
   const res = await client.messageCopy(b.uids, destPath, { uid: true });
   if (!res) throw refused(client, b.account, `COPY to ${JSON.stringify(destPath)} (for a move)`);
+  // Nothing was copied: removing the messages now would lose them
+  if (expungedMeanwhile(client)) return "expunged" as const;
   if (!(await client.messageDelete(b.uids, { uid: true }))) {
     const err = refused(client, b.account, "removing the moved messages from the source folder");
     throw new MailError(
