@@ -167,7 +167,8 @@ describe("the arrival-order migration", () => {
       .all();
     db.close();
 
-    const after = openCache(file);
+    const said: string[] = [];
+    const after = openCache(file, (line) => said.push(line));
     try {
       // Ids in arrival order, whole seconds, same order as before
       expect(order(after)).toEqual(orderBefore);
@@ -223,6 +224,15 @@ describe("the arrival-order migration", () => {
         .all();
       expect(counters).toEqual(recount);
       after.prepare("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 0)").run();
+      // The daemon's log hears of the upgrade, before and after
+      expect(said).toHaveLength(2);
+      expect(said[0]).toMatch(
+        new RegExp(`upgrading .* from version ${ARRIVAL_IDS_VERSION - 1} to \\d+ \\(${N} messages\\)`),
+      );
+      expect(said[1]).toMatch(/^cache: upgraded in \d+\.\d s$/);
+      const again: string[] = [];
+      openCache(file, (line) => again.push(line)).close();
+      expect(again).toEqual([]);
       // And new rows follow the same order
       const s = newMessageSlot(after, base + 3_600_000);
       expect(s.id).toBeGreaterThan(

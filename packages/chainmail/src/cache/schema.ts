@@ -229,8 +229,12 @@ export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(base, "chainmail", "cache.db");
 }
 
-/** Opens (creating when missing) and migrates the cache. `:memory:` works for tests. */
-export function openCache(file: string = defaultCachePath()): CacheDb {
+/**
+ * Opens (creating when missing) and migrates the cache. `:memory:` works for tests. `log` hears of
+ * an upgrade of a cache that holds mail: some steps rewrite every row (the arrival-order ids
+ * rebuild the search index), and the daemon answers nothing until they are done.
+ */
+export function openCache(file: string = defaultCachePath(), log?: (line: string) => void): CacheDb {
   if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const db = new Database(file);
   db.pragma("journal_mode = WAL");
@@ -243,7 +247,17 @@ export function openCache(file: string = defaultCachePath()): CacheDb {
   // Search touches many pages of messages and the FTS index: keep them in memory
   db.pragma("cache_size = -65536");
   db.pragma("mmap_size = 268435456");
+  const from = db.pragma("user_version", { simple: true }) as number;
+  const upgrading = log && from > 0 && from < MIGRATIONS.length;
+  const started = Date.now();
+  if (upgrading) {
+    const n = (db.prepare("SELECT count(*) AS n FROM messages").get() as { n: number }).n;
+    log(
+      `cache: upgrading ${file} from version ${from} to ${MIGRATIONS.length} (${n} messages); a step that rewrites every message can take a minute on a large cache`,
+    );
+  }
   migrate(db);
+  if (upgrading) log(`cache: upgraded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   // WAL checkpoints in a worker thread, not in the commits the daemon's searches wait for
   checkpointInBackground(db, file);
   return db;

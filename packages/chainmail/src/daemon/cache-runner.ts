@@ -87,7 +87,7 @@ export class CacheRunner {
     private readonly log: (line: string) => void,
     private readonly hooks: CacheHooks = {},
   ) {
-    this.db = openCache(file);
+    this.db = openCache(file, log);
   }
 
   get settings(): CacheConfig {
