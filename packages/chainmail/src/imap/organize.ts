@@ -160,6 +160,9 @@ async function moveByCopy(client: ImapFlow, b: FolderBatch, destPath: string) {
       err.hint,
     );
   }
+  // The copy is done: a message another client expunged from the source meanwhile (a swallowed
+  // refusal of the STORE) is moved all the same, so the caller must not take it for a failed copy
+  takeRefusalText(client);
   return res;
 }
 
