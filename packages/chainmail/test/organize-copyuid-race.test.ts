@@ -15,7 +15,7 @@ import type { ImapFlow } from "imapflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccountConfig } from "../src/config.js";
 import { MailError } from "../src/errors.js";
-import { openImap } from "../src/imap/connection.js";
+import { ImapPool, openImap } from "../src/imap/connection.js";
 import { existing, transfer } from "../src/imap/organize.js";
 import { decodeRef } from "../src/refs.js";
 import { setSecret } from "../src/secrets.js";
@@ -33,12 +33,13 @@ describe.each([
   let client: ImapFlow;
   let other: ImapFlow;
   let dir: string;
+  let account: AccountConfig;
 
   beforeAll(async () => {
     dv = await startDovecot({ users: [{ name: USER, password: "pw" }], extraConfig });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-race-"));
     setSecret(dir, "acct", "pw");
-    const account: AccountConfig = {
+    account = {
       name: "acct",
       provider: "imap",
       address: `${USER}@example.com`,
@@ -92,12 +93,20 @@ describe.each([
     }
   };
 
-  it("sees mail another session added after this one opened the folder", async () => {
-    const first = await appendThree("seen");
-    expect((await existing(client, first)).missing).toEqual([]);
-    // The folder stays open on this session; new mail arrives through another one
-    const later = await appendThree("later");
-    expect(await existing(client, later)).toEqual({ present: later.uids, missing: [] });
+  it("sees, through the pool, mail another session added after this connection opened the folder", async () => {
+    const pool = new ImapPool(dir);
+    try {
+      const first = await appendThree("seen");
+      expect((await pool.write(account, (c) => existing(c, first))).missing).toEqual([]);
+      // The folder stays open on the pooled connection; new mail arrives through another session
+      const later = await appendThree("later");
+      expect(await pool.write(account, (c) => existing(c, later))).toEqual({
+        present: later.uids,
+        missing: [],
+      });
+    } finally {
+      await pool.closeAll();
+    }
   });
 
   it.each(["move", "copy"] as const)(
@@ -105,7 +114,8 @@ describe.each([
     async (mode) => {
       const dest = mode === "move" ? "Moved" : "Copied";
       const batch = await appendThree(mode);
-      // What move/copy checks first: every message is there
+      // What move/copy checks first, after the NOOP ImapPool.write sends: every message is there
+      await client.noop();
       expect((await existing(client, batch)).missing).toEqual([]);
       const lock = await other.getMailboxLock("INBOX");
       try {

@@ -57,11 +57,9 @@ export async function existing(
   client: ImapFlow,
   b: FolderBatch,
 ): Promise<{ present: number[]; missing: number[] }> {
-  const wasOpen = client.mailbox && client.mailbox.path === b.folder && !client.mailbox.readOnly;
+  // (a SEARCH answers from what the session last heard: ImapPool.write sends a NOOP before a
+  // change, so mail another client added or expunged since is known here)
   await select(client, b.account, b.folder, b.uidValidity);
-  // A folder this session had open already: its SEARCH answers from what the session last heard,
-  // without mail another client added or expunged since; a NOOP brings that news in first
-  if (wasOpen) await client.noop();
   takeRefusalText(client);
   const res = await client.search({ uid: b.uids.join(",") }, { uid: true });
   // A failed SEARCH is not "no such messages": it says nothing about them.
@@ -103,6 +101,8 @@ export async function transfer(
         `the IMAP server of account ${b.account} refused the ${mode} twice because messages were being expunged meanwhile; nothing was ${mode === "move" ? "moved" : "copied"}`,
         "Search again for fresh refs, then retry.",
       );
+    // (Dovecot reports the expunges along with its refusal; the NOOP makes sure on any server)
+    await client.noop();
     const { present, missing } = await existing(client, b);
     const out =
       present.length > 0
