@@ -3,7 +3,7 @@ import { idFloorOf } from "./arrival-id.js";
 import { type CacheDb, stmt } from "./schema.js";
 
 export interface CursorBody {
-  v: 1;
+  v: 2;
   h: string;
   d: number;
   i: number;
