@@ -103,18 +103,24 @@ it("a dexi-mcp killed with SIGKILL amid create_note calls loses no note it ackno
   await client.connect(transport);
   const pid = transport.pid!;
   const acknowledged: string[] = [];
-  const writes = Array.from({ length: 60 }, async (_, i) => {
+  const write = async (i: number) => {
     const title = `burst ${i}`;
     try {
       const r = await client.callTool({ name: "create_note", arguments: { title, text: "burst #b" } });
       if (!r.isError) acknowledged.push(title);
-      // Killed while the other calls are in flight.
-      if (acknowledged.length === 10) process.kill(pid, "SIGKILL");
     } catch {
       // cut off by the kill: not acknowledged
     }
-  });
-  await Promise.all(writes);
+  };
+  await Promise.all(Array.from({ length: 10 }, (_, i) => write(i)));
+  // Killed 5 ms after the other 50 calls are sent, while the server works through them (a few
+  // done, if any, the rest queued). Killing on the 10th answer of 60 sent at once raced the
+  // server: when the client read the answers in one batch, all 60 were done by the time the kill
+  // landed.
+  const rest = Array.from({ length: 50 }, (_, k) => write(10 + k));
+  await new Promise((r) => setTimeout(r, 5));
+  process.kill(pid, "SIGKILL");
+  await Promise.all(rest);
   await client.close().catch(() => undefined);
   // The server is gone (signal 0 only checks that a process exists).
   expect(() => process.kill(pid, 0)).toThrow();
