@@ -68,11 +68,18 @@ export function isReason(value: unknown): value is Reason {
 export class MailError extends Error {
   readonly reason: Reason;
   readonly hint: string;
-  constructor(reason: Reason, message: string, hint?: string) {
+  /**
+   * Outside text that explains the failure (a server's reply, a file or folder name from a message),
+   * kept out of `message` so that no byte a stranger wrote reaches an agent unfenced: the MCP layer
+   * hands it on as the error's untrusted `detail`, and `message` says that it is there.
+   */
+  readonly detail: string | undefined;
+  constructor(reason: Reason, message: string, hint?: string, detail?: string) {
     super(message);
     this.name = "MailError";
     this.reason = reason;
     this.hint = hint ?? REASONS[reason].hint;
+    this.detail = detail;
   }
 }
 
@@ -103,10 +110,18 @@ export interface WireError {
   reason: Reason;
   message: string;
   hint: string;
+  /** Outside text, never fenced on the wire (the daemon's clients fence it): see MailError.detail. */
+  detail?: string;
 }
 
 export function toWireError(err: unknown): WireError {
-  if (isMailError(err)) return { reason: err.reason, message: err.message, hint: err.hint };
+  if (isMailError(err))
+    return {
+      reason: err.reason,
+      message: err.message,
+      hint: err.hint,
+      ...(err.detail === undefined ? {} : { detail: err.detail }),
+    };
   return { reason: "INTERNAL", message: "Internal error", hint: REASONS.INTERNAL.hint };
 }
 
