@@ -93,7 +93,7 @@ export class DaemonClient {
       clearTimeout(p.timer);
       if ("error" in res) {
         const e: WireError = res.error;
-        p.reject(new MailError(e.reason, e.message, e.hint));
+        p.reject(new MailError(e.reason, e.message, e.hint, e.detail));
       } else p.resolve(res.result);
     }
   }
