@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -144,12 +144,14 @@ it("--demo seeds sample notes into the demo database once and embeds them after 
   await store.close();
 }, 60_000);
 
-it("serves Streamable HTTP behind a bearer token with --http", async () => {
+it("serves Streamable HTTP behind a bearer token from --token-file with --http", async () => {
+  const tokenFile = join(dir, "token");
+  writeFileSync(tokenFile, "t0ken\n", { mode: 0o600 });
   const child = spawn(
     process.execPath,
-    [BIN, "--db", join(dir, "h.db"), "--http", "127.0.0.1:0", "--token", "t0ken"],
+    [BIN, "--db", join(dir, "h.db"), "--http", "127.0.0.1:0", "--token-file", tokenFile],
     {
-      env: { ...process.env, DEXI_EMBEDDINGS: "hash" },
+      env: { ...process.env, DEXI_EMBEDDINGS: "hash", MCP_HTTP_TOKEN: "" },
     },
   );
   const url = await new Promise<string>((resolve) => {

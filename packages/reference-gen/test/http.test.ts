@@ -9,8 +9,8 @@ const TOKEN = "reference-gen-test-token";
 function startHttp(gateFile: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(
     process.execPath,
-    [EXAMPLE_CLI, "--http", "127.0.0.1:0", "--token", TOKEN, "--gate-file", gateFile],
-    { stdio: ["ignore", "ignore", "pipe"] },
+    [EXAMPLE_CLI, "--http", "127.0.0.1:0", "--gate-file", gateFile],
+    { env: { ...process.env, MCP_HTTP_TOKEN: TOKEN }, stdio: ["ignore", "ignore", "pipe"] },
   );
   return new Promise((resolve, reject) => {
     let stderr = "";

@@ -1,11 +1,21 @@
 import { randomBytes } from "node:crypto";
+import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 
 /** The `options` of a node:util parseArgs call. */
 export type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig["options"]>;
-import type { Caller } from "./define.js";
+import type { AnyTool, Caller } from "./define.js";
 import type { AnyKit } from "./server.js";
 import { serveStdio } from "./stdio.js";
+import {
+  FlagError,
+  READ_ONLY_ENV,
+  selectionFilter,
+  selectionOf,
+  splitGroups,
+  TOOLS_ENV,
+  toolGroupsText,
+} from "./toolsets.js";
 import {
   type HttpHandle,
   type HttpOptions,
@@ -31,8 +41,15 @@ export function parseHttpAddress(value: string): HttpAddress {
 
 export interface CommonFlags {
   http?: HttpAddress;
-  /** The bearer token for --http (also from MCP_HTTP_TOKEN); generated when absent. */
+  /**
+   * The bearer token for --http, read from --token-file (runServer falls back to MCP_HTTP_TOKEN,
+   * then generates one). Never from argv: `--token` is refused.
+   */
   token?: string;
+  /** --tools: the groups to serve, as given, or `list` (print them and exit). */
+  tools?: string[] | "list";
+  /** --read-only: serve only the tools whose readOnlyHint is true. */
+  readOnly?: boolean;
   /** --session-idle-minutes: a 2025-era HTTP session unused this long is closed. */
   sessionIdleMinutes?: number;
   /** --max-sessions: at most this many live 2025-era HTTP sessions. */
@@ -46,7 +63,9 @@ export interface CommonFlags {
 /** The flags every kit server takes, in `node:util` parseArgs form, for a bin to extend with its own. */
 export const COMMON_OPTIONS = {
   http: { type: "string" },
-  token: { type: "string" },
+  "token-file": { type: "string" },
+  tools: { type: "string" },
+  "read-only": { type: "boolean" },
   "session-idle-minutes": { type: "string" },
   "max-sessions": { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -74,6 +93,11 @@ export function parseServerArgs<const O extends ParseArgsOptionsConfig>(
   options: O,
   config: { allowPositionals?: boolean } = {},
 ): ServerArgs<O> {
+  // Before parseArgs, so `--token` with its value missing is refused for what it is, too.
+  for (const arg of argv) {
+    if (arg === "--") break;
+    if (arg === "--token" || arg.startsWith("--token=")) throw new FlagError(TOKEN_IN_ARGV);
+  }
   const { values, positionals } = parseArgs({
     args: [...argv],
     options: { ...COMMON_OPTIONS, ...options },
@@ -83,7 +107,9 @@ export function parseServerArgs<const O extends ParseArgsOptionsConfig>(
   const common = values as { [K in keyof typeof COMMON_OPTIONS]?: string | boolean };
   const flags: CommonFlags = { help: common.help === true, version: common.version === true, rest: [] };
   if (typeof common.http === "string") flags.http = parseHttpAddress(common.http);
-  if (typeof common.token === "string") flags.token = common.token;
+  if (typeof common["token-file"] === "string") flags.token = readTokenFile(common["token-file"]);
+  if (typeof common.tools === "string") flags.tools = splitGroups(common.tools);
+  if (common["read-only"] === true) flags.readOnly = true;
   if (typeof common["session-idle-minutes"] === "string")
     flags.sessionIdleMinutes = positive("--session-idle-minutes", common["session-idle-minutes"]);
   if (typeof common["max-sessions"] === "string")
@@ -108,7 +134,10 @@ export function parseCommonFlags(argv: readonly string[]): CommonFlags {
       return next;
     };
     if (name === "--http") flags.http = parseHttpAddress(value());
-    else if (name === "--token") flags.token = value();
+    else if (name === "--token") throw new FlagError(TOKEN_IN_ARGV);
+    else if (name === "--token-file") flags.token = readTokenFile(value());
+    else if (name === "--tools") flags.tools = splitGroups(value());
+    else if (name === "--read-only") flags.readOnly = true;
     else if (name === "--session-idle-minutes") flags.sessionIdleMinutes = positive(name, value());
     else if (name === "--max-sessions") flags.maxSessions = Math.floor(positive(name, value()));
     else if (name === "--help" || name === "-h") flags.help = true;
@@ -116,6 +145,42 @@ export function parseCommonFlags(argv: readonly string[]): CommonFlags {
     else flags.rest.push(arg);
   }
   return flags;
+}
+
+/** Why `--token` is refused, and what to use instead. */
+export const TOKEN_IN_ARGV =
+  "--token is refused: a token on the command line is visible to every local user (ps, /proc). " +
+  "Pass it in the environment (MCP_HTTP_TOKEN) or in a file only you can read (--token-file PATH, chmod 600)";
+
+/**
+ * The bearer token in a `--token-file`: its first line, trailing whitespace trimmed. Refuses a file
+ * other users can read or write (the token would be as public as in argv), a file that is not a
+ * regular file, and an empty token.
+ */
+export function readTokenFile(path: string): string {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (err) {
+    throw new FlagError(`--token-file ${path} cannot be read: ${(err as Error).message}`);
+  }
+  try {
+    // Checked on the open file, so the file judged is the file read.
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new FlagError(`--token-file ${path} is not a regular file`);
+    if (process.platform !== "win32" && (stat.mode & 0o077) !== 0) {
+      const mode = (stat.mode & 0o777).toString(8).padStart(4, "0");
+      throw new FlagError(
+        `--token-file ${path} is open to other users (mode ${mode}); make it yours alone: chmod 600 ${path}`,
+      );
+    }
+    const token = (readFileSync(fd, "utf8").split("\n", 1)[0] ?? "").trimEnd();
+    if (token === "")
+      throw new FlagError(`--token-file ${path} is empty; its first line is the bearer token`);
+    return token;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function positive(name: string, text: string): number {
@@ -126,7 +191,12 @@ function positive(name: string, text: string): number {
 
 export const COMMON_FLAGS_HELP = `  --http [HOST:]PORT  serve Streamable HTTP on HOST (default 127.0.0.1) instead of stdio; both protocol
                       eras on one endpoint (2026-07-28 statelessly, 2025 clients in sessions)
-  --token TOKEN       the bearer token HTTP clients must send (default: $MCP_HTTP_TOKEN, else generated)
+  --token-file PATH   read the bearer token HTTP clients must send from PATH's first line (a file only
+                      you can read: chmod 600); default $MCP_HTTP_TOKEN, else generated and printed
+                      (--token is refused: argv is visible to every local user)
+  --tools GROUP,...   serve only these tool groups (default $${TOOLS_ENV}, else all); --tools list
+                      prints the groups with their tools and exits
+  --read-only         serve only the read-only tools (also ${READ_ONLY_ENV}=1)
   --session-idle-minutes N  close a 2025-era HTTP session unused for N minutes (default 30)
   --max-sessions N    refuse new 2025-era HTTP sessions (503) past N live ones (default 1000)
   --help, --version`;
@@ -148,6 +218,15 @@ export interface RunOptions {
 export async function runServer(kit: AnyKit, options: RunOptions): Promise<HttpHandle | undefined> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const { flags } = options;
+  const selection = selectionOf(flags, process.env);
+  if (flags.tools === "list") {
+    await printToolGroups(kit);
+    await kit.close().catch(() => undefined);
+    await options.onClose?.();
+    process.exit(0);
+  }
+  if (selection.groups || selection.readOnly)
+    kit.restrictTools(selectionFilter(kit.declarations(), selection));
   if (!flags.http) {
     await serveStdio(kit, options.caller);
     // A stdio server lives as long as its client: when stdin ends, close and exit, even if a
@@ -162,8 +241,10 @@ export async function runServer(kit: AnyKit, options: RunOptions): Promise<HttpH
   }
   let verifier = options.verifier;
   if (!verifier) {
-    const token = flags.token ?? process.env["MCP_HTTP_TOKEN"] ?? randomBytes(24).toString("base64url");
-    if (!flags.token && !process.env["MCP_HTTP_TOKEN"]) log(`Bearer token for this run: ${token}`);
+    // An empty MCP_HTTP_TOKEN is no token (it would let an empty bearer in).
+    const given = flags.token || process.env["MCP_HTTP_TOKEN"] || undefined;
+    const token = given ?? randomBytes(24).toString("base64url");
+    if (!given) log(`Bearer token for this run: ${token}`);
     verifier = staticTokenVerifier(token, options.caller.scopes, options.caller.clientId);
   }
   const handle = await serveHttp(kit, {
@@ -182,4 +263,15 @@ export async function runServer(kit: AnyKit, options: RunOptions): Promise<HttpH
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   return handle;
+}
+
+/**
+ * Writes what `--tools list` prints for a server's tools (a kit, or its declarations, for a bin that
+ * answers before it opens anything) to stdout; resolves once it is written.
+ */
+export function printToolGroups(tools: AnyKit | readonly AnyTool[]): Promise<void> {
+  const text = toolGroupsText("declarations" in tools ? tools.declarations() : tools);
+  return new Promise((resolve, reject) =>
+    process.stdout.write(text, (err) => (err ? reject(err) : resolve())),
+  );
 }

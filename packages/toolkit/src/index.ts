@@ -60,9 +60,22 @@ export {
   type OwnValues,
   type ParseArgsOptionsConfig,
   parseServerArgs,
+  printToolGroups,
+  readTokenFile,
   runServer,
   type ServerArgs,
+  TOKEN_IN_ARGV,
 } from "./cli.js";
+export {
+  FlagError,
+  groupFlagName,
+  READ_ONLY_ENV,
+  selectionFilter,
+  selectionOf,
+  type ToolSelection,
+  TOOLS_ENV,
+  toolGroupsText,
+} from "./toolsets.js";
 export { packageVersion } from "./version.js";
 /** The SDK's OAuth error, for a server's own token verifier to refuse a token with (401 invalid_token). */
 export { OAuthError, OAuthErrorCode } from "@modelcontextprotocol/server";

@@ -108,6 +108,8 @@ export class KitServer<Ctx, State = undefined> {
   private lastCheck = Number.NEGATIVE_INFINITY;
   private refreshing: Promise<boolean> | undefined;
   private snapshot: string;
+  /** The tools this run serves (`restrictTools`); a tool it refuses is neither listed nor callable. */
+  private selected: ((def: AnyTool<Ctx, State>, annotations: Annotations) => boolean) | undefined;
 
   constructor(def: ServerDefinition<Ctx, State>) {
     this.def = def;
@@ -130,6 +132,21 @@ export class KitServer<Ctx, State = undefined> {
       out.push(this.describe(tool));
     }
     return out;
+  }
+
+  /** Every declared tool, listed or not, sorted by name. */
+  declarations(): AnyTool<Ctx, State>[] {
+    return [...this.tools.values()].map((t) => t.def);
+  }
+
+  /**
+   * Serves only the tools `keep` accepts (given each tool's current annotations), within what the
+   * gate lists: the others are not listed and a call to one is answered as an unknown tool's.
+   * For a run's toolsets and read-only mode; set before serving.
+   */
+  restrictTools(keep: (def: AnyTool<Ctx, State>, annotations: Annotations) => boolean): void {
+    this.selected = keep;
+    this.snapshot = this.snapshotOf(this.listTools());
   }
 
   /** Re-reads the gate state now; notifies every connection when the list or an annotation changed. */
@@ -294,6 +311,7 @@ export class KitServer<Ctx, State = undefined> {
   }
 
   private isVisible(def: AnyTool<Ctx, State>): boolean {
+    if (this.selected && !this.selected(def, this.annotationsOf(def))) return false;
     return def.visibleWhen ? def.visibleWhen(this.state) : true;
   }
 

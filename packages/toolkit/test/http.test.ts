@@ -157,12 +157,12 @@ describe("common flags", () => {
   });
 
   it("leaves the server's own flags in order", () => {
-    const flags = parseCommonFlags(["--db", "x.db", "--http=8080", "--token", "t", "--user", "ann"]);
+    const flags = parseCommonFlags(["--db", "x.db", "--http=8080", "--tools", "notes", "--user", "ann"]);
     expect(flags).toEqual({
       help: false,
       version: false,
       http: { host: "127.0.0.1", port: 8080 },
-      token: "t",
+      tools: ["notes"],
       rest: ["--db", "x.db", "--user", "ann"],
     });
   });

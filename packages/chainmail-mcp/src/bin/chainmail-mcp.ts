@@ -5,18 +5,22 @@
  * which is why this module runs nothing when imported).
  */
 import { exitCodeOf, isMailError, MailError } from "@mcpforge/chainmail";
-import { COMMON_FLAGS_HELP, parseServerArgs } from "@mcpforge/toolkit";
+import { COMMON_FLAGS_HELP, FlagError, parseServerArgs } from "@mcpforge/toolkit";
 import { startApp } from "../app.js";
 import { VERSION } from "../mcp/server.js";
 
 export const HELP = `chainmail-mcp: the MCP server of the chainmail mail daemon (also: chainmail mcp)
 
-Usage: chainmail-mcp [--home DIR] [--http [HOST:]PORT] [--token TOKEN]
+Usage: chainmail-mcp [--home DIR] [--tools GROUP,...] [--read-only] [--http [HOST:]PORT] [--token-file PATH]
 
   --home DIR          chainmail's home (config, state, socket); default $CHAINMAIL_HOME, else the XDG dirs
   --list-gated-tools  list expunge and delete_folder whatever the policy says (for reference docs);
                       the daemon still refuses them where the policy does
 ${COMMON_FLAGS_HELP}
+
+Tool groups: accounts-and-folders, reading, files, organizing, events-and-the-cache, work-items,
+sending-and-drafts (--tools list shows their tools; expunge and delete_folder stay listed only while
+the policy allows them, whatever the groups).
 
 The daemon must be running (chainmail daemon); without it the server starts, lists 17 tools and every
 call fails with DAEMON_UNAVAILABLE.
@@ -54,12 +58,18 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (flags.help) return void process.stdout.write(HELP);
   if (flags.version) return void process.stdout.write(`${VERSION}\n`);
   if (values.home === "") throw usage("--home needs a directory");
-  await startApp({
-    flags,
-    home: values.home,
-    listGatedTools: values["list-gated-tools"] === true,
-    gateMaxAgeMs: gateMaxAgeMs(process.env["CHAINMAIL_MCP_GATE_MAX_AGE_MS"]),
-  });
+  try {
+    await startApp({
+      flags,
+      home: values.home,
+      listGatedTools: values["list-gated-tools"] === true,
+      gateMaxAgeMs: gateMaxAgeMs(process.env["CHAINMAIL_MCP_GATE_MAX_AGE_MS"]),
+    });
+  } catch (err) {
+    // The kit refuses a tool group no tool has, or an unreadable MCP_TOOLS / MCP_READ_ONLY, at start.
+    if (err instanceof FlagError) throw usage(err.message);
+    throw err;
+  }
 }
 
 /** `main` on this process's argv; a failure goes to stderr with the reason's exit code. */

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 import { createServer } from "node:net";
-import { COMMON_FLAGS_HELP, runServer } from "@mcpforge/toolkit";
+import { COMMON_FLAGS_HELP, printToolGroups, runServer } from "@mcpforge/toolkit";
 import { ClientDocuments } from "../auth/documents.js";
 import { mcpServer, oauthMcpServer, oauthSetup, describeStore, openAppAt, viewerResolver } from "../app.js";
 import { dexiArgs, MCP_OPTIONS, mcpConfig } from "../config.js";
 import { seedDemo } from "../demo.js";
 import { DEXI_VERSION } from "../mcp/server.js";
+import { dexiTools } from "../mcp/tools/index.js";
 import { vectorsInUse } from "../store/index.js";
 
 const HELP = `dexi-mcp: personal notes over MCP (search, semantic search, tags, folders, review)
@@ -23,7 +24,9 @@ Usage: dexi-mcp [--db PATH] [--user NAME] [--scopes notes:read,notes:write] [--f
   --demo           use a demo database (default .../dexi/demo.db) seeded with sample notes
 ${COMMON_FLAGS_HELP}
 
-Over --http without --token (and without --demo), Dexi is its own OAuth 2.1 server: people sign in
+Tool groups: read, write, review (--tools list shows their tools).
+
+Over --http without a token (--token-file or MCP_HTTP_TOKEN) and without --demo, Dexi is its own OAuth 2.1 server: people sign in
 (accounts from \`dexi users add NAME --password-stdin\`) and consent in the browser, and each connection's
 user, scopes and folder/tag come from its consent (--user, --scopes, --folder and --tag are not used).
   --public-url URL  the https origin clients reach this server at, behind a TLS reverse proxy
@@ -42,6 +45,8 @@ async function main() {
   const { flags, values } = dexiArgs(process.argv.slice(2), MCP_OPTIONS);
   if (flags.help) return void process.stdout.write(HELP);
   if (flags.version) return void process.stdout.write(`${DEXI_VERSION}\n`);
+  // Before anything is opened: listing the groups creates no database.
+  if (flags.tools === "list") return printToolGroups(dexiTools);
   const cfg = mcpConfig(values);
   if (cfg.scopes.length === 0) {
     process.stderr.write("dexi-mcp: the scope list is empty, so every tool call will be refused\n");

@@ -122,8 +122,17 @@ export async function main(
       );
       return 0;
     }
-    if (flags.http || flags.token !== undefined || flags.sessionIdleMinutes || flags.maxSessions)
-      throw new UsageError("--http, --token and the session flags are dexi-mcp's; see dexi --help");
+    if (
+      flags.http ||
+      flags.token !== undefined ||
+      flags.sessionIdleMinutes ||
+      flags.maxSessions ||
+      flags.tools !== undefined ||
+      flags.readOnly
+    )
+      throw new UsageError(
+        "--http, --token-file, --tools, --read-only and the session flags are dexi-mcp's; see dexi --help",
+      );
     const db = (values["db"] as string | undefined) || process.env["DEXI_DB"] || defaultDbPath();
     const user = (values["user"] as string | undefined) || process.env["DEXI_USER"] || DEFAULT_USER;
     app = await openAppAt(db, { log: (l) => err(`${l}\n`) });

@@ -1,13 +1,19 @@
 #!/usr/bin/env node
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { COMMON_FLAGS_HELP, parseServerArgs, runServer, type ServerArgs } from "@mcpforge/toolkit";
+import {
+  COMMON_FLAGS_HELP,
+  parseServerArgs,
+  printToolGroups,
+  runServer,
+  type ServerArgs,
+} from "@mcpforge/toolkit";
 import { createNotesApp } from "../app.js";
 import { OutboxPublisher } from "../domain/publishers/outbox.js";
 import type { Publisher } from "../domain/publishers/types.js";
 import { WebhookPublisher } from "../domain/publishers/webhook.js";
 import { DEFAULT_GIVE_UP_AFTER } from "../domain/scheduler.js";
-import { SERVER_NAME, SERVER_VERSION } from "../mcp/server.js";
+import { notesTools, SERVER_NAME, SERVER_VERSION } from "../mcp/server.js";
 import { copySqliteToPostgres } from "../store/copy.js";
 import { defaultDataDir, defaultDbPath } from "../store/db.js";
 import { describeStore, isPostgresUrl } from "../store/open.js";
@@ -36,6 +42,8 @@ Options:
                          becomes status failed (default $NOTES_STATUS_GIVE_UP_AFTER, else ${DEFAULT_GIVE_UP_AFTER})
   --no-scheduler         serve without publishing anything (leave it to cron)
 ${COMMON_FLAGS_HELP}
+
+Tool groups: notes, queue, tags (--tools list shows their tools).
 `;
 
 const OWN_OPTIONS = {
@@ -132,6 +140,8 @@ async function main(): Promise<void> {
   const { flags } = args;
   if (flags.help) return void process.stdout.write(HELP);
   if (flags.version) return void process.stdout.write(`${SERVER_VERSION}\n`);
+  // Before the store is opened: listing the groups creates no database.
+  if (flags.tools === "list") return printToolGroups(notesTools);
   const o = optionsOf(args, process.env);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   if (o.command === "migrate") return migrateCommand(args.values.from, args.values.to);

@@ -18,8 +18,15 @@ export interface Spawned {
 }
 
 /** Starts a node script and waits for the `listening on URL` line it writes to stderr. */
-export function spawnListening(script: string, args: readonly string[]): Promise<Spawned> {
-  const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "ignore", "pipe"] });
+export function spawnListening(
+  script: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<Spawned> {
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   return new Promise((resolve, reject) => {
     let err = "";
     const timer = setTimeout(() => fail(new Error(`${script} did not start within 15 s:\n${err}`)), 15_000);
@@ -56,8 +63,14 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-/** An HTTP bench server of one side: the kit's needs its bearer token, the baseline checks none. */
+/**
+ * An HTTP bench server of one side: the kit's needs its bearer token (in its environment, never in
+ * argv), the baseline checks none.
+ */
 export function spawnHttpServer(bins: Bins, side: Side, token: string): Promise<Spawned> {
-  const args = ["--http", "127.0.0.1:0", ...(side === "kit" ? ["--token", token] : [])];
-  return spawnListening(binOf(bins, side), args);
+  return spawnListening(
+    binOf(bins, side),
+    ["--http", "127.0.0.1:0"],
+    side === "kit" ? { MCP_HTTP_TOKEN: token } : {},
+  );
 }

@@ -22,12 +22,17 @@ export const MATRIX: readonly { client: MatrixClient; transport: MatrixTransport
 type Json = Record<string, unknown>;
 
 export interface MatrixTarget {
-  /** The built bin; for HTTP the matrix appends `--http 127.0.0.1:0 --token <token>`. */
+  /** The built bin; for HTTP the matrix appends `--http 127.0.0.1:0` and sets MCP_HTTP_TOKEN. */
   spawn: StdioSpawn;
   /** serverInfo the server must report (checked where the client exposes it). */
   serverInfo: { name: string; version: string };
   /** Names every combination must find in tools/list. */
   listed: readonly string[];
+  /**
+   * Names tools/list must not have (tools a `--tools` / `--read-only` run leaves out); a call to the
+   * first must be refused as an unknown tool's is, with a protocol error.
+   */
+  unlisted?: readonly string[];
   /** A call that succeeds; `check` looks at its structured content. */
   ok: { tool: string; args: Json; check?: (structured: Json) => void };
   /** A call that fails with this reason. */
@@ -63,13 +68,16 @@ async function waitFor(what: string, test: () => boolean, timeoutMs = 10_000): P
   }
 }
 
-/** Starts a server bin with `--http 127.0.0.1:0 --token <token>`; resolves with its URL once it says where it listens. */
+/**
+ * Starts a server bin with `--http 127.0.0.1:0` and the token in MCP_HTTP_TOKEN (never in argv);
+ * resolves with its URL once it says where it listens.
+ */
 export async function startHttpBin(
   server: StdioSpawn,
   token: string,
 ): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(server.command, [...(server.args ?? []), "--http", "127.0.0.1:0", "--token", token], {
-    env: { ...process.env, ...(server.env ?? {}) },
+  const child = spawn(server.command, [...(server.args ?? []), "--http", "127.0.0.1:0"], {
+    env: { ...process.env, ...(server.env ?? {}), MCP_HTTP_TOKEN: token },
     ...(server.cwd ? { cwd: server.cwd } : {}),
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -237,6 +245,16 @@ async function runCombination(
     const names = await driver.listTools();
     for (const name of target.listed)
       if (!names.includes(name)) fail(`tools/list lacks ${name}: ${names.join(", ")}`);
+    for (const name of target.unlisted ?? [])
+      if (names.includes(name)) fail(`tools/list has ${name}, which this run leaves out`);
+    const left = target.unlisted?.[0];
+    if (left !== undefined) {
+      const answered = await driver.call(left, {}).then(
+        (r) => JSON.stringify(r),
+        () => undefined,
+      );
+      if (answered !== undefined) fail(`${left} is left out, yet a call to it was answered: ${answered}`);
+    }
     const ok = await driver.call(target.ok.tool, target.ok.args);
     if (ok.isError) fail(`${target.ok.tool} failed: ${JSON.stringify(ok.structured)}`);
     target.ok.check?.(ok.structured);

@@ -12,6 +12,8 @@ Usage: mcpforge-example [--gate-file PATH] [--gate-max-age-ms N] [--scopes a,b] 
   --gate-max-age-ms N   re-read the gate file before tools/list once this old (default 60000)
   --scopes a,b          scopes granted to the client (default ${EXAMPLE_SCOPES.join(",")})
 ${COMMON_FLAGS_HELP}
+
+Tool groups: notes, mailbag, diagnostics (--tools list shows their tools).
 `;
 
 async function main() {
