@@ -8,7 +8,7 @@ import { authorizeUrl, FormClient, pkce, rawConsent, register, tokenRequest } fr
 import { runDexi } from "./helpers.js";
 import { freshLocation } from "./stores.js";
 
-/** The built bin (run `npm run build` first): `dexi-mcp --http` without --token is an OAuth server. */
+/** The built bin (run `npm run build` first): `dexi-mcp --http` without a static token (--token-file, MCP_HTTP_TOKEN) is an OAuth server. */
 const BIN = fileURLToPath(new URL("../dist/bin/dexi-mcp.js", import.meta.url));
 let dir: string;
 let child: ChildProcess;
