@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 
 /** The `options` of a node:util parseArgs call. */
@@ -160,7 +160,8 @@ export const TOKEN_IN_ARGV =
 export function readTokenFile(path: string): string {
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    // Non-blocking, so a FIFO planted at the path is refused below instead of hanging the start.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     throw new FlagError(`--token-file ${path} cannot be read: ${(err as Error).message}`);
   }

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -58,13 +58,16 @@ describe("--token-file", () => {
     expect(() => readTokenFile(path)).toThrow(`chmod 600 ${path}`);
   });
 
-  it("refuses an empty file, a blank first line, a folder and a missing file", () => {
+  it("refuses an empty file, a blank first line, a folder, a FIFO and a missing file", () => {
     expect(() => readTokenFile(tokenFile("empty", "", 0o600))).toThrow(/is empty/);
     expect(() => readTokenFile(tokenFile("blank", "  \nlater\n", 0o600))).toThrow(/is empty/);
     const folder = join(dir, "folder");
     mkdirSync(folder, { mode: 0o700 });
     expect(() => readTokenFile(folder)).toThrow(/not a regular file/);
     expect(() => readTokenFile(join(dir, "nope"))).toThrow(/cannot be read/);
+    const fifo = join(dir, "fifo");
+    execFileSync("mkfifo", ["-m", "600", fifo]);
+    expect(() => readTokenFile(fifo)).toThrow(/not a regular file/);
   });
 
   it("the built bin refuses a 0644 token file at start and never listens", () => {
