@@ -47,7 +47,10 @@ export interface Elicitation {
 }
 
 /** `capabilities.elicitation` for the modes given. */
-export function elicitationCapability(modes: readonly ("form" | "url")[]): { form?: Record<string, never>; url?: Record<string, never> } {
+export function elicitationCapability(modes: readonly ("form" | "url")[]): {
+  form?: Record<string, never>;
+  url?: Record<string, never>;
+} {
   return Object.fromEntries(modes.map((m) => [m, {}]));
 }
 
