@@ -101,6 +101,9 @@ export interface Asking {
    * this resolves (on 2026-07-28 the client retries the call carrying the answer; on 2025-11-25
    * the SDK sends `elicitation/create` and re-enters the handler with the answer), so a handler
    * does nothing irreversible before it has the answer, and builds the same question each time.
+   * Only `accept` is consent; `unavailable` means the client declared no form elicitation and nothing
+   * was asked. The sealed state that carries the answer is not single-use: key the step the answer
+   * allows by `answer.id` where the step lands.
    */
   ask<const F extends Readonly<Record<string, AskField>>>(form: AskForm<F>): Promise<FormAnswer<F>>;
   /** Asks the person to open a URL; the same contract as `ask`. */
