@@ -152,8 +152,14 @@ export class KitServer<Ctx, State = undefined> {
     this.tools = compileAll(def.tools);
     this.snapshot = this.snapshotOf(this.listTools());
     this.askTtlSeconds = def.askState?.ttlSeconds ?? DEFAULT_ASK_TTL_SECONDS;
+    const key = def.askState?.key ?? process.env[REQUEST_STATE_KEY_ENV] ?? randomBytes(32);
+    if ((typeof key === "string" ? Buffer.byteLength(key) : key.byteLength) < 32) {
+      throw new Error(
+        `The request-state key (askState.key or ${REQUEST_STATE_KEY_ENV}) must be at least 32 bytes`,
+      );
+    }
     this.askCodec = createRequestStateCodec<AskState>({
-      key: def.askState?.key ?? process.env[REQUEST_STATE_KEY_ENV] ?? randomBytes(32),
+      key,
       ttlSeconds: this.askTtlSeconds,
       // A state is good only for the method and the token's client it was minted for.
       bind: (ctx) => `${ctx.mcpReq.method}\0${ctx.http?.authInfo?.clientId ?? ""}`,
@@ -483,7 +489,10 @@ const MODERN_REVISION = "2026-07-28";
 
 /** Checks a person's accepted answer against the form it answers; a problem as one line, or undefined. */
 function validateAnswer(schema: object, content: unknown): string | undefined {
-  const validate = sharedAjv().compile(schema);
+  const ajv = sharedAjv();
+  const validate = ajv.compile(schema);
+  // Each question's form is a new object, and ajv keeps every schema it compiled: drop it again.
+  ajv.removeSchema(schema);
   if (validate(content)) return undefined;
   const e = validate.errors?.[0];
   return e ? `${e.instancePath || "the answer"} ${e.message ?? "is invalid"}` : "it is invalid";

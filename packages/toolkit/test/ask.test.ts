@@ -1,4 +1,5 @@
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { createExampleServer } from "../src/example/app.js";
 import { Notebook } from "../src/example/domain/notebook.js";
@@ -193,6 +194,13 @@ describe("ctx.ask in both eras, in process", () => {
     });
   }
 
+  it("a request-state key shorter than 32 bytes is refused at start-up, naming where it comes from", () => {
+    const { def } = confirmTool();
+    expect(() => serverOf([def], { askState: { key: "short" } })).toThrow(
+      "The request-state key (askState.key or MCPFORGE_REQUEST_STATE_KEY) must be at least 32 bytes",
+    );
+  });
+
   it("kit.callTool without a transport cannot ask: unavailable", async () => {
     const { def, counts } = confirmTool();
     const r = await serverOf([def]).kit.callTool("confirm_step", { what: "it" }, anyScopes);
@@ -309,4 +317,54 @@ describe("the sealed request state on 2026-07-28", () => {
     const answer = await send(handler, retry.headers, { ...retry.body, id: 401 });
     expect(answer["error"]).toMatchObject({ code: -32602 });
   });
+});
+
+describe("exactly once, whatever the person answers and the client replays (property)", () => {
+  const decision = fc.oneof(fc.constantFrom("send", "keep"), fc.string({ maxLength: 8 }), fc.integer());
+  const answer = fc.oneof(
+    fc.record({ action: fc.constant("accept" as const), content: fc.record({ decision }) }),
+    fc.record({ action: fc.constantFrom("decline" as const, "cancel" as const) }),
+  );
+
+  it("the forward is sent once exactly when the accepted answer says send, never otherwise", async () => {
+    await fc.assert(
+      fc.asyncProperty(answer, fc.integer({ min: 0, max: 3 }), async (reply, replays) => {
+        const notebook = new Notebook();
+        const handler = createKitHttpHandler(createExampleServer({ notebook }), {
+          caller: anyScopes,
+          allowedHosts: ["kit.test"],
+          log: () => undefined,
+        });
+        try {
+          const p = person(() => reply as Json);
+          const { client, posts } = await recordingModern(handler, p.elicitation);
+          const r = await client.callTool({
+            name: "forward_message",
+            arguments: { id: 2, to: "bob@example.com" },
+          });
+          const chosen = reply.action === "accept" ? reply.content.decision : undefined;
+          const fits = reply.action !== "accept" || chosen === "send" || chosen === "keep";
+          if (!fits) {
+            expect((r.structuredContent as { error: Json }).error).toMatchObject({
+              reason: "INVALID_ARGUMENT",
+            });
+          } else {
+            expect(r.structuredContent).toEqual(
+              chosen === "send"
+                ? { status: "sent", answer: "send" }
+                : { status: "held", answer: chosen === "keep" ? "keep" : reply.action },
+            );
+          }
+          const retry = posts.find((q) => q.body.params["inputResponses"] !== undefined);
+          for (let i = 0; i < replays; i++)
+            await send(handler, retry!.headers, { ...retry!.body, id: 500 + i });
+          expect(notebook.outbox.all()).toHaveLength(chosen === "send" ? 1 : 0);
+          await client.close();
+        } finally {
+          await handler.close();
+        }
+      }),
+      { numRuns: 25 },
+    );
+  }, 60_000);
 });
