@@ -295,6 +295,10 @@ async function runElicitation(target: AskTarget, combination: AskingCombination)
       const expected = answer === "accept" && client === "sdk-v1" ? [question.elicitationId] : [];
       if (client === "sdk-v1" && !question.elicitationId)
         fail("a 2025-11-25 URL question has no elicitationId");
+      // 2026-07-28 has no elicitationId: a question carrying one would mean the era was misread.
+      if (client === "sdk-v2-modern" && question.elicitationId !== undefined) {
+        fail(`a 2026-07-28 URL question carries an elicitationId: ${JSON.stringify(question)}`);
+      }
       // The notice may trail the result on its stream by a moment.
       const until = Date.now() + 5_000;
       while (heard.completed.length < expected.length && Date.now() < until)
