@@ -305,6 +305,55 @@ describe("the sealed request state on 2026-07-28", () => {
     expect(notebook.outbox.all()).toHaveLength(1);
   });
 
+  it("a state is bound to the token's client: another client's token cannot carry it", async () => {
+    const notebook = new Notebook();
+    const clients: Record<string, string> = { "token-a": "client-a", "token-b": "client-b" };
+    const handler = createKitHttpHandler(createExampleServer({ notebook }), {
+      allowedHosts: ["kit.test"],
+      log: () => undefined,
+      verifier: {
+        verifyAccessToken: async (token) => {
+          const clientId = clients[token];
+          if (!clientId) throw new Error("unknown token");
+          return {
+            token,
+            clientId,
+            scopes: ["example:read", "example:write"],
+            expiresAt: Date.now() / 1000 + 600,
+          };
+        },
+      },
+    });
+    cleanups.push(() => handler.close());
+    const p = person(() => ({ action: "accept", content: { decision: "send" } }));
+    const posts: { headers: Record<string, string>; body: Json & { params: Json } }[] = [];
+    const client = newClient({ era: "modern", elicitation: p.elicitation });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL("http://kit.test/mcp"), {
+        requestInit: { headers: { authorization: "Bearer token-a" } },
+        fetch: (url, init) => {
+          if (init?.method === "POST" && typeof init.body === "string") {
+            posts.push({
+              headers: Object.fromEntries(new Headers(init.headers).entries()),
+              body: JSON.parse(init.body),
+            });
+          }
+          return handler.fetch(new Request(url, init));
+        },
+      }),
+    );
+    cleanups.push(() => client.close());
+    await client.callTool({ name: "forward_message", arguments: { id: 1, to: "bob@example.com" } });
+    const retry = posts.find((q) => q.body.params["inputResponses"] !== undefined)!;
+    const answer = await send(
+      handler,
+      { ...retry.headers, authorization: "Bearer token-b" },
+      { ...retry.body, id: 501 },
+    );
+    expect(answer["error"]).toMatchObject({ code: -32602, message: "Invalid or expired requestState" });
+    expect(notebook.outbox.all()).toHaveLength(1);
+  });
+
   it("a state sealed by a server with another key is refused", async () => {
     const { retry } = await answeredFlow();
     const other = createExampleServer();
