@@ -149,9 +149,15 @@ export interface AskState {
   asked: AskedQuestion[];
 }
 
-/** Thrown by `ask` to unwind the handler while its question goes to the client. */
-class AskPending {
-  constructor(readonly reason = "the handler asked a question; the call resumes once it is answered") {}
+/**
+ * Thrown by `ask` to unwind the handler while its question goes to the client. An Error, so a
+ * handler that logs what it caught logs a sentence; the kit ends the round whatever the handler does.
+ */
+class AskPending extends Error {
+  constructor() {
+    super("the handler asked the person a question; the call resumes with the answer");
+    this.name = "AskPending";
+  }
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("base64url");
