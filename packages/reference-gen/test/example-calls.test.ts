@@ -50,7 +50,7 @@ describe("example calls validate against the input schema", () => {
       command: "node",
       args: [EXAMPLE_CLI, "--gate-file", openGate(tmp.path)],
     });
-    expect(listing.tools).toHaveLength(7);
+    expect(listing.tools).toHaveLength(9);
     expectValid(listing.tools, generateReference(listing.tools, listing.server));
 
     // The generator's untrusted check is a copy of the kit's; both must agree on every schema node.

@@ -25,7 +25,9 @@ describe("the kit's example server", () => {
     expect([...readTree(first).keys()]).toEqual([
       "add_note.mdx",
       "archive_all.mdx",
+      "connect_mailbag.mdx",
       "fail.mdx",
+      "forward_message.mdx",
       "get_note.mdx",
       "index.mdx",
       "list_notes.mdx",
@@ -76,7 +78,7 @@ describe("the kit's example server", () => {
       const before = statSync(join(first, "list_notes.mdx")).mtimeMs;
       const r = await run(first);
       expect(r.code).toBe(0);
-      expect(r.stdout).toMatch(/10 files in .* are up to date/);
+      expect(r.stdout).toMatch(/12 files in .* are up to date/);
       expect(statSync(join(first, "list_notes.mdx")).mtimeMs).toBe(before);
     });
 
@@ -98,7 +100,7 @@ describe("the kit's example server", () => {
       expect(readFileSync(join(out, "get_note.mdx"), "utf8")).toMatch(/edited\n$/);
       // Regenerating repairs both and leaves the hand-written page alone.
       const w = await cli(["--server", exampleCommand(gate), "--out", out, "--base-path", BASE]);
-      expect(w.stdout).toContain("wrote 2 of 10 files");
+      expect(w.stdout).toContain("wrote 2 of 12 files");
       const repaired = readTree(out);
       expect(repaired.get("guide.mdx")).toContain("hand-written");
       repaired.delete("guide.mdx");
@@ -128,7 +130,7 @@ describe("the kit's example server", () => {
     it("reports every file missing when the folder does not exist", async () => {
       const r = await run(join(tmp.path, "nowhere"));
       expect(r.code).toBe(1);
-      expect(r.stderr.match(/^missing: /gm)).toHaveLength(10);
+      expect(r.stderr.match(/^missing: /gm)).toHaveLength(12);
     });
   });
 });

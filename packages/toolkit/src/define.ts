@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { Asking } from "./ask.js";
 
 /** The four MCP hints. The kit always emits all four, since clients read a missing hint as its default. */
 export interface Annotations {
@@ -19,7 +20,12 @@ export interface Caller {
   extra?: Readonly<Record<string, unknown>>;
 }
 
-export interface CallInfo<Ctx> {
+/**
+ * What a handler gets beside its input. `ask` and `askUrl` put a question to the person through
+ * the client (see `Asking`): a handler that asks may be run again from the start with the answer,
+ * so it does nothing irreversible before it has the answer.
+ */
+export interface CallInfo<Ctx> extends Asking {
   /** The server's per-call context (a domain facade, the viewer), built by the server's `context`. */
   ctx: Ctx;
   caller: Caller;

@@ -1,5 +1,18 @@
 export type { Annotations, AnyTool, Caller, CallInfo, Shape, ToolDefinition } from "./define.js";
 export { hints, openWorld } from "./annotations.js";
+export type {
+  AskField,
+  AskFieldValue,
+  AskForm,
+  Asking,
+  AskUrl,
+  FormAccepted,
+  FormAnswer,
+  NotAccepted,
+  Unavailable,
+  UrlAccepted,
+  UrlAnswer,
+} from "./ask.js";
 export { type ToolDefaults, toolFactory } from "./define.js";
 export {
   defineReasons,
@@ -21,11 +34,13 @@ export {
 } from "./schema.js";
 export {
   type AnyKit,
+  type AskStateOptions,
   createServer,
   GROUP_META_KEY,
   SCOPE_META_KEY,
   type GateOptions,
   KitServer,
+  REQUEST_STATE_KEY_ENV,
   type ServerDefinition,
 } from "./server.js";
 export {

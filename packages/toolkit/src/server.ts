@@ -1,6 +1,10 @@
 import {
   type AuthInfo,
+  CLIENT_CAPABILITIES_META_KEY,
   type CallToolResult,
+  type ClientCapabilities,
+  createRequestStateCodec,
+  type InputRequiredResult,
   type JSONRPCMessage,
   type JSONRPCRequest,
   ProtocolError,
@@ -13,10 +17,12 @@ import {
   type Transport,
   type TransportSendOptions,
 } from "@modelcontextprotocol/server";
+import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import type { Ajv, ValidateFunction } from "ajv";
 import type addFormats from "ajv-formats";
 import type { z } from "zod";
+import { type AskChannel, AskSession, type AskState, NO_ASKING } from "./ask.js";
 import type { Annotations, AnyTool, Caller } from "./define.js";
 import { type Reasons, ToolError } from "./errors.js";
 import { invalidParamsOf } from "./jsonrpc.js";
@@ -56,7 +62,30 @@ export interface ServerDefinition<Ctx, State = undefined> {
   now?: () => number;
   /** Where diagnostics go; default stderr (stdout belongs to the stdio transport). */
   log?: (line: string) => void;
+  /** How the state of a call that asks the person travels between rounds (see `AskStateOptions`). */
+  askState?: AskStateOptions;
 }
+
+/** The environment variable every instance of a server reads its request-state key from. */
+export const REQUEST_STATE_KEY_ENV = "MCPFORGE_REQUEST_STATE_KEY";
+
+/**
+ * A call that asks the person (`ask`, `askUrl`) carries what it needs to resume in the SDK's
+ * request state, sealed with the SDK's HMAC codec (`createRequestStateCodec`): the client can read
+ * it but not change it, and it expires. Every instance that may receive the retry must hold the
+ * same key: two 2026-07-28 instances behind a load balancer share it through `MCPFORGE_REQUEST_STATE_KEY`.
+ */
+export interface AskStateOptions {
+  /**
+   * The HMAC key, at least 32 bytes. Default: `MCPFORGE_REQUEST_STATE_KEY` from the environment,
+   * else 32 random bytes per process (fine for stdio and for one HTTP instance).
+   */
+  key?: string | Uint8Array;
+  /** How long the person has to answer, in seconds. Default 1800 (30 minutes). */
+  ttlSeconds?: number;
+}
+
+const DEFAULT_ASK_TTL_SECONDS = 1800;
 
 interface CompiledTool<Ctx, State> {
   def: AnyTool<Ctx, State>;
@@ -110,6 +139,8 @@ export class KitServer<Ctx, State = undefined> {
   private snapshot: string;
   /** The tools this run serves (`restrictTools`); a tool it refuses is neither listed nor callable. */
   private selected: ((def: AnyTool<Ctx, State>, annotations: Annotations) => boolean) | undefined;
+  private readonly askCodec: ReturnType<typeof createRequestStateCodec<AskState>>;
+  private readonly askTtlSeconds: number;
 
   constructor(def: ServerDefinition<Ctx, State>) {
     this.def = def;
@@ -122,6 +153,19 @@ export class KitServer<Ctx, State = undefined> {
     this.state = def.gate ? def.gate.initial : (undefined as State);
     this.tools = compileAll(def.tools);
     this.snapshot = this.snapshotOf(this.listTools());
+    this.askTtlSeconds = def.askState?.ttlSeconds ?? DEFAULT_ASK_TTL_SECONDS;
+    const key = def.askState?.key ?? process.env[REQUEST_STATE_KEY_ENV] ?? randomBytes(32);
+    if ((typeof key === "string" ? Buffer.byteLength(key) : key.byteLength) < 32) {
+      throw new Error(
+        `The request-state key (askState.key or ${REQUEST_STATE_KEY_ENV}) must be at least 32 bytes`,
+      );
+    }
+    this.askCodec = createRequestStateCodec<AskState>({
+      key,
+      ttlSeconds: this.askTtlSeconds,
+      // A state is good only for the method and the token's client it was minted for.
+      bind: (ctx) => `${ctx.mcpReq.method}\0${ctx.http?.authInfo?.clientId ?? ""}`,
+    });
   }
 
   /** The tools visible in the current state, sorted by name, exactly as tools/list sends them. */
@@ -198,7 +242,8 @@ export class KitServer<Ctx, State = undefined> {
   /**
    * Runs one call as a connection would, returning the result the client receives. `delivered`
    * takes the call's `afterResult` work when the result is a success, to run once it is sent;
-   * without it that work runs as this returns.
+   * without it that work runs as this returns. Without a transport nobody can be asked: `ask`
+   * and `askUrl` answer `unavailable`.
    */
   async callTool(
     name: string,
@@ -207,6 +252,22 @@ export class KitServer<Ctx, State = undefined> {
     signal?: AbortSignal,
     delivered?: (run: () => void) => void,
   ): Promise<CallToolResult> {
+    return (await this.runCall(name, args, caller, signal, delivered, undefined)) as CallToolResult;
+  }
+
+  /**
+   * `callTool` with a channel to ask the person through: a handler whose question is not answered
+   * yet ends the round as an `input_required` result (the SDK sends it to a 2026-07-28 client, and
+   * turns it into `elicitation/create` for a 2025 one), its state sealed for the retry.
+   */
+  private async runCall(
+    name: string,
+    args: unknown,
+    caller: Caller,
+    signal: AbortSignal | undefined,
+    delivered: ((run: () => void) => void) | undefined,
+    channel: AskChannel | undefined,
+  ): Promise<CallToolResult | InputRequiredResult> {
     const tool = this.tools.get(name);
     if (!tool || !this.isVisible(tool.def)) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
@@ -226,6 +287,7 @@ export class KitServer<Ctx, State = undefined> {
         }
       }
     };
+    let asking: AskSession | undefined;
     try {
       if (def.scope !== null && !caller.scopes.includes(def.scope)) {
         throw new ToolError(
@@ -235,12 +297,19 @@ export class KitServer<Ctx, State = undefined> {
       }
       const input = parseInput(tool.schemas.inputZod, args);
       const ctx = await this.def.context(caller);
+      asking = channel ? new AskSession(channel, { tool: name, args: input }, validateAnswer) : undefined;
+      const ask = asking ?? NO_ASKING;
       const result = (await def.handler(input, {
         ctx,
         caller,
         signal: signal ?? new AbortController().signal,
         afterResult: (fn) => void after.push(fn),
+        ask: (form) => ask.ask(form),
+        askUrl: (question) => ask.askUrl(question),
       })) as Record<string, unknown>;
+      // A question waiting for its answer ends the round whatever the handler did after it (caught
+      // the unwinding and returned, or threw something else): nothing it returned is the answer.
+      if (asking?.pending) return await asking.inputRequired();
       if (this.validateOutput) {
         const validate = tool.validateResult();
         if (!validate(result))
@@ -257,6 +326,7 @@ export class KitServer<Ctx, State = undefined> {
       }
       return success;
     } catch (err) {
+      if (asking?.pending) return await asking.inputRequired();
       return errorResult(toErrorBody(err, this.def.reasons, this.log, name));
     }
   }
@@ -275,6 +345,10 @@ export class KitServer<Ctx, State = undefined> {
       {
         capabilities: { tools: { listChanged: true } },
         ...(this.def.instructions ? { instructions: this.def.instructions } : {}),
+        requestState: { verify: (state, ctx) => this.askCodec.verify(state, ctx) },
+        // A person answers at human pace: the SDK's 2025-era shim waits for an answer as long as
+        // the sealed state lives.
+        inputRequired: { roundTimeoutMs: this.askTtlSeconds * 1000 },
       },
     );
     server.setRequestHandler("tools/list", async () => {
@@ -284,8 +358,28 @@ export class KitServer<Ctx, State = undefined> {
     server.setRequestHandler("tools/call", async (request, ctx) => {
       const who = callerOf(ctx.http?.authInfo) ?? caller;
       const { id, signal } = ctx.mcpReq;
-      return this.callTool(request.params.name, request.params.arguments, who, signal, (run) =>
-        server.afterSent(id, signal, run),
+      const version = server.getNegotiatedProtocolVersion();
+      const modern = version !== undefined && version >= MODERN_REVISION;
+      const channel: AskChannel = {
+        modern,
+        capabilities: modern
+          ? // The SDK types the envelope as `{}`; its keys are the reserved `_meta` names.
+            ((ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+              | ClientCapabilities
+              | undefined)
+          : server.getClientCapabilities(),
+        responses: ctx.mcpReq.inputResponses,
+        state: ctx.mcpReq.requestState(),
+        seal: (state) => this.askCodec.mint(state, ctx),
+        notify: (notification) => ctx.mcpReq.notify(notification),
+      };
+      return this.runCall(
+        request.params.name,
+        request.params.arguments,
+        who,
+        signal,
+        (run) => server.afterSent(id, signal, run),
+        channel,
       );
     });
     if (options.listening) {
@@ -406,6 +500,20 @@ function compileAll<Ctx, State>(
     });
   }
   return byName;
+}
+
+/** The first revision of the 2026-07-28 era (revisions are dates, so they compare as strings). */
+const MODERN_REVISION = "2026-07-28";
+
+/** Checks a person's accepted answer against the form it answers; a problem as one line, or undefined. */
+function validateAnswer(schema: object, content: unknown): string | undefined {
+  const ajv = sharedAjv();
+  const validate = ajv.compile(schema);
+  // Each question's form is a new object, and ajv keeps every schema it compiled: drop it again.
+  ajv.removeSchema(schema);
+  if (validate(content)) return undefined;
+  const e = validate.errors?.[0];
+  return e ? `${e.instancePath || "the answer"} ${e.message ?? "is invalid"}` : "it is invalid";
 }
 
 let ajv: Ajv | undefined;

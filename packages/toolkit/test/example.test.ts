@@ -86,7 +86,9 @@ describe("the example server", () => {
     expect(listed.tools.map((t) => t.name)).toEqual([
       "add_note",
       "archive_all",
+      "connect_mailbag",
       "fail",
+      "forward_message",
       "get_note",
       "list_notes",
       "read_message",

@@ -1,7 +1,8 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { type AskTarget, checkElicitation, ELICITATION_MATRIX } from "../src/testing/elicitation.js";
 import { checkCombination, MATRIX, type MatrixTarget } from "../src/testing/matrix.js";
 import { packageVersion } from "../src/version.js";
 
@@ -33,6 +34,45 @@ describe("the example bin in every client and transport", () => {
     "$client over $transport",
     async (combination) => {
       await checkCombination(combination, (dir) => target(join(dir, "gate.json")));
+    },
+    60_000,
+  );
+});
+
+/** The example's forward_message (Send / Keep as draft) and connect_mailbag (a URL), its sends counted in the outbox file. */
+function askTarget(dir: string): AskTarget {
+  const outbox = join(dir, "outbox.jsonl");
+  return {
+    spawn: { command: process.execPath, args: [cli, "--outbox", outbox] },
+    form: {
+      tool: "forward_message",
+      args: { id: 1, to: "bob@example.com" },
+      accept: { decision: "send" },
+      check: (answer, s) =>
+        expect(s).toEqual(
+          answer === "accept"
+            ? { status: "sent", answer: "send" }
+            : { status: "held", answer: answer === "cannot-ask" ? "unavailable" : answer },
+        ),
+    },
+    url: {
+      tool: "connect_mailbag",
+      args: {},
+      check: (answer, s) =>
+        expect(s).toEqual({
+          connected: answer === "accept",
+          answer: answer === "cannot-ask" ? "unavailable" : answer,
+        }),
+    },
+    count: () => (existsSync(outbox) ? readFileSync(outbox, "utf8").split("\n").filter(Boolean).length : 0),
+  };
+}
+
+describe("the example bin asks the person in every era and transport", () => {
+  it.each(ELICITATION_MATRIX)(
+    "$client over $transport, the person answers $answer",
+    async (combination) => {
+      await checkElicitation(combination, askTarget);
     },
     60_000,
   );

@@ -1,7 +1,13 @@
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
-import { Client, InMemoryTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  Client,
+  type ElicitRequest,
+  type ElicitResult,
+  InMemoryTransport,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Caller } from "../define.js";
 import { createKitHttpHandler } from "../http/handler.js";
@@ -26,14 +32,35 @@ export interface ClientOptions {
    * `notifications/tools/list_changed` (2025) or a `subscriptions/listen` stream (2026-07-28).
    */
   onToolsChanged?: () => void;
+  /** Answer the server's questions (elicitation) as a person would; without it the client declares no elicitation. */
+  elicitation?: Elicitation;
+}
+
+/** A client's side of elicitation: the modes it declares and how the "person" answers. */
+export interface Elicitation {
+  /** The modes declared in `capabilities.elicitation` (`{form: {}}`, `{url: {}}`). */
+  modes: readonly ("form" | "url")[];
+  /** The person's answer to one `elicitation/create` (2025) or embedded request (2026-07-28). */
+  answer: (params: ElicitRequest["params"]) => ElicitResult | Promise<ElicitResult>;
+  /** Hears `notifications/elicitation/complete` (2025-11-25, URL mode). */
+  onComplete?: (elicitationId: string) => void;
+}
+
+/** `capabilities.elicitation` for the modes given. */
+export function elicitationCapability(modes: readonly ("form" | "url")[]): {
+  form?: Record<string, never>;
+  url?: Record<string, never>;
+} {
+  return Object.fromEntries(modes.map((m) => [m, {}]));
 }
 
 /** A v2 SDK client pinned to one era; legacy is the SDK's default handshake. */
 export function newClient(options: ClientOptions = {}): Client {
-  const { era = "legacy", clientName = "mcpforge-test", onToolsChanged } = options;
-  return new Client(
+  const { era = "legacy", clientName = "mcpforge-test", onToolsChanged, elicitation } = options;
+  const client = new Client(
     { name: clientName, version: "0.0.0" },
     {
+      ...(elicitation ? { capabilities: { elicitation: elicitationCapability(elicitation.modes) } } : {}),
       ...(era === "modern" ? { versionNegotiation: { mode: { pin: MODERN_REVISION } } } : {}),
       ...(onToolsChanged
         ? {
@@ -44,6 +71,18 @@ export function newClient(options: ClientOptions = {}): Client {
         : {}),
     },
   );
+  if (elicitation) {
+    // The same handler answers a 2025 server's elicitation/create and, on 2026-07-28, the SDK's
+    // driver fulfilling an input_required result before it retries the call.
+    client.setRequestHandler("elicitation/create", async (request) => elicitation.answer(request.params));
+    const { onComplete } = elicitation;
+    if (onComplete) {
+      client.setNotificationHandler("notifications/elicitation/complete", (n) =>
+        onComplete(n.params.elicitationId),
+      );
+    }
+  }
+  return client;
 }
 
 /**

@@ -4,6 +4,8 @@ export {
   connectHttp,
   connectInMemory,
   connectStdio,
+  type Elicitation,
+  elicitationCapability,
   type Era,
   inspectorCliPath,
   MODERN_REVISION,
@@ -12,6 +14,15 @@ export {
   runInspectorHttp,
   type StdioSpawn,
 } from "./clients.js";
+export {
+  type AskingClient,
+  type AskingCombination,
+  type AskingTransport,
+  type AskTarget,
+  checkElicitation,
+  ELICITATION_MATRIX,
+  type PersonAnswer,
+} from "./elicitation.js";
 export { expectToolsListGolden, expectToolsListMatchesGolden, lineDiff, renderToolsList } from "./golden.js";
 export {
   assertFuzzClean,

@@ -2,7 +2,7 @@ import { defineReasons } from "../../errors.js";
 import { createServer, type GateOptions, type KitServer } from "../../server.js";
 import { packageVersion } from "../../version.js";
 import { fail } from "./tools/diagnostics.js";
-import { readMessage } from "./tools/mailbag.js";
+import { connectMailbag, forwardMessage, readMessage } from "./tools/mailbag.js";
 import { addNote, archiveAll, getNote, listNotes, purge } from "./tools/notes.js";
 import { EXAMPLE_READ, EXAMPLE_WRITE, type ExampleContext, type ExampleState } from "./tools/shared.js";
 
@@ -15,7 +15,17 @@ export const exampleReasons = defineReasons({
 export const EXAMPLE_SCOPES = [EXAMPLE_READ, EXAMPLE_WRITE] as const;
 
 /** The tools in the order tools/list shows them. */
-export const exampleTools = [addNote, listNotes, getNote, readMessage, archiveAll, purge, fail];
+export const exampleTools = [
+  addNote,
+  listNotes,
+  getNote,
+  readMessage,
+  forwardMessage,
+  connectMailbag,
+  archiveAll,
+  purge,
+  fail,
+];
 
 export interface ExampleServerOptions {
   context: ExampleContext;
