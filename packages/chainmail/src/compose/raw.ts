@@ -10,8 +10,6 @@
  * and the From are read by the send path's address model (compose/addresses.ts).
  */
 import { createHash } from "node:crypto";
-import { Readable, Writable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import { Joiner, Splitter } from "@zone-eu/mailsplit";
 import type { AccountConfig } from "../config.js";
 import { uniqueAddresses } from "./addresses.js";
@@ -29,22 +27,24 @@ async function rewriteRootHeaders(
 ): Promise<Buffer> {
   const splitter = new Splitter();
   const joiner = new Joiner();
+  // mailsplit's declarations type only its "data" events; both are Transform streams.
+  const split = splitter as unknown as NodeJS.ReadWriteStream;
+  const join = joiner as unknown as NodeJS.ReadWriteStream;
   splitter.on("data", (data: { type: string; root?: boolean; headers?: unknown }) => {
     if (data.type === "node" && data.root && data.headers)
       edit(data.headers as InstanceType<typeof import("@zone-eu/mailsplit").Headers>);
   });
+  // Piped by hand, with no import of node:stream: the bundle's bare "stream" import is resolved as
+  // a relative path by vitest's module runner in the packages that test chainmail's built dist.
   const chunks: Buffer[] = [];
-  await pipeline(
-    Readable.from([raw]),
-    splitter,
-    joiner,
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        chunks.push(chunk);
-        done();
-      },
-    }),
-  );
+  await new Promise<void>((resolve, reject) => {
+    split.once("error", reject);
+    join.once("error", reject);
+    join.on("data", (chunk: Buffer) => chunks.push(chunk));
+    join.once("end", () => resolve());
+    split.pipe(join);
+    split.end(raw);
+  });
   return Buffer.concat(chunks);
 }
 
