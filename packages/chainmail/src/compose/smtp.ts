@@ -90,7 +90,8 @@ function transaction(
       if (err) reject(err);
       else resolve(info ?? {});
     };
-    conn.once("error", (err: Error) => finish(err));
+    // Kept for the connection's life: an error after the answer (a late socket error) must find a listener.
+    conn.on("error", (err: Error) => finish(err));
     conn.connect((err) => {
       if (err) return finish(err);
       // A copy: SMTPConnection keeps its state on the envelope object it is given.

@@ -163,6 +163,28 @@ describe("addresses from a stranger's mail", () => {
   });
 });
 
+describe("update_draft of a hostile draft", () => {
+  it("refuses to carry over a recipient field it cannot read, naming the field; replacing it works", async () => {
+    const ref = await append("Drafts", [
+      "From: alice@example.com",
+      "To: <evil@y.com,x@example.com>",
+      "Subject: to be updated",
+      "",
+      "hi",
+    ]);
+    await expect(agent.call("draft.update", { ref, subject: "new subject" })).rejects.toMatchObject({
+      reason: "INVALID_ARGUMENT",
+      message: expect.stringContaining("the draft's to holds text that is not one email address"),
+      detail: "<evil@y.com,x@example.com>",
+    });
+    const m = mark();
+    const updated = await agent.call("draft.update", { ref, to: ["bob@example.com"] });
+    expect(updated.status).toBe("draft");
+    expect(await agent.call("draft.send", { ref: updated.draft_ref! })).toMatchObject({ status: "sent" });
+    expect(since(m)).toEqual([{ from: "alice@example.com", rcpts: ["bob@example.com"] }]);
+  });
+});
+
 describe("addresses the agent gives", () => {
   it("refuses a domain with / ? # \\ as INVALID_ARGUMENT naming the field, and sends nothing", async () => {
     const m = mark();
