@@ -31,6 +31,22 @@ export interface SmtpRelay {
   stop(): Promise<void>;
 }
 
+/*
+ * RFC 5321's Mailbox (with RFC 6531's UTF-8), written out from the grammar independently of the
+ * address model under test: a path the send path hands over must read as exactly one of these, so a
+ * test judging RCPT TO at the sink does not share a parser (or a bug) with what it judges.
+ */
+const ATEXT = "[A-Za-z0-9!#$%&'*+\\-/=?^_`{|}~\\u{80}-\\u{10FFFF}]";
+const DOT_STRING = `${ATEXT}+(?:\\.${ATEXT}+)*`;
+const QUOTED = '"(?:[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e\\u{80}-\\u{10FFFF}]|\\\\[\\x20-\\x7e])*"';
+const LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+const MAILBOX = new RegExp(`^(?:${DOT_STRING}|${QUOTED})@(${LABEL}(?:\\.${LABEL})*)$`, "u");
+
+/** The domain (lowercased) of a MAIL FROM / RCPT TO path that is one RFC 5321 Mailbox, else undefined. */
+export function smtpMailboxDomain(path: string): string | undefined {
+  return MAILBOX.exec(path)?.[1]?.toLowerCase();
+}
+
 /** The users of the test Dovecot (src/testing/mailenv.ts). */
 const LMTP_USERS = ["alice", "bob", "carol"];
 

@@ -9,7 +9,7 @@ import { simpleParser } from "mailparser";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DaemonClient } from "../../src/client/index.js";
 import { encodeRef } from "../../src/refs.js";
-import { type SendEnv, startSendEnv } from "../../src/testing/index.js";
+import { type SendEnv, smtpMailboxDomain, startSendEnv } from "../../src/testing/index.js";
 
 const ALIAS = "alice.alias@example.com";
 let allow = ["@example.com", "boss@partner.org"];
@@ -19,10 +19,11 @@ const policy = (list: string[]) => `allowed_recipients = ${JSON.stringify(list)}
 let env: SendEnv;
 let agent: DaemonClient;
 
+/** A RCPT path is one RFC 5321 mailbox (read by the sink's own grammar) whose domain or address is allowed. */
 const inAllowList = (rcpt: string) => {
-  const a = rcpt.toLowerCase();
-  const domain = a.slice(a.lastIndexOf("@"));
-  return allow.some((r) => (r.startsWith("@") ? domain === r : a === r));
+  const domain = smtpMailboxDomain(rcpt);
+  if (domain === undefined) return false;
+  return allow.some((r) => (r.startsWith("@") ? `@${domain}` === r : rcpt.toLowerCase() === r));
 };
 
 /** The number of transactions the SMTP server has seen so far. */
