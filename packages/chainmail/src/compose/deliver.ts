@@ -132,8 +132,12 @@ export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): P
       ({ refused } = await sendRaw(account, ctx.home.secretsDir, out.envelope, out.raw));
     } catch (err) {
       const maybe = err instanceof SmtpFailure && err.maybeSent;
-      // Nothing went out: the key is free again (a retried hold included: it sent nothing either).
-      if (!maybe) outbox.store.remove(key);
+      // Nothing went out: the key is free again; a retried hold goes back to its hold, so its held
+      // copy in Drafts is still known (and removed) when a later retry sends.
+      if (!maybe) {
+        if (before) outbox.store.finish(key, "held", before);
+        else outbox.store.remove(key);
+      }
       audit(ctx, call, account.name, "error", `${out.tool}: ${(err as MailError).reason ?? "INTERNAL"}`);
       if (maybe)
         throw new MailError(
