@@ -4,6 +4,7 @@
  */
 import fs from "node:fs";
 import { parse } from "smol-toml";
+import { asciiDomain, parseMailbox } from "./compose/addresses.js";
 import { MailError } from "./errors.js";
 import { ACCOUNT_NAME_RE } from "./secrets.js";
 
@@ -31,6 +32,11 @@ export interface AccountConfig {
   name: string;
   provider: Provider;
   address: string;
+  /**
+   * Other addresses the account sends as (its own, on the same server): a draft whose From is one of
+   * these or `address` may be sent; any other From is held.
+   */
+  aliases?: string[] | undefined;
   username: string;
   imap: ServerConfig;
   smtp: ServerConfig | undefined;
@@ -198,6 +204,7 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
           "name",
           "provider",
           "address",
+          "aliases",
           "username",
           "imap",
           "smtp",
@@ -223,6 +230,12 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
       const address = c.str(a, "address", at, true);
       if (address && !/^[^@\s]+@[^@\s]+$/.test(address))
         c.problems.push(`${at}.address must be an email address`);
+      const aliases = a["aliases"];
+      if (
+        aliases !== undefined &&
+        (!Array.isArray(aliases) || !aliases.every((x) => typeof x === "string" && parseMailbox(x)))
+      )
+        c.problems.push(`${at}.aliases must be an array of email addresses`);
       const username = c.str(a, "username", at, false) ?? address;
       const imap = server(c, a["imap"], `${at}.imap`, { tls: 993, starttls: 143 });
       const smtp =
@@ -260,6 +273,7 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
           name,
           provider,
           address,
+          ...(Array.isArray(aliases) ? { aliases: aliases as string[] } : {}),
           username,
           imap,
           smtp,
@@ -315,7 +329,10 @@ function eventsSection(c: Checker, v: unknown): EventsConfig {
 function sendPolicy(c: Checker, p: Table, at: string, policy: Policy): void {
   const list = p["allowed_recipients"];
   if (list !== undefined) {
-    if (!Array.isArray(list) || !list.every((x) => typeof x === "string" && /^[^@\s]*@[^@\s]+$/.test(x)))
+    // Each entry read by the send path's own address model, so a rule means what it will match.
+    const rule = (x: unknown) =>
+      typeof x === "string" && (x.startsWith("@") ? asciiDomain(x.slice(1)) : parseMailbox(x)) !== undefined;
+    if (!Array.isArray(list) || !list.every(rule))
       c.problems.push(`${at}.allowed_recipients must be an array of addresses and @domains`);
     else policy.allowed_recipients = list as string[];
   }

@@ -245,7 +245,7 @@ describe("drafts", () => {
 });
 
 describe("idempotency", () => {
-  it("replays a repeat with the same key (given or derived) as duplicate and sends nothing", async () => {
+  it("replays a repeat with the same key (given or derived) as duplicate and sends nothing; a key reused for another message is CONFLICT", async () => {
     const p = { account: "work", to: ["bob@example.com"], subject: "once", body: "only once" };
     const first = await env.client.call("send", p);
     const before = env.relay.received.length;
@@ -257,9 +257,12 @@ describe("idempotency", () => {
     });
     const keyed = await env.client.call("send", { ...p, body: "other", idempotency_key: "k-1" });
     expect(keyed.status).toBe("sent");
-    expect(await env.client.call("send", { ...p, body: "changed", idempotency_key: "k-1" })).toMatchObject({
+    expect(await env.client.call("send", { ...p, body: "other", idempotency_key: "k-1" })).toMatchObject({
       status: "duplicate",
     });
+    await expect(
+      env.client.call("send", { ...p, body: "changed", idempotency_key: "k-1" }),
+    ).rejects.toMatchObject({ reason: "CONFLICT" });
     expect(env.relay.received.length).toBe(before + 1);
   });
 

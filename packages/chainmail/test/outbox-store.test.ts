@@ -74,14 +74,13 @@ describe("the outbox's 7-day window", () => {
         sends++;
         return { status: "sent" };
       };
-      const held = (): R => ({ status: "held" });
-      expect(await outbox.exclusive("recent", held, send)).toEqual({
+      expect(await outbox.exclusive("recent", "recent", send)).toEqual({
         status: "duplicate",
         original_status: "sent",
         idempotency_key: "recent",
       });
       expect(sends).toBe(0);
-      expect(await outbox.exclusive("old", held, send)).toEqual({ status: "sent" });
+      expect(await outbox.exclusive("old", "old", send)).toEqual({ status: "sent" });
       expect(sends).toBe(1);
       // The expired row is gone, so the new send's own begin() can commit its intent.
       expect(outbox.store.get("old")).toBeUndefined();
@@ -90,7 +89,7 @@ describe("the outbox's 7-day window", () => {
     }
   });
 
-  it("replays a hold as held again, and keeps an unconfirmed send unconfirmed past the window", async () => {
+  it("hands a hold back to be judged again, and keeps an unconfirmed send unconfirmed past the window", async () => {
     const db = open();
     try {
       const outbox = outboxOf(db);
@@ -100,15 +99,28 @@ describe("the outbox's 7-day window", () => {
       const never = async () => {
         throw new Error("must not send");
       };
-      const replayHeld = (r: { result: string | null }) => JSON.parse(r.result ?? "{}") as unknown;
-      expect(await outbox.exclusive("held", replayHeld, never)).toEqual({
-        status: "held",
-        draft_ref: "m1.x",
-      });
-      await expect(outbox.exclusive("pending", replayHeld, never)).rejects.toMatchObject({
+      const judged = async (held: { result: string | null } | undefined) =>
+        JSON.parse(held?.result ?? "{}") as unknown;
+      expect(await outbox.exclusive("held", "held", judged)).toEqual({ status: "held", draft_ref: "m1.x" });
+      expect(outbox.store.retake("held", "<new@example.com>", new Date().toISOString())).toBe(true);
+      expect(outbox.store.get("held")).toMatchObject({ status: "pending", message_id: "<new@example.com>" });
+      await expect(outbox.exclusive("pending", "pending", never)).rejects.toMatchObject({
         reason: "SEND_UNCONFIRMED",
         hint: expect.stringContaining("chainmail outbox confirm pending"),
       });
+    } finally {
+      db.close();
+    }
+  });
+
+  it("refuses a key reused for a different input with CONFLICT, and replays the same input", async () => {
+    const db = open();
+    try {
+      const outbox = outboxOf(db);
+      outbox.store.begin({ ...row("k", "sent", DAY), fingerprint: "d1.first" });
+      const never = async () => ({ status: "sent" as const });
+      await expect(outbox.exclusive("k", "d1.other", never)).rejects.toMatchObject({ reason: "CONFLICT" });
+      expect(await outbox.exclusive("k", "d1.first", never)).toMatchObject({ status: "duplicate" });
     } finally {
       db.close();
     }

@@ -8,8 +8,10 @@ import { MailError } from "../errors.js";
 import { outboxOf, unconfirmed } from "../outbox/index.js";
 import { audit, type Call, type ServiceContext } from "../service/context.js";
 import type { OutboxRow } from "../store/outbox.js";
-import { appendTo, roleFolder } from "./mailbox.js";
-import { holdHint, judgeSend } from "./policy.js";
+import { existing } from "../imap/organize.js";
+import { decodeRef, type MessageRef } from "../refs.js";
+import { appendTo, removeDraft, roleFolder } from "./mailbox.js";
+import { holdHint, judgeSend, type SendFacts } from "./policy.js";
 import type { ComposeResult } from "./result.js";
 import { type Envelope, type Refused, SmtpFailure, sendRaw } from "./smtp.js";
 import { pendingHint } from "../policy/service.js";
@@ -27,9 +29,16 @@ export interface Outgoing {
   account: AccountConfig;
   tool: string;
   key: string;
+  /** The key this input derives (its content): a caller's key reused for another input is CONFLICT. */
+  fingerprint: string;
   messageId: string;
   raw: Buffer;
+  /** What SMTP is handed, as it is handed: the policy judges exactly this. */
   envelope: Envelope;
+  /** Addresses the message names that are not one valid address each, and a From not the account's. */
+  facts?: SendFacts;
+  /** send_draft: the draft being sent (a hold leaves it where it is, as its held copy). */
+  source?: string;
   /** Runs after the send is recorded (send_draft removes the draft); a failure is only logged. */
   after?: () => Promise<void>;
   /** Bytes of attachments and inline images, for the policy's max_attachment_bytes. */
@@ -38,54 +47,97 @@ export interface Outgoing {
   hold: () => Promise<string>;
 }
 
-const heldAgain = (row: OutboxRow): ComposeResult => JSON.parse(row.result ?? "{}") as ComposeResult;
+const storedResult = (row: OutboxRow): ComposeResult => JSON.parse(row.result ?? "{}") as ComposeResult;
 
+/** Whether a held copy is still in Drafts (undefined: cannot tell, as for a ref the server never gave). */
+async function heldCopyPresent(ctx: ServiceContext, account: AccountConfig, ref: string) {
+  let r: MessageRef;
+  try {
+    r = decodeRef(ref);
+  } catch {
+    return undefined;
+  }
+  return ctx.pool.read(account, async (client) => {
+    const { present } = await existing(client, {
+      account: account.name,
+      folder: r.folder,
+      uidValidity: r.uidValidity,
+      uids: [r.uid],
+    });
+    return present.length > 0;
+  });
+}
+
+/**
+ * A send under its key. A key held before sent nothing, so it is judged again under the policy in
+ * force now: still held, it answers `held` with its first copy in Drafts (no second copy); now
+ * allowed, it is sent once and the held copy is removed from Drafts, so the owner cannot send it a
+ * second time. If the owner already took the held copy over (sent, edited or deleted it: it is no
+ * longer in Drafts), the retry sends nothing and says so.
+ */
 export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): Promise<ComposeResult> {
   const outbox = outboxOf(ctx.state);
   const { account, key } = out;
-  let replayedHold = true;
-  const result = await outbox.exclusive<ComposeResult>(key, heldAgain, async () => {
-    replayedHold = false;
-    const verdict = judgeSend(account.policy, out.envelope.to, out.attachmentBytes);
+  let retried = false;
+  const result = await outbox.exclusive<ComposeResult>(key, out.fingerprint, async (held) => {
+    retried = held !== undefined;
+    const before = held ? storedResult(held) : undefined;
+    const verdict = judgeSend(account.policy, out.envelope.to, out.attachmentBytes, out.facts);
     if (verdict) {
-      const held: ComposeResult = {
+      const result: ComposeResult = {
         status: "held",
-        draft_ref: await out.hold(),
+        draft_ref: before ? (before.draft_ref ?? "") : await out.hold(),
         blocked: verdict.blocked,
         too_many_recipients: verdict.tooManyRecipients,
         hint: holdHint(verdict, account.name) + pendingHint(ctx, account.name),
-        message_id: out.messageId,
+        message_id: before?.message_id ?? out.messageId,
         idempotency_key: key,
       };
-      outbox.store.begin({
-        key,
-        account: account.name,
-        tool: out.tool,
-        message_id: out.messageId,
-        status: "held",
-        created: new Date().toISOString(),
-      });
-      outbox.store.finish(key, "held", held);
-      return held;
+      if (!held)
+        outbox.store.begin({
+          key,
+          account: account.name,
+          tool: out.tool,
+          message_id: out.messageId,
+          status: "held",
+          created: new Date().toISOString(),
+          fingerprint: out.fingerprint,
+        });
+      outbox.store.finish(key, "held", result);
+      return result;
     }
-    if (
-      !outbox.store.begin({
-        key,
-        account: account.name,
-        tool: out.tool,
-        message_id: out.messageId,
-        status: "pending",
-        created: new Date().toISOString(),
-      })
-    )
-      throw unconfirmed(key);
+    const heldCopy = before?.draft_ref && before.draft_ref !== out.source ? before.draft_ref : undefined;
+    if (heldCopy && (await heldCopyPresent(ctx, account, heldCopy)) === false) {
+      return {
+        ...(before as ComposeResult),
+        hint: "The held message is no longer in Drafts: the account owner sent, changed or deleted it, so this retry sent nothing. Do not retry it.",
+      };
+    }
+    const now = new Date().toISOString();
+    const intent = held
+      ? outbox.store.retake(key, out.messageId, now)
+      : outbox.store.begin({
+          key,
+          account: account.name,
+          tool: out.tool,
+          message_id: out.messageId,
+          status: "pending",
+          created: now,
+          fingerprint: out.fingerprint,
+        });
+    if (!intent) throw unconfirmed(key);
     crashPoint("intent");
     let refused: Refused[] = [];
     try {
       ({ refused } = await sendRaw(account, ctx.home.secretsDir, out.envelope, out.raw));
     } catch (err) {
       const maybe = err instanceof SmtpFailure && err.maybeSent;
-      if (!maybe) outbox.store.remove(key);
+      // Nothing went out: the key is free again; a retried hold goes back to its hold, so its held
+      // copy in Drafts is still known (and removed) when a later retry sends.
+      if (!maybe) {
+        if (before) outbox.store.finish(key, "held", before);
+        else outbox.store.remove(key);
+      }
       audit(ctx, call, account.name, "error", `${out.tool}: ${(err as MailError).reason ?? "INTERNAL"}`);
       if (maybe)
         throw new MailError(
@@ -120,9 +172,20 @@ export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): P
     }
     crashPoint("sent-copy");
     let note = "";
-    if (out.after) {
+    const removals = [
+      ...(out.after ? [out.after] : []),
+      ...(heldCopy
+        ? [
+            () =>
+              ctx.pool
+                .write(account, (client) => removeDraft(client, account, decodeRef(heldCopy)))
+                .then(() => undefined),
+          ]
+        : []),
+    ];
+    for (const remove of removals) {
       try {
-        await out.after();
+        await remove();
       } catch (err) {
         note = `; removing the draft failed: ${(err as MailError).reason ?? "INTERNAL"}`;
       }
@@ -145,7 +208,7 @@ export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): P
       call,
       account.name,
       "held",
-      `held by the send policy${replayedHold ? " again (a replay)" : ""}: ${result.blocked?.length ?? 0} blocked recipient(s)${result.too_many_recipients ? ", too many recipients" : ""}`,
+      `held by the send policy${retried ? " again (a retry, judged again)" : ""}: ${result.blocked?.length ?? 0} blocked recipient(s)${result.too_many_recipients ? ", too many recipients" : ""}`,
     );
   return result;
 }

@@ -1,6 +1,11 @@
-/** The message a reply or forward starts from, parsed once from its raw bytes. */
-import { type AddressObject, simpleParser } from "mailparser";
-import type { MailAddress } from "./addresses.js";
+/**
+ * The message a reply or forward starts from, parsed once from its raw bytes. Its addresses are read
+ * from the header lines mailparser found (keys trimmed and lowercased) by the send path's address
+ * model, not from mailparser's lenient address objects: what cannot be read as one valid mailbox is
+ * kept as text in `unreadable`, for the send to be held on.
+ */
+import { simpleParser } from "mailparser";
+import { type MailAddress, parseHeaderAddresses } from "./addresses.js";
 import type { Quote } from "./body.js";
 import type { ForwardedPart } from "./mime.js";
 
@@ -14,6 +19,10 @@ export interface Original {
   to: MailAddress[];
   cc: MailAddress[];
   bcc: MailAddress[];
+  /** Per address header: the text of each address in it that is not one valid mailbox. */
+  unreadable: Record<AddressHeader, string[]>;
+  /** The header lines as mailparser split them: lowercased, trimmed names and the whole raw lines. */
+  headerLines: ReadonlyArray<{ key: string; line: string }>;
   date: Date | undefined;
   text: string;
   html: string | undefined;
@@ -22,10 +31,34 @@ export interface Original {
   related: Array<ForwardedPart & { cid: string }>;
 }
 
-const list = (v: AddressObject | AddressObject[] | undefined): MailAddress[] =>
-  (Array.isArray(v) ? v : v ? [v] : []).flatMap((o) =>
-    o.value.filter((a) => a.address).map((a) => ({ name: a.name ?? "", address: a.address ?? "" })),
-  );
+export type AddressHeader = "from" | "replyTo" | "to" | "cc" | "bcc";
+const HEADER_NAMES: Record<AddressHeader, string> = {
+  from: "from",
+  replyTo: "reply-to",
+  to: "to",
+  cc: "cc",
+  bcc: "bcc",
+};
+
+/** The values of every header line named `key` (mailparser keeps the raw bytes as latin1 text). */
+export function headerValues(lines: ReadonlyArray<{ key: string; line: string }>, key: string): string[] {
+  return lines
+    .filter((l) => l.key === key)
+    .map((l) => {
+      const text = Buffer.from(l.line, "latin1").toString("utf8");
+      return text.slice(text.indexOf(":") + 1);
+    });
+}
+
+function addressesOf(lines: ReadonlyArray<{ key: string; line: string }>) {
+  const out = { unreadable: {} } as Pick<Original, AddressHeader | "unreadable">;
+  for (const [field, key] of Object.entries(HEADER_NAMES) as Array<[AddressHeader, string]>) {
+    const found = headerValues(lines, key).map(parseHeaderAddresses);
+    out[field] = found.flatMap((f) => f.addresses);
+    out.unreadable[field] = found.flatMap((f) => f.bad);
+  }
+  return out;
+}
 
 export async function parseOriginal(raw: Buffer): Promise<Original> {
   const m = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
@@ -42,11 +75,8 @@ export async function parseOriginal(raw: Buffer): Promise<Original> {
     inReplyTo: m.inReplyTo,
     references: refs.flatMap((r) => r.split(/\s+/)).filter(Boolean),
     subject: m.subject ?? "",
-    from: list(m.from),
-    replyTo: list(m.replyTo),
-    to: list(m.to),
-    cc: list(m.cc),
-    bcc: list(m.bcc),
+    ...addressesOf(m.headerLines),
+    headerLines: m.headerLines,
     date: m.date,
     text: m.text ?? "",
     html: typeof m.html === "string" ? m.html : undefined,

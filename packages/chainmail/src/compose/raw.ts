@@ -1,42 +1,77 @@
 /**
- * A saved draft made ready to send as it is: its Bcc header removed (every recipient would read it),
- * a fresh Date, and a Message-ID kept (or added when the draft has none). The body is not touched,
- * so what goes out is the draft the owner saw.
+ * A saved draft made ready to send as it is: the headers a sent message must not carry removed (Bcc
+ * and Resent-Bcc, which every recipient would read; Return-Path, which the receiving server sets; the
+ * old Date), a fresh Date, and a Message-ID kept (or added when the draft has none). The body is not
+ * touched, so what goes out is the draft the owner saw.
+ *
+ * Headers are found by name the way mailparser finds them (mailsplit's header parser, names trimmed
+ * and lowercased: `Bcc : x` is Bcc), never by a pattern over the raw text; the message is split and
+ * joined again by mailsplit, so the header block it edits is the one every reader sees. The envelope
+ * and the From are read by the send path's address model (compose/addresses.ts).
  */
 import { createHash } from "node:crypto";
+import { Joiner, Splitter } from "@zone-eu/mailsplit";
+import type { AccountConfig } from "../config.js";
 import { uniqueAddresses } from "./addresses.js";
 import { newMessageId } from "./mime.js";
-import { parseOriginal } from "./original.js";
+import { headerValues, parseOriginal } from "./original.js";
+import { ownAddresses } from "./policy.js";
 
-function split(raw: Buffer): { head: string; body: Buffer } {
-  const crlf = raw.indexOf("\r\n\r\n");
-  const lf = raw.indexOf("\n\n");
-  const at = crlf >= 0 && (lf < 0 || crlf <= lf) ? crlf + 4 : lf >= 0 ? lf + 2 : raw.length;
-  return { head: raw.subarray(0, at).toString("latin1"), body: raw.subarray(at) };
+/** Header names (lowercase) a draft loses when it is sent. */
+export const STRIPPED_ON_SEND = ["bcc", "resent-bcc", "return-path", "date"] as const;
+
+/** The message with its top-level header block changed by `edit`, split and joined by mailsplit. */
+async function rewriteRootHeaders(
+  raw: Buffer,
+  edit: (headers: InstanceType<typeof import("@zone-eu/mailsplit").Headers>) => void,
+): Promise<Buffer> {
+  const splitter = new Splitter();
+  const joiner = new Joiner();
+  // mailsplit's declarations type only its "data" events; both are Transform streams.
+  const split = splitter as unknown as NodeJS.ReadWriteStream;
+  const join = joiner as unknown as NodeJS.ReadWriteStream;
+  splitter.on("data", (data: { type: string; root?: boolean; headers?: unknown }) => {
+    if (data.type === "node" && data.root && data.headers)
+      edit(data.headers as InstanceType<typeof import("@zone-eu/mailsplit").Headers>);
+  });
+  // Piped by hand, with no import of node:stream: the bundle's bare "stream" import is resolved as
+  // a relative path by vitest's module runner in the packages that test chainmail's built dist.
+  const chunks: Buffer[] = [];
+  await new Promise<void>((resolve, reject) => {
+    split.once("error", reject);
+    join.once("error", reject);
+    join.on("data", (chunk: Buffer) => chunks.push(chunk));
+    join.once("end", () => resolve());
+    split.pipe(join);
+    split.end(raw);
+  });
+  return Buffer.concat(chunks);
 }
 
-/** Header fields with their folded continuation lines, in order. */
-function fields(head: string): string[] {
-  const out: string[] = [];
-  for (const line of head.split(/\r?\n/)) {
-    if (line === "") continue;
-    if (/^[ \t]/.test(line) && out.length) out[out.length - 1] += `\r\n${line}`;
-    else out.push(line);
-  }
-  return out;
-}
-
-export async function draftForSending(raw: Buffer, fromAddress: string) {
+export async function draftForSending(raw: Buffer, account: Pick<AccountConfig, "address" | "aliases">) {
   const parsed = await parseOriginal(raw);
-  const { head, body } = split(raw);
-  const kept = fields(head).filter((f) => !/^(bcc|date):/i.test(f));
-  const messageId = parsed.messageId ?? newMessageId(fromAddress);
-  if (!parsed.messageId) kept.unshift(`Message-ID: ${messageId}`);
-  kept.unshift(`Date: ${new Date().toUTCString().replace("GMT", "+0000")}`);
+  const messageId = parsed.messageId ?? newMessageId(account.address);
+  const out = await rewriteRootHeaders(raw, (headers) => {
+    for (const name of STRIPPED_ON_SEND) headers.remove(name);
+    if (!parsed.messageId) headers.add("Message-ID", messageId);
+    headers.add("Date", new Date().toUTCString().replace("GMT", "+0000"));
+  });
+  // The From must be exactly one of the account's own addresses: a stranger's message moved into
+  // Drafts is not sent under the stranger's name.
+  const own = ownAddresses(account);
+  const fromText = headerValues(parsed.headerLines, "from")
+    .map((v) => v.trim())
+    .join(", ");
+  const fromOk =
+    parsed.from.length === 1 &&
+    parsed.unreadable.from.length === 0 &&
+    own.includes(parsed.from[0]!.address.toLowerCase());
   return {
-    raw: Buffer.concat([Buffer.from(`${kept.join("\r\n")}\r\n\r\n`, "latin1"), body]),
+    raw: out,
     messageId,
     envelope: uniqueAddresses([...parsed.to, ...parsed.cc, ...parsed.bcc]).map((a) => a.address),
+    unreadable: [...parsed.unreadable.to, ...parsed.unreadable.cc, ...parsed.unreadable.bcc],
+    foreignFrom: fromOk ? undefined : fromText || "(no From header)",
     sha256: createHash("sha256").update(raw).digest("hex"),
     attachmentBytes: [...parsed.attachments, ...parsed.related].reduce((n, a) => n + a.content.length, 0),
   };

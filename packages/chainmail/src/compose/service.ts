@@ -2,6 +2,7 @@
  * The compose operations over the account's IMAP and SMTP: each builds its MIME message once, then
  * sends it (under its idempotency key, see deliver.ts) or saves it to Drafts.
  */
+import { createHash } from "node:crypto";
 import path from "node:path";
 import type { AccountConfig } from "../config.js";
 import { MailError } from "../errors.js";
@@ -24,6 +25,7 @@ import { spoolOf } from "../service/uploads.js";
 import { type Upload, UPLOAD_PREFIX } from "../uploads/spool.js";
 
 import { checkHeaders } from "./headers.js";
+import { ownAddresses } from "./policy.js";
 import { appendTo, removeDraft, requireDraft, roleFolder } from "./mailbox.js";
 import {
   buildMime,
@@ -121,19 +123,31 @@ const envelopeOf = (a: AccountConfig, s: Pick<MimeSpec, "to" | "cc" | "bcc">) =>
   to: uniqueAddresses([...s.to, ...s.cc, ...s.bcc]).map((x) => x.address),
 });
 
+/** The caller's key, else the derived one; the derived one is the row's fingerprint either way. */
+interface Keys {
+  key: string;
+  fingerprint: string;
+}
+const keysOf = (given: string | undefined, derived: string): Keys => ({
+  key: given ?? derived,
+  fingerprint: derived,
+});
+
 async function sendBuilt(
   ctx: ServiceContext,
   call: Call,
   account: AccountConfig,
   tool: string,
-  key: string,
+  keys: Keys,
   built: Built,
+  unreadable: string[] = [],
 ): Promise<ComposeResult> {
   const raw = await buildMime({ ...built.spec, keepBcc: false });
   return deliver(ctx, call, {
     account,
     tool,
-    key,
+    ...keys,
+    facts: { unreadable },
     messageId: built.spec.messageId,
     raw,
     envelope: envelopeOf(account, built.spec),
@@ -171,8 +185,8 @@ async function saveDraft(
 export async function sendEmail(ctx: ServiceContext, call: Call, p: SendParams): Promise<ComposeResult> {
   const account = accountOf(ctx, p.account);
   const c = content(ctx, account, p);
-  const key = p.idempotency_key ?? deriveKey("send_email", { ...p, ...c.paths }, c.fileHashes);
-  return sendBuilt(ctx, call, account, "send_email", key, {
+  const keys = keysOf(p.idempotency_key, deriveKey("send_email", { ...p, ...c.paths }, c.fileHashes));
+  return sendBuilt(ctx, call, account, "send_email", keys, {
     spec: {
       from: from(account),
       ...recipients(p),
@@ -185,27 +199,50 @@ export async function sendEmail(ctx: ServiceContext, call: Call, p: SendParams):
   });
 }
 
+/**
+ * The original a reply or forward answers, and its identity for a derived key: the account and its
+ * Message-ID, or the SHA-256 of its bytes when it has none. Never the ref, which changes whenever the
+ * message is moved (archived by the agent, a phone or a server rule), so a retry after a move derives
+ * the same key and is not sent twice.
+ */
 async function readOriginal(
   ctx: ServiceContext,
   ref: string,
-): Promise<{ account: AccountConfig; original: Original }> {
+): Promise<{ account: AccountConfig; original: Original; identity: string }> {
   const r = decodeRef(ref);
   const account = accountOf(ctx, r.account);
   const raw = await ctx.pool.read(account, (client) => fetchRaw(client, r));
-  return { account, original: await parseOriginal(raw) };
+  const original = await parseOriginal(raw);
+  const identity = `${account.name}\n${original.messageId ?? `sha256:${createHash("sha256").update(raw).digest("hex")}`}`;
+  return { account, original, identity };
 }
 
+/** A reply's or forward's input for its derived key: the original named by identity, not by ref. */
+const keyInput = (p: { ref: string }, identity: string, paths: object) => ({
+  ...p,
+  ref: undefined,
+  original: identity,
+  ...paths,
+});
+
 export async function reply(ctx: ServiceContext, call: Call, p: ReplyParams): Promise<ComposeResult> {
-  const { account, original } = await readOriginal(ctx, p.ref);
-  const own = [account.address];
-  const base = original.replyTo.length ? original.replyTo : original.from;
+  const { account, original, identity } = await readOriginal(ctx, p.ref);
+  const own = ownAddresses(account);
+  // The original's addresses come from the address model (compose/original.ts); what it could not
+  // read holds the send, with the text in `blocked`.
+  const useReplyTo = original.replyTo.length > 0 || original.unreadable.replyTo.length > 0;
+  const base = useReplyTo ? original.replyTo : original.from;
+  const unreadable = [
+    ...(useReplyTo ? original.unreadable.replyTo : original.unreadable.from),
+    ...(p.all ? [...original.unreadable.to, ...original.unreadable.cc] : []),
+  ];
   const extra = recipients(p);
   const to = uniqueAddresses([...base, ...(p.all ? original.to : []), ...extra.to], p.all ? own : []);
   const cc = uniqueAddresses(
     [...(p.all ? original.cc : []), ...extra.cc],
     [...own, ...to.map((a) => a.address)],
   );
-  if (to.length + cc.length + extra.bcc.length === 0)
+  if (to.length + cc.length + extra.bcc.length + unreadable.length === 0)
     throw new MailError("INVALID_ARGUMENT", "the reply has no recipients: the original names no sender");
   const c = content(ctx, account, p, replyQuote(original));
   const spec: Omit<MimeSpec, "keepBcc"> = {
@@ -222,12 +259,12 @@ export async function reply(ctx: ServiceContext, call: Call, p: ReplyParams): Pr
   };
   if (p.draft)
     return saveDraft(ctx, { ...call, action: "draft.create" }, account, spec, "reply saved as a draft");
-  const key = p.idempotency_key ?? deriveKey("reply", { ...p, ...c.paths }, c.fileHashes);
-  return sendBuilt(ctx, call, account, "reply", key, { spec, fileHashes: c.fileHashes });
+  const keys = keysOf(p.idempotency_key, deriveKey("reply", keyInput(p, identity, c.paths), c.fileHashes));
+  return sendBuilt(ctx, call, account, "reply", keys, { spec, fileHashes: c.fileHashes }, unreadable);
 }
 
 export async function forward(ctx: ServiceContext, call: Call, p: ForwardParams): Promise<ComposeResult> {
-  const { account, original } = await readOriginal(ctx, p.ref);
+  const { account, original, identity } = await readOriginal(ctx, p.ref);
   const c = content(ctx, account, p, forwardQuote(original));
   const carried: ForwardedPart[] = p.no_attachments ? [] : original.attachments;
   // The message's whole file payload: the original's attachments, the new ones and inline images.
@@ -249,8 +286,8 @@ export async function forward(ctx: ServiceContext, call: Call, p: ForwardParams)
   };
   if (p.draft)
     return saveDraft(ctx, { ...call, action: "draft.create" }, account, spec, "forward saved as a draft");
-  const key = p.idempotency_key ?? deriveKey("forward", { ...p, ...c.paths }, c.fileHashes);
-  return sendBuilt(ctx, call, account, "forward", key, { spec, fileHashes: c.fileHashes });
+  const keys = keysOf(p.idempotency_key, deriveKey("forward", keyInput(p, identity, c.paths), c.fileHashes));
+  return sendBuilt(ctx, call, account, "forward", keys, { spec, fileHashes: c.fileHashes });
 }
 
 export async function createDraft(
@@ -298,6 +335,18 @@ export async function updateDraft(
   const keptBody: BodyParts | undefined =
     p.body === undefined ? { text: old.text, html: old.html } : undefined;
   const given = recipients({ to: p.to ?? [], cc: p.cc ?? [], bcc: p.bcc ?? [] });
+  // A field the call keeps is carried over only when the address model reads all of it: a draft is
+  // not rewritten with an address quietly dropped or read another way.
+  for (const field of ["to", "cc", "bcc"] as const) {
+    const bad = old.unreadable[field];
+    if (p[field] === undefined && bad.length)
+      throw new MailError(
+        "INVALID_ARGUMENT",
+        `the draft's ${field} holds text that is not one email address (in detail); pass ${field} to replace it`,
+        undefined,
+        bad.join(", "),
+      );
+  }
   const spec: Omit<MimeSpec, "keepBcc"> = {
     from: from(account),
     to: p.to ? given.to : old.to,
@@ -333,18 +382,21 @@ export async function sendDraft(
   p: { ref: string; idempotency_key?: string | undefined },
 ): Promise<ComposeResult> {
   const { r, account, raw } = await readDraft(ctx, p.ref);
-  const out = await draftForSending(raw, account.address);
-  if (out.envelope.length === 0)
+  const out = await draftForSending(raw, account);
+  if (out.envelope.length === 0 && out.unreadable.length === 0)
     throw new MailError(
       "INVALID_ARGUMENT",
       "the draft has no recipients",
       "Add recipients with update_draft first.",
     );
-  const key = p.idempotency_key ?? deriveKey("send_draft", { ref: p.ref }, [out.sha256]);
+  // Keyed on the account and the draft's bytes, not the ref: the same draft is the same send.
+  const keys = keysOf(p.idempotency_key, deriveKey("send_draft", { account: account.name }, [out.sha256]));
   return deliver(ctx, call, {
     account,
     tool: "send_draft",
-    key,
+    ...keys,
+    facts: { unreadable: out.unreadable, foreignFrom: out.foreignFrom },
+    source: p.ref,
     messageId: out.messageId,
     raw: out.raw,
     envelope: { from: account.address, to: out.envelope },

@@ -3,7 +3,7 @@
  * whether the server may have taken the message: only a refusal before or at the end of DATA, or a
  * connection that never got that far, is `delivered: false` for sure.
  */
-import nodemailer from "nodemailer";
+import SMTPConnection, { type SMTPConnectionAuth } from "nodemailer/lib/smtp-connection";
 import type { AccountConfig } from "../config.js";
 import { MailError, quoteServerText } from "../errors.js";
 import { getSecret } from "../secrets.js";
@@ -41,39 +41,86 @@ const SURE_COMMANDS = new Set([
   "STARTTLS",
 ]);
 
+/**
+ * The account's SMTP login: the one place credentials are obtained, so another kind of login (an
+ * OAuth token) changes this function only.
+ */
+function smtpLogin(account: AccountConfig, secretsDir: string): SMTPConnectionAuth {
+  const pass = getSecret(secretsDir, account.name);
+  if (pass === undefined)
+    throw new MailError("AUTH_REQUIRED", `no password is stored for account ${account.name}`);
+  return { user: account.username, pass };
+}
+
+interface SendInfo {
+  response?: string;
+  rejected?: string[];
+  rejectedErrors?: Array<{ recipient?: string; response?: string; message?: string }>;
+}
+
+/**
+ * One SMTP transaction over nodemailer's SMTPConnection, given the envelope as it is: MAIL FROM and
+ * each RCPT TO carry these strings byte for byte. (nodemailer's transport would parse envelope
+ * strings again with its own address parser, which splits `<a@x,b@y>` in two.) As the transport
+ * does, it logs in when the server offers AUTH.
+ */
+function transaction(
+  account: AccountConfig & { smtp: NonNullable<AccountConfig["smtp"]> },
+  auth: SMTPConnectionAuth,
+  envelope: Envelope,
+  raw: Buffer,
+): Promise<SendInfo> {
+  const conn = new SMTPConnection({
+    host: account.smtp.host,
+    port: account.smtp.port,
+    secure: account.smtp.tls === "tls",
+    requireTLS: account.smtp.tls === "starttls",
+    ignoreTLS: account.smtp.tls === "none",
+    connectionTimeout: 15_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 60_000,
+    logger: false,
+  });
+  return new Promise<SendInfo>((resolve, reject) => {
+    let settled = false;
+    const finish = (err: unknown, info?: SendInfo) => {
+      if (settled) return;
+      settled = true;
+      conn.close();
+      if (err) reject(err);
+      else resolve(info ?? {});
+    };
+    // Kept for the connection's life: an error after the answer (a late socket error) must find a listener.
+    conn.on("error", (err: Error) => finish(err));
+    conn.connect((err) => {
+      if (err) return finish(err);
+      // A copy: SMTPConnection keeps its state on the envelope object it is given.
+      const send = () =>
+        conn.send({ from: envelope.from, to: [...envelope.to] }, raw, (e, info) =>
+          e ? finish(e) : finish(null, info as SendInfo),
+        );
+      if (conn.allowsAuth) conn.login(auth, (e) => (e ? finish(e) : send()));
+      else send();
+    });
+  });
+}
+
 export async function sendRaw(
   account: AccountConfig,
   secretsDir: string,
   envelope: Envelope,
   raw: Buffer,
 ): Promise<{ response: string; refused: Refused[] }> {
-  if (!account.smtp)
+  const smtp = account.smtp;
+  if (!smtp)
     throw new MailError(
       "UNSUPPORTED",
       `account ${account.name} has no SMTP server configured`,
       "Add [accounts.smtp] for the account in config.toml.",
     );
-  const pass = getSecret(secretsDir, account.name);
-  if (pass === undefined)
-    throw new MailError("AUTH_REQUIRED", `no password is stored for account ${account.name}`);
-  const t = nodemailer.createTransport({
-    host: account.smtp.host,
-    port: account.smtp.port,
-    secure: account.smtp.tls === "tls",
-    requireTLS: account.smtp.tls === "starttls",
-    ignoreTLS: account.smtp.tls === "none",
-    auth: { user: account.username, pass },
-    connectionTimeout: 15_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 60_000,
-    logger: false,
-  });
+  const auth = smtpLogin(account, secretsDir);
   try {
-    const info = (await t.sendMail({ envelope: { from: envelope.from, to: envelope.to }, raw })) as {
-      response?: unknown;
-      rejected?: unknown[];
-      rejectedErrors?: Array<{ recipient?: string; response?: string; message?: string }>;
-    };
+    const info = await transaction({ ...account, smtp }, auth, envelope, raw);
     // Some recipients refused at RCPT, the rest accepted: the message went to those (a refusal of
     // every recipient is EENVELOPE, below).
     const refused = (info.rejected ?? []).map((address) => {
@@ -100,7 +147,5 @@ export async function sendRaw(
       new MailError(reason, `the SMTP server of account ${account.name} did not take the message ${text}`),
       !sure,
     );
-  } finally {
-    t.close();
   }
 }

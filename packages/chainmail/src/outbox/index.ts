@@ -1,8 +1,11 @@
 /**
  * Idempotent sends. Each send runs under its key: a key with a recorded send replays as
  * `duplicate`; a key whose send began and was never recorded (the daemon died in between) is
- * SEND_UNCONFIRMED until the account owner settles it with the CLI; two calls with one key at the
- * same moment run one after the other, so the second sees the first's row.
+ * SEND_UNCONFIRMED until the account owner settles it with the CLI; a key whose earlier attempt was
+ * held sent nothing, so the attempt is judged again; two calls with one key at the same moment run
+ * one after the other, so the second sees the first's row. A key is tied to the input it was first
+ * used for (its fingerprint): the same key with a different input is CONFLICT, never a `duplicate`
+ * that would tell the caller a message went out that never did.
  */
 import { MailError } from "../errors.js";
 import { IDEMPOTENCY_WINDOW_MS } from "../limits.js";
@@ -36,6 +39,14 @@ export function unconfirmed(key: string): MailError {
   );
 }
 
+function conflict(key: string): MailError {
+  return new MailError(
+    "CONFLICT",
+    `idempotency key ${key} was used earlier for a different message, so nothing was sent`,
+    "A key names one message: use a new key for a new message, or send the same input again to retry it.",
+  );
+}
+
 export class Outbox {
   private readonly inflight = new Map<string, Promise<void>>();
   constructor(readonly store: OutboxStore) {}
@@ -56,16 +67,24 @@ export class Outbox {
   private prunedAt = 0;
 
   /**
-   * Runs `fn` as the only holder of `key`, or replays the key's earlier outcome: `duplicate` for a
-   * recorded send, the stored result for a hold (held again), SEND_UNCONFIRMED for a send never
-   * recorded. `fn` commits the intent (`begin`) before it talks to SMTP.
+   * Runs `fn` as the only holder of `key`, or replays the key's earlier outcome: CONFLICT when the
+   * key was used for another input, `duplicate` for a recorded send, SEND_UNCONFIRMED for a send
+   * never recorded. A held row is handed to `fn` to judge again. `fn` commits the intent (`begin`,
+   * or `retake` of the held row) before it talks to SMTP.
    */
   async exclusive<T>(
     key: string,
-    replayHeld: (row: OutboxRow) => T,
-    fn: () => Promise<T>,
+    fingerprint: string,
+    fn: (held: OutboxRow | undefined) => Promise<T>,
   ): Promise<T | DuplicateResult> {
-    return this.lock(key, async () => this.replay(key, replayHeld) ?? (await fn()));
+    return this.lock(key, async () => {
+      const row = this.lookup(key);
+      if (row?.fingerprint && row.fingerprint !== fingerprint) throw conflict(key);
+      if (row?.status === "sent")
+        return { status: "duplicate", original_status: "sent", idempotency_key: key } as const;
+      if (row?.status === "pending") throw unconfirmed(key);
+      return fn(row);
+    });
   }
 
   /** Runs `fn` once every earlier holder of `key` is done; later callers wait for it in turn. */
@@ -84,13 +103,5 @@ export class Outbox {
       this.inflight.delete(key);
       release();
     }
-  }
-
-  private replay<T>(key: string, replayHeld: (row: OutboxRow) => T): T | DuplicateResult | undefined {
-    const row = this.lookup(key);
-    if (!row) return undefined;
-    if (row.status === "sent") return { status: "duplicate", original_status: "sent", idempotency_key: key };
-    if (row.status === "held") return replayHeld(row);
-    throw unconfirmed(key);
   }
 }

@@ -18,6 +18,13 @@ export const OUTBOX_MIGRATION = `CREATE TABLE outbox (
    CREATE INDEX outbox_status ON outbox(status);
    CREATE INDEX outbox_created ON outbox(created);`;
 
+/**
+ * Each row keeps the fingerprint of the input it was made for (the key a call derives from its
+ * content), so a caller's key used again for a different message is told apart from a retry. Rows
+ * from before this step have none and are taken as retries, as they were.
+ */
+export const OUTBOX_FINGERPRINT_MIGRATION = "ALTER TABLE outbox ADD COLUMN fingerprint TEXT;";
+
 export type OutboxStatus = "pending" | "sent" | "held";
 
 export interface OutboxRow {
@@ -30,9 +37,11 @@ export interface OutboxRow {
   updated: string;
   /** The compose result as JSON, once there is one. */
   result: string | null;
+  /** The derived key of the input the row was made for; null on rows older than the column. */
+  fingerprint: string | null;
 }
 
-const COLUMNS = "key, account, tool, message_id, status, created, updated, result";
+const COLUMNS = "key, account, tool, message_id, status, created, updated, result, fingerprint";
 
 export class OutboxStore {
   constructor(private readonly db: Database.Database) {}
@@ -47,13 +56,38 @@ export class OutboxStore {
   }
 
   /** Inserts the intent, committed before it returns; false when the key already has a row. */
-  begin(row: Omit<OutboxRow, "updated" | "result">): boolean {
+  begin(
+    row: Omit<OutboxRow, "updated" | "result" | "fingerprint"> & { fingerprint?: string | null },
+  ): boolean {
     const res = this.db
       .prepare(
-        `INSERT INTO outbox (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL) ON CONFLICT(key) DO NOTHING`,
+        `INSERT INTO outbox (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?) ON CONFLICT(key) DO NOTHING`,
       )
-      .run(row.key, row.account, row.tool, row.message_id, row.status, row.created, row.created);
+      .run(
+        row.key,
+        row.account,
+        row.tool,
+        row.message_id,
+        row.status,
+        row.created,
+        row.created,
+        row.fingerprint ?? null,
+      );
     return res.changes === 1;
+  }
+
+  /**
+   * Turns a held row into the intent of a new attempt (a hold sent nothing, so the retry is a send
+   * of its own), committed before it returns; false when the row is no longer held.
+   */
+  retake(key: string, messageId: string, created: string): boolean {
+    return (
+      this.db
+        .prepare(
+          "UPDATE outbox SET status = 'pending', message_id = ?, created = ?, updated = ?, result = NULL WHERE key = ? AND status = 'held'",
+        )
+        .run(messageId, created, created, key).changes === 1
+    );
   }
 
   finish(key: string, status: OutboxStatus, result: unknown): void {

@@ -7,7 +7,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { ITEMS_MIGRATION } from "./items-schema.js";
 import { EVENTS_MIGRATION } from "./events.js";
-import { OUTBOX_MIGRATION } from "./outbox.js";
+import { OUTBOX_FINGERPRINT_MIGRATION, OUTBOX_MIGRATION } from "./outbox.js";
 import { ENDPOINTS_MIGRATION } from "./endpoints.js";
 import { POLICY_MIGRATION } from "./policy.js";
 
@@ -44,6 +44,7 @@ const MIGRATIONS: string[] = [
    CREATE INDEX audit_time ON audit(time);`,
   POLICY_MIGRATION,
   ENDPOINTS_MIGRATION,
+  OUTBOX_FINGERPRINT_MIGRATION,
 ];
 
 /** The schema version a fully migrated state.db has (its user_version). */

@@ -33,4 +33,11 @@ export {
 } from "./mailbox.js";
 export { configToml, type MailEnv, type PolicyOpts, startMailEnv } from "./mailenv.js";
 export { type SendEnv, startSendEnv } from "./sendenv.js";
-export { freePort, lmtpConfig, type Relayed, type SmtpRelay, startSmtpRelay } from "./smtp.js";
+export {
+  freePort,
+  lmtpConfig,
+  type Relayed,
+  type SmtpRelay,
+  smtpMailboxDomain,
+  startSmtpRelay,
+} from "./smtp.js";

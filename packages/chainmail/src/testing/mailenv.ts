@@ -13,7 +13,14 @@ import { type Dovecot, startDovecot } from "./dovecot.js";
 
 export interface PolicyOpts {
   /** `port`: another IMAP port for work (a dead one, to see which connection a call uses). */
-  work?: { allow_expunge?: boolean; allow_delete_folder?: boolean; port?: number; sendPolicy?: string };
+  work?: {
+    allow_expunge?: boolean;
+    allow_delete_folder?: boolean;
+    port?: number;
+    sendPolicy?: string;
+    /** The account's `aliases` (addresses a draft's From may name besides its own). */
+    aliases?: string[];
+  };
   home?: { allow_expunge?: boolean; allow_delete_folder?: boolean };
   /** Extra lines of the `[cache]` section; the background loop is off unless this turns it on. */
   cache?: string;
@@ -46,7 +53,7 @@ export function configToml(dv: Dovecot, policy: PolicyOpts): string {
 name = "${name}"
 provider = "imap"
 address = "${user}@example.com"
-username = "${user}"
+${p.aliases ? `aliases = ${JSON.stringify(p.aliases)}\n` : ""}username = "${user}"
 archive_folder = "Archive"
 signature = "-- \\n${user}"
 [accounts.imap]

@@ -22,7 +22,47 @@ export interface SmtpRelay {
    * client wrote it, since smtp-server hands `onRcptTo` its addresses with punycode decoded.
    */
   commands: string[];
+  /**
+   * Every SMTP transaction clients began, from the command lines: MAIL FROM's path and each RCPT
+   * TO's path exactly as written between the angle brackets (accepted or not), in order. This is
+   * where a send policy is judged: what the server was asked to deliver to.
+   */
+  transactions(): Array<{ from: string; rcpts: string[] }>;
   stop(): Promise<void>;
+}
+
+/*
+ * RFC 5321's Mailbox (with RFC 6531's UTF-8), written out from the grammar independently of the
+ * address model under test: a path the send path hands over must read as exactly one of these, so a
+ * test judging RCPT TO at the sink does not share a parser (or a bug) with what it judges.
+ */
+const ATEXT = "[A-Za-z0-9!#$%&'*+\\-/=?^_`{|}~\\u{80}-\\u{10FFFF}]";
+const DOT_STRING = `${ATEXT}+(?:\\.${ATEXT}+)*`;
+const QUOTED = '"(?:[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e\\u{80}-\\u{10FFFF}]|\\\\[\\x20-\\x7e])*"';
+const LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+const MAILBOX = new RegExp(`^(?:${DOT_STRING}|${QUOTED})@(${LABEL}(?:\\.${LABEL})*)$`, "u");
+
+/** The domain (lowercased) of a MAIL FROM / RCPT TO path that is one RFC 5321 Mailbox, else undefined. */
+export function smtpMailboxDomain(path: string): string | undefined {
+  return MAILBOX.exec(path)?.[1]?.toLowerCase();
+}
+
+/** The users of the test Dovecot (src/testing/mailenv.ts). */
+const LMTP_USERS = ["alice", "bob", "carol"];
+
+/** The path inside `<…>` of a MAIL FROM or RCPT TO line, as the client wrote it. */
+const pathOf = (line: string) => /^[A-Z ]+:\s*<(.*)>/i.exec(line)?.[1] ?? line;
+
+export function transactionsOf(commands: readonly string[]): Array<{ from: string; rcpts: string[] }> {
+  const out: Array<{ from: string; rcpts: string[] }> = [];
+  for (const line of commands) {
+    if (/^MAIL FROM:/i.test(line)) out.push({ from: pathOf(line), rcpts: [] });
+    else if (/^RCPT TO:/i.test(line)) {
+      if (out.length === 0) out.push({ from: "", rcpts: [] });
+      out.at(-1)?.rcpts.push(pathOf(line));
+    }
+  }
+  return out;
 }
 
 export async function freePort(): Promise<number> {
@@ -100,7 +140,11 @@ export async function startSmtpRelay(opts: {
         const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
         const to = session.envelope.rcptTo.map((r) => r.address);
         received.push({ from, to, raw });
-        lmtp.sendMail({ envelope: { from, to }, raw }).then(
+        // Only the test Dovecot's users (by local part, as its LMTP reads them) get a copy; the
+        // others are accepted and only recorded, so a recipient LMTP does not know cannot fail it.
+        const local = to.filter((a) => LMTP_USERS.includes(a.slice(0, a.lastIndexOf("@")).toLowerCase()));
+        if (local.length === 0) return done();
+        lmtp.sendMail({ envelope: { from, to: local }, raw }).then(
           () => done(),
           (err: Error) =>
             done(Object.assign(new Error(`relay failed: ${err.message}`), { responseCode: 451 })),
@@ -114,6 +158,7 @@ export async function startSmtpRelay(opts: {
     port: typeof addr === "object" && addr ? addr.port : 0,
     received,
     commands,
+    transactions: () => transactionsOf(commands),
     stop: async () => {
       lmtp.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
