@@ -41,7 +41,8 @@ export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
   draft create ACCOUNT | draft update REF   (send's flags but --key)
   draft send REF [--key K] | draft delete REF
   outbox [list] | outbox confirm KEY | outbox release KEY   settle a send whose outcome is unknown
-  policy [status] | policy confirm [ACCOUNT] [--digest D]   a wider policy or new server settings wait for this
+  policy [status] | policy confirm [ACCOUNT] [--digest D]   a wider policy or new server settings wait for this;
+                                         confirm runs only in a terminal, where you type back the code it shows
   audit [--action A] [--since TIME] [--limit N]
   watch [--group G | --cursor N] [--account A]... [--in FOLDER] [--kind K]... [--item ID] [--wait S] [--once]
                                          stream events, one per line, until interrupted
