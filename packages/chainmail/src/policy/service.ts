@@ -123,17 +123,6 @@ function reconcileEndpoint(
   return pending ? withEndpoint(a, confirmed) : a;
 }
 
-function describe(g: Gates): string {
-  const r = g.allowed_recipients;
-  return [
-    `allow_expunge ${g.allow_expunge}`,
-    `allow_delete_folder ${g.allow_delete_folder}`,
-    `allowed_recipients ${r ? `[${r.join(", ")}]` : "any"}`,
-    `max_recipients ${g.max_recipients ?? "none"}`,
-    `max_attachment_bytes ${g.max_attachment_bytes ?? "none"}`,
-  ].join("; ");
-}
-
 /**
  * The file's config with each account's policy met with what the daemon runs on now (CLOSED for an
  * account it does not know), each known account connecting where it does now: for when state.db
