@@ -14,6 +14,8 @@ export const HELP = `chainmail-mcp: the MCP server of the chainmail mail daemon 
 Usage: chainmail-mcp [--home DIR] [--http [HOST:]PORT] [--token TOKEN]
 
   --home DIR          chainmail's home (config, state, socket); default $CHAINMAIL_HOME, else the XDG dirs
+  --socket PATH       the daemon's socket; default $CHAINMAIL_SOCKET, else the home's (for a daemon
+                      that runs as its own OS user, with [daemon] socket_group)
   --list-gated-tools  list expunge and delete_folder whatever the policy says (for reference docs);
                       the daemon still refuses them where the policy does
 ${COMMON_FLAGS_HELP}
@@ -24,6 +26,7 @@ call fails with DAEMON_UNAVAILABLE.
 
 const OPTIONS = {
   home: { type: "string" },
+  socket: { type: "string" },
   "list-gated-tools": { type: "boolean" },
 } as const;
 
@@ -54,9 +57,11 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (flags.help) return void process.stdout.write(HELP);
   if (flags.version) return void process.stdout.write(`${VERSION}\n`);
   if (values.home === "") throw usage("--home needs a directory");
+  if (values.socket === "") throw usage("--socket needs a path");
   await startApp({
     flags,
     home: values.home,
+    socket: values.socket,
     listGatedTools: values["list-gated-tools"] === true,
     gateMaxAgeMs: gateMaxAgeMs(process.env["CHAINMAIL_MCP_GATE_MAX_AGE_MS"]),
   });
