@@ -10,6 +10,8 @@ export interface AppOptions {
   flags: CommonFlags;
   /** chainmail's home; default CHAINMAIL_HOME, else the XDG dirs. */
   home?: string | undefined;
+  /** The daemon's socket; default CHAINMAIL_SOCKET, else the home's. */
+  socket?: string | undefined;
   listGatedTools: boolean;
   /** Re-ask the daemon for the policy once the last check is this old. */
   gateMaxAgeMs?: number | undefined;
@@ -17,7 +19,10 @@ export interface AppOptions {
 
 /** Runs the server until the client hangs up. */
 export async function startApp(options: AppOptions): Promise<void> {
-  const home = resolveHome(options.home);
+  const home = resolveHome(
+    options.home,
+    options.socket ? { ...process.env, CHAINMAIL_SOCKET: options.socket } : process.env,
+  );
   const client = new DaemonClient({ socketPath: home.socketPath, client: "mcp" });
   const kit = createChainmailMcpServer({
     client,

@@ -23,6 +23,16 @@ describe("gated tools after a policy widening", () => {
     const before = await names();
     expect(before).not.toContain("expunge");
     expect(before).not.toContain("delete_folder");
+    const pending = async () =>
+      (
+        (await m.client.callTool({ name: "list_accounts", arguments: {} })).structuredContent as {
+          accounts: Array<{ name: string; confirmation_pending: boolean }>;
+        }
+      ).accounts.map((a) => [a.name, a.confirmation_pending]);
+    expect(await pending()).toEqual([
+      ["work", true],
+      ["home", false],
+    ]);
     // The MCP server's own daemon client cannot confirm it.
     await expect(m.daemonClient.call("policy.confirm", {})).rejects.toMatchObject({
       reason: "POLICY_DENIED",
@@ -33,6 +43,10 @@ describe("gated tools after a policy widening", () => {
     const after = await names();
     expect(after).toContain("expunge");
     expect(after).toContain("delete_folder");
+    expect(await pending()).toEqual([
+      ["work", false],
+      ["home", false],
+    ]);
   });
 
   it("drops them at once when the file narrows again", async () => {

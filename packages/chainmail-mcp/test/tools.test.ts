@@ -77,6 +77,7 @@ describe("accounts and folders", () => {
           auth: "configured",
           allow_expunge: true,
           allow_delete_folder: true,
+          confirmation_pending: false,
         },
         {
           name: "home",
@@ -85,6 +86,7 @@ describe("accounts and folders", () => {
           auth: "configured",
           allow_expunge: false,
           allow_delete_folder: false,
+          confirmation_pending: false,
         },
       ],
     });

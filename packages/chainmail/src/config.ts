@@ -3,6 +3,7 @@
  * (`accounts[1].imap.port`), so a typo fails at start rather than on first use.
  */
 import fs from "node:fs";
+import path from "node:path";
 import { parse } from "smol-toml";
 import { asciiDomain, parseMailbox } from "./compose/addresses.js";
 import { MailError } from "./errors.js";
@@ -52,6 +53,22 @@ export interface AccountConfig {
 export interface DaemonConfig {
   /** Characters of body text get_message returns unless `full`. */
   body_limit: number;
+  /**
+   * The strong mode: a group (name or number) whose members may connect to the socket. The runtime
+   * dir becomes 0750 and the socket 0660, both owned by that group; the daemon's user must be a member.
+   * Read at start only. Absent: the dir is 0700 and the socket 0600 (the daemon's user only).
+   */
+  socket_group?: string | undefined;
+}
+
+/** The `[files]` section: where attachments may be read from. */
+export interface FilesConfig {
+  /**
+   * Absolute directories whose regular files may be attached; below them no file or folder whose name
+   * starts with a dot. Absent: the daemon user's home and the system temp dir. /etc, /proc, /sys,
+   * /dev and the chainmail home are refused whatever this says.
+   */
+  attach_roots?: string[] | undefined;
 }
 
 /** The `[cache]` section: the local cache the daemon keeps in cache.db. */
@@ -90,6 +107,7 @@ export interface Config {
   daemon: DaemonConfig;
   cache: CacheConfig;
   events: EventsConfig;
+  files: FilesConfig;
 }
 
 export function defaultCacheConfig(): CacheConfig {
@@ -170,7 +188,8 @@ function server(
 export function validateConfig(doc: unknown, source = "config.toml"): Config {
   const c = new Checker();
   if (!isTable(doc)) throw new MailError("CONFIG_INVALID", `${source}: not a table`);
-  c.unknown(doc, ["accounts", "daemon", "cache", "events"], "config");
+  c.unknown(doc, ["accounts", "daemon", "cache", "events", "files"], "config");
+  const files = filesSection(c, doc["files"]);
   const cache = cacheSection(c, doc["cache"]);
   const events = eventsSection(c, doc["events"]);
   const daemon: DaemonConfig = { body_limit: DEFAULT_BODY_LIMIT };
@@ -178,7 +197,13 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
     const d = doc["daemon"];
     if (!isTable(d)) c.problems.push("daemon must be a table");
     else {
-      c.unknown(d, ["body_limit"], "daemon");
+      c.unknown(d, ["body_limit", "socket_group"], "daemon");
+      const g = d["socket_group"];
+      if (g !== undefined) {
+        if (typeof g !== "string" || !/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$/.test(g))
+          c.problems.push("daemon.socket_group must be the name or number of a group");
+        else daemon.socket_group = g;
+      }
       const bl = d["body_limit"];
       if (bl !== undefined) {
         if (typeof bl !== "number" || !Number.isInteger(bl) || bl < 100 || bl > 10_000_000) {
@@ -290,7 +315,7 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
   if (c.problems.length > 0) {
     throw new MailError("CONFIG_INVALID", `${source}: ${c.problems.join("; ")}`);
   }
-  return { accounts, daemon, cache, events };
+  return { accounts, daemon, cache, events, files };
 }
 
 function eventsSection(c: Checker, v: unknown): EventsConfig {
@@ -324,6 +349,22 @@ function eventsSection(c: Checker, v: unknown): EventsConfig {
     else out.retention_seconds = x;
   }
   return out;
+}
+
+function filesSection(c: Checker, v: unknown): FilesConfig {
+  if (v === undefined) return {};
+  if (!isTable(v)) {
+    c.problems.push("files must be a table");
+    return {};
+  }
+  c.unknown(v, ["attach_roots"], "files");
+  const roots = v["attach_roots"];
+  if (roots === undefined) return {};
+  if (!Array.isArray(roots) || !roots.every((r) => typeof r === "string" && path.isAbsolute(r))) {
+    c.problems.push("files.attach_roots must be an array of absolute paths");
+    return {};
+  }
+  return { attach_roots: roots as string[] };
 }
 
 function sendPolicy(c: Checker, p: Table, at: string, policy: Policy): void {
@@ -395,6 +436,7 @@ export function loadConfig(file: string): Config {
         daemon: { body_limit: DEFAULT_BODY_LIMIT },
         cache: defaultCacheConfig(),
         events: { retention_seconds: DEFAULT_EVENT_RETENTION_SECONDS, poll_ms: DEFAULT_EVENT_POLL_MS },
+        files: {},
       };
     throw err;
   }

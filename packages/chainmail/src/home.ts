@@ -1,7 +1,10 @@
 /**
  * Where chainmail keeps things. CHAINMAIL_HOME (or --home) puts everything under one dir so tests and
- * several daemons run side by side; otherwise the XDG dirs are used.
+ * several daemons run side by side; otherwise the XDG dirs are used. CHAINMAIL_SOCKET (or --socket)
+ * names the socket, and so the runtime dir (its parent), whatever the home: for clients of a daemon
+ * that runs as another OS user (the strong mode, see the README).
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -30,7 +33,26 @@ export function attachmentsDefaultDir(env: NodeJS.ProcessEnv = process.env): str
   return path.join(xdg(env, "XDG_CACHE_HOME", ".cache"), "chainmail", "attachments");
 }
 
+/** CHAINMAIL_SOCKET, which must be absolute: a relative one would follow the working dir. */
+function socketOverride(env: NodeJS.ProcessEnv): string | undefined {
+  const v = env["CHAINMAIL_SOCKET"];
+  if (v === undefined || v === "") return undefined;
+  if (!path.isAbsolute(v))
+    throw new MailError(
+      "INVALID_ARGUMENT",
+      `CHAINMAIL_SOCKET (or --socket) must be an absolute path; got ${JSON.stringify(v)}`,
+      "Give the daemon's socket path, such as /tmp/chainmail-UID/chainmail.sock.",
+    );
+  return path.resolve(v);
+}
+
 export function resolveHome(explicit?: string, env: NodeJS.ProcessEnv = process.env): Home {
+  const home = homeDirs(explicit, env);
+  const socket = socketOverride(env);
+  return socket ? { ...home, runtimeDir: path.dirname(socket), socketPath: socket } : home;
+}
+
+function homeDirs(explicit: string | undefined, env: NodeJS.ProcessEnv): Home {
   const base = explicit ?? env["CHAINMAIL_HOME"];
   if (base) {
     const root = path.resolve(base);
@@ -64,13 +86,62 @@ export function resolveHome(explicit?: string, env: NodeJS.ProcessEnv = process.
   };
 }
 
-/** Creates a private dir (0700), or checks an existing one is ours and private. */
-export function ensurePrivateDir(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = fs.statSync(dir);
+const refuse = (dir: string, why: string, hint: string) =>
+  new MailError("INVALID_ARGUMENT", `${dir} ${why}`, hint);
+
+/**
+ * Creates a dir of this user with `mode` (0700 unless given), or checks an existing one: judged by
+ * lstat, so a symlink planted at the path (in a shared dir such as /tmp) is refused instead of
+ * followed, and a dir of another user is refused. Created with mkdir (which never follows a symlink
+ * at the last component) and checked again after. The mode and group are then set on the dir opened
+ * with O_NOFOLLOW, the one checked: once it is ours, nobody else can rename it, not even in sticky /tmp.
+ */
+export function ensurePrivateDir(dir: string, options: { mode?: number; gid?: number } = {}): void {
+  const mode = options.mode ?? 0o700;
   const uid = process.getuid?.();
-  if (uid !== undefined && st.uid !== uid) {
-    throw new MailError("INVALID_ARGUMENT", `${dir} belongs to another user`, "Use a directory you own.");
+  fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o700 });
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
   }
-  if ((st.mode & 0o077) !== 0) fs.chmodSync(dir, 0o700);
+  const st = fs.lstatSync(dir);
+  const hint =
+    "Remove it (or point CHAINMAIL_HOME, CHAINMAIL_SOCKET or XDG_RUNTIME_DIR elsewhere) and start again.";
+  if (st.isSymbolicLink())
+    throw refuse(dir, "is a symbolic link; chainmail never follows one for its own dirs", hint);
+  if (!st.isDirectory()) throw refuse(dir, "is not a directory", hint);
+  if (uid !== undefined && st.uid !== uid)
+    throw refuse(dir, `belongs to another user (uid ${st.uid}, not ${uid})`, hint);
+  const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
+  try {
+    const same = fs.fstatSync(fd);
+    if (same.ino !== st.ino || same.dev !== st.dev) throw refuse(dir, "changed while it was checked", hint);
+    if (options.gid !== undefined && same.gid !== options.gid) fs.fchownSync(fd, same.uid, options.gid);
+    if ((same.mode & 0o7777) !== mode) fs.fchmodSync(fd, mode);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** A group's id from its name (through NSS, as `getent group` resolves it) or its number. */
+export function groupId(group: string): number {
+  if (/^\d+$/.test(group)) return Number(group);
+  let line = "";
+  try {
+    line = execFileSync("getent", ["group", group], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+  } catch {
+    // getent exits 2 for an unknown group
+  }
+  const gid = line.split(":")[2];
+  if (!gid || !/^\d+$/.test(gid))
+    throw new MailError(
+      "CONFIG_INVALID",
+      `daemon.socket_group: no group named ${JSON.stringify(group)}`,
+      "Create the group (groupadd) and add the daemon's user and the agent's user to it.",
+    );
+  return Number(gid);
 }

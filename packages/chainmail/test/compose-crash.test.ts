@@ -113,6 +113,11 @@ beforeAll(async () => {
   home = fs.mkdtempSync(path.join(os.tmpdir(), "cm-crash-"));
   fs.writeFileSync(path.join(home, "config.toml"), configToml(dv, { smtpPort: relay.port }));
   setSecret(path.join(home, "secrets"), "work", "alice-secret-pw");
+  // A first start leaves config.toml's policy unconfirmed: the owner confirms it once.
+  await startDaemon();
+  const owner = new DaemonClient({ socketPath: sock(), client: "cli" });
+  await owner.call("policy.confirm", {}).finally(() => owner.close());
+  await stopDaemon();
 }, 60_000);
 
 afterAll(async () => {

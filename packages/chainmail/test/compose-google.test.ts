@@ -94,6 +94,10 @@ beforeAll(async () => {
   pending("k-lost", "<never-arrived.2@example.com>");
   state.close();
   daemon = await startDaemon({ home, log: () => undefined });
+  // A first start leaves config.toml's policy unconfirmed: the owner confirms it once.
+  const owner = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  await owner.call("policy.confirm", {});
+  owner.close();
   client = new DaemonClient({ socketPath: home.socketPath, client: "mcp" });
 }, 60_000);
 

@@ -322,7 +322,9 @@ describe("files", () => {
         reason: "INVALID_ARGUMENT",
       });
     }
-    await expect(env.client.downloadAttachment({ ref, part: "9", dir: env.dir })).rejects.toMatchObject({
+    const mine = fs.mkdtempSync(path.join(env.dir, "dl-"));
+    fs.chmodSync(mine, 0o700);
+    await expect(env.client.downloadAttachment({ ref, part: "9", dir: mine })).rejects.toMatchObject({
       reason: "NOT_FOUND",
     });
     await expect(env.client.downloadAttachment({ ref, part: "../1" })).rejects.toMatchObject({

@@ -1,7 +1,9 @@
 /**
  * A policy widening written into config.toml waits for the owner: over the real daemon and SMTP
- * relay, the wider policy is refused until `chainmail policy confirm` (the built CLI) runs, a
- * narrowing applies at once, every change is audited with its diff, and only the CLI may confirm.
+ * relay, the wider policy is refused until `chainmail policy confirm` (the built CLI, in a real
+ * pseudo-terminal, with the code it shows typed back) runs, a narrowing applies at once, every change
+ * is audited with its diff, and only the CLI may confirm. A first start and a lost state.db fail
+ * closed: nothing config.toml asks beyond CLOSED applies before the owner confirms it.
  */
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -11,6 +13,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonClient } from "../src/client/index.js";
 import { type SendEnv, startSendEnv } from "../src/testing/index.js";
+import { cliInTerminal } from "./support/tty.js";
 
 const pkg = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const CLI = path.join(pkg, "dist", "bin", "chainmail.js");
@@ -39,6 +42,11 @@ function cli(
   });
 }
 
+/** `chainmail policy confirm ARGS` in a terminal, the shown code typed back (or `typed` instead). */
+function confirmInTerminal(args: string[] = [], typed?: (code: string) => string) {
+  return cliInTerminal(["--home", env.dir, "policy", "confirm", ...args], typed ?? ((code) => code));
+}
+
 async function policyRows(action: string) {
   return (await env.client.readAudit({ action })).rows;
 }
@@ -47,7 +55,7 @@ const toBob = (subject: string) => ({ account: "work", to: ["bob@example.com"], 
 
 beforeAll(async () => {
   if (!fs.existsSync(CLI)) execFileSync("npx", ["tsup"], { cwd: pkg, stdio: "ignore" });
-  env = await startSendEnv({ work: { sendPolicy: ONLY_ALICE } });
+  env = await startSendEnv({ work: { sendPolicy: ONLY_ALICE }, unconfirmed: true });
   mcp = new DaemonClient({ socketPath: env.home.socketPath, client: "mcp" });
 }, 60_000);
 
@@ -57,15 +65,59 @@ afterAll(async () => {
 });
 
 describe("policy confirmation", () => {
-  it("adopts config.toml at the first start, audited per account", async () => {
-    const rows = await policyRows("policy.adopt");
+  it("fails closed at the first start: every account waits for the owner, who confirms in a terminal", async () => {
+    expect(await policyRows("policy.adopt")).toEqual([]);
+    const rows = await policyRows("policy.pending");
     expect(rows.map((r) => [r.account, r.client, r.decision]).sort()).toEqual([
-      ["home", "config", "allowed"],
-      ["work", "config", "allowed"],
+      ["home", "config", "held"],
+      ["work", "config", "held"],
     ]);
-    expect(rows.find((r) => r.account === "work")?.summary).toContain(
-      "allowed_recipients [alice@example.com]; max_recipients 5",
+    expect(rows.find((r) => r.account === "work")?.summary).toContain("no confirmed policy yet");
+    const toAlice = { account: "work", to: ["alice@example.com"], subject: "first", body: "hi" };
+    expect(await env.client.call("send", toAlice)).toMatchObject({ status: "held" });
+    expect(env.relay.received).toHaveLength(0);
+    expect((await env.client.listAccounts()).accounts.map((a) => [a.name, a.confirmation_pending])).toEqual([
+      ["work", true],
+      ["home", true],
+    ]);
+    expect((await cli(["accounts"], false)).out).toContain("confirmation pending");
+
+    // No terminal (an agent's pipe): refused before the daemon is asked, with or without a digest.
+    const piped = await cli(["policy", "confirm"]);
+    expect(piped.code).toBe(4);
+    expect(piped.json()["error"]).toMatchObject({
+      reason: "POLICY_DENIED",
+      message: expect.stringContaining("needs an interactive terminal"),
+    });
+    const digest = String(
+      ((await cli(["policy", "status"])).json()["accounts"] as Array<Record<string, unknown>>).find(
+        (a) => a["account"] === "work",
+      )?.["digest"],
     );
+    expect((await cli(["policy", "confirm", "work", "--digest", digest])).code).toBe(4);
+
+    // A terminal, but not the code it showed: nothing confirmed.
+    const wrong = await confirmInTerminal([], (code) => (code === "AAAAAA" ? "BBBBBB" : "AAAAAA"));
+    expect(wrong.code).toBe(4);
+    expect(wrong.out).toContain("the code typed is not the one shown");
+    expect(await env.client.call("send", { ...toAlice, subject: "still first" })).toMatchObject({
+      status: "held",
+    });
+    expect((await policyRows("policy.confirm")).filter((r) => r.decision === "allowed")).toEqual([]);
+
+    // Each run shows a new code; the one shown, typed back, confirms every account.
+    const seen: string[] = [];
+    const ok = await confirmInTerminal([], (code) => {
+      seen.push(code);
+      return code.toLowerCase();
+    });
+    expect(ok.code).toBe(0);
+    expect(seen[0]).toMatch(/^[A-Z0-9]{6}$/);
+    expect(wrong.out).not.toContain(`type this code: ${seen[0]}`);
+    expect(ok.out).toContain("allowed_recipients +alice@example.com");
+    expect((await env.client.call("send", { ...toAlice, subject: "confirmed" })).status).toBe("sent");
+    expect(env.relay.received).toHaveLength(1);
+    expect((await env.client.listAccounts()).accounts.every((a) => !a.confirmation_pending)).toBe(true);
     expect((await cli(["policy", "status"])).json()["accounts"]).toEqual(
       expect.arrayContaining([expect.objectContaining({ account: "work", pending: false })]),
     );
@@ -76,7 +128,7 @@ describe("policy confirmation", () => {
     const held = await env.client.call("send", toBob("before confirm"));
     expect(held).toMatchObject({ status: "held", blocked: ["bob@example.com"] });
     expect(held.status === "held" && held.hint).toContain("awaits the owner's confirmation");
-    expect(env.relay.received).toHaveLength(0);
+    expect(env.relay.received).toHaveLength(1);
     const pending = await policyRows("policy.pending");
     expect(pending[0]).toMatchObject({ account: "work", client: "config", decision: "held" });
     expect(pending[0]?.summary).toContain("allowed_recipients +@example.com");
@@ -102,11 +154,11 @@ describe("policy confirmation", () => {
     expect((await env.client.call("send", toBob("still held"))).status).toBe("held");
 
     // A digest that is not the pending policy's is refused (the file changed since status showed it).
-    const stale = await cli(["policy", "confirm", "work", "--digest", "000000000000"]);
+    const stale = await confirmInTerminal(["work", "--digest", "000000000000"]);
     expect(stale.code).toBe(9);
-    const ok = await cli(["policy", "confirm", "work", "--digest", String(work?.["digest"])]);
+    const ok = await confirmInTerminal(["work", "--digest", String(work?.["digest"]), "--json"]);
     expect(ok.code).toBe(0);
-    expect(ok.json()).toEqual({
+    expect(JSON.parse(ok.out.trim().split(/\r?\n/).at(-1) ?? "")).toEqual({
       confirmed: [{ account: "work", changes: ["allowed_recipients +@example.com"] }],
     });
     expect((await policyRows("policy.confirm"))[0]).toMatchObject({
@@ -117,7 +169,7 @@ describe("policy confirmation", () => {
     expect((await policyRows("policy.confirm"))[0]?.summary).toContain("allowed_recipients +@example.com");
 
     expect((await env.client.call("send", toBob("after confirm"))).status).toBe("sent");
-    expect(env.relay.received).toHaveLength(1);
+    expect(env.relay.received).toHaveLength(2);
   });
 
   it("applies a narrowing at once, audited with its diff, and it stays after the file widens again", async () => {
@@ -137,7 +189,7 @@ describe("policy confirmation", () => {
     const again = await env.client.call("send", { ...two, subject: "two again" });
     expect(again).toMatchObject({ status: "held", too_many_recipients: true });
     expect((await policyRows("policy.pending"))[0]?.summary).toContain("max_recipients 1 → 5");
-    expect((await cli(["policy", "confirm"])).code).toBe(0);
+    expect((await confirmInTerminal()).code).toBe(0);
     expect((await env.client.call("send", { ...two, subject: "two confirmed" })).status).toBe("sent");
   });
 
@@ -202,5 +254,40 @@ describe("policy confirmation", () => {
     } finally {
       other.close();
     }
+  });
+
+  it("fails closed when state.db is deleted: the pending widening is not adopted, every account waits again", async () => {
+    // config.toml asks for more than was confirmed (expunge, any recipient): a widening that waits.
+    env.writeConfig({
+      work: { allow_expunge: true, sendPolicy: ALSO_DOMAIN },
+      home: { allow_expunge: true },
+    });
+    expect((await env.client.call("policy.status", {})).accounts.every((a) => a.pending)).toBe(true);
+    env.client.close();
+    await env.daemon.stop();
+    for (const f of ["", "-wal", "-shm"]) fs.rmSync(`${env.home.dbFile}${f}`, { force: true });
+    await env.restartDaemon();
+    const sent = env.relay.received.length;
+    expect(await env.client.call("send", toBob("after the state was lost"))).toMatchObject({
+      status: "held",
+    });
+    expect(
+      await env.client.call("send", {
+        account: "work",
+        to: ["alice@example.com"],
+        subject: "even the old allow-list",
+        body: "x",
+      }),
+    ).toMatchObject({ status: "held" });
+    expect(env.relay.received).toHaveLength(sent);
+    const accounts = (await env.client.listAccounts()).accounts;
+    expect(accounts.map((a) => [a.name, a.allow_expunge, a.confirmation_pending])).toEqual([
+      ["work", false, true],
+      ["home", false, true],
+    ]);
+    expect(await policyRows("policy.adopt")).toEqual([]);
+    expect((await confirmInTerminal()).code).toBe(0);
+    expect((await env.client.call("send", toBob("confirmed again"))).status).toBe("sent");
+    expect(env.relay.received).toHaveLength(sent + 1);
   });
 });

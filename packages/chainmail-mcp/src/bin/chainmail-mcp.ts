@@ -11,9 +11,11 @@ import { VERSION } from "../mcp/server.js";
 
 export const HELP = `chainmail-mcp: the MCP server of the chainmail mail daemon (also: chainmail mcp)
 
-Usage: chainmail-mcp [--home DIR] [--tools GROUP,...] [--read-only] [--http [HOST:]PORT] [--token-file PATH]
+Usage: chainmail-mcp [--home DIR] [--socket PATH] [--tools GROUP,...] [--read-only] [--http [HOST:]PORT] [--token-file PATH]
 
   --home DIR          chainmail's home (config, state, socket); default $CHAINMAIL_HOME, else the XDG dirs
+  --socket PATH       the daemon's socket; default $CHAINMAIL_SOCKET, else the home's (for a daemon
+                      that runs as its own OS user, with [daemon] socket_group)
   --list-gated-tools  list expunge and delete_folder whatever the policy says (for reference docs);
                       the daemon still refuses them where the policy does
 ${COMMON_FLAGS_HELP}
@@ -28,6 +30,7 @@ call fails with DAEMON_UNAVAILABLE.
 
 const OPTIONS = {
   home: { type: "string" },
+  socket: { type: "string" },
   "list-gated-tools": { type: "boolean" },
 } as const;
 
@@ -58,10 +61,12 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (flags.help) return void process.stdout.write(HELP);
   if (flags.version) return void process.stdout.write(`${VERSION}\n`);
   if (values.home === "") throw usage("--home needs a directory");
+  if (values.socket === "") throw usage("--socket needs a path");
   try {
     await startApp({
       flags,
       home: values.home,
+      socket: values.socket,
       listGatedTools: values["list-gated-tools"] === true,
       gateMaxAgeMs: gateMaxAgeMs(process.env["CHAINMAIL_MCP_GATE_MAX_AGE_MS"]),
     });

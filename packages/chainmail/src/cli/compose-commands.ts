@@ -8,6 +8,7 @@ import path from "node:path";
 import { MailError } from "../errors.js";
 import type { DaemonCommand, Request, Values } from "./command-kit.js";
 import { usage } from "./command-kit.js";
+import { confirmRequest } from "./confirm.js";
 
 const content = {
   to: { type: "string", multiple: true },
@@ -167,11 +168,9 @@ export const COMPOSE_COMMANDS: Record<string, DaemonCommand> = {
     request: (o: { digest?: string }, args: string[]): Request => {
       const [sub = "status", account] = args;
       if (sub === "status" && args.length <= 1) return send("policy.status", {});
+      // Interactive only: refused before the daemon is asked when stdin or stdout is no terminal.
       if (sub === "confirm" && args.length <= 2)
-        return send("policy.confirm", {
-          ...(account ? { account } : {}),
-          ...(o.digest ? { digest: o.digest } : {}),
-        });
+        return confirmRequest(account, o.digest, { input: process.stdin, output: process.stdout });
       usage("usage: chainmail policy [status | confirm [ACCOUNT] [--digest D]]");
     },
   } as unknown as DaemonCommand,

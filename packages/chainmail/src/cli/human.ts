@@ -9,7 +9,7 @@ export function human(command: string, result: unknown): string {
       return (r["accounts"] as Array<Record<string, unknown>>)
         .map(
           (a) =>
-            `${a["name"]}\t${a["provider"]}\t${a["address"]}\tauth:${a["auth"]}\texpunge:${a["allow_expunge"]}\tdelete_folder:${a["allow_delete_folder"]}`,
+            `${a["name"]}\t${a["provider"]}\t${a["address"]}\tauth:${a["auth"]}\texpunge:${a["allow_expunge"]}\tdelete_folder:${a["allow_delete_folder"]}${a["confirmation_pending"] ? "\tconfirmation pending (chainmail policy status)" : ""}`,
         )
         .join("\n");
     case "search":

@@ -13,7 +13,8 @@ import { ITEM_USAGE } from "./item-command.js";
 import { eventLine } from "./watch.js";
 import { mcpArgs, runMcp } from "./mcp.js";
 
-export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
+export const USAGE = `usage: chainmail [--home DIR] [--socket PATH] [--json] COMMAND ...
+  (--socket, or CHAINMAIL_SOCKET: the daemon's socket, for a daemon that runs as another OS user)
   daemon                                 run the daemon (stops cleanly on SIGTERM)
   mcp [--http [HOST:]PORT]               run the MCP server on stdio (needs @mcpforge/chainmail-mcp)
   secret set ACCOUNT                     read the account's password from stdin
@@ -41,7 +42,8 @@ export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
   draft create ACCOUNT | draft update REF   (send's flags but --key)
   draft send REF [--key K] | draft delete REF
   outbox [list] | outbox confirm KEY | outbox release KEY   settle a send whose outcome is unknown
-  policy [status] | policy confirm [ACCOUNT] [--digest D]   a wider policy or new server settings wait for this
+  policy [status] | policy confirm [ACCOUNT] [--digest D]   a wider policy or new server settings wait for this;
+                                         confirm runs only in a terminal, where you type back the code it shows
   audit [--action A] [--since TIME] [--limit N]
   watch [--group G | --cursor N] [--account A]... [--in FOLDER] [--kind K]... [--item ID] [--wait S] [--once]
                                          stream events, one per line, until interrupted
@@ -51,6 +53,7 @@ ${ITEM_USAGE}`;
 /** Flags every command takes, before or after its name. */
 const GLOBAL = {
   home: { type: "string" },
+  socket: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -59,7 +62,7 @@ const GLOBAL = {
 function commandOf(argv: readonly string[]): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === "--home") i++;
+    if (a === "--home" || a === "--socket") i++;
     else if (!a.startsWith("-")) return a;
   }
   return undefined;
@@ -78,13 +81,13 @@ export async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     strict: true,
   });
-  const g = o as { home?: string; json?: boolean; help?: boolean };
+  const g = o as { home?: string; socket?: string; json?: boolean; help?: boolean };
   if (g.help || cmd === undefined) {
     process.stdout.write(`${USAGE}\n`);
     return g.help ? 0 : REASONS.INVALID_ARGUMENT.exitCode;
   }
   if (!known) usage(`unknown command ${JSON.stringify(cmd)}`);
-  const home = resolveHome(g.home);
+  const home = resolveHome(g.home, g.socket ? { ...process.env, CHAINMAIL_SOCKET: g.socket } : process.env);
   const args = positionals.slice(1);
   if (cmd === "daemon") return runDaemon(home);
   if (cmd === "secret") return storeSecret(home, args, g.json === true);

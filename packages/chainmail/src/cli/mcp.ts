@@ -1,12 +1,15 @@
 /** `chainmail [--home DIR] mcp ...`: the MCP server from @mcpforge/chainmail-mcp, loaded only here. */
 import { MailError } from "../errors.js";
 
-/** The argv after `mcp` (with any --home before it), when the command is `chainmail [--home DIR] mcp`. */
+/**
+ * The argv after `mcp` (with any --home or --socket before it), when the command is
+ * `chainmail [--home DIR] [--socket PATH] mcp`.
+ */
 export function mcpArgs(argv: readonly string[]): string[] | undefined {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === "--home") i++;
-    else if (a.startsWith("--home=")) continue;
+    if (a === "--home" || a === "--socket") i++;
+    else if (a.startsWith("--home=") || a.startsWith("--socket=")) continue;
     else if (a === "mcp") return [...argv.slice(0, i), ...argv.slice(i + 1)];
     else return undefined;
   }

@@ -1,8 +1,10 @@
 /**
  * The client side of uploads (the MCP server's): each attachment and inline image of a compose call
  * is opened here with the daemon's own file rules (O_NOFOLLOW, a regular file judged by fstat on the
- * opened descriptor, nothing inside the chainmail home, at most 25 MiB), sent to the daemon in
- * chunks, and the call then names `upload:ID` instead of the path.
+ * opened descriptor, nothing inside the chainmail home or under /etc, /proc, /sys, /dev, at most
+ * 25 MiB), sent to the daemon in chunks, and the call then names `upload:ID` instead of the path.
+ * upload.begin gets the real path of what was opened, which the daemon judges against its attach
+ * roots (config.toml, which this process may not be able to read: the strong mode).
  */
 import { homeRoots, loadFile } from "../compose/files.js";
 import type { Home } from "../home.js";
@@ -17,8 +19,8 @@ export async function uploadFile(
   what: string,
   home: Home,
 ): Promise<string> {
-  const { content } = loadFile(file, what, homeRoots(home));
-  const { upload_id } = await client.call("upload.begin", { path: file, size: content.length });
+  const { content, real } = loadFile(file, what, { roots: null, home: homeRoots(home) });
+  const { upload_id } = await client.call("upload.begin", { path: real ?? file, size: content.length });
   for (let i = 0, at = 0; at < content.length; i++, at += UPLOAD_CHUNK_BYTES)
     await client.call("upload.chunk", {
       upload_id,

@@ -20,7 +20,7 @@ import type {
 import { type MailAddress, parseAddresses, uniqueAddresses } from "./addresses.js";
 import { type BodyParts, bodyParts, type Quote } from "./body.js";
 import { deliver } from "./deliver.js";
-import { homeRoots, type LoadedFile, loadFile, totalSize } from "./files.js";
+import { attachRules, type LoadedFile, loadFile, totalSize } from "./files.js";
 import { spoolOf } from "../service/uploads.js";
 import { type Upload, UPLOAD_PREFIX } from "../uploads/spool.js";
 
@@ -63,7 +63,7 @@ interface Built {
   fileHashes: string[];
 }
 
-const refusedRoots = (ctx: ServiceContext) => homeRoots(ctx.home);
+const refusedRoots = (ctx: ServiceContext) => attachRules(ctx.home, ctx.config.files);
 
 /** The files, headers and body parts of a new message, checked before anything is sent or saved. */
 function content(ctx: ServiceContext, account: AccountConfig, c: Content, quote?: Quote) {

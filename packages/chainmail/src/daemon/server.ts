@@ -1,6 +1,8 @@
 /**
- * `chainmail daemon`: the Unix socket server. The runtime dir is 0700 and the socket 0600; a stale
- * socket left by a crash is replaced, a live one is refused. stop() (and SIGTERM in the CLI) stops
+ * `chainmail daemon`: the Unix socket server. The runtime dir is 0700 and the socket 0600, or, with
+ * `[daemon] socket_group` (the strong mode: the daemon under its own OS user), 0750 and 0660 owned by
+ * that group; the runtime dir is refused when it is a symlink or another user's. A stale socket left
+ * by a crash is replaced, a live one is refused. stop() (and SIGTERM in the CLI) stops
  * accepting, lets in-flight calls finish, logs out of IMAP and closes state.db.
  */
 import fs from "node:fs";
@@ -9,7 +11,7 @@ import path from "node:path";
 import { type Config, changedConnections, loadConfig } from "../config.js";
 import { MailError, toWireError } from "../errors.js";
 import { removeStaleParts } from "../files/save.js";
-import { ensurePrivateDir, type Home } from "../home.js";
+import { ensurePrivateDir, groupId, type Home } from "../home.js";
 import { ImapPool } from "../imap/connection.js";
 import type { ServiceContext } from "../service/context.js";
 import { StateDb } from "../store/state.js";
@@ -63,14 +65,16 @@ function badRequest(id: Response["id"], message: string): Response {
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { home } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  ensurePrivateDir(home.runtimeDir);
+  let fileConfig: Config = loadConfig(home.configFile);
+  const group = fileConfig.daemon.socket_group;
+  const gid = group === undefined ? undefined : groupId(group);
+  ensurePrivateDir(home.runtimeDir, gid === undefined ? {} : { mode: 0o750, gid });
   if (fs.existsSync(home.socketPath)) {
     if (await socketIsLive(home.socketPath)) {
       throw new MailError("CONFLICT", `a daemon is already listening on ${home.socketPath}`);
     }
     fs.rmSync(home.socketPath, { force: true });
   }
-  let fileConfig: Config = loadConfig(home.configFile);
   let configMtime = fs.existsSync(home.configFile) ? fs.statSync(home.configFile).mtimeMs : 0;
   const state = new StateDb(home.dbFile, { log });
   // The daemon runs on the confirmed policies: a widening written into config.toml waits for the owner.
@@ -226,13 +230,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     // The umask decides the socket's mode at bind time; tighten it so it is never world-connectable.
-    const old = process.umask(0o177);
+    const old = process.umask(gid === undefined ? 0o177 : 0o117);
     server.listen(home.socketPath, () => {
       process.umask(old);
       resolve();
     });
   });
-  fs.chmodSync(home.socketPath, 0o600);
+  if (gid !== undefined) fs.chownSync(home.socketPath, process.getuid?.() ?? -1, gid);
+  fs.chmodSync(home.socketPath, gid === undefined ? 0o600 : 0o660);
   ctx.cache?.start();
   // Not awaited: a mail server that is down must not hold up the socket; a retry of a send being
   // looked up waits for its lookup (the outbox lock).

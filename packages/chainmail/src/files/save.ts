@@ -1,13 +1,18 @@
 /**
  * The file rules of download_attachment and save_raw_message: a new file of mode 0600 that never
- * replaces an existing one, a sanitized name, `name (2).ext` on a clash, and a directory that is
- * absolute, existing, owned by this user and writable by no other, reached through real
- * directories that no other user can change (ssh's StrictModes, applied to every ancestor).
+ * replaces an existing one, a sanitized name that never starts with a dot, `name (2).ext` on a clash,
+ * and a directory that is absolute, existing, owned by this user and writable by no other, reached
+ * through real directories that no other user can change (ssh's StrictModes, applied to every
+ * ancestor). The directory is never a dot-folder nor inside one (~/.ssh, ~/.config: a saved file
+ * there could be a key or a config that something runs), except the default dir
+ * (~/.cache/chainmail/attachments, chainmail's own), and never in the chainmail home's state,
+ * secrets or runtime dirs, nor the dir of config.toml itself (a file saved there could become it).
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { MailError } from "../errors.js";
+import type { Home } from "../home.js";
 
 export const MAX_NAME_BYTES = 200;
 
@@ -45,6 +50,30 @@ export function sanitizeFilename(name: string | undefined, fallback = "attachmen
 const bad = (dir: string, why: string, hint?: string) =>
   new MailError("INVALID_ARGUMENT", `dir ${JSON.stringify(dir)} ${why}`, hint);
 
+/** Where no file is saved: inside the chainmail home's own dirs, and directly in config.toml's dir. */
+export interface SaveForbidden {
+  inside: string[];
+  exact: string[];
+}
+
+const realOr = (p: string) => {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+};
+
+export function saveForbidden(home: Home, env: NodeJS.ProcessEnv = process.env): SaveForbidden {
+  const base = env["CHAINMAIL_HOME"];
+  return {
+    inside: [home.stateDir, home.secretsDir, home.runtimeDir].map(realOr),
+    exact: [path.dirname(home.configFile), ...(base ? [base] : [])].map(realOr),
+  };
+}
+
+const within = (p: string, root: string) => p === root || p.startsWith(`${root}${path.sep}`);
+
 /**
  * Checks a caller's dir; the default dir is created (0700) when missing. The dir must be a real
  * directory owned by this user and writable by no other; each of its ancestors must be a real
@@ -52,7 +81,11 @@ const bad = (dir: string, why: string, hint?: string) =>
  * sticky directory such as /tmp, whose entries other users cannot rename or remove. Returns the
  * normalized path, which is the one checked.
  */
-export function checkDir(dir: string | undefined, defaultDir: string): string {
+export function checkDir(
+  dir: string | undefined,
+  defaultDir: string,
+  forbidden: SaveForbidden = { inside: [], exact: [] },
+): string {
   if (dir === undefined || dir === "") {
     fs.mkdirSync(defaultDir, { recursive: true, mode: 0o700 });
     dir = defaultDir;
@@ -60,6 +93,22 @@ export function checkDir(dir: string | undefined, defaultDir: string): string {
     throw bad(dir, "is not an absolute path");
   }
   const target = path.resolve(dir);
+  // The walk below refuses every symlink on the way, so `target` is the real path judged here.
+  if (target !== path.resolve(defaultDir)) {
+    const dot = target.split(path.sep).find((part) => part.startsWith("."));
+    if (dot !== undefined)
+      throw bad(
+        dir,
+        `is a dot-folder or inside one (${JSON.stringify(dot)}); nothing is saved there`,
+        "Pass a folder whose path has no part starting with a dot, or leave dir out for the default.",
+      );
+    if (forbidden.inside.some((root) => within(target, root)) || forbidden.exact.includes(target))
+      throw bad(
+        dir,
+        "is in the chainmail home (config, state, secrets, socket); nothing is saved there",
+        "Pass another folder, or leave dir out for the default.",
+      );
+  }
   const uid = process.getuid?.();
   const parts = target.split(path.sep).filter(Boolean);
   for (let i = 0; i <= parts.length; i++) {

@@ -48,27 +48,24 @@ function note(
 
 /**
  * Brings state.db's policies in line with config.toml and returns the config the daemon runs on:
- * each account with the meet of its file policy and its confirmed one. The first start adopts the
- * file as confirmed; an account added later starts from CLOSED.
+ * each account with the meet of its file policy and its confirmed one. An account state.db has no
+ * confirmed policy for starts from CLOSED, whether the daemon has run before or not: a missing or
+ * deleted state.db fails closed, so whatever config.toml asks beyond CLOSED waits for the owner's
+ * `chainmail policy confirm`, the first account as any later one. (A first start that adopted the
+ * file would let anything that can write config.toml and delete state.db widen the policy.)
  */
 export function reconcilePolicies(state: StateDb, file: Config): Config {
   const store = storeOf(state);
   const rows: Array<[string, "allowed" | "held", string, string]> = [];
   const effective = store.transaction(() => {
-    const adopting = !store.adopted();
     const accounts = file.accounts.map((fileAccount) => {
       const a = reconcileEndpoint(state, fileAccount, rows);
       const wanted = gatesOf(a.policy);
       const row = store.get(a.name);
-      if (adopting && !row) {
-        store.put(a.name, JSON.stringify(wanted), null);
-        rows.push(["policy.adopt", "allowed", a.name, `first start: ${describe(wanted)}`]);
-        return a;
-      }
       const confirmed = row ? parse(row.confirmed) : CLOSED;
       const now = meet(wanted, confirmed);
       const pending = sameGates(now, wanted) ? null : JSON.stringify(wanted);
-      if (!sameGates(now, confirmed))
+      if (row && !sameGates(now, confirmed))
         rows.push(["policy.narrow", "allowed", a.name, `applied: ${diffGates(confirmed, now).join("; ")}`]);
       if (pending !== (row?.pending ?? null))
         rows.push(
@@ -77,7 +74,7 @@ export function reconcilePolicies(state: StateDb, file: Config): Config {
                 "policy.pending",
                 "held",
                 a.name,
-                `widening awaits chainmail policy confirm (${digestOf(wanted, endpointOf(fileAccount))}): ${diffGates(now, wanted).join("; ")}`,
+                `${row ? "widening" : "no confirmed policy yet (a new account, or state.db was missing): the policy"} awaits chainmail policy confirm (${digestOf(wanted, endpointOf(fileAccount))}): ${diffGates(now, wanted).join("; ")}`,
               ]
             : ["policy.pending", "allowed", a.name, "no widening pending any more"],
         );
@@ -85,7 +82,6 @@ export function reconcilePolicies(state: StateDb, file: Config): Config {
         store.put(a.name, JSON.stringify(now), pending);
       return { ...a, policy: policyOf(now) };
     });
-    store.markAdopted();
     return { ...file, accounts };
   });
   for (const [action, decision, account, summary] of rows) note(state, action, account, decision, summary);
@@ -125,17 +121,6 @@ function reconcileEndpoint(
     );
   }
   return pending ? withEndpoint(a, confirmed) : a;
-}
-
-function describe(g: Gates): string {
-  const r = g.allowed_recipients;
-  return [
-    `allow_expunge ${g.allow_expunge}`,
-    `allow_delete_folder ${g.allow_delete_folder}`,
-    `allowed_recipients ${r ? `[${r.join(", ")}]` : "any"}`,
-    `max_recipients ${g.max_recipients ?? "none"}`,
-    `max_attachment_bytes ${g.max_attachment_bytes ?? "none"}`,
-  ].join("; ");
 }
 
 /**
@@ -271,6 +256,15 @@ export function confirmPolicy(
     ctx.cache?.reconcile(changed);
   }
   return { confirmed: todo.map((s) => ({ account: s.account, changes: s.changes })) };
+}
+
+/** Whether a wider policy or new server settings of the account wait for the owner's confirmation. */
+export function confirmationPending(ctx: ServiceContext, account: string): boolean {
+  const a = (ctx.fileConfig ?? ctx.config).accounts.find((x) => x.name === account);
+  if (!a) return false;
+  if (storeOf(ctx.state).get(account)?.pending != null) return true;
+  const row = endpointsOf(ctx.state).get(account);
+  return row ? !sameEndpoint(parseEndpoint(row.confirmed), endpointOf(a)) : false;
 }
 
 /** Said in the hint of a call the confirmed policy refused while a widening waits. */

@@ -1,4 +1,5 @@
 import { type CheckResult, testImap, testSmtp } from "../imap/test-account.js";
+import { confirmationPending } from "../policy/service.js";
 import { hasSecret } from "../secrets.js";
 import { type Call, type ServiceContext, accountOf, audit, audited } from "./context.js";
 
@@ -10,6 +11,11 @@ export interface AccountSummary {
   auth: "configured" | "missing";
   allow_expunge: boolean;
   allow_delete_folder: boolean;
+  /**
+   * A wider policy or new server settings in config.toml wait for the owner's `chainmail policy
+   * confirm` (also after a first start or a lost state.db); until then the narrower confirmed policy applies.
+   */
+  confirmation_pending: boolean;
 }
 
 export function listAccounts(ctx: ServiceContext, call: Call): { accounts: AccountSummary[] } {
@@ -20,6 +26,7 @@ export function listAccounts(ctx: ServiceContext, call: Call): { accounts: Accou
     auth: hasSecret(ctx.home.secretsDir, a.name) ? ("configured" as const) : ("missing" as const),
     allow_expunge: a.policy.allow_expunge,
     allow_delete_folder: a.policy.allow_delete_folder,
+    confirmation_pending: confirmationPending(ctx, a.name),
   }));
   audit(ctx, call, null, "allowed", `${accounts.length} account(s)`);
   return { accounts };

@@ -1,6 +1,6 @@
 import type { AccountConfig } from "../config.js";
 import { type WireError, MailError, toWireError } from "../errors.js";
-import { checkDir, sanitizeFilename, writeNewFile } from "../files/save.js";
+import { checkDir, sanitizeFilename, saveForbidden, writeNewFile } from "../files/save.js";
 import { fetchMessages, fetchPart, fetchRaw, type Message } from "../imap/messages.js";
 import { readThread, type ThreadResult } from "../imap/thread.js";
 import { threadMessages, threadResult } from "../imap/thread-plan.js";
@@ -180,7 +180,7 @@ export async function downloadAttachment(
     const r = decodeRef(ref);
     account = r.account;
     const a = accountOf(ctx, r.account);
-    const target = checkDir(dir, ctx.home.attachmentsDir);
+    const target = checkDir(dir, ctx.home.attachmentsDir, saveForbidden(ctx.home));
     const got = await ctx.pool.read(a, (c) => fetchPart(c, r, part));
     const filename = sanitizeFilename(got.filename, `attachment-${part}`);
     const path = writeNewFile(target, filename, got.content);
@@ -203,7 +203,7 @@ export async function saveRaw(
     const r = decodeRef(ref);
     account = r.account;
     const a = accountOf(ctx, r.account);
-    const target = checkDir(dir, ctx.home.attachmentsDir);
+    const target = checkDir(dir, ctx.home.attachmentsDir, saveForbidden(ctx.home));
     const raw = await ctx.pool.read(a, (c) => fetchRaw(c, r));
     const path = writeNewFile(target, "message.eml", raw);
     audit(ctx, call, account, "allowed", `${raw.length} bytes`);

@@ -1,4 +1,6 @@
 /** The upload operations over the daemon's spool, each upload audited once as `upload`. */
+import { resolve } from "node:path";
+import { attachRefusal, attachRules } from "../compose/files.js";
 import { MailError } from "../errors.js";
 import type { UploadSpool } from "../uploads/spool.js";
 import { type Call, type ServiceContext, audit } from "./context.js";
@@ -10,6 +12,9 @@ export function spoolOf(ctx: ServiceContext): UploadSpool {
 
 export function beginUpload(ctx: ServiceContext, call: Call, path: string, size: number) {
   try {
+    // The client sends the real path of the file it opened: judged here against config.toml's roots.
+    const why = attachRefusal(resolve(path), attachRules(ctx.home, ctx.config.files));
+    if (why) throw new MailError("INVALID_ARGUMENT", `path ${why}`);
     return spoolOf(ctx).begin(path, size);
   } catch (err) {
     const reason = (err as MailError).reason ?? "INTERNAL";

@@ -5,6 +5,8 @@
  */
 import type Database from "better-sqlite3";
 
+// policy_adopted is no longer read: it marked a first start that adopted config.toml's policies,
+// which a deleted state.db would repeat (every account now starts CLOSED until the owner confirms).
 // The audit table is rebuilt (SQLite cannot change a CHECK) so that changes read from config.toml
 // can be audited under their own client, `config`: nobody connected made them.
 export const POLICY_MIGRATION = `CREATE TABLE policy (
@@ -43,17 +45,6 @@ export interface PolicyRow {
 
 export class PolicyStore {
   constructor(private readonly db: Database.Database) {}
-
-  /** Whether a first start has adopted config.toml's policies as confirmed. */
-  adopted(): boolean {
-    return this.db.prepare("SELECT 1 FROM policy_adopted").get() !== undefined;
-  }
-
-  markAdopted(): void {
-    this.db
-      .prepare("INSERT INTO policy_adopted (id, at) VALUES (1, ?) ON CONFLICT(id) DO NOTHING")
-      .run(new Date().toISOString());
-  }
 
   get(account: string): PolicyRow | undefined {
     return this.db

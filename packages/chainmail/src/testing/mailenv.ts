@@ -28,6 +28,11 @@ export interface PolicyOpts {
   extra?: Array<{ name: string; user: string; port?: number }>;
   /** An SMTP server (src/testing/smtp.ts) for work and home; none when absent. */
   smtpPort?: number;
+  /**
+   * Leave config.toml's policies unconfirmed, as a first start does (every account CLOSED until the
+   * owner runs `chainmail policy confirm`). By default the env confirms them once, as the owner would.
+   */
+  unconfirmed?: boolean;
 }
 
 export interface MailEnv {
@@ -121,5 +126,6 @@ export async function startMailEnv(
     },
   };
   env.client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  if (!policy.unconfirmed) await env.confirmPolicy();
   return env;
 }

@@ -35,7 +35,7 @@ export const accountTools = [
     name: "list_accounts",
     title: "List accounts",
     description:
-      "Lists the configured mail accounts with their provider, address and auth state, and whether the policy lets expunge and delete_folder act on each one.",
+      "Lists the configured mail accounts with their provider, address and auth state, whether the policy lets expunge and delete_folder act on each one, and whether a policy change waits for the owner's confirmation.",
     input: {},
     output: {
       accounts: z.array(
@@ -46,6 +46,11 @@ export const accountTools = [
           auth: z.enum(["configured", "missing"]).describe("missing: the user runs chainmail secret set"),
           allow_expunge: z.boolean(),
           allow_delete_folder: z.boolean(),
+          confirmation_pending: z
+            .boolean()
+            .describe(
+              "true: config.toml asks for a wider policy (or new server settings) than the owner has confirmed, as after a first start; the narrower confirmed policy applies (sends outside it are held) until the owner runs chainmail policy confirm in their terminal",
+            ),
         }),
       ),
     },
@@ -61,6 +66,7 @@ export const accountTools = [
           auth: a.auth,
           allow_expunge: a.allow_expunge,
           allow_delete_folder: a.allow_delete_folder,
+          confirmation_pending: a.confirmation_pending,
         })),
       };
     },
