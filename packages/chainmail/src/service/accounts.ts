@@ -1,10 +1,11 @@
+import type { Provider } from "../config.js";
 import { type CheckResult, testImap, testSmtp } from "../imap/test-account.js";
 import { hasSecret } from "../secrets.js";
 import { type Call, type ServiceContext, accountOf, audit, audited } from "./context.js";
 
 export interface AccountSummary {
   name: string;
-  provider: "imap" | "google";
+  provider: Provider;
   address: string;
   /** "configured" when a password is stored, else "missing" (the user runs `chainmail secret set`). */
   auth: "configured" | "missing";
