@@ -3,6 +3,7 @@
  * daemon request from them, typed by the operation table (src/daemon/operations).
  */
 import { command, type DaemonCommand, need, request, usage, whole } from "./command-kit.js";
+import { ACCOUNTS_USAGE, accountsOptions } from "./accounts.js";
 import { COMPOSE_COMMANDS } from "./compose-commands.js";
 import { SEARCH_SOURCES, type SearchSource } from "../limits.js";
 import { itemCommand } from "./item-command.js";
@@ -40,7 +41,16 @@ const transfer = (method: "move" | "copy") =>
 
 export const COMMANDS: Record<string, DaemonCommand> = {
   ...COMPOSE_COMMANDS,
-  accounts: command({ options: {}, request: () => request("accounts.list", {}) }),
+  accounts: command({
+    // probe runs in the CLI process (./accounts.ts); its flags are here so that parseArgs knows them.
+    options: accountsOptions,
+    request: (o, args) => {
+      const probeFlags = o.dns !== undefined || o.offline !== undefined;
+      if (!probeFlags && (args.length === 0 || (args[0] === "list" && args.length === 1)))
+        return request("accounts.list", {});
+      usage(ACCOUNTS_USAGE);
+    },
+  }),
   test: command({
     options: {},
     request: (_o, args) => {

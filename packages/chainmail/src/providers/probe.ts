@@ -97,7 +97,17 @@ export async function probeAddress(raw: string, opts: ProbeOptions = {}): Promis
     timeout: Math.max(200, Math.floor((deadline - Date.now()) / 2)),
     tries: 1,
   });
-  if (opts.dnsServers?.length) resolver.setServers(opts.dnsServers);
+  if (opts.dnsServers?.length) {
+    try {
+      resolver.setServers(opts.dnsServers);
+    } catch {
+      throw new MailError(
+        "INVALID_ARGUMENT",
+        "a DNS server is not an IP address with an optional port",
+        "Give --dns as 192.0.2.53 or 192.0.2.53:5353.",
+      );
+    }
+  }
   const http = (url: string) => (opts.httpBase ? rebase(url, opts.httpBase) : url);
   const local = address.slice(0, address.lastIndexOf("@"));
 
