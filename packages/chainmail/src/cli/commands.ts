@@ -45,7 +45,7 @@ export const COMMANDS: Record<string, DaemonCommand> = {
     // probe runs in the CLI process (./accounts.ts); its flags are here so that parseArgs knows them.
     options: accountsOptions,
     request: (o, args) => {
-      const probeFlags = o.dns !== undefined || o.offline !== undefined;
+      const probeFlags = Object.values(o).some((v) => v !== undefined);
       if (!probeFlags && (args.length === 0 || (args[0] === "list" && args.length === 1)))
         return request("accounts.list", {});
       usage(ACCOUNTS_USAGE);

@@ -23,6 +23,10 @@ export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
   accounts probe ADDRESS [--dns SERVER]... [--offline]
                                          find an address's IMAP/SMTP settings (presets, MX, SRV,
                                          autoconfig, ISPDB) and say where they came from
+  accounts add ADDRESS [--name N] [--provider P] [--username U] [--imap-host H] [--imap-port N]
+       [--imap-tls T] [--smtp-host H] [--smtp-port N] [--smtp-tls T] [--no-smtp] [--dns S]... [--offline]
+                                         probe, ask what is missing (at a terminal) and add the
+                                         account to config.toml
   test ACCOUNT                           log in to IMAP and SMTP
   folders [--account A]...               list folders
   folders create ACCOUNT NAME            create a folder (and its parents)
@@ -94,7 +98,7 @@ export async function main(argv: string[]): Promise<number> {
   if (cmd === "daemon") return runDaemon(home);
   if (cmd === "secret") return storeSecret(home, args, g.json === true);
   if (cmd === "accounts" && isLocalAccounts(args))
-    return runAccountsLocal(o as { dns?: string[]; offline?: boolean }, args, g.json === true);
+    return runAccountsLocal(home, o as Parameters<typeof runAccountsLocal>[1], args, g.json === true);
 
   const req = local!.request(o, args);
   const client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
