@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.js";
 import { REASONS } from "../src/errors.js";
 import type { ProbeResult } from "../src/providers/probe.js";
 import {
@@ -24,7 +25,14 @@ let web: HttpServer;
 let home: string;
 
 /** What the bin prints with --json: a probe's result, or an error. */
-type Printed = ProbeResult & { found: boolean; error: { reason: string } };
+type Printed = ProbeResult & {
+  found: boolean;
+  error: { reason: string; message: string };
+  account: string;
+  config_file: string;
+  created: boolean;
+  next: string[];
+};
 
 /** Runs the bin without blocking the event loop (the DNS and HTTP servers answer from this process). */
 function run(
@@ -162,5 +170,105 @@ describe("chainmail accounts probe", () => {
     expect(r.code).toBe(REASONS.DAEMON_UNAVAILABLE.exitCode);
     const list = await run(["accounts", "list", "--json"]);
     expect(list.code).toBe(REASONS.DAEMON_UNAVAILABLE.exitCode);
+  });
+});
+
+describe("chainmail accounts add", () => {
+  const config = () => path.join(home, "config.toml");
+
+  it("writes an entry with flags only (no terminal), creating config.toml, and the config loads", async () => {
+    fs.rmSync(config(), { force: true });
+    const r = await run(["accounts", "add", "me@gmail.com", "--json", "--dns", dns.address]);
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({
+      account: "gmail",
+      config_file: config(),
+      created: true,
+      provider: "google",
+      imap: { host: "imap.gmail.com", port: 993, tls: "tls" },
+      next: ["chainmail secret set gmail", "chainmail test gmail"],
+    });
+    const srv = await run([
+      "accounts",
+      "add",
+      "jo@srv.test",
+      "--name",
+      "work",
+      "--username",
+      "jo",
+      "--dns",
+      dns.address,
+    ]);
+    expect(srv.code).toBe(0);
+    expect(srv.out).toContain(`added to ${config()}`);
+    expect(srv.out).toContain("[accounts.imap]  # from DNS SRV");
+    expect(srv.out).toMatch(/chainmail secret set work +# the password/);
+    const c = loadConfig(config());
+    expect(c.accounts.map((a) => [a.name, a.provider, a.username, a.imap, a.smtp])).toEqual([
+      [
+        "gmail",
+        "google",
+        "me@gmail.com",
+        { host: "imap.gmail.com", port: 993, tls: "tls" },
+        { host: "smtp.gmail.com", port: 465, tls: "tls" },
+      ],
+      [
+        "work",
+        "imap",
+        "jo",
+        { host: "imap.srv.test", port: 993, tls: "tls" },
+        { host: "smtp.srv.test", port: 465, tls: "tls" },
+      ],
+    ]);
+  });
+
+  it("names the flags for what it could not find, and writes nothing", async () => {
+    const before = fs.readFileSync(config(), "utf8");
+    const taken = await run(["accounts", "add", "you@gmail.com", "--json", "--offline"]);
+    expect(taken.code).toBe(REASONS.INVALID_ARGUMENT.exitCode);
+    expect(taken.json().error.message).toContain("--name NAME");
+    const unknown = await run(["accounts", "add", "me@nowhere.test", "--json", "--dns", refusing.address]);
+    expect(unknown.code).toBe(REASONS.INVALID_ARGUMENT.exitCode);
+    expect(unknown.json().error.message).toContain("--imap-host HOST");
+    expect(unknown.json().error.message).toContain("--no-smtp");
+    expect(unknown.json().error.message).toContain("chainmail accounts probe me@nowhere.test");
+    const dup = await run([
+      "accounts",
+      "add",
+      "x@y.test",
+      "--offline",
+      "--name",
+      "work",
+      "--imap-host",
+      "h.y.test",
+      "--no-smtp",
+      "--json",
+    ]);
+    expect(dup.code).toBe(REASONS.CONFLICT.exitCode);
+    expect(fs.readFileSync(config(), "utf8")).toBe(before);
+    const nosmtp = await run([
+      "accounts",
+      "add",
+      "me@nowhere.test",
+      "--offline",
+      "--imap-host",
+      "imap.nowhere.test",
+      "--imap-tls",
+      "starttls",
+      "--no-smtp",
+    ]);
+    expect(nosmtp.code).toBe(0);
+    const added = loadConfig(config()).accounts.find((a) => a.name === "nowhere")!;
+    expect(added.imap).toEqual({ host: "imap.nowhere.test", port: 143, tls: "starttls" });
+    expect(added.smtp).toBeUndefined();
+  });
+
+  it("refuses to add to a config.toml that does not load", async () => {
+    fs.writeFileSync(config(), "[[accounts]]\nname = 1\n");
+    const r = await run(["accounts", "add", "me@gmail.com", "--json"]);
+    expect(r.code).toBe(REASONS.CONFIG_INVALID.exitCode);
+    expect(fs.readFileSync(config(), "utf8")).toBe("[[accounts]]\nname = 1\n");
+    const probeOnly = await run(["accounts", "probe", "me@gmail.com", "--name", "x", "--json"]);
+    expect(probeOnly.code).toBe(REASONS.INVALID_ARGUMENT.exitCode);
   });
 });

@@ -118,6 +118,7 @@ async function add(home: Home, address: string, o: AccountsFlags, json: boolean)
   const entry = renderEntry(d);
   const { created } = appendEntry(home.configFile, entry);
   const next = [`chainmail secret set ${d.name}`, `chainmail test ${d.name}`];
+  const w = Math.max(...next.map((n) => n.length));
   if (json) {
     process.stdout.write(
       `${JSON.stringify({ account: d.name, config_file: home.configFile, created, provider: d.provider, address: d.address, username: d.username, imap: d.imap, smtp: d.smtp, next })}\n`,
@@ -129,8 +130,13 @@ async function add(home: Home, address: string, o: AccountsFlags, json: boolean)
         "",
         entry,
         "next:",
-        `  ${next[0]}    # the password (stdin, or typed at a terminal)${d.provider === "microsoft" ? "; Microsoft needs OAuth2 instead" : ""}`,
-        `  ${next[1]}         # logs in to IMAP and SMTP (the daemon must be running)`,
+        ...[
+          [
+            next[0]!,
+            `the password, on stdin${d.provider === "microsoft" ? " (Microsoft accepts only OAuth2)" : ""}`,
+          ],
+          [next[1]!, "log in to IMAP and SMTP (the daemon must be running)"],
+        ].map(([cmd, why]) => `  ${cmd!.padEnd(w)}  # ${why}`),
         "",
       ].join("\n"),
     );

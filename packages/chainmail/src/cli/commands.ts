@@ -45,8 +45,11 @@ export const COMMANDS: Record<string, DaemonCommand> = {
     // probe runs in the CLI process (./accounts.ts); its flags are here so that parseArgs knows them.
     options: accountsOptions,
     request: (o, args) => {
-      const probeFlags = Object.values(o).some((v) => v !== undefined);
-      if (!probeFlags && (args.length === 0 || (args[0] === "list" && args.length === 1)))
+      // The flags of probe and add (the global ones, such as --json, are in `o` too).
+      const localFlags = Object.keys(accountsOptions).some(
+        (k) => (o as Record<string, unknown>)[k] !== undefined,
+      );
+      if (!localFlags && (args.length === 0 || (args[0] === "list" && args.length === 1)))
         return request("accounts.list", {});
       usage(ACCOUNTS_USAGE);
     },
