@@ -146,6 +146,24 @@ describe("chainmail accounts probe", () => {
     expect(offline.out).toContain("skipped (network look-ups off)");
   });
 
+  it("gives up on a DNS server that never answers within its few seconds, and exits", async () => {
+    const silent = await startDns({}, "silent");
+    try {
+      const t0 = Date.now();
+      const r = await run(["accounts", "probe", "me@unknown.test", "--json", "--dns", silent.address]);
+      // The probe's deadline is 4 s for every look-up together; the rest is the process's start.
+      expect(Date.now() - t0).toBeLessThan(8000);
+      expect(r.code).toBe(REASONS.NOT_FOUND.exitCode);
+      expect(r.json().steps.find((s) => s.source === "mx")).toMatchObject({
+        status: "failed",
+        detail: "ETIMEOUT",
+      });
+      expect(silent.asked).toContain("MX unknown.test");
+    } finally {
+      await silent.close();
+    }
+  });
+
   it("refuses an unknown subcommand, a missing or bad address and probe flags on the list", async () => {
     for (const args of [
       ["accounts", "frob"],

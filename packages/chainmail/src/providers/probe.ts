@@ -139,6 +139,8 @@ export async function probeAddress(raw: string, opts: ProbeOptions = {}): Promis
       domain,
     ),
   ]);
+  // A query still out at the deadline would keep the process alive until the resolver gives up.
+  resolver.cancel();
   steps.push(...found);
   const mx = found[0];
   if (mx.status === "found" && mx.provider && mx.provider !== "imap")
@@ -237,7 +239,10 @@ async function mxStep(resolver: Resolver, domain: string, deadline: number): Pro
         source: "mx",
         query: domain,
         status: "none",
-        detail: mx.length ? `MX ${mx.map((m) => m.exchange).join(", ")}: no known provider` : "no MX records",
+        // Only well-formed names are repeated: the detail is printed to a terminal.
+        detail: mx.length
+          ? `MX ${mx.map((m) => (HOSTNAME.test(m.exchange) ? m.exchange : "(malformed)")).join(", ")}: no known provider`
+          : "no MX records",
       };
     return { source: "mx", query: domain, status: "found", provider: hosted.provider, ...servers(hosted) };
   } catch (err) {
