@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../src/config.js";
 import { PRESETS, PROVIDERS, presetForDomain, presetForMx } from "../src/providers/presets.js";
@@ -54,6 +55,37 @@ describe("provider presets", () => {
       .accounts[0]!;
     expect(m.imap).toEqual({ host: "127.0.0.1", port: 143, tls: "none" });
     expect(m.smtp).toEqual(PRESETS.microsoft.smtp);
+  });
+
+  it("merges any set of explicit keys over any preset, key by key (property)", () => {
+    const presets = PROVIDERS.filter((p) => p !== "imap");
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...presets),
+        fc.constantFrom("imap" as const, "smtp" as const),
+        fc.option(fc.constantFrom("h.example.org", "127.0.0.1"), { nil: undefined }),
+        fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }),
+        fc.option(fc.constantFrom("tls" as const, "starttls" as const, "none" as const), { nil: undefined }),
+        (provider, kind, host, port, tls) => {
+          const keys = [
+            host === undefined ? "" : `host = "${host}"`,
+            port === undefined ? "" : `port = ${port}`,
+            tls === undefined ? "" : `tls = "${tls}"`,
+          ].join("\n");
+          const a = parseConfig(account(provider, `[accounts.${kind}]\n${keys}\n`)).accounts[0]!;
+          const preset = PRESETS[provider][kind];
+          const wantTls = tls ?? preset.tls;
+          const defaults = kind === "imap" ? { tls: 993, other: 143 } : { tls: 465, other: 587 };
+          const wantPort =
+            port ??
+            (wantTls === preset.tls ? preset.port : wantTls === "tls" ? defaults.tls : defaults.other);
+          expect(a[kind]).toEqual({ host: host ?? preset.host, port: wantPort, tls: wantTls });
+          // The other server is the preset's, untouched.
+          const other = kind === "imap" ? "smtp" : "imap";
+          expect(a[other]).toEqual(PRESETS[provider][other]);
+        },
+      ),
+    );
   });
 
   it("keeps provider imap's servers its own: no host is still a problem, by path", () => {

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probeAddress, readClientConfig } from "../src/providers/probe.js";
 import {
@@ -266,5 +267,36 @@ describe("readClientConfig", () => {
     });
     expect(readClientConfig("not xml at all", "me", "x.test")).toBeNull();
     expect(readClientConfig("<clientConfig/>", "me", "x.test")).toBeNull();
+  });
+
+  it("never yields a malformed host or port, whatever the document says (property)", () => {
+    const field = fc.oneof(
+      fc.string(),
+      fc.constantFrom(
+        "imap.x.test",
+        "%EMAILDOMAIN%",
+        "a b",
+        "x\ny.test",
+        "-x.test",
+        "993",
+        "0",
+        "65536",
+        "SSL",
+        "STARTTLS",
+      ),
+    );
+    fc.assert(
+      fc.property(field, field, field, field, (host, port, socket, user) => {
+        const esc = (v: string) => v.replace(/&/g, "&amp;").replace(/</g, "&lt;");
+        const doc = `<clientConfig><emailProvider id="x"><incomingServer type="imap"><hostname>${esc(host)}</hostname><port>${esc(port)}</port><socketType>${esc(socket)}</socketType><username>${esc(user)}</username></incomingServer></emailProvider></clientConfig>`;
+        const r = readClientConfig(doc, "me", "x.test");
+        if (r?.imap) {
+          expect(r.imap.host).toMatch(/^[a-z0-9.-]+$/);
+          expect(r.imap.port).toBeGreaterThanOrEqual(1);
+          expect(r.imap.port).toBeLessThanOrEqual(65535);
+          expect(["tls", "starttls"]).toContain(r.imap.tls);
+        }
+      }),
+    );
   });
 });
