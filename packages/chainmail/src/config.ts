@@ -7,10 +7,11 @@ import path from "node:path";
 import { parse } from "smol-toml";
 import { asciiDomain, parseMailbox } from "./compose/addresses.js";
 import { MailError } from "./errors.js";
+import { isProvider, PROVIDERS, type Provider, presetOf, type ServerPreset } from "./providers/presets.js";
 import { ACCOUNT_NAME_RE } from "./secrets.js";
 
 export type TlsMode = "tls" | "starttls" | "none";
-export type Provider = "imap" | "google";
+export type { Provider } from "./providers/presets.js";
 
 export interface ServerConfig {
   host: string;
@@ -158,23 +159,29 @@ function isTable(v: unknown): v is Table {
   return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
 }
 
+/**
+ * One server table. A provider preset fills the keys the table leaves out (an explicit key wins); a
+ * `tls` that differs from the preset's takes that mode's default port, not the preset's.
+ */
 function server(
   c: Checker,
   v: unknown,
   at: string,
   defaults: { tls: number; starttls: number },
+  preset: ServerPreset | undefined,
 ): ServerConfig | undefined {
   if (!isTable(v)) {
     c.problems.push(`${at} must be a table with host, port and tls`);
     return undefined;
   }
   c.unknown(v, ["host", "port", "tls"], at);
-  const host = c.str(v, "host", at, true);
-  const tlsRaw = v["tls"] ?? "tls";
+  const host =
+    c.str(v, "host", at, preset === undefined) ?? (v["host"] === undefined ? preset?.host : undefined);
+  const tlsRaw = v["tls"] ?? preset?.tls ?? "tls";
   let tls: TlsMode = "tls";
   if (tlsRaw === "tls" || tlsRaw === "starttls" || tlsRaw === "none") tls = tlsRaw;
   else c.problems.push(`${at}.tls must be "tls", "starttls" or "none"`);
-  let port = tls === "tls" ? defaults.tls : defaults.starttls;
+  let port = preset && tls === preset.tls ? preset.port : tls === "tls" ? defaults.tls : defaults.starttls;
   if (v["port"] !== undefined) {
     const p = v["port"];
     if (typeof p !== "number" || !Number.isInteger(p) || p < 1 || p > 65535) {
@@ -250,8 +257,10 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
       if (name) seen.add(name);
       const providerRaw = a["provider"] ?? "imap";
       let provider: Provider = "imap";
-      if (providerRaw === "imap" || providerRaw === "google") provider = providerRaw;
-      else c.problems.push(`${at}.provider must be "imap" or "google"`);
+      if (isProvider(providerRaw)) provider = providerRaw;
+      else c.problems.push(`${at}.provider must be one of ${PROVIDERS.map((p) => `"${p}"`).join(", ")}`);
+      // A provider's preset fills the servers; only provider "imap" must name them.
+      const preset = presetOf(provider);
       const address = c.str(a, "address", at, true);
       if (address && !/^[^@\s]+@[^@\s]+$/.test(address))
         c.problems.push(`${at}.address must be an email address`);
@@ -262,13 +271,20 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
       )
         c.problems.push(`${at}.aliases must be an array of email addresses`);
       const username = c.str(a, "username", at, false) ?? address;
-      const imap = server(c, a["imap"], `${at}.imap`, { tls: 993, starttls: 143 });
+      const imapPorts = { tls: 993, starttls: 143 };
+      const smtpPorts = { tls: 465, starttls: 587 };
+      const imap =
+        a["imap"] === undefined && preset
+          ? { ...preset.imap }
+          : server(c, a["imap"], `${at}.imap`, imapPorts, preset?.imap);
       const smtp =
-        a["smtp"] === undefined ? undefined : server(c, a["smtp"], `${at}.smtp`, { tls: 465, starttls: 587 });
-      const archive = c.str(a, "archive_folder", at, false);
-      const drafts = c.str(a, "drafts_folder", at, false);
-      const sent = c.str(a, "sent_folder", at, false);
-      const trash = c.str(a, "trash_folder", at, false);
+        a["smtp"] === undefined
+          ? preset && { ...preset.smtp }
+          : server(c, a["smtp"], `${at}.smtp`, smtpPorts, preset?.smtp);
+      const archive = c.str(a, "archive_folder", at, false) ?? preset?.folders?.archive;
+      const drafts = c.str(a, "drafts_folder", at, false) ?? preset?.folders?.drafts;
+      const sent = c.str(a, "sent_folder", at, false) ?? preset?.folders?.sent;
+      const trash = c.str(a, "trash_folder", at, false) ?? preset?.folders?.trash;
       const signature = a["signature"];
       if (signature !== undefined && typeof signature !== "string")
         c.problems.push(`${at}.signature must be a string`);

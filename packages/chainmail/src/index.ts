@@ -50,6 +50,7 @@ export type { WatchGroup, WatchStatus } from "./service/events.js";
 export { type Daemon, startDaemon } from "./daemon/server.js";
 export { type Home, resolveHome } from "./home.js";
 export { type AccountConfig, type Config, loadConfig, parseConfig } from "./config.js";
+export { PRESETS, PROVIDERS, type Provider, type ProviderPreset } from "./providers/presets.js";
 export { decodeRef, encodeRef, type MessageRef } from "./refs.js";
 export type { AccountSummary } from "./service/accounts.js";
 export type { ListFoldersResult, FolderRow } from "./service/folders.js";

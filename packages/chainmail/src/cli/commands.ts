@@ -3,6 +3,7 @@
  * daemon request from them, typed by the operation table (src/daemon/operations).
  */
 import { command, type DaemonCommand, need, request, usage, whole } from "./command-kit.js";
+import { ACCOUNTS_USAGE, accountsOptions } from "./accounts.js";
 import { COMPOSE_COMMANDS } from "./compose-commands.js";
 import { SEARCH_SOURCES, type SearchSource } from "../limits.js";
 import { itemCommand } from "./item-command.js";
@@ -40,7 +41,19 @@ const transfer = (method: "move" | "copy") =>
 
 export const COMMANDS: Record<string, DaemonCommand> = {
   ...COMPOSE_COMMANDS,
-  accounts: command({ options: {}, request: () => request("accounts.list", {}) }),
+  accounts: command({
+    // probe runs in the CLI process (./accounts.ts); its flags are here so that parseArgs knows them.
+    options: accountsOptions,
+    request: (o, args) => {
+      // The flags of probe and add (the global ones, such as --json, are in `o` too).
+      const localFlags = Object.keys(accountsOptions).some(
+        (k) => (o as Record<string, unknown>)[k] !== undefined,
+      );
+      if (!localFlags && (args.length === 0 || (args[0] === "list" && args.length === 1)))
+        return request("accounts.list", {});
+      usage(ACCOUNTS_USAGE);
+    },
+  }),
   test: command({
     options: {},
     request: (_o, args) => {

@@ -1,12 +1,14 @@
 /**
- * chainmail's command line: `daemon` and `secret set` run here; every other command is one call to
- * the daemon over its socket (./commands.ts), printed as text or, with --json, as the daemon's JSON.
+ * chainmail's command line: `daemon`, `secret set` and `accounts probe` run here; every other command
+ * is one call to the daemon over its socket (./commands.ts), printed as text or, with --json, as the
+ * daemon's JSON.
  */
 import { parseArgs } from "node:util";
 import { DaemonClient } from "../client/index.js";
 import { REASONS } from "../errors.js";
 import { type Home, resolveHome } from "../home.js";
 import { setSecret } from "../secrets.js";
+import { isLocalAccounts, runAccountsLocal } from "./accounts.js";
 import { COMMANDS, usage } from "./commands.js";
 import { human } from "./human.js";
 import { ITEM_USAGE } from "./item-command.js";
@@ -18,7 +20,14 @@ export const USAGE = `usage: chainmail [--home DIR] [--socket PATH] [--json] COM
   daemon                                 run the daemon (stops cleanly on SIGTERM)
   mcp [--http [HOST:]PORT]               run the MCP server on stdio (needs @mcpforge/chainmail-mcp)
   secret set ACCOUNT                     read the account's password from stdin
-  accounts                               list accounts
+  accounts [list]                        list accounts
+  accounts probe ADDRESS [--dns SERVER]... [--offline]
+                                         find an address's IMAP/SMTP settings (presets, MX, SRV,
+                                         autoconfig, ISPDB) and say where they came from
+  accounts add ADDRESS [--name N] [--provider P] [--username U] [--imap-host H] [--imap-port N]
+       [--imap-tls T] [--smtp-host H] [--smtp-port N] [--smtp-tls T] [--no-smtp] [--dns S]... [--offline]
+                                         probe, ask what is missing (at a terminal) and add the
+                                         account to config.toml
   test ACCOUNT                           log in to IMAP and SMTP
   folders [--account A]...               list folders
   folders create ACCOUNT NAME            create a folder (and its parents)
@@ -91,6 +100,8 @@ export async function main(argv: string[]): Promise<number> {
   const args = positionals.slice(1);
   if (cmd === "daemon") return runDaemon(home);
   if (cmd === "secret") return storeSecret(home, args, g.json === true);
+  if (cmd === "accounts" && isLocalAccounts(args))
+    return runAccountsLocal(home, o as Parameters<typeof runAccountsLocal>[1], args, g.json === true);
 
   const req = local!.request(o, args);
   const client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });

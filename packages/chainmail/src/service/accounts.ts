@@ -1,3 +1,4 @@
+import type { Provider } from "../config.js";
 import { type CheckResult, testImap, testSmtp } from "../imap/test-account.js";
 import { confirmationPending } from "../policy/service.js";
 import { hasSecret } from "../secrets.js";
@@ -5,7 +6,7 @@ import { type Call, type ServiceContext, accountOf, audit, audited } from "./con
 
 export interface AccountSummary {
   name: string;
-  provider: "imap" | "google";
+  provider: Provider;
   address: string;
   /** "configured" when a password is stored, else "missing" (the user runs `chainmail secret set`). */
   auth: "configured" | "missing";

@@ -1,5 +1,6 @@
 /** Accounts and folders: list_accounts, test_account, list_folders, create/rename/delete_folder. */
 import { hints, openWorld, toolFactory, untrusted, Untrusted, untrustedField } from "@mcpforge/toolkit";
+import { PROVIDERS } from "@mcpforge/chainmail";
 import { z } from "zod";
 import { type ChainmailContext, GROUPS, type GateState } from "../context.js";
 import { account, accountList, folderName, ItemError, Partial } from "../schemas.js";
@@ -41,7 +42,7 @@ export const accountTools = [
       accounts: z.array(
         z.object({
           name: z.string().describe("The name other tools take as account"),
-          provider: z.enum(["imap", "google"]),
+          provider: z.enum(PROVIDERS),
           address: z.string(),
           auth: z.enum(["configured", "missing"]).describe("missing: the user runs chainmail secret set"),
           allow_expunge: z.boolean(),
