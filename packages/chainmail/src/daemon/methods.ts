@@ -102,11 +102,15 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
   ...ITEM_HANDLERS,
 };
 
-/** The accounts a call changes: its `account`, and the account of each ref it names. */
+/**
+ * The accounts a call changes: its `account`, and the account of each ref it names (`refs`, or the
+ * one `ref` of reply, forward and the draft operations, whose drafts land in that account).
+ */
 function touchedAccounts(p: Record<string, unknown>): string[] {
   const out = new Set<string>();
   if (typeof p["account"] === "string") out.add(p["account"]);
-  for (const ref of Array.isArray(p["refs"]) ? p["refs"] : []) {
+  const refs = [...(Array.isArray(p["refs"]) ? p["refs"] : []), p["ref"]];
+  for (const ref of refs) {
     try {
       if (typeof ref === "string") out.add(decodeRef(ref).account);
     } catch {
