@@ -66,4 +66,15 @@ describe("folder subscriptions", () => {
     });
     expect(await seen()).not.toContain("Doomed");
   });
+
+  it("delete_folder of a folder another client deleted drops the subscription it left behind", async () => {
+    await imap.command('CREATE "Ghost"');
+    await imap.command('SUBSCRIBE "Ghost"');
+    await imap.command('DELETE "Ghost"');
+    expect(await seen()).toContain("Ghost");
+    expect(await env.client.deleteFolder({ account: "work", name: "Ghost" })).toMatchObject({
+      deleted: false,
+    });
+    expect(await seen()).not.toContain("Ghost");
+  });
 });

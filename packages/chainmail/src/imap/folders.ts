@@ -178,7 +178,12 @@ export async function deleteFolder(
   validateFolderName(name);
   const all = await listAll(client, false);
   const f = matchFolder(all, name);
-  if (!f) return { name, deleted: false };
+  if (!f) {
+    // Gone already (another client deleted it), but its subscription may be left behind, and LIST
+    // does not show it: drop it, so clients showing subscribed folders stop listing a ghost.
+    await client.mailboxUnsubscribe(serverPathFor(client, name));
+    return { name, deleted: false };
+  }
   const shown = displayName(f.path, f.delimiter);
   if (f.path.toUpperCase() === "INBOX") throw new MailError("INVALID_ARGUMENT", "INBOX cannot be deleted");
   const role = roleOf(f);
