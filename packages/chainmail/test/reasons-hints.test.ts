@@ -113,6 +113,23 @@ const ROWS: Row[] = [
     hint: /new_ref/,
   },
   {
+    name: "a draft saved into a Drafts folder whose ACL forbids it (APPEND: NO [NOPERM])",
+    run: async () => {
+      env.dv.setAcl("alice", "Drafts", "lr");
+      // Dovecot caches a session's ACLs: the daemon's next call gets a new session.
+      env.dv.doveadm(["kick", "alice"]);
+      try {
+        return await failure(env.client.call("draft.create", { account: "work", subject: "x", body: "y" }));
+      } finally {
+        env.dv.setAcl("alice", "Drafts", "lrwstipekxa");
+        env.dv.doveadm(["kick", "alice"]);
+      }
+    },
+    reason: "UNSUPPORTED",
+    hint: /rights/,
+    detail: /[Pp]ermission/,
+  },
+  {
     name: "an unknown query field (list:)",
     run: () => failure(env.client.search({ query: "list:work" })),
     reason: "INVALID_ARGUMENT",
