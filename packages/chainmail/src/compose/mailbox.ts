@@ -5,7 +5,8 @@
 import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
 import { MailError, quoteServerText } from "../errors.js";
-import { takeRefusalText } from "../imap/connection.js";
+import { takeRefusal, takeRefusalText } from "../imap/connection.js";
+import { refusalOf } from "../imap/refusal.js";
 import { findByRole, findFolder } from "../imap/folders.js";
 import { existing, expungeUids, transfer } from "../imap/organize.js";
 import { encodeRef, type MessageRef } from "../refs.js";
@@ -44,10 +45,17 @@ export async function appendTo(
   takeRefusalText(client);
   const res = await client.append(path, raw, flags);
   if (!res) {
-    const text = takeRefusalText(client);
+    const { text, code } = takeRefusal(client);
+    // A dropped connection is an outage; a NO (no rights, over quota) is the server's answer, and
+    // the same APPEND would be refused again.
+    const { reason, hint } = client.usable
+      ? refusalOf(code)
+      : { reason: "SERVER_UNAVAILABLE" as const, hint: undefined };
     throw new MailError(
-      "SERVER_UNAVAILABLE",
-      `the IMAP server of account ${account.name} refused APPEND to ${quoteServerText(path)}${text ? ` ${quoteServerText(text)}` : ""}`,
+      reason,
+      `the IMAP server of account ${account.name} refused APPEND to the folder; the folder${text ? " and the server's reply are" : " is"} in detail`,
+      hint,
+      [`folder: ${path}`, ...(text ? [`server: ${text}`] : [])].join("\n"),
     );
   }
   if (res.uid === undefined || res.uidValidity === undefined) return "";

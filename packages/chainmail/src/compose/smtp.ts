@@ -136,7 +136,11 @@ export async function sendRaw(
       response?: string;
       message?: string;
     };
-    const text = quoteServerText(e.response ?? e.message ?? String(err));
+    // Only an answer of the server (a response) is its text; a socket failure (ECONNREFUSED,
+    // ETIMEDOUT) is nodemailer's, and says the server was not reached.
+    const answered = e.response !== undefined || e.responseCode !== undefined;
+    const network = answered ? undefined : (/\bE[A-Z]{3,}\b/.exec(e.message ?? "")?.[0] ?? e.code ?? "error");
+    const text = answered ? quoteServerText(e.response ?? e.message ?? String(err)) : "";
     const auth = e.code === "EAUTH" || e.responseCode === 535;
     const refusedRecipients = e.code === "EENVELOPE";
     // A server's answer (a code) at any step means it did not take the message; so does a failure
@@ -144,7 +148,16 @@ export async function sendRaw(
     const sure = e.responseCode !== undefined || SURE_COMMANDS.has(e.command ?? "CONN") || auth;
     const reason = auth ? "AUTH_REJECTED" : refusedRecipients ? "INVALID_ARGUMENT" : "SERVER_UNAVAILABLE";
     throw new SmtpFailure(
-      new MailError(reason, `the SMTP server of account ${account.name} did not take the message ${text}`),
+      network !== undefined && !auth && !refusedRecipients
+        ? new MailError(
+            "SERVER_UNAVAILABLE",
+            `the connection to the SMTP server of account ${account.name} failed (${network}); ${sure ? "the message was not sent" : "the message may or may not have gone out"}`,
+            sure ? "Try again later, or run test_account to check the SMTP settings." : undefined,
+          )
+        : new MailError(
+            reason,
+            `the SMTP server of account ${account.name} did not take the message ${text}`,
+          ),
       !sure,
     );
   }

@@ -126,6 +126,10 @@ export async function createFolder(
     const res = await client.mailboxCreate(p);
     if (i === parts.length) created = res.created;
   }
+  // A client that shows subscribed folders only (Thunderbird, iOS Mail) would not show a folder
+  // nobody subscribed; imapflow subscribes what it creates, and a folder that already existed
+  // unsubscribed is subscribed here too, so create_folder's answer matches what such a client shows.
+  if (!created) await client.mailboxSubscribe(path);
   return { name: displayName(path, delimiter), created };
 }
 
@@ -149,7 +153,19 @@ export async function renameFolder(client: ImapFlow, from: string, to: string): 
     if (!all.some((f) => f.path === p) && p + delimiter !== (client.namespace?.prefix ?? ""))
       await client.mailboxCreate(p);
   }
+  // RENAME leaves the subscription list alone (RFC 3501 6.3.5: subscriptions are names, not
+  // folders), so the renamed folder and its subfolders would vanish from clients that show
+  // subscribed folders only while the old names stay listed. They move with the folder here: the
+  // folder itself is subscribed under its new name, a subfolder keeps the state it had.
+  const under = src.path + delimiter;
+  const subscribedChildren = all.filter((f) => f.subscribed && f.path.startsWith(under)).map((f) => f.path);
   const res = await client.mailboxRename(src.path, dest);
+  await client.mailboxUnsubscribe(src.path);
+  await client.mailboxSubscribe(res.newPath);
+  for (const old of subscribedChildren) {
+    await client.mailboxUnsubscribe(old);
+    await client.mailboxSubscribe(res.newPath + delimiter + old.slice(under.length));
+  }
   return { name: displayName(res.newPath, delimiter) };
 }
 
@@ -162,7 +178,12 @@ export async function deleteFolder(
   validateFolderName(name);
   const all = await listAll(client, false);
   const f = matchFolder(all, name);
-  if (!f) return { name, deleted: false };
+  if (!f) {
+    // Gone already (another client deleted it), but its subscription may be left behind, and LIST
+    // does not show it: drop it, so clients showing subscribed folders stop listing a ghost.
+    await client.mailboxUnsubscribe(serverPathFor(client, name));
+    return { name, deleted: false };
+  }
   const shown = displayName(f.path, f.delimiter);
   if (f.path.toUpperCase() === "INBOX") throw new MailError("INVALID_ARGUMENT", "INBOX cannot be deleted");
   const role = roleOf(f);
@@ -190,5 +211,8 @@ export async function deleteFolder(
     }
   }
   await client.mailboxDelete(f.path);
+  // DELETE leaves the subscription behind (RFC 3501 6.3.4); a client showing subscribed folders
+  // would list a folder that no longer exists.
+  await client.mailboxUnsubscribe(f.path);
   return { name: shown, deleted: true };
 }

@@ -11,6 +11,7 @@ import { canonicalThreadKey } from "../thread-key.js";
 import { classifyFlags } from "./flags.js";
 import { htmlToText, shapeBody } from "./body.js";
 import { displayName } from "./folders.js";
+import { MESSAGE_GONE_HINT } from "./refusal.js";
 
 export interface Address {
   name: string;
@@ -234,7 +235,12 @@ export async function fetchRaw(client: ImapFlow, ref: MessageRef): Promise<Buffe
   const m = await fetchByUid(client, ref, { uid: true, source: true });
   // fetchOne answers false (not undefined) for a UID that is gone; `m?.source` would not type-check
   const source = m ? m.source : undefined;
-  if (!source) throw new MailError("NOT_FOUND", "the message no longer exists on the server");
+  if (!source)
+    throw new MailError(
+      "NOT_FOUND",
+      "the message is no longer in its folder on the server",
+      MESSAGE_GONE_HINT,
+    );
   return source;
 }
 
@@ -251,7 +257,12 @@ export async function fetchPart(
   }
   await examine(client, ref);
   const m = await fetchByUid(client, ref, { uid: true, bodyStructure: true });
-  if (!m) throw new MailError("NOT_FOUND", "the message no longer exists on the server");
+  if (!m)
+    throw new MailError(
+      "NOT_FOUND",
+      "the message is no longer in its folder on the server",
+      MESSAGE_GONE_HINT,
+    );
   const info = attachmentsOf(m.bodyStructure).find((a) => a.part === part);
   if (!info) {
     throw new MailError(

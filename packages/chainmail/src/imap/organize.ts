@@ -6,9 +6,10 @@
  * what the server did, never what was asked.
  */
 import type { ImapFlow } from "imapflow";
-import { MailError, quoteServerText } from "../errors.js";
+import { MailError } from "../errors.js";
 import { encodeRef } from "../refs.js";
-import { takeRefusalText } from "./connection.js";
+import { takeRefusal, takeRefusalText } from "./connection.js";
+import { MESSAGE_GONE_HINT, refusalOf } from "./refusal.js";
 import { select } from "./messages.js";
 
 export interface FolderBatch {
@@ -26,7 +27,7 @@ const REFUSED_HINT =
  * leaves its outcome unknown, and says so, since the server may have carried it out.
  */
 function refused(client: ImapFlow, account: string, what: string): MailError {
-  const text = takeRefusalText(client);
+  const { text, code } = takeRefusal(client);
   if (!client.usable) {
     return new MailError(
       "SERVER_UNAVAILABLE",
@@ -34,10 +35,14 @@ function refused(client: ImapFlow, account: string, what: string): MailError {
       "Search again to see where the messages are now before retrying.",
     );
   }
+  // The server answered: a refusal it marks as temporary (INUSE, UNAVAILABLE) may pass on retry,
+  // any other comes back the same, so it is not SERVER_UNAVAILABLE's "try again later".
+  const { reason, hint } = refusalOf(code, { reason: "UNSUPPORTED", hint: REFUSED_HINT });
   return new MailError(
-    "SERVER_UNAVAILABLE",
-    `the IMAP server of account ${account} refused ${what}${text ? ` ${quoteServerText(text)}` : ""}`,
-    REFUSED_HINT,
+    reason,
+    `the IMAP server of account ${account} refused ${what}${text ? "; its reply is in detail" : ""}`,
+    hint,
+    text,
   );
 }
 
@@ -109,7 +114,10 @@ export async function transfer(
         ? await transfer(client, { ...b, uids: present }, destPath, mode, true)
         : new Map<number, string | MailError | undefined>();
     for (const uid of missing)
-      out.set(uid, new MailError("NOT_FOUND", "the message no longer exists on the server"));
+      out.set(
+        uid,
+        new MailError("NOT_FOUND", "the message is no longer in its folder on the server", MESSAGE_GONE_HINT),
+      );
     return out;
   }
   const out = new Map<number, string | MailError | undefined>();
@@ -117,7 +125,10 @@ export async function transfer(
   for (const uid of b.uids) {
     const n = res.uidMap?.get(uid);
     if (n === undefined && res.uidMap && uv) {
-      out.set(uid, new MailError("NOT_FOUND", "the message no longer exists on the server"));
+      out.set(
+        uid,
+        new MailError("NOT_FOUND", "the message is no longer in its folder on the server", MESSAGE_GONE_HINT),
+      );
       continue;
     }
     out.set(

@@ -219,6 +219,9 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
       case "account":
         params.push(n.value);
         return "m.account = ? COLLATE NOCASE";
+      case "msgid":
+        params.push(n.value);
+        return "m.id IN (SELECT x.id FROM message_meta x WHERE x.message_id = ?)";
       case "item": {
         if (!n.threads) throw new QueryCompileError("item: terms need their linked threads filled in first");
         if (n.threads.length === 0) return "0";
