@@ -44,7 +44,10 @@ export const REASONS = {
     hint: "The chainmail daemon is not running or not reachable. Start it with `chainmail daemon`.",
     exitCode: 11,
   },
-  CONFIG_INVALID: { hint: "Fix config.toml as the message says, then restart the daemon.", exitCode: 12 },
+  CONFIG_INVALID: {
+    hint: "Fix config.toml as the message says; a running daemon reloads the fixed file by itself, with no restart.",
+    exitCode: 12,
+  },
   SEND_UNCONFIRMED: {
     hint: "An earlier send with this idempotency key was interrupted after it began, and the daemon cannot tell whether the mail server accepted it, so it is not sent again on its own. Do not retry: the account owner checks the recipients or Sent, then runs `chainmail outbox confirm KEY` (it went out) or `chainmail outbox release KEY` (a retry may send it).",
     exitCode: 13,
