@@ -31,6 +31,7 @@ export {
 export {
   isUntrustedSchema,
   UNTRUSTED_TITLE,
+  fenceText,
   Untrusted,
   type UntrustedText,
   untrusted,
