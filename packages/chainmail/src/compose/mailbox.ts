@@ -4,7 +4,7 @@
  */
 import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
-import { MailError, quoteServerText } from "../errors.js";
+import { detailOf, MailError } from "../errors.js";
 import { takeRefusalText } from "../imap/connection.js";
 import { findByRole, findFolder } from "../imap/folders.js";
 import { existing, expungeUids, transfer } from "../imap/organize.js";
@@ -26,9 +26,10 @@ export async function roleFolder(
     throw new MailError(
       "NOT_FOUND",
       named
-        ? `account ${account.name} has no folder ${quoteServerText(named)} (its ${CONFIG_KEY[role]})`
+        ? `account ${account.name} has no folder named as its ${CONFIG_KEY[role]}; the name is in detail`
         : `account ${account.name} has no ${role} folder (special-use ${SPECIAL[role]})`,
       `Set ${CONFIG_KEY[role]} for the account in config.toml.`,
+      named ? `folder: ${named}` : undefined,
     );
   return f.path;
 }
@@ -47,7 +48,9 @@ export async function appendTo(
     const text = takeRefusalText(client);
     throw new MailError(
       "SERVER_UNAVAILABLE",
-      `the IMAP server of account ${account.name} refused APPEND to ${quoteServerText(path)}${text ? ` ${quoteServerText(text)}` : ""}`,
+      `the IMAP server of account ${account.name} refused APPEND to a folder; the folder${text ? " and the server's reply" : ""} are in detail`,
+      undefined,
+      detailOf(`folder: ${path}`, text && `server: ${text}`),
     );
   }
   if (res.uid === undefined || res.uidValidity === undefined) return "";

@@ -5,7 +5,7 @@
  */
 import nodemailer from "nodemailer";
 import type { AccountConfig } from "../config.js";
-import { MailError, quoteServerText } from "../errors.js";
+import { MailError } from "../errors.js";
 import { getSecret } from "../secrets.js";
 
 export interface Envelope {
@@ -25,7 +25,7 @@ export class SmtpFailure extends MailError {
     /** true when the server may have accepted the message despite the error. */
     readonly maybeSent: boolean,
   ) {
-    super(err.reason, err.message, err.hint);
+    super(err.reason, err.message, err.hint, err.detail);
   }
 }
 
@@ -89,7 +89,8 @@ export async function sendRaw(
       response?: string;
       message?: string;
     };
-    const text = quoteServerText(e.response ?? e.message ?? String(err));
+    // The server's reply (or the library's account of what went wrong) is outside text: detail.
+    const reply = e.response ?? e.message ?? String(err);
     const auth = e.code === "EAUTH" || e.responseCode === 535;
     const refusedRecipients = e.code === "EENVELOPE";
     // A server's answer (a code) at any step means it did not take the message; so does a failure
@@ -97,7 +98,12 @@ export async function sendRaw(
     const sure = e.responseCode !== undefined || SURE_COMMANDS.has(e.command ?? "CONN") || auth;
     const reason = auth ? "AUTH_REJECTED" : refusedRecipients ? "INVALID_ARGUMENT" : "SERVER_UNAVAILABLE";
     throw new SmtpFailure(
-      new MailError(reason, `the SMTP server of account ${account.name} did not take the message ${text}`),
+      new MailError(
+        reason,
+        `the SMTP server of account ${account.name} did not take the message; its reply is in detail`,
+        undefined,
+        reply,
+      ),
       !sure,
     );
   } finally {

@@ -5,7 +5,7 @@
  */
 import { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
-import { isMailError, quoteServerText, MailError } from "../errors.js";
+import { isMailError, MailError } from "../errors.js";
 import { getSecret } from "../secrets.js";
 
 const NETWORK_CODES = new Set([
@@ -42,7 +42,9 @@ export function mapImapError(err: unknown, account: string): MailError {
   const text = e?.responseText ?? e?.message ?? String(err);
   return new MailError(
     "SERVER_UNAVAILABLE",
-    `the IMAP server of account ${account} failed ${quoteServerText(text)}`,
+    `the IMAP server of account ${account} refused a command; its reply is in detail`,
+    undefined,
+    text,
   );
 }
 

@@ -4,7 +4,7 @@
  */
 import type { FetchMessageObject, ImapFlow, MessageStructureObject } from "imapflow";
 import { type AddressObject, simpleParser } from "mailparser";
-import { MailError, quoteServerText } from "../errors.js";
+import { MailError } from "../errors.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
 import { canonicalThreadKey } from "../thread-key.js";
@@ -65,7 +65,12 @@ export async function examine(client: ImapFlow, ref: MessageRef): Promise<void> 
       await client.mailboxOpen(ref.folder, { readOnly: true });
     } catch (err) {
       if (client.usable)
-        throw new MailError("NOT_FOUND", `the folder ${quoteServerText(ref.folder)} no longer exists`);
+        throw new MailError(
+          "NOT_FOUND",
+          "the ref's folder no longer exists; its name is in detail",
+          undefined,
+          `folder: ${ref.folder}`,
+        );
       throw err;
     }
   }
@@ -85,7 +90,12 @@ export async function select(
       await client.mailboxOpen(folder);
     } catch (err) {
       if (client.usable)
-        throw new MailError("NOT_FOUND", `the folder ${quoteServerText(folder)} no longer exists`);
+        throw new MailError(
+          "NOT_FOUND",
+          "the folder no longer exists; its name is in detail",
+          undefined,
+          `folder: ${folder}`,
+        );
       throw err;
     }
   }
