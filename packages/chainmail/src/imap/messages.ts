@@ -4,7 +4,7 @@
  */
 import type { FetchMessageObject, ImapFlow, MessageStructureObject } from "imapflow";
 import { type AddressObject, simpleParser } from "mailparser";
-import { MailError } from "../errors.js";
+import { detailOf, MailError } from "../errors.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
 import { canonicalThreadKey } from "../thread-key.js";
@@ -57,6 +57,12 @@ export function splitFlags(flags: Iterable<string> | undefined): { flags: string
   return { flags: [...system].sort(), keywords: keywords.sort() };
 }
 
+/** The server's words in imapflow's error for a refused command, as a detail line. */
+function serverReply(err: unknown): string | undefined {
+  const text = (err as { responseText?: unknown }).responseText;
+  return typeof text === "string" && text !== "" ? `server: ${text}` : undefined;
+}
+
 /** Opens the ref's folder read-only and checks its UIDVALIDITY. */
 export async function examine(client: ImapFlow, ref: MessageRef): Promise<void> {
   const cur = client.mailbox;
@@ -67,9 +73,9 @@ export async function examine(client: ImapFlow, ref: MessageRef): Promise<void> 
       if (client.usable)
         throw new MailError(
           "NOT_FOUND",
-          "the ref's folder no longer exists; its name is in detail",
+          "the server would not open the ref's folder, which no longer exists or cannot be read; the folder and the server's reply are in detail",
           undefined,
-          `folder: ${ref.folder}`,
+          detailOf(`folder: ${ref.folder}`, serverReply(err)),
         );
       throw err;
     }
@@ -92,9 +98,9 @@ export async function select(
       if (client.usable)
         throw new MailError(
           "NOT_FOUND",
-          "the folder no longer exists; its name is in detail",
+          "the server would not open the folder, which no longer exists or cannot be changed; the folder and the server's reply are in detail",
           undefined,
-          `folder: ${folder}`,
+          detailOf(`folder: ${folder}`, serverReply(err)),
         );
       throw err;
     }
