@@ -56,7 +56,7 @@ export function validateFolderName(name: string, what = "folder name"): void {
       "INVALID_ARGUMENT",
       `the ${what} has an empty level (a leading, trailing or double /); the name is in detail`,
       undefined,
-      name,
+      `folder: ${name}`,
     );
   }
 }
