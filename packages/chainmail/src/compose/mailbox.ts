@@ -4,7 +4,7 @@
  */
 import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
-import { MailError, quoteServerText } from "../errors.js";
+import { detailOf, MailError } from "../errors.js";
 import { takeRefusal, takeRefusalText } from "../imap/connection.js";
 import { refusalOf } from "../imap/refusal.js";
 import { findByRole, findFolder } from "../imap/folders.js";
@@ -27,9 +27,10 @@ export async function roleFolder(
     throw new MailError(
       "NOT_FOUND",
       named
-        ? `account ${account.name} has no folder ${quoteServerText(named)} (its ${CONFIG_KEY[role]})`
+        ? `account ${account.name} has no folder named as its ${CONFIG_KEY[role]}; the name is in detail`
         : `account ${account.name} has no ${role} folder (special-use ${SPECIAL[role]})`,
       `Set ${CONFIG_KEY[role]} for the account in config.toml.`,
+      named ? `folder: ${named}` : undefined,
     );
   return f.path;
 }
@@ -53,9 +54,9 @@ export async function appendTo(
       : { reason: "SERVER_UNAVAILABLE" as const, hint: undefined };
     throw new MailError(
       reason,
-      `the IMAP server of account ${account.name} refused APPEND to the folder; the folder${text ? " and the server's reply are" : " is"} in detail`,
+      `the IMAP server of account ${account.name} refused APPEND to a folder; the folder${text ? " and the server's reply are" : " is"} in detail`,
       hint,
-      [`folder: ${path}`, ...(text ? [`server: ${text}`] : [])].join("\n"),
+      detailOf(`folder: ${path}`, text && `server: ${text}`),
     );
   }
   if (res.uid === undefined || res.uidValidity === undefined) return "";

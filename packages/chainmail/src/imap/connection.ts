@@ -5,7 +5,7 @@
  */
 import { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
-import { isMailError, quoteServerText, MailError } from "../errors.js";
+import { isMailError, MailError } from "../errors.js";
 import { getSecret } from "../secrets.js";
 import { isServerRefusal, refusalOf } from "./refusal.js";
 
@@ -53,7 +53,9 @@ export function mapImapError(err: unknown, account: string): MailError {
   }
   return new MailError(
     "SERVER_UNAVAILABLE",
-    `the IMAP server of account ${account} failed ${quoteServerText(text)}`,
+    `the IMAP server of account ${account} refused a command; its reply is in detail`,
+    undefined,
+    text,
   );
 }
 

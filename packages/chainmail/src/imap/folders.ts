@@ -4,7 +4,7 @@
  * back unchanged.
  */
 import type { ImapFlow, ListResponse } from "imapflow";
-import { MailError, quoteServerText } from "../errors.js";
+import { MailError } from "../errors.js";
 
 export type FolderRole = "inbox" | "sent" | "drafts" | "trash" | "junk" | "archive" | "all" | "flagged";
 
@@ -52,7 +52,12 @@ export function validateFolderName(name: string, what = "folder name"): void {
     throw new MailError("INVALID_ARGUMENT", `the ${what} contains a control character`);
   if (/[*%]/.test(name)) throw new MailError("INVALID_ARGUMENT", `the ${what} contains a wildcard (* or %)`);
   if (name.startsWith("/") || name.endsWith("/") || name.includes("//")) {
-    throw new MailError("INVALID_ARGUMENT", `the ${what} ${quoteServerText(name)} has an empty level`);
+    throw new MailError(
+      "INVALID_ARGUMENT",
+      `the ${what} has an empty level (a leading, trailing or double /); the name is in detail`,
+      undefined,
+      `folder: ${name}`,
+    );
   }
 }
 
@@ -88,8 +93,9 @@ export async function requireFolder(client: ImapFlow, name: string): Promise<Lis
   if (!f)
     throw new MailError(
       "NOT_FOUND",
-      `no folder ${quoteServerText(name)}`,
+      "no folder of that name; the name is in detail",
       "list_folders gives the folder names.",
+      `folder: ${name}`,
     );
   return f;
 }
@@ -143,7 +149,12 @@ export async function renameFolder(client: ImapFlow, from: string, to: string): 
   const all = await listAll(client, false);
   const dest = serverPathFor(client, to);
   if (all.some((f) => f.path === dest)) {
-    throw new MailError("CONFLICT", `a folder ${quoteServerText(to)} already exists`);
+    throw new MailError(
+      "CONFLICT",
+      "a folder of the new name already exists; the name is in detail",
+      undefined,
+      `folder: ${to}`,
+    );
   }
   // Create missing parents of the new name first, as create_folder does.
   const delimiter = src.delimiter || "/";
@@ -190,14 +201,17 @@ export async function deleteFolder(
   if (role)
     throw new MailError(
       "INVALID_ARGUMENT",
-      `${quoteServerText(shown)} is the ${role} folder and cannot be deleted`,
+      `the folder is the ${role} folder and cannot be deleted; its name is in detail`,
+      undefined,
+      `folder: ${shown}`,
     );
   const prefix = f.path + (f.delimiter || "/");
   if (all.some((x) => x.path.startsWith(prefix))) {
     throw new MailError(
       "CONFLICT",
-      `${quoteServerText(shown)} has subfolders`,
+      "the folder has subfolders; its name is in detail",
       "Delete or move its subfolders first.",
+      `folder: ${shown}`,
     );
   }
   if (!force) {
@@ -205,8 +219,9 @@ export async function deleteFolder(
     if (st && (st.messages ?? 0) > 0) {
       throw new MailError(
         "CONFLICT",
-        `${quoteServerText(shown)} holds ${st.messages} message(s)`,
+        `the folder holds ${st.messages} message(s); its name is in detail`,
         "Move the mail out first, or pass force to delete it with the folder.",
+        `folder: ${shown}`,
       );
     }
   }

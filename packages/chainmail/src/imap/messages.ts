@@ -4,7 +4,7 @@
  */
 import type { FetchMessageObject, ImapFlow, MessageStructureObject } from "imapflow";
 import { type AddressObject, simpleParser } from "mailparser";
-import { MailError, quoteServerText } from "../errors.js";
+import { detailOf, MailError } from "../errors.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
 import { canonicalThreadKey } from "../thread-key.js";
@@ -58,6 +58,12 @@ export function splitFlags(flags: Iterable<string> | undefined): { flags: string
   return { flags: [...system].sort(), keywords: keywords.sort() };
 }
 
+/** The server's words in imapflow's error for a refused command, as a detail line. */
+function serverReply(err: unknown): string | undefined {
+  const text = (err as { responseText?: unknown }).responseText;
+  return typeof text === "string" && text !== "" ? `server: ${text}` : undefined;
+}
+
 /** Opens the ref's folder read-only and checks its UIDVALIDITY. */
 export async function examine(client: ImapFlow, ref: MessageRef): Promise<void> {
   const cur = client.mailbox;
@@ -66,7 +72,12 @@ export async function examine(client: ImapFlow, ref: MessageRef): Promise<void> 
       await client.mailboxOpen(ref.folder, { readOnly: true });
     } catch (err) {
       if (client.usable)
-        throw new MailError("NOT_FOUND", `the folder ${quoteServerText(ref.folder)} no longer exists`);
+        throw new MailError(
+          "NOT_FOUND",
+          "the server would not open the ref's folder, which no longer exists or cannot be read; the folder and the server's reply are in detail",
+          undefined,
+          detailOf(`folder: ${ref.folder}`, serverReply(err)),
+        );
       throw err;
     }
   }
@@ -86,7 +97,12 @@ export async function select(
       await client.mailboxOpen(folder);
     } catch (err) {
       if (client.usable)
-        throw new MailError("NOT_FOUND", `the folder ${quoteServerText(folder)} no longer exists`);
+        throw new MailError(
+          "NOT_FOUND",
+          "the server would not open the folder, which no longer exists or cannot be changed; the folder and the server's reply are in detail",
+          undefined,
+          detailOf(`folder: ${folder}`, serverReply(err)),
+        );
       throw err;
     }
   }

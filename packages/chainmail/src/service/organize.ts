@@ -5,7 +5,7 @@
  */
 import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
-import { type WireError, MailError, quoteServerText, toWireError } from "../errors.js";
+import { type WireError, MailError, toWireError } from "../errors.js";
 import { mapImapError } from "../imap/connection.js";
 import { keywordSpellings, knownKeywords } from "../imap/flags.js";
 import { findByRole, findFolder } from "../imap/folders.js";
@@ -174,8 +174,9 @@ async function destination(client: ImapFlow, folder: string): Promise<string> {
   if (!f)
     throw new MailError(
       "NOT_FOUND",
-      `no folder ${quoteServerText(folder)} on this account`,
+      "no folder of that name on this account; the name is in detail",
       "list_folders gives the folder names.",
+      `folder: ${folder}`,
     );
   // A \Noselect folder only holds subfolders: the server would refuse the messages (Dovecot says
   // TRYCREATE, as if it did not exist), so say what the folder is before asking it.
@@ -266,14 +267,17 @@ export function toImapFlags(names: string[], what: string): string[] {
     if (n.toLowerCase() === "deleted" || n.startsWith("\\")) {
       throw new MailError(
         "INVALID_ARGUMENT",
-        `${what}[${i}] ${JSON.stringify(n)} cannot be set here`,
+        `${what}[${i}] cannot be set here; the flag is in detail`,
         "Use seen, flagged, answered, draft or a keyword; use trash or expunge to delete.",
+        `flag: ${n}`,
       );
     }
     if (n.length > MAX_KEYWORD_LENGTH || !KEYWORD_CHARS.test(n)) {
       throw new MailError(
         "INVALID_ARGUMENT",
-        `${what}[${i}] ${JSON.stringify(n.slice(0, 50))} is not a valid keyword (A-Z a-z 0-9 $ _ . -)`,
+        `${what}[${i}] is not a valid keyword (A-Z a-z 0-9 $ _ . -, at most ${MAX_KEYWORD_LENGTH} characters); it is in detail`,
+        undefined,
+        `keyword: ${n.slice(0, 200)}`,
       );
     }
     return n;
@@ -312,7 +316,9 @@ export function toLabels(names: string[], what: string): string[] {
       if (!sys)
         throw new MailError(
           "INVALID_ARGUMENT",
-          `${what}[${i}] ${JSON.stringify(n)} is not a system label (${SYSTEM_LABELS.join(", ")})`,
+          `${what}[${i}] starts with \\ but is not a system label (${SYSTEM_LABELS.join(", ")}); it is in detail`,
+          undefined,
+          `label: ${n}`,
         );
       return sys;
     }

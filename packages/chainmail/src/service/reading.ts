@@ -104,7 +104,7 @@ export async function getMessages(
     .sort((a, b) => refs.indexOf(a.ref) - refs.indexOf(b.ref));
   if (messages.length === 0 && uniqueErrors.length > 0) {
     const first = uniqueErrors[0]!.error;
-    throw new MailError(first.reason, first.message, first.hint);
+    throw new MailError(first.reason, first.message, first.hint, first.detail);
   }
   return { messages, errors: uniqueErrors, source: overall(messages) };
 }
