@@ -104,11 +104,12 @@ export async function main(argv: string[]): Promise<number> {
     );
     return 0;
   }
+  // An unknown command is an error even with --help, so that `chainmail X --help` says whether X exists.
+  if (!known) usage(`unknown command ${JSON.stringify(cmd)}`);
   if (g.help || cmd === undefined) {
     process.stdout.write(`${USAGE}\n`);
     return g.help ? 0 : REASONS.INVALID_ARGUMENT.exitCode;
   }
-  if (!known) usage(`unknown command ${JSON.stringify(cmd)}`);
   const home = resolveHome(g.home, g.socket ? { ...process.env, CHAINMAIL_SOCKET: g.socket } : process.env);
   const args = positionals.slice(1);
   if (cmd === "daemon") return runDaemon(home);
