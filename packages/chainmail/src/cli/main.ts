@@ -7,6 +7,8 @@ import { DaemonClient } from "../client/index.js";
 import { REASONS } from "../errors.js";
 import { type Home, resolveHome } from "../home.js";
 import { setSecret } from "../secrets.js";
+import { AUTH_OPTIONS, AUTH_USAGE, runAuth } from "./auth-commands.js";
+import type { Options } from "./command-kit.js";
 import { COMMANDS, usage } from "./commands.js";
 import { human } from "./human.js";
 import { ITEM_USAGE } from "./item-command.js";
@@ -17,6 +19,7 @@ export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
   daemon                                 run the daemon (stops cleanly on SIGTERM)
   mcp [--http [HOST:]PORT]               run the MCP server on stdio (needs @mcpforge/chainmail-mcp)
   secret set ACCOUNT                     read the account's password from stdin
+${AUTH_USAGE}
   accounts                               list accounts
   test ACCOUNT                           log in to IMAP and SMTP
   folders [--account A]...               list folders
@@ -71,10 +74,10 @@ export async function main(argv: string[]): Promise<number> {
   if (forMcp) return runMcp(forMcp);
   const cmd = commandOf(argv);
   const local = cmd === undefined ? undefined : COMMANDS[cmd];
-  const known = cmd === undefined || local || cmd === "daemon" || cmd === "secret";
+  const known = cmd === undefined || local || cmd === "daemon" || cmd === "secret" || cmd === "auth";
   const { values: o, positionals } = parseArgs({
     args: argv,
-    options: { ...GLOBAL, ...local?.options },
+    options: { ...GLOBAL, ...(cmd === "auth" ? (AUTH_OPTIONS as Options) : local?.options) },
     allowPositionals: true,
     strict: true,
   });
@@ -88,6 +91,8 @@ export async function main(argv: string[]): Promise<number> {
   const args = positionals.slice(1);
   if (cmd === "daemon") return runDaemon(home);
   if (cmd === "secret") return storeSecret(home, args, g.json === true);
+  if (cmd === "auth")
+    return runAuth(home, o as { browser?: boolean; device?: boolean; open?: boolean }, args, g.json === true);
 
   const req = local!.request(o, args);
   const client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });

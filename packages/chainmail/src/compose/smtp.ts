@@ -5,8 +5,8 @@
  */
 import nodemailer from "nodemailer";
 import type { AccountConfig } from "../config.js";
+import { credentialsFor, type Login, nodemailerAuth } from "../auth/credentials.js";
 import { MailError, quoteServerText } from "../errors.js";
-import { getSecret } from "../secrets.js";
 
 export interface Envelope {
   from: string;
@@ -53,16 +53,31 @@ export async function sendRaw(
       `account ${account.name} has no SMTP server configured`,
       "Add [accounts.smtp] for the account in config.toml.",
     );
-  const pass = getSecret(secretsDir, account.name);
-  if (pass === undefined)
-    throw new MailError("AUTH_REQUIRED", `no password is stored for account ${account.name}`);
+  const smtp = account.smtp;
+  // The login (a password, or an OAuth2 token refreshed once when refused) and the auth state.
+  return credentialsFor(secretsDir).withLogin(
+    account,
+    smtp,
+    "SMTP",
+    (err) => err instanceof SmtpFailure && err.reason === "AUTH_REJECTED",
+    (login) => sendOnce(account, smtp, login, envelope, raw),
+  );
+}
+
+async function sendOnce(
+  account: AccountConfig,
+  smtp: NonNullable<AccountConfig["smtp"]>,
+  login: Login,
+  envelope: Envelope,
+  raw: Buffer,
+): Promise<{ response: string; refused: Refused[] }> {
   const t = nodemailer.createTransport({
-    host: account.smtp.host,
-    port: account.smtp.port,
-    secure: account.smtp.tls === "tls",
-    requireTLS: account.smtp.tls === "starttls",
-    ignoreTLS: account.smtp.tls === "none",
-    auth: { user: account.username, pass },
+    host: smtp.host,
+    port: smtp.port,
+    secure: smtp.tls === "tls",
+    requireTLS: smtp.tls === "starttls",
+    ignoreTLS: smtp.tls === "none",
+    auth: nodemailerAuth(login),
     connectionTimeout: 15_000,
     greetingTimeout: 10_000,
     socketTimeout: 60_000,

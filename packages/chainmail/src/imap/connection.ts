@@ -4,9 +4,9 @@
  * in parallel. `openImap` gives a dedicated connection to code that needs its own (sync, IDLE).
  */
 import { ImapFlow } from "imapflow";
+import { credentialsFor, type Login } from "../auth/credentials.js";
 import type { AccountConfig } from "../config.js";
 import { isMailError, quoteServerText, MailError } from "../errors.js";
-import { getSecret } from "../secrets.js";
 
 const NETWORK_CODES = new Set([
   "ECONNREFUSED",
@@ -79,13 +79,14 @@ function refusalLogger(slot: { text?: string }) {
   };
 }
 
-export function imapOptions(account: AccountConfig, password: string, refusals: { text?: string } = {}) {
+export function imapOptions(account: AccountConfig, login: Login, refusals: { text?: string } = {}) {
   return {
     host: account.imap.host,
     port: account.imap.port,
     secure: account.imap.tls === "tls",
     doSTARTTLS: account.imap.tls === "starttls" ? true : account.imap.tls === "none" ? false : undefined,
-    auth: { user: account.username, pass: password },
+    // imapflow logs in with OAUTHBEARER where the server offers it, else XOAUTH2, for an accessToken.
+    auth: login,
     logger: refusalLogger(refusals),
     // Test servers and some hosts answer slowly to the first command; imapflow's defaults are minutes.
     connectionTimeout: 15_000,
@@ -95,24 +96,37 @@ export function imapOptions(account: AccountConfig, password: string, refusals: 
   };
 }
 
-/** Opens and logs in a new connection; AUTH_REQUIRED when no password is stored. */
+/**
+ * Opens and logs in a new connection; AUTH_REQUIRED when nothing is stored to log in with. A refused
+ * OAuth2 token is refreshed and tried once more (src/auth/credentials.ts).
+ */
 export async function openImap(account: AccountConfig, secretsDir: string): Promise<ImapFlow> {
-  const password = getSecret(secretsDir, account.name);
-  if (password === undefined) {
-    throw new MailError("AUTH_REQUIRED", `no password is stored for account ${account.name}`);
-  }
-  const refusals: { text?: string } = {};
-  const client = new ImapFlow(imapOptions(account, password, refusals));
-  lastRefusal.set(client, refusals);
-  // imapflow emits 'error' on socket failures; unhandled it would crash the daemon.
-  client.on("error", () => undefined);
-  try {
-    await client.connect();
-  } catch (err) {
-    client.close();
-    throw mapImapError(err, account.name);
-  }
-  return client;
+  return credentialsFor(secretsDir)
+    .withLogin(
+      account,
+      account.imap,
+      "IMAP",
+      (err) => (err as { authenticationFailed?: boolean })?.authenticationFailed === true,
+      async (login) => {
+        const refusals: { text?: string } = {};
+        const client = new ImapFlow(imapOptions(account, login, refusals));
+        lastRefusal.set(client, refusals);
+        // imapflow emits 'error' on socket failures; unhandled it would crash the daemon.
+        client.on("error", () => undefined);
+        try {
+          await client.connect();
+        } catch (err) {
+          client.close();
+          // A refused login goes back raw, so withLogin can tell it and try a fresh token once.
+          if ((err as { authenticationFailed?: boolean })?.authenticationFailed) throw err;
+          throw mapImapError(err, account.name);
+        }
+        return client;
+      },
+    )
+    .catch((err: unknown) => {
+      throw mapImapError(err, account.name);
+    });
 }
 
 interface Slot {
