@@ -172,6 +172,30 @@ describe("tokens over time", () => {
   }, 20_000);
 });
 
+describe("a device sign-in the user denies", () => {
+  let env: OAuthEnv;
+  beforeAll(async () => {
+    env = await startOAuthEnv();
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  it("ends with AUTH_REQUIRED saying it was denied, and stores nothing", async () => {
+    const account = loadConfig(env.home.configFile).accounts[0]!;
+    const err = await signIn(account, env.home.secretsDir, {
+      flow: "device",
+      say: (line) => {
+        const code = /enter the code (\S+)/.exec(line)?.[1];
+        if (code) env.auth.denyDevice(code);
+      },
+    }).catch((e: unknown) => e);
+    expect(isMailError(err) && err.reason).toBe("AUTH_REQUIRED");
+    expect((err as Error).message).toBe("the sign-in was denied at the provider");
+    expect(env.storedRefreshToken()).toBeUndefined();
+  });
+});
+
 describe("the browser flow's checks", () => {
   let env: OAuthEnv;
   beforeAll(async () => {
