@@ -60,6 +60,11 @@ export interface AccountConfig {
   trash_folder?: string | undefined;
   /** Present: OAuth2 sign-in (`chainmail auth login`) instead of a stored password. */
   oauth?: OAuthConfig | undefined;
+  /**
+   * Present: the password is the first line this program prints (run without a shell: the program
+   * and its arguments), instead of a stored one. E.g. ["pass", "show", "mail/work"].
+   */
+  password_command?: string[] | undefined;
   policy: Policy;
 }
 
@@ -227,6 +232,7 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
           "trash_folder",
           "signature",
           "oauth",
+          "password_command",
           "policy",
         ],
         at,
@@ -268,6 +274,11 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
               `${at}.${kind}.tls = "none" sends the OAuth2 token without TLS: allowed only to a loopback host`,
             );
       }
+      const passwordCommand = commandSetting(c, a["password_command"], `${at}.password_command`);
+      if (passwordCommand && a["oauth"] !== undefined)
+        c.problems.push(
+          `${at}.password_command cannot be used with [accounts.oauth] (its refresh token is kept in the secrets dir)`,
+        );
       const policy: Policy = { allow_expunge: false, allow_delete_folder: false };
       if (a["policy"] !== undefined) {
         const p = a["policy"];
@@ -303,6 +314,7 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
           trash_folder: trash,
           signature: typeof signature === "string" ? signature : undefined,
           ...(oauth ? { oauth } : {}),
+          ...(passwordCommand ? { password_command: passwordCommand } : {}),
           policy,
         });
       }
@@ -312,6 +324,24 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
     throw new MailError("CONFIG_INVALID", `${source}: ${c.problems.join("; ")}`);
   }
   return { accounts, daemon, cache, events };
+}
+
+/**
+ * A command run without a shell: an array (program, then arguments), or a string split at spaces
+ * (no quoting: an argument with a space needs the array form).
+ */
+function commandSetting(c: Checker, v: unknown, at: string): string[] | undefined {
+  if (v === undefined) return undefined;
+  const argv = typeof v === "string" ? v.trim().split(/\s+/) : v;
+  if (
+    !Array.isArray(argv) ||
+    argv.length === 0 ||
+    !argv.every((x) => typeof x === "string" && x.length > 0)
+  ) {
+    c.problems.push(`${at} must be a command: a string, or an array of the program and its arguments`);
+    return undefined;
+  }
+  return argv as string[];
 }
 
 const OAUTH_ENDPOINTS = [
@@ -476,7 +506,13 @@ export function loadConfig(file: string): Config {
 
 /** What an account's IMAP connection depends on; a change of any of it needs a new connection. */
 const connectionKey = (a: AccountConfig) =>
-  JSON.stringify([a.provider, a.username, a.imap, a.oauth?.token_endpoint ?? null]);
+  JSON.stringify([
+    a.provider,
+    a.username,
+    a.imap,
+    a.oauth?.token_endpoint ?? null,
+    a.password_command ?? null,
+  ]);
 
 /** Accounts of `prev` that `next` removed or whose IMAP connection settings it changed. */
 export function changedConnections(prev: Config, next: Config): string[] {

@@ -44,12 +44,19 @@ describe("[accounts.oauth]", () => {
     expect(o.preset).toBe(provider);
     expect(o.token_endpoint).toBe(token);
     expect(o.scopes).toEqual(scopes);
-    expect(o.device_authorization_endpoint).toBe(OAUTH_PRESETS[provider as "google"].device_authorization_endpoint);
+    expect(o.device_authorization_endpoint).toBe(
+      OAUTH_PRESETS[provider as "google"].device_authorization_endpoint,
+    );
   });
 
   it("an explicit key wins over the preset", () => {
-    const c = parseConfig(account("microsoft", 'token_endpoint = "https://login.example.com/t"\nscopes = ["x"]'));
-    expect(c.accounts[0]!.oauth).toMatchObject({ token_endpoint: "https://login.example.com/t", scopes: ["x"] });
+    const c = parseConfig(
+      account("microsoft", 'token_endpoint = "https://login.example.com/t"\nscopes = ["x"]'),
+    );
+    expect(c.accounts[0]!.oauth).toMatchObject({
+      token_endpoint: "https://login.example.com/t",
+      scopes: ["x"],
+    });
   });
 
   it("provider imap needs its endpoints and scopes", () => {

@@ -10,6 +10,7 @@
  * The daemon notices a new sign-in (`chainmail auth login`, run by the CLI) or a new password without
  * a restart: each login stats the account's secret file and starts afresh when it changed.
  */
+import { execFile } from "node:child_process";
 import type { AccountConfig, ServerConfig } from "../config.js";
 import { MailError } from "../errors.js";
 import { getSecret, secretFile } from "../secrets.js";
@@ -45,6 +46,10 @@ interface Entry {
   state: AuthState;
   access: Access | undefined;
   refreshing: Promise<string> | undefined;
+  /** password_command's answer, kept for the daemon's life until a server refuses it. */
+  password: string | undefined;
+  /** The command running now: logins at once wait for one run (one unlock prompt, not several). */
+  asking: Promise<string> | undefined;
 }
 
 /** Refresh this long before the token's end, at most a fifth of its life (short-lived test tokens). */
@@ -77,6 +82,8 @@ export class Credentials {
         state: version === undefined ? "missing" : "unknown",
         access: undefined,
         refreshing: undefined,
+        password: undefined,
+        asking: undefined,
       };
       this.entries.set(account.name, e);
     }
@@ -91,6 +98,8 @@ export class Credentials {
   note(account: AccountConfig, outcome: "ok" | "rejected"): void {
     const e = this.entry(account);
     if (e.version !== undefined) e.state = outcome;
+    // A refused password from a command is asked for again at the next login (it may have changed).
+    if (outcome === "rejected") e.password = undefined;
   }
 
   /** Forgets an account's access token and state (after `auth logout`, or a config change). */
@@ -103,6 +112,8 @@ export class Credentials {
    * a fresh one is obtained unless another login already replaced it.
    */
   async login(account: AccountConfig, server: ServerConfig, rejected?: string): Promise<Login> {
+    if (account.password_command)
+      return { user: account.username, pass: await this.commandPassword(account) };
     if (!account.oauth) {
       const pass = getSecret(this.secretsDir, account.name);
       if (pass === undefined)
@@ -120,6 +131,26 @@ export class Credentials {
         `account ${account.name} would send its OAuth2 token to ${server.host} without TLS`,
       );
     return { user: account.username, accessToken: await this.accessToken(account, rejected) };
+  }
+
+  private async commandPassword(account: AccountConfig): Promise<string> {
+    const e = this.entry(account);
+    if (e.password !== undefined) return e.password;
+    const argv = account.password_command!;
+    try {
+      e.asking ??= runPasswordCommand(argv).finally(() => {
+        e.asking = undefined;
+      });
+      e.password = await e.asking;
+      return e.password;
+    } catch (err) {
+      e.state = "missing";
+      throw new MailError(
+        "AUTH_REQUIRED",
+        `the password_command of account ${account.name} (${argv.join(" ")}) ${(err as Error).message}`,
+        `The user checks that \`${argv.join(" ")}\` prints the password on its first line (e.g. that the password store is unlocked), or fixes password_command in config.toml.`,
+      );
+    }
   }
 
   private async accessToken(account: AccountConfig, rejected?: string): Promise<string> {
@@ -244,6 +275,31 @@ export class Credentials {
       );
     }
   }
+}
+
+/**
+ * Runs a password command without a shell and gives the first line of its output. The error's
+ * message says how it failed; it never holds the output (it may be a secret) nor stderr.
+ */
+export function runPasswordCommand(argv: string[], timeoutMs = 30_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      argv[0]!,
+      argv.slice(1),
+      { shell: false, timeout: timeoutMs, maxBuffer: 64 * 1024, encoding: "utf8", windowsHide: true },
+      (err, stdout) => {
+        if (err) {
+          const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: unknown };
+          if (e.code === "ENOENT") return reject(new Error("could not be started: no such program"));
+          if (e.killed) return reject(new Error(`did not finish within ${timeoutMs / 1000} s`));
+          return reject(new Error(`failed (exit code ${typeof e.code === "number" ? e.code : "unknown"})`));
+        }
+        const first = stdout.split(/\r?\n/)[0] ?? "";
+        if (first.length === 0) return reject(new Error("printed no password (its first line is empty)"));
+        resolve(first);
+      },
+    );
+  });
 }
 
 const registry = new Map<string, Credentials>();

@@ -6,8 +6,8 @@ import { parseArgs } from "node:util";
 import { DaemonClient } from "../client/index.js";
 import { REASONS } from "../errors.js";
 import { type Home, resolveHome } from "../home.js";
-import { setSecret } from "../secrets.js";
 import { AUTH_OPTIONS, AUTH_USAGE, runAuth } from "./auth-commands.js";
+import { runSecret } from "./secret-command.js";
 import type { Options } from "./command-kit.js";
 import { COMMANDS, usage } from "./commands.js";
 import { human } from "./human.js";
@@ -18,7 +18,7 @@ import { mcpArgs, runMcp } from "./mcp.js";
 export const USAGE = `usage: chainmail [--home DIR] [--json] COMMAND ...
   daemon                                 run the daemon (stops cleanly on SIGTERM)
   mcp [--http [HOST:]PORT]               run the MCP server on stdio (needs @mcpforge/chainmail-mcp)
-  secret set ACCOUNT                     read the account's password from stdin
+  secret set ACCOUNT                     store the account's password (asked without echo, or stdin)
 ${AUTH_USAGE}
   accounts                               list accounts
   test ACCOUNT                           log in to IMAP and SMTP
@@ -90,7 +90,7 @@ export async function main(argv: string[]): Promise<number> {
   const home = resolveHome(g.home);
   const args = positionals.slice(1);
   if (cmd === "daemon") return runDaemon(home);
-  if (cmd === "secret") return storeSecret(home, args, g.json === true);
+  if (cmd === "secret") return runSecret(home, args, g.json === true);
   if (cmd === "auth")
     return runAuth(home, o as { browser?: boolean; device?: boolean; open?: boolean }, args, g.json === true);
 
@@ -141,16 +141,5 @@ async function runDaemon(home: Home): Promise<number> {
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
   });
-  return 0;
-}
-
-async function storeSecret(home: Home, args: string[], json: boolean): Promise<number> {
-  if (args[0] !== "set" || args.length !== 2)
-    usage("usage: chainmail secret set ACCOUNT (the password on stdin)");
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  setSecret(home.secretsDir, args[1]!, Buffer.concat(chunks).toString("utf8"));
-  if (!json) process.stderr.write(`stored the password of ${args[1]}\n`);
-  else process.stdout.write(`${JSON.stringify({ account: args[1], stored: true })}\n`);
   return 0;
 }
