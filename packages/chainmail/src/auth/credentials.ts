@@ -66,15 +66,17 @@ export class Credentials {
     return account.oauth ? "oauth2" : "password";
   }
 
-  private file(account: AccountConfig): string {
-    return account.oauth
-      ? grantFile(this.secretsDir, account.name)
-      : secretFile(this.secretsDir, account.name);
+  /** What the account's secret is now: its file's version, or its password command. */
+  private version(account: AccountConfig): string | undefined {
+    if (account.password_command) return `command:${JSON.stringify(account.password_command)}`;
+    return fileVersion(
+      account.oauth ? grantFile(this.secretsDir, account.name) : secretFile(this.secretsDir, account.name),
+    );
   }
 
-  /** The account's entry, started afresh when its secret file changed (a sign-in, `secret set`). */
+  /** The account's entry, started afresh when its secret (file or command) changed. */
   private entry(account: AccountConfig): Entry {
-    const version = fileVersion(this.file(account));
+    const version = this.version(account);
     let e = this.entries.get(account.name);
     if (!e || e.version !== version) {
       e = {
