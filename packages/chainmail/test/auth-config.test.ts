@@ -4,6 +4,7 @@ import { oauthClient } from "../src/auth/oauth.js";
 import { OAUTH_PRESETS } from "../src/auth/providers.js";
 import { parseConfig } from "../src/config.js";
 import { isMailError } from "../src/errors.js";
+import { diffEndpoint, endpointOf, sameEndpoint, withEndpoint } from "../src/policy/endpoints.js";
 
 const account = (provider: string, oauth: string, imap = 'host = "imap.example.com"') => `
 [[accounts]]
@@ -100,5 +101,42 @@ describe("[accounts.oauth]", () => {
     expect(isMailError(err) && err.hint).toContain("CHAINMAIL_GOOGLE_CLIENT_ID");
     const own = parseConfig(account("google", 'client_id = "cfg-id"')).accounts[0]!;
     expect(oauthClient(own, { CHAINMAIL_GOOGLE_CLIENT_ID: "env-id" }).client.client_id).toBe("cfg-id");
+  });
+});
+
+describe("where secrets go waits for the owner (the account's endpoint)", () => {
+  const withOauth = (token: string) =>
+    parseConfig(account("google", `client_id = "id"\ntoken_endpoint = "${token}"`)).accounts[0]!;
+
+  it("an account without OAuth2 or password_command keeps the endpoint it had before", () => {
+    const a = parseConfig(
+      account(
+        "imap",
+        'client_id = "x"\ntoken_endpoint = "https://t.example/t"\nauthorization_endpoint = "https://t.example/a"\nscopes = ["s"]',
+      ),
+    ).accounts[0]!;
+    const { oauth: _o, ...plain } = a;
+    expect(Object.keys(endpointOf(plain))).toEqual(["provider", "username", "imap", "smtp"]);
+  });
+
+  it("a new token endpoint is a change; until confirmed the account uses the confirmed one", () => {
+    const confirmed = endpointOf(withOauth("https://oauth2.googleapis.com/token"));
+    const file = withOauth("https://evil.example/token");
+    expect(sameEndpoint(confirmed, endpointOf(file))).toBe(false);
+    expect(diffEndpoint(confirmed, endpointOf(file))).toEqual([
+      "oauth.token_endpoint https://oauth2.googleapis.com/token → https://evil.example/token",
+    ]);
+    expect(withEndpoint(file, confirmed).oauth?.token_endpoint).toBe("https://oauth2.googleapis.com/token");
+  });
+
+  it("a password_command not confirmed is not run: the account has none", () => {
+    const text = (cmd: string) =>
+      `[[accounts]]\nname = "a"\naddress = "a@b.c"\n${cmd}\n[accounts.imap]\nhost = "h"\n`;
+    const before = parseConfig(text("")).accounts[0]!;
+    const after = parseConfig(text('password_command = "evil --now"')).accounts[0]!;
+    expect(diffEndpoint(endpointOf(before), endpointOf(after))).toEqual([
+      'password_command none → ["evil","--now"]',
+    ]);
+    expect(withEndpoint(after, endpointOf(before)).password_command).toBeUndefined();
   });
 });
