@@ -116,6 +116,9 @@ describe("chainmail auth", () => {
 
     const t = await env.client.testAccount({ account: "work" });
     expect(t.imap.ok && t.smtp.ok).toBe(true);
+    // A pooled connection, which the sign-out below must not leave logged in.
+    const found = await env.client.search({ query: "", accounts: ["work"], source: "server" });
+    expect(found.rows).toEqual([]);
     const s = await run(["auth", "status"]);
     expect(s.out.trim()).toBe("work\toauth2\tok");
     expect((await run(["accounts"])).out).toContain("auth:ok");
@@ -132,6 +135,11 @@ describe("chainmail auth", () => {
     expect(accounts[0]!.auth).toBe("missing");
     const t = await env.client.testAccount({ account: "work" });
     expect(t.imap.error?.reason).toBe("AUTH_REQUIRED");
+    // The pool's connection, logged in before the sign-out, is not used any more.
+    const err = await env.client
+      .search({ query: "", accounts: ["work"], source: "server" })
+      .catch((e: unknown) => e);
+    expect((err as { reason?: string }).reason).toBe("AUTH_REQUIRED");
   });
 
   it("refuses an account that is not in the config, or flags that contradict", async () => {

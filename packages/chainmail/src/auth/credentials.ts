@@ -92,6 +92,14 @@ export class Credentials {
     return e;
   }
 
+  /**
+   * An object that stays the same while the account's secret does: a connection logged in under
+   * another one is stale (a sign-out, a new sign-in or password), and the pool replaces it.
+   */
+  generation(account: AccountConfig): object {
+    return this.entry(account);
+  }
+
   state(account: AccountConfig): AuthState {
     return this.entry(account).state;
   }

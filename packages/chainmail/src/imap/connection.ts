@@ -52,6 +52,9 @@ export function mapImapError(err: unknown, account: string): MailError {
  */
 const lastRefusal = new WeakMap<ImapFlow, { text?: string }>();
 
+/** The credentials generation each connection logged in under (see Credentials.generation). */
+const loggedInUnder = new WeakMap<ImapFlow, object>();
+
 /** The server's text of the last command imapflow reported as failed, and forgets it. */
 export function takeRefusalText(client: ImapFlow): string | undefined {
   const slot = lastRefusal.get(client);
@@ -212,6 +215,16 @@ export class ImapPool {
   }
 
   private async ready(s: Slot, account: AccountConfig): Promise<ImapFlow> {
+    // Logged in with a secret that is gone or replaced (auth logout, a new sign-in or password):
+    // the next call logs in anew, so a sign-out takes effect at once and a new secret is used.
+    if (
+      s.client?.usable &&
+      loggedInUnder.get(s.client) !== credentialsFor(this.secretsDir).generation(account)
+    ) {
+      const old = s.client;
+      s.client = undefined;
+      void old.logout().catch(() => old.close());
+    }
     if (!s.client?.usable) {
       s.client?.close();
       s.client = undefined;
