@@ -7,9 +7,11 @@ import path from "node:path";
 import * as oauth from "oauth4webapi";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { signIn } from "../src/auth/login.js";
-import { loadConfig } from "../src/config.js";
+import { loadConfig, parseConfig } from "../src/config.js";
 import { isMailError } from "../src/errors.js";
-import { type OAuthEnv, startOAuthEnv } from "./support/oauth-env.js";
+import type { Dovecot } from "../src/testing/dovecot.js";
+import { startOAuthServer } from "../src/testing/oauth-server.js";
+import { type OAuthEnv, oauthConfig, startOAuthEnv } from "./support/oauth-env.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -193,6 +195,24 @@ describe("a device sign-in the user denies", () => {
     expect(isMailError(err) && err.reason).toBe("AUTH_REQUIRED");
     expect((err as Error).message).toBe("the sign-in was denied at the provider");
     expect(env.storedRefreshToken()).toBeUndefined();
+  });
+});
+
+describe("a device code that expires before it is approved", () => {
+  it("ends with AUTH_REQUIRED saying the code expired", async () => {
+    const auth = await startOAuthServer({ deviceCodeSeconds: 1, deviceInterval: 1 });
+    try {
+      const account = parseConfig(oauthConfig({ port: 1 } as Dovecot, auth, 2)).accounts[0]!;
+      const err = await signIn(account, "/nonexistent/secrets", {
+        flow: "device",
+        say: () => undefined,
+      }).catch((e: unknown) => e);
+      expect(isMailError(err) && err.reason).toBe("AUTH_REQUIRED");
+      expect((err as Error).message).toBe("the sign-in code expired before it was approved");
+      expect(auth.tokenRequests.map((r) => r.outcome)).toEqual(["expired_token"]);
+    } finally {
+      await auth.stop();
+    }
   });
 });
 
