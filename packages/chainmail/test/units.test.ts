@@ -61,7 +61,7 @@ describe("config", () => {
     expect(err?.reason).toBe("CONFIG_INVALID");
     for (const part of [
       "accounts[0].name must be",
-      'accounts[0].provider must be "imap" or "google"',
+      'accounts[0].provider must be "imap", "google" or "microsoft"',
       "accounts[0].address must be an email address",
       "accounts[0].imap.host is required",
       "accounts[0].imap.port must be an integer",
