@@ -104,6 +104,30 @@ describe("signed in with the device flow: IMAP and SMTP over XOAUTH2", () => {
     expect(env.dv.log().match(/auth failed/g)).toHaveLength(3);
     expect(env.relay.commands.filter((c) => /^EHLO/i.test(c))).toHaveLength(1 + 3 + 3);
   });
+  it("a server that refuses even a fresh token: AUTH_REQUIRED, state rejected, no refresh after that", async () => {
+    const refreshes = () => env.auth.tokenRequests.filter((r) => r.grant_type === "refresh_token").length;
+    const before = refreshes();
+    env.auth.refuseAllTokens(true);
+    try {
+      const r = await env.client.testAccount({ account: "work" });
+      expect(r.imap.error?.reason).toBe("AUTH_REQUIRED");
+      expect(r.smtp.error?.reason).toBe("AUTH_REQUIRED");
+      expect(r.smtp.error?.message).toContain("also a freshly refreshed one");
+      // One refresh for both servers' refusals, and none for the refusal of the fresh token.
+      expect(refreshes() - before).toBe(1);
+      expect(await authState(env)).toBe("rejected");
+      // A watcher retrying, or the agent calling again: the servers are asked, the provider is not.
+      const again = await env.client.testAccount({ account: "work" });
+      expect(again.smtp.error?.reason).toBe("AUTH_REQUIRED");
+      expect(refreshes() - before).toBe(1);
+    } finally {
+      env.auth.refuseAllTokens(false);
+    }
+    // The servers take the token again (the user fixed the account's settings): no sign-in needed.
+    const ok = await env.client.testAccount({ account: "work" });
+    expect(ok.imap.ok && ok.smtp.ok).toBe(true);
+    expect(await authState(env)).toBe("ok");
+  }, 60_000);
 });
 
 describe("tokens over time", () => {

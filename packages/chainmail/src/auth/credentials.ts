@@ -36,6 +36,8 @@ export function nodemailerAuth(login: Login) {
 
 interface Access {
   token: string;
+  /** Obtained because a server refused the token before it (see accessToken). */
+  afterRejection: boolean;
   /** When to refresh rather than use it (before it expires, so no call fails on an expired token). */
   refreshAt: number;
 }
@@ -108,6 +110,8 @@ export class Credentials {
   note(account: AccountConfig, outcome: "ok" | "rejected"): void {
     const e = this.entry(account);
     if (e.version !== undefined) e.state = outcome;
+    // The token works: a later refusal of it is news, worth one refresh again.
+    if (outcome === "ok" && e.access) e.access.afterRejection = false;
     // A refused password from a command is asked for again at the next login (it may have changed).
     if (outcome === "rejected") e.password = undefined;
   }
@@ -178,17 +182,27 @@ export class Credentials {
         loginHint(account.name),
       );
     const a = e.access;
+    if (rejected !== undefined && a?.token === rejected && a.afterRejection) {
+      // A token refreshed because a server refused the one before was refused too: refreshing
+      // again would only ask the provider for more of the same (a watcher retries every 30 s).
+      e.state = "rejected";
+      throw new MailError(
+        "AUTH_REQUIRED",
+        `the mail server of account ${account.name} refused its OAuth2 token, also a freshly refreshed one`,
+        `${loginHint(account.name)} If that does not help, check that the account may use IMAP and SMTP with OAuth2 (the provider's settings, the scopes).`,
+      );
+    }
     if (a && a.token !== rejected && Date.now() < a.refreshAt) return a.token;
     // One refresh per account at a time: later callers wait for the one running.
     if (!e.refreshing) {
-      e.refreshing = this.refresh(account, e).finally(() => {
+      e.refreshing = this.refresh(account, e, rejected !== undefined).finally(() => {
         e.refreshing = undefined;
       });
     }
     return e.refreshing;
   }
 
-  private async refresh(account: AccountConfig, e: Entry): Promise<string> {
+  private async refresh(account: AccountConfig, e: Entry, afterRejection: boolean): Promise<string> {
     const grant = loadGrant(this.secretsDir, account.name);
     if (!grant) {
       e.state = "missing";
@@ -240,6 +254,7 @@ export class Credentials {
     }
     const lifeMs = (tokens.expires_in ?? 3600) * 1000;
     e.access = {
+      afterRejection,
       token: tokens.access_token,
       refreshAt: Date.now() + lifeMs - Math.min(EARLY_MS, lifeMs / 5),
     };

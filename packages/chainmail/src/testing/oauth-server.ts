@@ -84,6 +84,11 @@ export interface OAuthTestServer {
   introspect(token: string): string | undefined;
   /** Makes every live access token expire now (refresh tokens still work). */
   expireAccessTokens(): void;
+  /**
+   * While true, /introspect (and `introspect`) deny every access token though /token still issues
+   * them: the mail servers refuse this provider's tokens (IMAP turned off for the account, say).
+   */
+  refuseAllTokens(on: boolean): void;
   /** How many refresh tokens were issued and not yet used or revoked. */
   liveRefreshTokens(): number;
   stop(): Promise<void>;
@@ -324,7 +329,9 @@ export async function startOAuthServer(opts: OAuthTestServerOptions = {}): Promi
     });
   });
 
+  let refuseAll = false;
   const introspect = (t: string): string | undefined => {
+    if (refuseAll) return undefined;
     const a = access.get(t);
     if (!a || a.grant.revoked || a.expiresAt < Date.now()) return undefined;
     return a.grant.username;
@@ -366,6 +373,9 @@ export async function startOAuthServer(opts: OAuthTestServerOptions = {}): Promi
     introspect,
     expireAccessTokens: () => {
       for (const a of access.values()) a.expiresAt = 0;
+    },
+    refuseAllTokens: (on) => {
+      refuseAll = on;
     },
     liveRefreshTokens: () => [...refresh.values()].filter((g) => !g.revoked).length,
     stop: () =>
