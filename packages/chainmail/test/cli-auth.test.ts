@@ -36,7 +36,7 @@ function run(args: string[]): Promise<{ code: number | null; out: string; err: s
     child.stderr?.on("data", (d: Buffer) => {
       err += d.toString();
     });
-    child.once("exit", (code) => resolve({ code, out, err, json: (): unknown => JSON.parse(out) }));
+    child.once("close", (code) => resolve({ code, out, err, json: (): unknown => JSON.parse(out) }));
   });
 }
 
@@ -86,7 +86,7 @@ function startLogin(): {
     });
     child.once("exit", () => reject(new Error(`the CLI ended before printing a URL: ${err}`)));
   });
-  const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const exit = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   return { child, url, exit, out: () => out };
 }
 

@@ -74,7 +74,8 @@ describe("chainmail secret set", () => {
         child.stdin.write("s3cx\u007fret-pw\r");
       }
     });
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    // "close": after the exit and the last output.
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
     expect(code).toBe(0);
     expect(screen).toContain("stored the password of work");
     expect(screen).not.toContain("s3c");

@@ -54,6 +54,8 @@ async function readAll(): Promise<string> {
  */
 function promptHidden(prompt: string): Promise<string> {
   const stdin = process.stdin;
+  // Raw (no echo) before the prompt shows: what is typed as soon as it appears is not echoed.
+  stdin.setRawMode(true);
   process.stderr.write(prompt);
   return new Promise((resolve, reject) => {
     let value = "";
@@ -74,7 +76,6 @@ function promptHidden(prompt: string): Promise<string> {
         else if (ch >= " ") value += ch;
       }
     };
-    stdin.setRawMode(true);
     stdin.resume();
     stdin.on("data", onData);
   });

@@ -127,9 +127,15 @@ export async function openImap(account: AccountConfig, secretsDir: string): Prom
         return client;
       },
     )
-    .catch((err: unknown) => {
-      throw mapImapError(err, account.name);
-    });
+    .then(
+      (client) => {
+        loggedInUnder.set(client, credentialsFor(secretsDir).generation(account));
+        return client;
+      },
+      (err: unknown) => {
+        throw mapImapError(err, account.name);
+      },
+    );
 }
 
 interface Slot {
