@@ -148,4 +148,24 @@ describe("chainmail auth", () => {
     const both = await run(["auth", "login", "work", "--browser", "--device"]);
     expect(both.code).toBe(REASONS.INVALID_ARGUMENT.exitCode);
   });
+
+  it("refuses to sign in while config.toml names a token endpoint the owner has not confirmed", async () => {
+    const file = path.join(env.dir, "config.toml");
+    const before = fs.readFileSync(file, "utf8");
+    // Where the code and its PKCE verifier would go: something that can write config.toml chose it.
+    const forged = before.replace(env.auth.endpoints.token_endpoint, "http://127.0.0.1:9/token");
+    expect(forged).not.toBe(before);
+    fs.writeFileSync(file, forged);
+    try {
+      const r = await run(["auth", "login", "work", "--device"]);
+      expect(r.code).toBe(REASONS.POLICY_DENIED.exitCode);
+      expect(r.err).toContain(
+        `oauth.token_endpoint ${env.auth.endpoints.token_endpoint} → http://127.0.0.1:9/token`,
+      );
+      expect(r.err).toContain("chainmail policy confirm work");
+      expect(env.auth.tokenRequests.filter((x) => x.grant_type.endsWith("device_code"))).toEqual([]);
+    } finally {
+      fs.writeFileSync(file, before);
+    }
+  });
 });

@@ -179,14 +179,16 @@ export interface SignOutResult {
 export async function signOut(
   account: AccountConfig,
   secretsDir: string,
-  env?: NodeJS.ProcessEnv,
+  opts: { revoke?: boolean; env?: NodeJS.ProcessEnv } = {},
 ): Promise<SignOutResult> {
   const grant = loadGrant(secretsDir, account.name);
   let revoked = false;
   let warning: string | undefined;
-  if (grant && account.oauth?.revocation_endpoint) {
+  if (grant && account.oauth?.revocation_endpoint && opts.revoke === false)
+    warning = "not revoked at the provider: the account's server settings wait for confirmation";
+  else if (grant && account.oauth?.revocation_endpoint) {
     try {
-      revoked = await revoke(oauthClient(account, env), grant.refresh_token);
+      revoked = await revoke(oauthClient(account, opts.env), grant.refresh_token);
     } catch (err) {
       const oe = oauthErrorOf(err);
       warning = oe

@@ -5,9 +5,13 @@
 import { credentialsFor } from "../auth/credentials.js";
 import { defaultFlow, signIn, signOut } from "../auth/login.js";
 import { DaemonClient } from "../client/index.js";
+import fs from "node:fs";
+import Database from "better-sqlite3";
 import { type AccountConfig, loadConfig } from "../config.js";
+import { EndpointStore } from "../store/endpoints.js";
 import { isMailError, MailError } from "../errors.js";
 import type { Home } from "../home.js";
+import { diffEndpoint, type Endpoint, endpointOf, sameEndpoint } from "../policy/endpoints.js";
 import { usage } from "./command-kit.js";
 
 export const AUTH_USAGE = `  auth login ACCOUNT [--browser | --device] [--open]
@@ -45,6 +49,30 @@ function oauthAccount(home: Home, name: string | undefined): AccountConfig {
   return account;
 }
 
+/**
+ * The sign-in sends the code and its PKCE verifier to the token endpoint config.toml names, and
+ * logout sends the refresh token to the revocation endpoint: an endpoint the owner has not confirmed
+ * yet (anything that can write config.toml could have put it there) is refused, as the daemon would.
+ * An account the daemon has never seen has no confirmed endpoint: the daemon adopts it as written.
+ */
+function pendingChange(home: Home, account: AccountConfig): string | undefined {
+  if (!fs.existsSync(home.dbFile)) return undefined;
+  let confirmed: Endpoint | undefined;
+  const db = new Database(home.dbFile, { readonly: true, fileMustExist: true });
+  try {
+    const row = new EndpointStore(db).get(account.name);
+    confirmed = row ? (JSON.parse(row.confirmed) as Endpoint) : undefined;
+  } catch {
+    return undefined; // a state.db from before confirmed endpoints: nothing is confirmed yet
+  } finally {
+    db.close();
+  }
+  const wanted = endpointOf(account);
+  return confirmed && !sameEndpoint(confirmed, wanted)
+    ? diffEndpoint(confirmed, wanted).join("; ")
+    : undefined;
+}
+
 /** Runs `chainmail auth ...`; prints to stdout (JSON with --json) and returns the exit code. */
 export async function runAuth(home: Home, flags: AuthFlags, args: string[], json: boolean): Promise<number> {
   const out = (v: unknown, text: string) => process.stdout.write(`${json ? JSON.stringify(v) : text}\n`);
@@ -52,6 +80,13 @@ export async function runAuth(home: Home, flags: AuthFlags, args: string[], json
   if (sub === "login" && args.length === 2) {
     if (flags.browser && flags.device) usage("give --browser or --device, not both");
     const account = oauthAccount(home, args[1]);
+    const pending = pendingChange(home, account);
+    if (pending)
+      throw new MailError(
+        "POLICY_DENIED",
+        `the server settings of account ${account.name} in config.toml wait for confirmation: ${pending}`,
+        `Check them with \`chainmail policy status\`, run \`chainmail policy confirm ${account.name}\`, then sign in.`,
+      );
     const flow = flags.device ? "device" : flags.browser ? "browser" : defaultFlow(account);
     const result = await signIn(account, home.secretsDir, {
       flow,
@@ -64,7 +99,8 @@ export async function runAuth(home: Home, flags: AuthFlags, args: string[], json
   }
   if (sub === "logout" && args.length === 2) {
     const account = oauthAccount(home, args[1]);
-    const r = await signOut(account, home.secretsDir);
+    // With unconfirmed endpoints the token is not sent anywhere: it is only deleted here.
+    const r = await signOut(account, home.secretsDir, { revoke: pendingChange(home, account) === undefined });
     out(
       r,
       `${r.deleted ? "signed out" : "was not signed in:"} ${r.account}${r.revoked ? " (revoked at the provider)" : ""}${r.warning ? `; ${r.warning}` : ""}`,
