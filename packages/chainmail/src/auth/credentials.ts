@@ -116,7 +116,7 @@ export class Credentials {
     if (outcome === "rejected") e.password = undefined;
   }
 
-  /** Forgets an account's access token and state (after `auth logout`, or a config change). */
+  /** Forgets an account's access token and state (its connection settings changed in config.toml). */
   forget(name: string): void {
     this.entries.delete(name);
   }
