@@ -114,5 +114,8 @@ export async function startOAuthEnv(opts: OAuthTestServerOptions = {}): Promise<
     },
   };
   env.client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  // A first start fails closed (every account held until the owner confirms): confirm once, as the
+  // owner would in their terminal, so the tests see the policy config.toml states.
+  await env.client.call("policy.confirm", {});
   return env;
 }
