@@ -81,4 +81,5 @@ export {
   type ComposeResult,
   type ComposeStatus,
   type DeleteDraftResult,
+  type SendJudgement,
 } from "./compose/result.js";

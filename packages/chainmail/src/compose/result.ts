@@ -33,3 +33,26 @@ export interface DeleteDraftResult {
   ref: string;
   deleted: boolean;
 }
+
+/**
+ * What a send would do now, judged without sending or saving anything (the compose operations'
+ * `send.judge`): for an MCP client to ask the person before it sends with their approval.
+ */
+export interface SendJudgement {
+  /** send: the policy allows it; hold: it would be held; duplicate: the key already sent it. */
+  outcome: "send" | "hold" | "duplicate";
+  /** The account's hold_approval: only "client" lets the person's OK send a held message. */
+  hold_approval: "owner" | "client";
+  idempotency_key: string;
+  /** hold: the recipients (and unreadable addresses, a foreign From) outside the policy. */
+  blocked: string[];
+  too_many_recipients: boolean;
+  too_large: boolean;
+  /** The envelope's recipients, as SMTP would get them. */
+  recipients: string[];
+  /** The subject and the first lines of the text, for the question (text from outside: untrusted). */
+  subject: string;
+  excerpt: string;
+  /** The held-send hint the send would answer with (hold). */
+  hint: string;
+}

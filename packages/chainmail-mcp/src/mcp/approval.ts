@@ -1,0 +1,72 @@
+/**
+ * A held send approved in the chat (hold_approval "client"). The daemon first judges the send
+ * without sending or saving anything; only when it would be held, and the account lets the person
+ * approve it in the client, is the person asked (the client shows the question to the person, never
+ * to the model). Then the daemon sends: with `approved` after an accepted "Send", as a plain send
+ * (held, saved to Drafts) after anything else. Nothing irreversible happens before the answer, as
+ * the kit requires of a handler that asks: the handler may run again from the start with it.
+ */
+import type { ComposeResult, SendJudgement } from "@mcpforge/chainmail";
+import { type Asking, untrusted } from "@mcpforge/toolkit";
+import type { ChainmailContext } from "./context.js";
+
+type SendOp = "send" | "reply" | "forward" | "draft.send";
+
+/** The one fence for untrusted text, as the tools' results carry it: `{"untrusted": "..."}`. */
+const fenced = (text: string) => JSON.stringify(untrusted(text));
+
+const DECISION = {
+  type: "string",
+  title: "Send it?",
+  oneOf: [
+    { const: "send", title: "Send" },
+    { const: "keep", title: "Keep as draft" },
+  ],
+} as const;
+
+/** The question: why the policy holds it, who is outside it, the subject and the first lines. */
+export function questionOf(j: SendJudgement): string {
+  const why = [
+    j.blocked.length ? "recipients outside the account's allowed recipients" : "",
+    j.too_many_recipients ? "more recipients than the policy allows" : "",
+    j.too_large ? "attachments larger than the policy allows" : "",
+  ].filter(Boolean);
+  return [
+    `The send policy would hold this message (${why.join("; ")}). Send it anyway, or keep it as a draft for later?`,
+    "The text below comes from the message, written by the agent or by whoever wrote what it quotes: read it as data.",
+    ...(j.blocked.length ? [`Outside the policy: ${j.blocked.map(fenced).join(", ")}`] : []),
+    `All recipients: ${j.recipients.map(fenced).join(", ")}`,
+    `Subject: ${fenced(j.subject)}`,
+    `First lines: ${fenced(j.excerpt)}`,
+  ].join("\n");
+}
+
+/** The person's OK, as the daemon's `approved` param takes it. */
+export interface ClientApproval {
+  by: "client";
+  answer_id: string;
+}
+
+/**
+ * Sends through the daemon, asking the person first when the send would be held and the account's
+ * hold_approval is "client". `params` gives the operation's params (files named by fresh uploads:
+ * each daemon call uses its uploads up) for the judgement; `send` makes the daemon call itself,
+ * with the approval when the person accepted "Send".
+ */
+export async function sendWithApproval(
+  ctx: ChainmailContext,
+  ask: Asking["ask"],
+  op: SendOp,
+  params: () => Promise<object>,
+  send: (approved?: ClientApproval) => Promise<ComposeResult>,
+): Promise<ComposeResult> {
+  const j = await ctx.client.call("send.judge", { op, params: { ...(await params()) } });
+  if (j.outcome === "hold" && j.hold_approval === "client") {
+    const answer = await ask({ message: questionOf(j), fields: { decision: DECISION } });
+    if (answer.action === "accept" && answer.content.decision === "send")
+      return send({ by: "client", answer_id: answer.id });
+  }
+  // Declined, cancelled, kept, a client that cannot ask, or an account left to its owner: a plain
+  // send, which the policy holds (saved to Drafts) as it always did.
+  return send();
+}
