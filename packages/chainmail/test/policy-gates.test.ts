@@ -1,7 +1,7 @@
 /** What counts as a widening of the policy, and the diffs the audit log records. */
 import { describe, expect, it } from "vitest";
 import type { Policy } from "../src/config.js";
-import { CLOSED, diffGates, gatesOf, meet, widens } from "../src/policy/gates.js";
+import { CLOSED, diffGates, gatesFrom, gatesOf, meet, widens } from "../src/policy/gates.js";
 
 const p = (x: Partial<Policy>): Policy => ({ allow_expunge: false, allow_delete_folder: false, ...x });
 const g = (x: Partial<Policy>) => gatesOf(p(x));
@@ -47,11 +47,28 @@ describe("policy gates", () => {
       allowed_recipients: ["b@y.com"],
       max_recipients: 5,
       max_attachment_bytes: null,
+      hold_approval: "owner",
     });
     expect(diffGates(confirmed, file)).toEqual([
       "allow_expunge true → false",
       "allowed_recipients +b@y.com +c@z.com -@y.com -a@x.com",
       "max_recipients 5 → 9",
     ]);
+  });
+
+  it("calls hold_approval client a widening, owner a narrowing, and reads a row from before it as owner", () => {
+    const owner = g({ max_recipients: 5 });
+    const client = g({ max_recipients: 5, hold_approval: "client" });
+    expect(owner.hold_approval).toBe("owner");
+    expect(widens(owner, client)).toBe(true);
+    expect(widens(client, owner)).toBe(false);
+    expect(meet(owner, client).hold_approval).toBe("owner");
+    expect(meet(client, client).hold_approval).toBe("client");
+    expect(CLOSED.hold_approval).toBe("owner");
+    expect(diffGates(owner, client)).toEqual(["hold_approval owner → client"]);
+    // A confirmed row stored before the gate existed: the gate reads closed, the rest as stored.
+    const { hold_approval: _gone, ...old } = client;
+    expect(gatesFrom(JSON.parse(JSON.stringify(old)))).toEqual(owner);
+    expect(gatesFrom(JSON.parse(JSON.stringify(client)))).toEqual(client);
   });
 });
