@@ -4,6 +4,9 @@
  * client pinned to 2026-07-28 (`input_required`, the call retried with the answer). Deliveries are
  * counted at the SMTP server; the questions where the client's handler hears them.
  */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type SendEnv, startSendEnv } from "@mcpforge/chainmail/testing";
 import { connectStdio, MODERN_REVISION, newClient, startHttpBin } from "@mcpforge/toolkit/testing";
@@ -11,8 +14,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const BIN = fileURLToPath(new URL("../bin/chainmail-mcp.js", import.meta.url));
-const CLIENT_POLICY = 'allowed_recipients = ["bob@example.com"]\nhold_approval = "client"\n';
-const OWNER_POLICY = 'allowed_recipients = ["bob@example.com"]\n';
+const CLIENT_POLICY =
+  'allowed_recipients = ["bob@example.com"]\nmax_attachment_bytes = 100\nhold_approval = "client"\n';
+const OWNER_POLICY = 'allowed_recipients = ["bob@example.com"]\nmax_attachment_bytes = 100\n';
 
 type Json = Record<string, unknown>;
 /** What the person does: the two choices of an accepted form, decline, cancel, or no capability. */
@@ -31,6 +35,7 @@ interface Driver {
 }
 
 let env: SendEnv;
+let big: string;
 const spawnOf = () => ({
   command: process.execPath,
   args: [BIN, "--home", env.dir],
@@ -127,6 +132,8 @@ const lastAudit = async (action: string) => (await env.client.readAudit({ action
 
 beforeAll(async () => {
   env = await startSendEnv({ work: { sendPolicy: CLIENT_POLICY } });
+  big = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "cm-approve-")), "report.bin");
+  fs.writeFileSync(big, Buffer.alloc(500, 7));
 }, 60_000);
 
 afterAll(async () => {
@@ -221,6 +228,23 @@ describe.each(ERAS)("hold_approval = client, a %s client over stdio", (era) => {
       expect(r.structured).toMatchObject({ status: "sent" });
       expect(d.asked).toHaveLength(0);
       expect(delivered() - before).toBe(1);
+    });
+  });
+
+  it("judges a send with an attachment with its files: too large, asked, sent once with the file", async () => {
+    await withDriver(era, "send", async (d) => {
+      const before = delivered();
+      const r = await d.call("send_email", {
+        account: "work",
+        to: ["bob@example.com"],
+        subject: `attachment ${era}`,
+        attachments: [big],
+      });
+      expect(r.structured).toMatchObject({ status: "sent" });
+      expect(d.asked).toHaveLength(1);
+      expect(d.asked[0]?.message).toContain("attachments larger than the policy allows");
+      expect(env.relay.received.length).toBe(before + 1);
+      expect(env.relay.received.at(-1)?.raw.toString()).toContain("filename=report.bin");
     });
   });
 
@@ -324,6 +348,18 @@ describe("hold_approval = owner", () => {
           });
           expect(r.structured).toMatchObject({ status: "held" });
           expect(d.asked).toHaveLength(0);
+          expect(delivered()).toBe(before);
+          // An account left to its owner is judged without the files: each is uploaded once.
+          const uploads = (await env.client.readAudit({ action: "upload" })).rows.length;
+          const withFile = await d.call("send_email", {
+            account: "work",
+            to: ["bob@example.com"],
+            subject: `owner attachment ${era}`,
+            attachments: [big],
+          });
+          expect(withFile.structured).toMatchObject({ status: "held", too_many_recipients: false });
+          expect(d.asked).toHaveLength(0);
+          expect((await env.client.readAudit({ action: "upload" })).rows.length - uploads).toBe(1);
           expect(delivered()).toBe(before);
         });
       }

@@ -53,6 +53,7 @@ describe("hold_approval = client at the daemon", () => {
       subject: "judge me",
       idempotency_key: expect.stringMatching(/^d1\./),
     });
+    if (j.hold_approval !== "client") throw new Error("judged as an owner account");
     expect(j.excerpt.startsWith("line one\nline two")).toBe(true);
     expect(env.relay.transactions()).toHaveLength(0);
     expect(await env.dv.messageCount("alice", "Drafts")).toBe(0);
@@ -131,7 +132,7 @@ describe("hold_approval = client at the daemon", () => {
         op: "send",
         params: { account: "home", to: ["x@y.test"], subject: "s" },
       }),
-    ).toMatchObject({ hold_approval: "owner" });
+    ).toEqual({ hold_approval: "owner" });
     expect(env.relay.transactions().length).toBe(before);
     expect(await env.dv.messageCount("alice", "Drafts")).toBe(drafts);
     const denied = (await env.client.readAudit({ action: "send" })).rows.filter(
@@ -144,11 +145,11 @@ describe("hold_approval = client at the daemon", () => {
     env.writeConfig({ work: { sendPolicy: 'allowed_recipients = ["bob@example.com"]\n' } });
     const params = { account: "work", to: ["frank@elsewhere.test"], subject: "narrowed" };
     // Back to "owner" is a narrowing: at once.
-    expect(await mcp.call("send.judge", { op: "send", params })).toMatchObject({ hold_approval: "owner" });
+    expect(await mcp.call("send.judge", { op: "send", params })).toEqual({ hold_approval: "owner" });
     expect((await refusal(mcp.call("send", { ...params, approved }))).reason).toBe("POLICY_DENIED");
     // "client" again is a widening: it waits for `chainmail policy confirm`.
     env.writeConfig({ work: { sendPolicy: CLIENT_POLICY } });
-    expect(await mcp.call("send.judge", { op: "send", params })).toMatchObject({ hold_approval: "owner" });
+    expect(await mcp.call("send.judge", { op: "send", params })).toEqual({ hold_approval: "owner" });
     const pending = (await env.client.call("policy.status", {})) as unknown;
     expect(JSON.stringify(pending)).toContain("hold_approval owner → client");
     await env.confirmPolicy();

@@ -6,7 +6,7 @@
  * (held, saved to Drafts) after anything else. Nothing irreversible happens before the answer, as
  * the kit requires of a handler that asks: the handler may run again from the start with it.
  */
-import type { ComposeResult, SendJudgement } from "@mcpforge/chainmail";
+import type { ClientJudgement, ComposeResult } from "@mcpforge/chainmail";
 import { type Asking, untrusted } from "@mcpforge/toolkit";
 import type { ChainmailContext } from "./context.js";
 
@@ -25,7 +25,7 @@ const DECISION = {
 } as const;
 
 /** The question: why the policy holds it, who is outside it, the subject and the first lines. */
-export function questionOf(j: SendJudgement): string {
+export function questionOf(j: ClientJudgement): string {
   const why = [
     j.blocked.length ? "recipients outside the account's allowed recipients" : "",
     j.too_many_recipients ? "more recipients than the policy allows" : "",
@@ -47,21 +47,33 @@ export interface ClientApproval {
   answer_id: string;
 }
 
+/** The params without their files: enough for the daemon to say whose account it is, uploading nothing. */
+function withoutFiles(params: object): { params: object; files: boolean } {
+  const { attachments, inline, ...rest } = params as { attachments?: unknown[]; inline?: unknown[] };
+  return { params: rest, files: (attachments?.length ?? 0) + (inline?.length ?? 0) > 0 };
+}
+
 /**
  * Sends through the daemon, asking the person first when the send would be held and the account's
- * hold_approval is "client". `params` gives the operation's params (files named by fresh uploads:
- * each daemon call uses its uploads up) for the judgement; `send` makes the daemon call itself,
- * with the approval when the person accepted "Send".
+ * hold_approval is "client". `params` are the operation's params as the tool got them (file paths);
+ * `upload` names the files by fresh uploads (each daemon call uses its uploads up); `send` makes the
+ * daemon call itself, with the approval when the person accepted "Send".
  */
-export async function sendWithApproval(
+export async function sendWithApproval<P extends object>(
   ctx: ChainmailContext,
   ask: Asking["ask"],
   op: SendOp,
-  params: () => Promise<object>,
+  params: P,
+  upload: (p: P) => Promise<P>,
   send: (approved?: ClientApproval) => Promise<ComposeResult>,
 ): Promise<ComposeResult> {
-  const j = await ctx.client.call("send.judge", { op, params: { ...(await params()) } });
-  if (j.outcome === "hold" && j.hold_approval === "client") {
+  // First without the files: an account left to its owner is answered at once, nothing uploaded.
+  const bare = withoutFiles(params);
+  let j = await ctx.client.call("send.judge", { op, params: { ...bare.params } });
+  // The files change the verdict (their size) and the key (their contents): judge the whole send.
+  if (j.hold_approval === "client" && bare.files)
+    j = await ctx.client.call("send.judge", { op, params: { ...((await upload(params)) as object) } });
+  if (j.hold_approval === "client" && j.outcome === "hold") {
     const answer = await ask({ message: questionOf(j), fields: { decision: DECISION } });
     if (answer.action === "accept" && answer.content.decision === "send")
       return send({ by: "client", answer_id: answer.id });

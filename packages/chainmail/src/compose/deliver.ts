@@ -13,7 +13,7 @@ import { decodeRef, type MessageRef } from "../refs.js";
 import { appendTo, removeDraft, roleFolder } from "./mailbox.js";
 import { holdHint, judgeSend, type SendFacts } from "./policy.js";
 import type { Approval } from "../daemon/operations/compose.js";
-import type { ComposeResult, SendJudgement } from "./result.js";
+import type { ClientJudgement, ComposeResult } from "./result.js";
 import { type Envelope, type Refused, SmtpFailure, sendRaw } from "./smtp.js";
 import { pendingHint } from "../policy/service.js";
 
@@ -63,7 +63,7 @@ const excerptOf = (text: string) =>
  * What `deliver` would do with `out` now, without sending, saving or recording anything. A key
  * whose input differs is CONFLICT and a send never recorded SEND_UNCONFIRMED, as `deliver` says.
  */
-export function judgeOutgoing(ctx: ServiceContext, out: Outgoing): SendJudgement {
+export function judgeOutgoing(ctx: ServiceContext, out: Outgoing): ClientJudgement {
   const outbox = outboxOf(ctx.state);
   const { account, key } = out;
   const row = outbox.lookup(key);
@@ -72,7 +72,7 @@ export function judgeOutgoing(ctx: ServiceContext, out: Outgoing): SendJudgement
   const verdict = judgeSend(account.policy, out.envelope.to, out.attachmentBytes, out.facts);
   return {
     outcome: row?.status === "sent" ? "duplicate" : verdict ? "hold" : "send",
-    hold_approval: account.policy.hold_approval ?? "owner",
+    hold_approval: "client",
     idempotency_key: key,
     blocked: verdict?.blocked ?? [],
     too_many_recipients: verdict?.tooManyRecipients ?? false,

@@ -36,13 +36,16 @@ export interface DeleteDraftResult {
 
 /**
  * What a send would do now, judged without sending or saving anything (the compose operations'
- * `send.judge`): for an MCP client to ask the person before it sends with their approval.
+ * `send.judge`): for an MCP client to ask the person before it sends with their approval. On an
+ * account left to its owner (hold_approval "owner") there is nobody to ask, so the judgement says
+ * only that, without building the message (no IMAP read, no upload used).
  */
-export interface SendJudgement {
+export type SendJudgement = { hold_approval: "owner" } | ClientJudgement;
+
+export interface ClientJudgement {
+  hold_approval: "client";
   /** send: the policy allows it; hold: it would be held; duplicate: the key already sent it. */
   outcome: "send" | "hold" | "duplicate";
-  /** The account's hold_approval: only "client" lets the person's OK send a held message. */
-  hold_approval: "owner" | "client";
   idempotency_key: string;
   /** hold: the recipients (and unreadable addresses, a foreign From) outside the policy. */
   blocked: string[];

@@ -47,7 +47,7 @@ import {
   replyQuote,
   threadReferences,
 } from "./original.js";
-import type { ComposeResult, DeleteDraftResult, SendJudgement } from "./result.js";
+import type { ClientJudgement, ComposeResult, DeleteDraftResult, SendJudgement } from "./result.js";
 import { MAX_ATTACHMENT_TOTAL } from "../limits.js";
 import { draftForSending } from "./raw.js";
 
@@ -487,7 +487,10 @@ export async function deleteDraft(ctx: ServiceContext, call: Call, ref: string):
  * sent, saved or recorded. Uploads it names are used up, as by any compose call.
  */
 export async function judgeCompose(ctx: ServiceContext, call: Call, p: JudgeParams): Promise<SendJudgement> {
-  const judging: Sink<SendJudgement> = async (out) => judgeOutgoing(ctx, out);
+  const given = parseParams(judgedParams[p.op], p.params);
+  const name = "account" in given ? given.account : decodeRef(given.ref).account;
+  if ((accountOf(ctx, name).policy.hold_approval ?? "owner") !== "client") return { hold_approval: "owner" };
+  const judging: Sink<ClientJudgement> = async (out) => judgeOutgoing(ctx, out);
   const judged =
     p.op === "send"
       ? await sendEmailTo(ctx, judging, parseParams(judgedParams.send, p.params))

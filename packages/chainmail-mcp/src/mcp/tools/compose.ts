@@ -147,12 +147,8 @@ export const composeTools = [
     summary,
     handler: async (input, { ctx, ask }) =>
       shaped(
-        await sendWithApproval(
-          ctx,
-          ask,
-          "send",
-          () => ctx.upload(given(input)),
-          async (approved) => ctx.client.call("send", { ...(await ctx.upload(given(input))), approved }),
+        await sendWithApproval(ctx, ask, "send", given(input), ctx.upload, async (approved) =>
+          ctx.client.call("send", { ...(await ctx.upload(given(input))), approved }),
         ),
       ),
   }),
@@ -181,7 +177,7 @@ export const composeTools = [
         ctx.client.call("reply", { ...(await ctx.upload(given(input))), approved });
       // A reply saved as a draft sends nothing: nothing to judge or ask.
       if (input.draft) return shaped(await send());
-      return shaped(await sendWithApproval(ctx, ask, "reply", () => ctx.upload(given(input)), send));
+      return shaped(await sendWithApproval(ctx, ask, "reply", given(input), ctx.upload, send));
     },
   }),
 
@@ -205,7 +201,7 @@ export const composeTools = [
         ctx.client.call("forward", { ...(await ctx.upload(given(input))), approved });
       // A forward saved as a draft sends nothing: nothing to judge or ask.
       if (input.draft) return shaped(await send());
-      return shaped(await sendWithApproval(ctx, ask, "forward", () => ctx.upload(given(input)), send));
+      return shaped(await sendWithApproval(ctx, ask, "forward", given(input), ctx.upload, send));
     },
   }),
 
@@ -263,7 +259,8 @@ export const composeTools = [
           ctx,
           ask,
           "draft.send",
-          async () => given(input),
+          given(input),
+          async (p) => p,
           (approved) => ctx.client.call("draft.send", { ...given(input), approved }),
         ),
       ),
