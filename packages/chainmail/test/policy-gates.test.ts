@@ -1,4 +1,5 @@
 /** What counts as a widening of the policy, and the diffs the audit log records. */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Policy } from "../src/config.js";
 import { CLOSED, diffGates, gatesFrom, gatesOf, meet, widens } from "../src/policy/gates.js";
@@ -70,5 +71,31 @@ describe("policy gates", () => {
     const { hold_approval: _gone, ...old } = client;
     expect(gatesFrom(JSON.parse(JSON.stringify(old)))).toEqual(owner);
     expect(gatesFrom(JSON.parse(JSON.stringify(client)))).toEqual(client);
+  });
+
+  it("never lets the meet approve in the client unless both policies do, whatever else they say (property)", () => {
+    const policy = fc.record({
+      allow_expunge: fc.boolean(),
+      allow_delete_folder: fc.boolean(),
+      allowed_recipients: fc.option(fc.subarray(["a@x.com", "@x.com", "b@y.com", "@y.com"]), {
+        nil: undefined,
+      }),
+      max_recipients: fc.option(fc.nat(50), { nil: undefined }),
+      max_attachment_bytes: fc.option(fc.nat(1000), { nil: undefined }),
+      hold_approval: fc.constantFrom("owner" as const, "client" as const, undefined),
+    });
+    fc.assert(
+      fc.property(policy, policy, (a, b) => {
+        const m = meet(gatesOf(a), gatesOf(b));
+        const both = a.hold_approval === "client" && b.hold_approval === "client";
+        expect(m.hold_approval).toBe(both ? "client" : "owner");
+        // The meet is never wider than either side, so a file's "client" waits for a confirmed one.
+        expect(widens(gatesOf(a), m)).toBe(false);
+        expect(widens(gatesOf(b), m)).toBe(false);
+        expect(widens(gatesOf(a), gatesOf({ ...a, hold_approval: "client" }))).toBe(
+          a.hold_approval !== "client",
+        );
+      }),
+    );
   });
 });
