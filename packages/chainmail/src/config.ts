@@ -42,6 +42,8 @@ export interface AccountConfig {
   name: string;
   provider: Provider;
   address: string;
+  /** The display name of every From the account sends (`Name <address>`); none when absent. */
+  display_name?: string | undefined;
   /**
    * Other addresses the account sends as (its own, on the same server): a draft whose From is one of
    * these or `address` may be sent; any other From is held.
@@ -244,6 +246,7 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
           "name",
           "provider",
           "address",
+          "display_name",
           "aliases",
           "username",
           "imap",
@@ -272,6 +275,13 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
       const address = c.str(a, "address", at, true);
       if (address && !/^[^@\s]+@[^@\s]+$/.test(address))
         c.problems.push(`${at}.address must be an email address`);
+      // The name every From carries; one line, since it goes into a header.
+      const displayName = c.str(a, "display_name", at, false);
+      if (
+        displayName !== undefined &&
+        (/[\p{Cc}\u2028\u2029]/u.test(displayName) || displayName.length > 200)
+      )
+        c.problems.push(`${at}.display_name must be one line of at most 200 characters`);
       const aliases = a["aliases"];
       if (
         aliases !== undefined &&
@@ -323,6 +333,7 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
           name,
           provider,
           address,
+          ...(displayName ? { display_name: displayName } : {}),
           ...(Array.isArray(aliases) ? { aliases: aliases as string[] } : {}),
           username,
           imap,

@@ -24,6 +24,7 @@ import { parseParams } from "../daemon/operations/define.js";
 import { type MailAddress, parseAddresses, uniqueAddresses } from "./addresses.js";
 import { type BodyParts, bodyParts, type Quote } from "./body.js";
 import { deliver, judgeOutgoing, type Outgoing } from "./deliver.js";
+import { markOriginal, type OriginalMark } from "./mark.js";
 import { attachRules, type LoadedFile, loadFile, totalSize } from "./files.js";
 import { spoolOf } from "../service/uploads.js";
 import { type Upload, UPLOAD_PREFIX } from "../uploads/spool.js";
@@ -112,7 +113,7 @@ function content(ctx: ServiceContext, account: AccountConfig, c: Content, quote?
   };
 }
 
-const from = (a: AccountConfig): MailAddress => ({ name: "", address: a.address });
+const from = (a: AccountConfig): MailAddress => ({ name: a.display_name ?? "", address: a.address });
 
 function recipients(lists: { to: string[]; cc: string[]; bcc: string[] }) {
   return {
@@ -257,8 +258,17 @@ const keyInput = (p: { ref: string; approved?: Approval | undefined }, identity:
   ...paths,
 });
 
-export const reply = (ctx: ServiceContext, call: Call, p: ReplyParams) =>
-  replyTo(ctx, call, delivering(ctx, call), p);
+/** Marks the original of a reply or forward that went out (only then: never on a judgement). */
+async function markSent(ctx: ServiceContext, ref: string, flag: OriginalMark): Promise<void> {
+  const r = decodeRef(ref);
+  await markOriginal(ctx, accountOf(ctx, r.account), r, flag);
+}
+
+export async function reply(ctx: ServiceContext, call: Call, p: ReplyParams): Promise<ComposeResult> {
+  const result = await replyTo(ctx, call, delivering(ctx, call), p);
+  if (result.status === "sent") await markSent(ctx, p.ref, "\\Answered");
+  return result;
+}
 
 async function replyTo<T>(
   ctx: ServiceContext,
@@ -312,8 +322,11 @@ async function replyTo<T>(
   );
 }
 
-export const forward = (ctx: ServiceContext, call: Call, p: ForwardParams) =>
-  forwardTo(ctx, call, delivering(ctx, call), p);
+export async function forward(ctx: ServiceContext, call: Call, p: ForwardParams): Promise<ComposeResult> {
+  const result = await forwardTo(ctx, call, delivering(ctx, call), p);
+  if (result.status === "sent") await markSent(ctx, p.ref, "$Forwarded");
+  return result;
+}
 
 async function forwardTo<T>(
   ctx: ServiceContext,

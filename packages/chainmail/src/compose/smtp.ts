@@ -5,7 +5,7 @@
  */
 import SMTPConnection, { type SMTPConnectionAuth } from "nodemailer/lib/smtp-connection";
 import type { AccountConfig } from "../config.js";
-import { MailError, quoteServerText } from "../errors.js";
+import { MailError } from "../errors.js";
 import { getSecret } from "../secrets.js";
 
 export interface Envelope {
@@ -25,7 +25,7 @@ export class SmtpFailure extends MailError {
     /** true when the server may have accepted the message despite the error. */
     readonly maybeSent: boolean,
   ) {
-    super(err.reason, err.message, err.hint);
+    super(err.reason, err.message, err.hint, err.detail);
   }
 }
 
@@ -136,7 +136,12 @@ export async function sendRaw(
       response?: string;
       message?: string;
     };
-    const text = quoteServerText(e.response ?? e.message ?? String(err));
+    // Only an answer of the server (a response) is its text; a socket failure (ECONNREFUSED,
+    // ETIMEDOUT) is nodemailer's, and says the server was not reached.
+    const answered = e.response !== undefined || e.responseCode !== undefined;
+    const network = answered ? undefined : (/\bE[A-Z]{3,}\b/.exec(e.message ?? "")?.[0] ?? e.code ?? "error");
+    // The server's reply is outside text: it goes in detail, never in the message.
+    const reply = e.response ?? e.message ?? String(err);
     const auth = e.code === "EAUTH" || e.responseCode === 535;
     const refusedRecipients = e.code === "EENVELOPE";
     // A server's answer (a code) at any step means it did not take the message; so does a failure
@@ -144,7 +149,18 @@ export async function sendRaw(
     const sure = e.responseCode !== undefined || SURE_COMMANDS.has(e.command ?? "CONN") || auth;
     const reason = auth ? "AUTH_REJECTED" : refusedRecipients ? "INVALID_ARGUMENT" : "SERVER_UNAVAILABLE";
     throw new SmtpFailure(
-      new MailError(reason, `the SMTP server of account ${account.name} did not take the message ${text}`),
+      network !== undefined && !auth && !refusedRecipients
+        ? new MailError(
+            "SERVER_UNAVAILABLE",
+            `the connection to the SMTP server of account ${account.name} failed (${network}); ${sure ? "the message was not sent" : "the message may or may not have gone out"}`,
+            sure ? "Try again later, or run test_account to check the SMTP settings." : undefined,
+          )
+        : new MailError(
+            reason,
+            `the SMTP server of account ${account.name} did not take the message; its reply is in detail`,
+            undefined,
+            reply,
+          ),
       !sure,
     );
   }

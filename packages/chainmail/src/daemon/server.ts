@@ -122,12 +122,19 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ctx.config = narrowedOnly(ctx.config, fileConfig, state);
         configMtime = -1;
       }
+      ctx.configError = undefined;
       const changed = changedConnections(prev, ctx.config);
       for (const name of changed) pool.retire(name);
       ctx.cache?.reconcile(changed);
     } catch (err) {
       log(`config reload failed, keeping the previous config: ${(err as Error).message}`);
       configMtime = m;
+      // Reported by accounts and policy status until an edit loads, not only in this log.
+      ctx.configError = {
+        file: home.configFile,
+        message: (err as Error).message,
+        since: ctx.configError?.since ?? new Date().toISOString(),
+      };
     }
   };
 

@@ -5,8 +5,9 @@
  */
 import { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
-import { isMailError, quoteServerText, MailError } from "../errors.js";
+import { isMailError, MailError } from "../errors.js";
 import { getSecret } from "../secrets.js";
+import { isServerRefusal, refusalOf } from "./refusal.js";
 
 const NETWORK_CODES = new Set([
   "ECONNREFUSED",
@@ -40,9 +41,21 @@ export function mapImapError(err: unknown, account: string): MailError {
     );
   }
   const text = e?.responseText ?? e?.message ?? String(err);
+  if (isServerRefusal(err)) {
+    // The server answered: a NO is a refusal to retry only when its code says it is temporary.
+    const { reason, hint } = refusalOf(err.serverResponseCode);
+    return new MailError(
+      reason,
+      `the IMAP server of account ${account} refused the command; its reply is in detail`,
+      hint,
+      text,
+    );
+  }
   return new MailError(
     "SERVER_UNAVAILABLE",
-    `the IMAP server of account ${account} failed ${quoteServerText(text)}`,
+    `the IMAP server of account ${account} refused a command; its reply is in detail`,
+    undefined,
+    text,
   );
 }
 
@@ -50,17 +63,33 @@ export function mapImapError(err: unknown, account: string): MailError {
  * imapflow answers a refused MOVE, COPY, STORE or EXPUNGE with `false` and only logs the server's
  * reply; the logger below keeps the last one per connection, so a refusal can quote the server.
  */
-const lastRefusal = new WeakMap<ImapFlow, { text?: string }>();
+const lastRefusal = new WeakMap<ImapFlow, RefusalSlot>();
+
+interface RefusalSlot {
+  text?: string | undefined;
+  code?: string | undefined;
+}
 
 /** The server's text of the last command imapflow reported as failed, and forgets it. */
 export function takeRefusalText(client: ImapFlow): string | undefined {
-  const slot = lastRefusal.get(client);
-  const text = slot?.text;
-  if (slot) slot.text = undefined;
-  return text;
+  return takeRefusal(client).text;
 }
 
-function refusalLogger(slot: { text?: string }) {
+/** The server's text and response code (RFC 5530) of the last refused command, and forgets them. */
+export function takeRefusal(client: ImapFlow): { text?: string; code?: string } {
+  const slot = lastRefusal.get(client);
+  const out = {
+    ...(slot?.text === undefined ? {} : { text: slot.text }),
+    ...(slot?.code === undefined ? {} : { code: slot.code }),
+  };
+  if (slot) {
+    slot.text = undefined;
+    slot.code = undefined;
+  }
+  return out;
+}
+
+function refusalLogger(slot: RefusalSlot) {
   const none = () => undefined;
   return {
     debug: none,
@@ -71,15 +100,20 @@ function refusalLogger(slot: { text?: string }) {
     // imapflow asks before building debug lines (every command and response, compiled again).
     isLevelEnabled: (level: string) => level === "warn",
     warn: (entry: unknown) => {
-      const err = (entry as { err?: { responseText?: unknown; message?: unknown } } | undefined)?.err;
+      const err = (
+        entry as
+          | { err?: { responseText?: unknown; message?: unknown; serverResponseCode?: unknown } }
+          | undefined
+      )?.err;
       if (!err) return;
       const text = typeof err.responseText === "string" ? err.responseText : err.message;
       if (typeof text === "string") slot.text = text;
+      slot.code = typeof err.serverResponseCode === "string" ? err.serverResponseCode : undefined;
     },
   };
 }
 
-export function imapOptions(account: AccountConfig, password: string, refusals: { text?: string } = {}) {
+export function imapOptions(account: AccountConfig, password: string, refusals: RefusalSlot = {}) {
   return {
     host: account.imap.host,
     port: account.imap.port,
@@ -101,7 +135,7 @@ export async function openImap(account: AccountConfig, secretsDir: string): Prom
   if (password === undefined) {
     throw new MailError("AUTH_REQUIRED", `no password is stored for account ${account.name}`);
   }
-  const refusals: { text?: string } = {};
+  const refusals: RefusalSlot = {};
   const client = new ImapFlow(imapOptions(account, password, refusals));
   lastRefusal.set(client, refusals);
   // imapflow emits 'error' on socket failures; unhandled it would crash the daemon.

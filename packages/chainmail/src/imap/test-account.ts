@@ -9,7 +9,8 @@ export interface CheckResult {
   ok: boolean;
   /** Server-provided text (untrusted). */
   capabilities?: string[];
-  error?: { reason: Reason; message: string };
+  /** `detail` is the server's own text (untrusted), kept out of `message`. */
+  error?: { reason: Reason; message: string; detail?: string };
   skipped?: boolean;
 }
 
@@ -23,7 +24,11 @@ export async function testImap(account: AccountConfig, secretsDir: string): Prom
     const e = isMailError(err) ? err : undefined;
     return {
       ok: false,
-      error: { reason: e?.reason ?? "SERVER_UNAVAILABLE", message: e?.message ?? "IMAP check failed" },
+      error: {
+        reason: e?.reason ?? "SERVER_UNAVAILABLE",
+        message: e?.message ?? "IMAP check failed",
+        ...(e?.detail ? { detail: e.detail } : {}),
+      },
     };
   }
 }
@@ -63,7 +68,8 @@ export async function testSmtp(account: AccountConfig, secretsDir: string): Prom
       ok: false,
       error: {
         reason: auth ? "AUTH_REJECTED" : "SERVER_UNAVAILABLE",
-        message: `SMTP: ${(e.response ?? e.message ?? String(err)).slice(0, 300)}`,
+        message: "the SMTP check failed; the server's reply is in detail",
+        detail: (e.response ?? e.message ?? String(err)).slice(0, 300),
       },
     };
   } finally {

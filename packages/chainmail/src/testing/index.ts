@@ -24,6 +24,7 @@ export {
   type StartOptions,
   startDovecot,
 } from "./dovecot.js";
+export { type ImapProxy, startImapProxy } from "./imap-proxy.js";
 export { type GmailMessage, type GmailServer, gmailRawMatches, startGmail } from "./gmail.js";
 export {
   MAILBOX_VOCAB,

@@ -97,6 +97,8 @@ export async function startSmtpRelay(opts: {
   users: Array<{ name: string; password: string }>;
   /** Recipients refused at RCPT TO with 550 (the others are still accepted). */
   refuse?: (address: string) => boolean;
+  /** The text after 550 of that refusal (a hostile server's words, in the injection tests). */
+  refuseText?: string;
 }): Promise<SmtpRelay> {
   const received: Relayed[] = [];
   const commands: string[] = [];
@@ -129,7 +131,9 @@ export async function startSmtpRelay(opts: {
     },
     onRcptTo(address, _session, done) {
       if (opts.refuse?.(address.address))
-        done(Object.assign(new Error("5.1.1 no such mailbox here"), { responseCode: 550 }));
+        done(
+          Object.assign(new Error(opts.refuseText ?? "5.1.1 no such mailbox here"), { responseCode: 550 }),
+        );
       else done();
     },
     onData(stream, session, done) {
