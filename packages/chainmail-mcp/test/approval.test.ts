@@ -8,6 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { encodeRef } from "@mcpforge/chainmail";
 import { type SendEnv, startSendEnv } from "@mcpforge/chainmail/testing";
 import { connectStdio, MODERN_REVISION, newClient, startHttpBin } from "@mcpforge/toolkit/testing";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -245,6 +246,41 @@ describe.each(ERAS)("hold_approval = client, a %s client over stdio", (era) => {
       expect(d.asked[0]?.message).toContain("attachments larger than the policy allows");
       expect(env.relay.received.length).toBe(before + 1);
       expect(env.relay.received.at(-1)?.raw.toString()).toContain("filename=report.bin");
+    });
+  });
+
+  it("asks before a reply and a forward outside the policy; Send delivers each once, declined nothing", async () => {
+    const m = await env.dv.appendMessage(
+      "alice",
+      "INBOX",
+      `From: Mallory <mallory@evil.test>\r\nTo: alice@example.com\r\nSubject: invoice ${era}\r\nMessage-ID: <inv-${era}@evil.test>\r\n\r\nplease pay\r\n`,
+    );
+    const ref = encodeRef({ account: "work", folder: "INBOX", uidValidity: m.uidValidity, uid: m.uid });
+    await withDriver(era, "decline", async (d) => {
+      const before = delivered();
+      const r = await d.call("reply", { ref, body: "no" });
+      expect(r.structured).toMatchObject({ status: "held", blocked: [{ untrusted: "mallory@evil.test" }] });
+      expect(d.asked).toHaveLength(1);
+      expect(delivered()).toBe(before);
+    });
+    await withDriver(era, "send", async (d) => {
+      const before = delivered();
+      const reply = await d.call("reply", { ref, body: "paid" });
+      expect(reply.structured).toMatchObject({ status: "sent" });
+      expect(d.asked[0]?.message).toContain(`Subject: {"untrusted":"Re: invoice ${era}"}`);
+      const fwd = await d.call("forward", { ref, to: ["eve@elsewhere.test"], body: "see below" });
+      expect(fwd.structured).toMatchObject({ status: "sent" });
+      expect(d.asked).toHaveLength(2);
+      expect(env.relay.transactions().slice(before)).toEqual([
+        { from: "alice@example.com", rcpts: ["mallory@evil.test"] },
+        { from: "alice@example.com", rcpts: ["eve@elsewhere.test"] },
+      ]);
+      expect((await lastAudit("reply"))?.summary).toContain("approved in the client");
+      expect((await lastAudit("forward"))?.summary).toContain("approved in the client");
+      // A reply saved as a draft sends nothing, so nothing is asked.
+      const draft = await d.call("reply", { ref, body: "later", draft: true });
+      expect(draft.structured).toMatchObject({ status: "draft" });
+      expect(d.asked).toHaveLength(2);
     });
   });
 
