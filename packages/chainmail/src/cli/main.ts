@@ -7,8 +7,10 @@ import { parseArgs } from "node:util";
 import { DaemonClient } from "../client/index.js";
 import { REASONS } from "../errors.js";
 import { type Home, resolveHome } from "../home.js";
-import { setSecret } from "../secrets.js";
 import { isLocalAccounts, runAccountsLocal } from "./accounts.js";
+import { AUTH_OPTIONS, AUTH_USAGE, runAuth } from "./auth-commands.js";
+import { runSecret } from "./secret-command.js";
+import type { Options } from "./command-kit.js";
 import { COMMANDS, usage } from "./commands.js";
 import fs from "node:fs";
 import { exitCodeOf } from "../errors.js";
@@ -25,7 +27,8 @@ export const USAGE = `usage: chainmail [--home DIR] [--socket PATH] [--json] COM
   (--socket, or CHAINMAIL_SOCKET: the daemon's socket, for a daemon that runs as another OS user)
   daemon                                 run the daemon (stops cleanly on SIGTERM)
   mcp [--http [HOST:]PORT]               run the MCP server on stdio (needs @mcpforge/chainmail-mcp)
-  secret set ACCOUNT                     read the account's password from stdin
+  secret set ACCOUNT                     store the account's password (asked without echo, or stdin)
+${AUTH_USAGE}
   accounts [list]                        list accounts
   accounts probe ADDRESS [--dns SERVER]... [--offline]
                                          find an address's IMAP/SMTP settings (presets, MX, SRV,
@@ -90,10 +93,10 @@ export async function main(argv: string[]): Promise<number> {
   if (forMcp) return runMcp(forMcp);
   const cmd = commandOf(argv);
   const local = cmd === undefined ? undefined : COMMANDS[cmd];
-  const known = cmd === undefined || local || cmd === "daemon" || cmd === "secret";
+  const known = cmd === undefined || local || cmd === "daemon" || cmd === "secret" || cmd === "auth";
   const { values: o, positionals } = parseArgs({
     args: argv,
-    options: { ...GLOBAL, ...local?.options },
+    options: { ...GLOBAL, ...(cmd === "auth" ? (AUTH_OPTIONS as Options) : local?.options) },
     allowPositionals: true,
     strict: true,
   });
@@ -113,7 +116,9 @@ export async function main(argv: string[]): Promise<number> {
   const home = resolveHome(g.home, g.socket ? { ...process.env, CHAINMAIL_SOCKET: g.socket } : process.env);
   const args = positionals.slice(1);
   if (cmd === "daemon") return runDaemon(home);
-  if (cmd === "secret") return storeSecret(home, args, g.json === true);
+  if (cmd === "secret") return runSecret(home, args, g.json === true);
+  if (cmd === "auth")
+    return runAuth(home, o as { browser?: boolean; device?: boolean; open?: boolean }, args, g.json === true);
   if (cmd === "accounts" && isLocalAccounts(args))
     return runAccountsLocal(home, o as Parameters<typeof runAccountsLocal>[1], args, g.json === true);
 
@@ -191,16 +196,5 @@ async function runDaemon(home: Home): Promise<number> {
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
   });
-  return 0;
-}
-
-async function storeSecret(home: Home, args: string[], json: boolean): Promise<number> {
-  if (args[0] !== "set" || args.length !== 2)
-    usage("usage: chainmail secret set ACCOUNT (the password on stdin)");
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  setSecret(home.secretsDir, args[1]!, Buffer.concat(chunks).toString("utf8"));
-  if (!json) process.stderr.write(`stored the password of ${args[1]}\n`);
-  else process.stdout.write(`${JSON.stringify({ account: args[1], stored: true })}\n`);
   return 0;
 }

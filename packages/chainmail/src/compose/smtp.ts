@@ -5,8 +5,9 @@
  */
 import SMTPConnection, { type SMTPConnectionAuth } from "nodemailer/lib/smtp-connection";
 import type { AccountConfig } from "../config.js";
+import XOAuth2 from "nodemailer/lib/xoauth2";
+import { credentialsFor, type Login } from "../auth/credentials.js";
 import { MailError } from "../errors.js";
-import { getSecret } from "../secrets.js";
 
 export interface Envelope {
   from: string;
@@ -42,14 +43,13 @@ const SURE_COMMANDS = new Set([
 ]);
 
 /**
- * The account's SMTP login: the one place credentials are obtained, so another kind of login (an
- * OAuth token) changes this function only.
+ * SMTPConnection's login for a password or an OAuth2 access token (XOAUTH2: nodemailer's XOAuth2
+ * with a token it only hands on; the refresh and the refused-token retry are the credentials' own).
  */
-function smtpLogin(account: AccountConfig, secretsDir: string): SMTPConnectionAuth {
-  const pass = getSecret(secretsDir, account.name);
-  if (pass === undefined)
-    throw new MailError("AUTH_REQUIRED", `no password is stored for account ${account.name}`);
-  return { user: account.username, pass };
+function smtpAuth(login: Login): SMTPConnectionAuth {
+  if (!("accessToken" in login)) return { user: login.user, pass: login.pass };
+  const oauth2 = new XOAuth2({ user: login.user, accessToken: login.accessToken });
+  return { user: login.user, method: "XOAUTH2", oauth2 } as SMTPConnectionAuth;
 }
 
 interface SendInfo {
@@ -118,7 +118,23 @@ export async function sendRaw(
       `account ${account.name} has no SMTP server configured`,
       "Add [accounts.smtp] for the account in config.toml.",
     );
-  const auth = smtpLogin(account, secretsDir);
+  // The login (a password, or an OAuth2 token refreshed once when refused) and the auth state.
+  return credentialsFor(secretsDir).withLogin(
+    account,
+    smtp,
+    "SMTP",
+    (err) => err instanceof SmtpFailure && err.reason === "AUTH_REJECTED",
+    (login) => sendOnce(account, smtp, smtpAuth(login), envelope, raw),
+  );
+}
+
+async function sendOnce(
+  account: AccountConfig,
+  smtp: NonNullable<AccountConfig["smtp"]>,
+  auth: SMTPConnectionAuth,
+  envelope: Envelope,
+  raw: Buffer,
+): Promise<{ response: string; refused: Refused[] }> {
   try {
     const info = await transaction({ ...account, smtp }, auth, envelope, raw);
     // Some recipients refused at RCPT, the rest accepted: the message went to those (a refusal of

@@ -4,9 +4,9 @@
  * in parallel. `openImap` gives a dedicated connection to code that needs its own (sync, IDLE).
  */
 import { ImapFlow } from "imapflow";
+import { credentialsFor, type Login } from "../auth/credentials.js";
 import type { AccountConfig } from "../config.js";
 import { isMailError, MailError } from "../errors.js";
-import { getSecret } from "../secrets.js";
 import { isServerRefusal, refusalOf } from "./refusal.js";
 
 const NETWORK_CODES = new Set([
@@ -70,6 +70,9 @@ interface RefusalSlot {
   code?: string | undefined;
 }
 
+/** The credentials generation each connection logged in under (see Credentials.generation). */
+const loggedInUnder = new WeakMap<ImapFlow, object>();
+
 /** The server's text of the last command imapflow reported as failed, and forgets it. */
 export function takeRefusalText(client: ImapFlow): string | undefined {
   return takeRefusal(client).text;
@@ -113,13 +116,14 @@ function refusalLogger(slot: RefusalSlot) {
   };
 }
 
-export function imapOptions(account: AccountConfig, password: string, refusals: RefusalSlot = {}) {
+export function imapOptions(account: AccountConfig, login: Login, refusals: RefusalSlot = {}) {
   return {
     host: account.imap.host,
     port: account.imap.port,
     secure: account.imap.tls === "tls",
     doSTARTTLS: account.imap.tls === "starttls" ? true : account.imap.tls === "none" ? false : undefined,
-    auth: { user: account.username, pass: password },
+    // imapflow logs in with OAUTHBEARER where the server offers it, else XOAUTH2, for an accessToken.
+    auth: login,
     logger: refusalLogger(refusals),
     // Test servers and some hosts answer slowly to the first command; imapflow's defaults are minutes.
     connectionTimeout: 15_000,
@@ -129,24 +133,43 @@ export function imapOptions(account: AccountConfig, password: string, refusals: 
   };
 }
 
-/** Opens and logs in a new connection; AUTH_REQUIRED when no password is stored. */
+/**
+ * Opens and logs in a new connection; AUTH_REQUIRED when nothing is stored to log in with. A refused
+ * OAuth2 token is refreshed and tried once more (src/auth/credentials.ts).
+ */
 export async function openImap(account: AccountConfig, secretsDir: string): Promise<ImapFlow> {
-  const password = getSecret(secretsDir, account.name);
-  if (password === undefined) {
-    throw new MailError("AUTH_REQUIRED", `no password is stored for account ${account.name}`);
-  }
-  const refusals: RefusalSlot = {};
-  const client = new ImapFlow(imapOptions(account, password, refusals));
-  lastRefusal.set(client, refusals);
-  // imapflow emits 'error' on socket failures; unhandled it would crash the daemon.
-  client.on("error", () => undefined);
-  try {
-    await client.connect();
-  } catch (err) {
-    client.close();
-    throw mapImapError(err, account.name);
-  }
-  return client;
+  return credentialsFor(secretsDir)
+    .withLogin(
+      account,
+      account.imap,
+      "IMAP",
+      (err) => (err as { authenticationFailed?: boolean })?.authenticationFailed === true,
+      async (login) => {
+        const refusals: RefusalSlot = {};
+        const client = new ImapFlow(imapOptions(account, login, refusals));
+        lastRefusal.set(client, refusals);
+        // imapflow emits 'error' on socket failures; unhandled it would crash the daemon.
+        client.on("error", () => undefined);
+        try {
+          await client.connect();
+        } catch (err) {
+          client.close();
+          // A refused login goes back raw, so withLogin can tell it and try a fresh token once.
+          if ((err as { authenticationFailed?: boolean })?.authenticationFailed) throw err;
+          throw mapImapError(err, account.name);
+        }
+        return client;
+      },
+    )
+    .then(
+      (client) => {
+        loggedInUnder.set(client, credentialsFor(secretsDir).generation(account));
+        return client;
+      },
+      (err: unknown) => {
+        throw mapImapError(err, account.name);
+      },
+    );
 }
 
 interface Slot {
@@ -232,6 +255,16 @@ export class ImapPool {
   }
 
   private async ready(s: Slot, account: AccountConfig): Promise<ImapFlow> {
+    // Logged in with a secret that is gone or replaced (auth logout, a new sign-in or password):
+    // the next call logs in anew, so a sign-out takes effect at once and a new secret is used.
+    if (
+      s.client?.usable &&
+      loggedInUnder.get(s.client) !== credentialsFor(this.secretsDir).generation(account)
+    ) {
+      const old = s.client;
+      s.client = undefined;
+      void old.logout().catch(() => old.close());
+    }
     if (!s.client?.usable) {
       s.client?.close();
       s.client = undefined;

@@ -32,6 +32,12 @@ export {
   mailboxMessage,
   mailboxSender,
 } from "./mailbox.js";
+export {
+  type OAuthTestServer,
+  type OAuthTestServerOptions,
+  startOAuthServer,
+  type TokenRequest,
+} from "./oauth-server.js";
 export { configToml, type MailEnv, type PolicyOpts, startMailEnv } from "./mailenv.js";
 export { type SendEnv, startSendEnv } from "./sendenv.js";
 export {

@@ -99,6 +99,11 @@ export async function startSmtpRelay(opts: {
   refuse?: (address: string) => boolean;
   /** The text after 550 of that refusal (a hostile server's words, in the injection tests). */
   refuseText?: string;
+  /**
+   * Accept only XOAUTH2 logins (no PLAIN, no LOGIN): `introspect` names the user a bearer token
+   * stands for, or undefined for a token it does not accept (a test authorization server's).
+   */
+  xoauth2?: { introspect: (token: string) => string | undefined };
 }): Promise<SmtpRelay> {
   const received: Relayed[] = [];
   const commands: string[] = [];
@@ -124,7 +129,15 @@ export async function startSmtpRelay(opts: {
       fatal: quiet,
     } as never,
     size: 64 * 1024 * 1024,
+    ...(opts.xoauth2 ? { authMethods: ["XOAUTH2"] } : {}),
     onAuth(auth, _session, done) {
+      if (opts.xoauth2) {
+        const user = auth.method === "XOAUTH2" ? opts.xoauth2.introspect(auth.accessToken ?? "") : undefined;
+        if (user !== undefined && user === auth.username) done(null, { user });
+        // RFC 7628's failure: a JSON status in a 334 challenge, then 535 (smtp-server does both).
+        else done(null, { data: { status: "401", schemes: "bearer", scope: "mail" } });
+        return;
+      }
       const u = opts.users.find((x) => x.name === auth.username && x.password === auth.password);
       if (u) done(null, { user: u.name });
       else done(Object.assign(new Error("Invalid username or password"), { responseCode: 535 }));
