@@ -44,7 +44,15 @@ export interface Policy {
   max_recipients?: number | undefined;
   /** Send policy: the most bytes of attachments and inline images of one message. */
   max_attachment_bytes?: number | undefined;
+  /**
+   * Who may let a held send go: "owner" (only by sending the held draft themselves; the default) or
+   * "client" (also the person in the chat, asked by the MCP client through elicitation).
+   */
+  hold_approval?: HoldApproval | undefined;
 }
+
+export const HOLD_APPROVALS = ["owner", "client"] as const;
+export type HoldApproval = (typeof HOLD_APPROVALS)[number];
 
 export interface AccountConfig {
   name: string;
@@ -341,7 +349,7 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
         c.problems.push(
           `${at}.password_command cannot be used with [accounts.oauth] (its refresh token is kept in the secrets dir)`,
         );
-      const policy: Policy = { allow_expunge: false, allow_delete_folder: false };
+      const policy: Policy = { allow_expunge: false, allow_delete_folder: false, hold_approval: "owner" };
       if (a["policy"] !== undefined) {
         const p = a["policy"];
         if (!isTable(p)) c.problems.push(`${at}.policy must be a table`);
@@ -354,6 +362,7 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
               "allowed_recipients",
               "max_recipients",
               "max_attachment_bytes",
+              "hold_approval",
             ],
             `${at}.policy`,
           );
@@ -531,6 +540,12 @@ function sendPolicy(c: Checker, p: Table, at: string, policy: Policy): void {
     if (typeof v !== "number" || !Number.isInteger(v) || v < 0)
       c.problems.push(`${at}.${key} must be a non-negative integer`);
     else policy[key] = v;
+  }
+  const approval = p["hold_approval"];
+  if (approval !== undefined) {
+    if ((HOLD_APPROVALS as readonly unknown[]).includes(approval))
+      policy.hold_approval = approval as HoldApproval;
+    else c.problems.push(`${at}.hold_approval must be "owner" or "client"`);
   }
 }
 

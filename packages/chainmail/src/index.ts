@@ -81,4 +81,6 @@ export {
   type ComposeResult,
   type ComposeStatus,
   type DeleteDraftResult,
+  type ClientJudgement,
+  type SendJudgement,
 } from "./compose/result.js";

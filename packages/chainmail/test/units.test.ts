@@ -46,8 +46,18 @@ describe("config", () => {
       username: "me@example.com",
       imap: { host: "imap.example.com", port: 993, tls: "tls" },
       smtp: { port: 587, tls: "starttls" },
-      policy: { allow_expunge: true, allow_delete_folder: false },
+      policy: { allow_expunge: true, allow_delete_folder: false, hold_approval: "owner" },
     });
+  });
+
+  it('reads hold_approval "owner" or "client" under [accounts.policy], and nothing else', () => {
+    const client = parseConfig(`${GOOD}hold_approval = "client"\n`);
+    expect(client.accounts[0]?.policy.hold_approval).toBe("client");
+    expect(parseConfig(`${GOOD}hold_approval = "owner"\n`).accounts[0]?.policy.hold_approval).toBe("owner");
+    for (const v of ['"agent"', "true", '""'])
+      expect(() => parseConfig(`${GOOD}hold_approval = ${v}\n`)).toThrow(
+        'accounts[0].policy.hold_approval must be "owner" or "client"',
+      );
   });
 
   it("names every problem by path", () => {

@@ -5,14 +5,15 @@
  */
 import type { AccountConfig } from "../config.js";
 import { errorText, MailError } from "../errors.js";
-import { outboxOf, unconfirmed } from "../outbox/index.js";
+import { conflict, outboxOf, unconfirmed } from "../outbox/index.js";
 import { audit, type Call, type ServiceContext } from "../service/context.js";
 import type { OutboxRow } from "../store/outbox.js";
 import { existing } from "../imap/organize.js";
 import { decodeRef, type MessageRef } from "../refs.js";
 import { appendTo, removeDraft, roleFolder } from "./mailbox.js";
 import { holdHint, judgeSend, type SendFacts } from "./policy.js";
-import type { ComposeResult } from "./result.js";
+import type { Approval } from "../daemon/operations/compose.js";
+import type { ClientJudgement, ComposeResult } from "./result.js";
 import { type Envelope, type Refused, SmtpFailure, sendRaw } from "./smtp.js";
 import { pendingHint } from "../policy/service.js";
 
@@ -45,6 +46,64 @@ export interface Outgoing {
   attachmentBytes: number;
   /** Saves the held message to Drafts and returns its ref ("" when the server did not say). */
   hold: () => Promise<string>;
+  /** The subject and text of the message, for `send.judge` to show the person. */
+  preview: { subject: string; text: string };
+  /** The person's OK given in the MCP client: a send the policy holds goes out (see `approvalOf`). */
+  approved?: Approval | undefined;
+}
+
+/** How many lines of the text a judgement shows, and at most how many characters of them. */
+const EXCERPT_LINES = 8;
+const EXCERPT_CHARS = 800;
+
+const excerptOf = (text: string) =>
+  text.split(/\r?\n/).slice(0, EXCERPT_LINES).join("\n").slice(0, EXCERPT_CHARS);
+
+/**
+ * What `deliver` would do with `out` now, without sending, saving or recording anything. A key
+ * whose input differs is CONFLICT and a send never recorded SEND_UNCONFIRMED, as `deliver` says.
+ */
+export function judgeOutgoing(ctx: ServiceContext, out: Outgoing): ClientJudgement {
+  const outbox = outboxOf(ctx.state);
+  const { account, key } = out;
+  const row = outbox.lookup(key);
+  if (row?.fingerprint && row.fingerprint !== out.fingerprint) throw conflict(key);
+  if (row?.status === "pending") throw unconfirmed(key);
+  const verdict = judgeSend(account.policy, out.envelope.to, out.attachmentBytes, out.facts);
+  return {
+    outcome: row?.status === "sent" ? "duplicate" : verdict ? "hold" : "send",
+    hold_approval: "client",
+    idempotency_key: key,
+    blocked: verdict?.blocked ?? [],
+    too_many_recipients: verdict?.tooManyRecipients ?? false,
+    too_large: verdict?.tooLarge ?? false,
+    recipients: out.envelope.to,
+    subject: out.preview.subject,
+    excerpt: excerptOf(out.preview.text),
+    hint: verdict ? holdHint(verdict, account.name) : "",
+  };
+}
+
+/**
+ * An approval is taken only where the owner allowed it: from the `mcp` client (the one that can
+ * ask the person through elicitation) on an account whose confirmed policy says hold_approval
+ * "client". Anything else is refused before anything is sent or saved, and audited as denied.
+ */
+function approvalOf(ctx: ServiceContext, call: Call, out: Outgoing): Approval | undefined {
+  const a = out.approved;
+  if (!a) return undefined;
+  const mode = out.account.policy.hold_approval ?? "owner";
+  if (call.client === "mcp" && mode === "client") return a;
+  const why =
+    mode !== "client"
+      ? `account ${out.account.name} has hold_approval "${mode}": only the account owner lets a held send go`
+      : `an approval is taken only from the MCP client, which asks the person; this call came from ${call.client}`;
+  audit(ctx, call, out.account.name, "denied", `${out.tool}: approval refused (${why})`);
+  throw new MailError(
+    "POLICY_DENIED",
+    `approved is refused: ${why}`,
+    `Send without approved; a send the policy holds is saved to Drafts for the owner. Only the owner can set hold_approval = "client" (config.toml, then chainmail policy confirm).`,
+  );
 }
 
 const storedResult = (row: OutboxRow): ComposeResult => JSON.parse(row.result ?? "{}") as ComposeResult;
@@ -78,12 +137,17 @@ async function heldCopyPresent(ctx: ServiceContext, account: AccountConfig, ref:
 export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): Promise<ComposeResult> {
   const outbox = outboxOf(ctx.state);
   const { account, key } = out;
+  const approved = approvalOf(ctx, call, out);
   let retried = false;
+  let overruled = "";
   const result = await outbox.exclusive<ComposeResult>(key, out.fingerprint, async (held) => {
     retried = held !== undefined;
     const before = held ? storedResult(held) : undefined;
     const verdict = judgeSend(account.policy, out.envelope.to, out.attachmentBytes, out.facts);
-    if (verdict) {
+    // The person's OK in the client sends what the policy holds; the audit row says so.
+    if (verdict && approved)
+      overruled = `approved in the client by the person (answer ${approved.answer_id}) over the send policy: ${verdict.blocked.length} blocked recipient(s)${verdict.tooManyRecipients ? ", too many recipients" : ""}${verdict.tooLarge ? ", attachments too large" : ""}; `;
+    if (verdict && !approved) {
       const result: ComposeResult = {
         status: "held",
         draft_ref: before ? (before.draft_ref ?? "") : await out.hold(),
@@ -197,7 +261,7 @@ export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): P
       call,
       account.name,
       "allowed",
-      `sent to ${n - refused.length} recipient(s)${refused.length ? `; the SMTP server refused ${refused.length}` : ""}${sent.sent_copy_error ? "; Sent copy failed" : ""}${note}`,
+      `${overruled}sent to ${n - refused.length} recipient(s)${refused.length ? `; the SMTP server refused ${refused.length}` : ""}${sent.sent_copy_error ? "; Sent copy failed" : ""}${note}`,
     );
     return sent;
   });

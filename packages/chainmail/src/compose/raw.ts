@@ -74,5 +74,7 @@ export async function draftForSending(raw: Buffer, account: Pick<AccountConfig, 
     foreignFrom: fromOk ? undefined : fromText || "(no From header)",
     sha256: createHash("sha256").update(raw).digest("hex"),
     attachmentBytes: [...parsed.attachments, ...parsed.related].reduce((n, a) => n + a.content.length, 0),
+    subject: parsed.subject,
+    text: parsed.text,
   };
 }

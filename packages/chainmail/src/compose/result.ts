@@ -33,3 +33,29 @@ export interface DeleteDraftResult {
   ref: string;
   deleted: boolean;
 }
+
+/**
+ * What a send would do now, judged without sending or saving anything (the compose operations'
+ * `send.judge`): for an MCP client to ask the person before it sends with their approval. On an
+ * account left to its owner (hold_approval "owner") there is nobody to ask, so the judgement says
+ * only that, without building the message (no IMAP read, no upload used).
+ */
+export type SendJudgement = { hold_approval: "owner" } | ClientJudgement;
+
+export interface ClientJudgement {
+  hold_approval: "client";
+  /** send: the policy allows it; hold: it would be held; duplicate: the key already sent it. */
+  outcome: "send" | "hold" | "duplicate";
+  idempotency_key: string;
+  /** hold: the recipients (and unreadable addresses, a foreign From) outside the policy. */
+  blocked: string[];
+  too_many_recipients: boolean;
+  too_large: boolean;
+  /** The envelope's recipients, as SMTP would get them. */
+  recipients: string[];
+  /** The subject and the first lines of the text, for the question (text from outside: untrusted). */
+  subject: string;
+  excerpt: string;
+  /** The held-send hint the send would answer with (hold). */
+  hint: string;
+}

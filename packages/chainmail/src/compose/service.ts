@@ -10,17 +10,21 @@ import { fetchRaw } from "../imap/messages.js";
 import { deriveKey } from "../outbox/index.js";
 import { decodeRef, type MessageRef } from "../refs.js";
 import { accountOf, audit, audited, type Call, type ServiceContext } from "../service/context.js";
-import type {
-  CreateDraftParams,
-  ForwardParams,
-  ReplyParams,
-  SendParams,
-  UpdateDraftParams,
+import {
+  type Approval,
+  type CreateDraftParams,
+  type ForwardParams,
+  type JudgeParams,
+  judgedParams,
+  type ReplyParams,
+  type SendParams,
+  type UpdateDraftParams,
 } from "../daemon/operations/compose.js";
+import { parseParams } from "../daemon/operations/define.js";
 import { type MailAddress, parseAddresses, uniqueAddresses } from "./addresses.js";
 import { type BodyParts, bodyParts, type Quote } from "./body.js";
-import { deliver } from "./deliver.js";
-import { markOriginal } from "./mark.js";
+import { deliver, judgeOutgoing, type Outgoing } from "./deliver.js";
+import { markOriginal, type OriginalMark } from "./mark.js";
 import { attachRules, type LoadedFile, loadFile, totalSize } from "./files.js";
 import { spoolOf } from "../service/uploads.js";
 import { type Upload, UPLOAD_PREFIX } from "../uploads/spool.js";
@@ -44,7 +48,7 @@ import {
   replyQuote,
   threadReferences,
 } from "./original.js";
-import type { ComposeResult, DeleteDraftResult } from "./result.js";
+import type { ClientJudgement, ComposeResult, DeleteDraftResult, SendJudgement } from "./result.js";
 import { MAX_ATTACHMENT_TOTAL } from "../limits.js";
 import { draftForSending } from "./raw.js";
 
@@ -134,20 +138,34 @@ const keysOf = (given: string | undefined, derived: string): Keys => ({
   fingerprint: derived,
 });
 
-async function sendBuilt(
+/**
+ * What becomes of a send once it is built: delivered (the compose operations) or only judged
+ * (`send.judge`, which sends and saves nothing). One build for both, so the judgement is of the
+ * very envelope a send would hand to SMTP.
+ */
+type Sink<T> = (out: Outgoing) => Promise<T>;
+const delivering =
+  (ctx: ServiceContext, call: Call): Sink<ComposeResult> =>
+  (out) =>
+    deliver(ctx, call, out);
+
+async function sendBuilt<T>(
   ctx: ServiceContext,
-  call: Call,
+  sink: Sink<T>,
   account: AccountConfig,
   tool: string,
   keys: Keys,
   built: Built,
+  approved: Approval | undefined,
   unreadable: string[] = [],
-): Promise<ComposeResult> {
+): Promise<T> {
   const raw = await buildMime({ ...built.spec, keepBcc: false });
-  return deliver(ctx, call, {
+  return sink({
     account,
     tool,
     ...keys,
+    approved,
+    preview: { subject: built.spec.subject, text: built.spec.body.text },
     facts: { unreadable },
     messageId: built.spec.messageId,
     raw,
@@ -183,21 +201,35 @@ async function saveDraft(
   );
 }
 
-export async function sendEmail(ctx: ServiceContext, call: Call, p: SendParams): Promise<ComposeResult> {
+/** A call's input for its derived key: the approval is about the send, not part of the message. */
+const keyed = <P extends { approved?: Approval | undefined }>(p: P) => ({ ...p, approved: undefined });
+
+export const sendEmail = (ctx: ServiceContext, call: Call, p: SendParams) =>
+  sendEmailTo(ctx, delivering(ctx, call), p);
+
+async function sendEmailTo<T>(ctx: ServiceContext, sink: Sink<T>, p: SendParams): Promise<T> {
   const account = accountOf(ctx, p.account);
   const c = content(ctx, account, p);
-  const keys = keysOf(p.idempotency_key, deriveKey("send_email", { ...p, ...c.paths }, c.fileHashes));
-  return sendBuilt(ctx, call, account, "send_email", keys, {
-    spec: {
-      from: from(account),
-      ...recipients(p),
-      subject: p.subject,
-      ...c,
-      messageId: newMessageId(account.address),
-      date: new Date(),
+  const keys = keysOf(p.idempotency_key, deriveKey("send_email", { ...keyed(p), ...c.paths }, c.fileHashes));
+  return sendBuilt(
+    ctx,
+    sink,
+    account,
+    "send_email",
+    keys,
+    {
+      spec: {
+        from: from(account),
+        ...recipients(p),
+        subject: p.subject,
+        ...c,
+        messageId: newMessageId(account.address),
+        date: new Date(),
+      },
+      fileHashes: c.fileHashes,
     },
-    fileHashes: c.fileHashes,
-  });
+    p.approved,
+  );
 }
 
 /**
@@ -219,14 +251,31 @@ async function readOriginal(
 }
 
 /** A reply's or forward's input for its derived key: the original named by identity, not by ref. */
-const keyInput = (p: { ref: string }, identity: string, paths: object) => ({
-  ...p,
+const keyInput = (p: { ref: string; approved?: Approval | undefined }, identity: string, paths: object) => ({
+  ...keyed(p),
   ref: undefined,
   original: identity,
   ...paths,
 });
 
+/** Marks the original of a reply or forward that went out (only then: never on a judgement). */
+async function markSent(ctx: ServiceContext, ref: string, flag: OriginalMark): Promise<void> {
+  const r = decodeRef(ref);
+  await markOriginal(ctx, accountOf(ctx, r.account), r, flag);
+}
+
 export async function reply(ctx: ServiceContext, call: Call, p: ReplyParams): Promise<ComposeResult> {
+  const result = await replyTo(ctx, call, delivering(ctx, call), p);
+  if (result.status === "sent") await markSent(ctx, p.ref, "\\Answered");
+  return result;
+}
+
+async function replyTo<T>(
+  ctx: ServiceContext,
+  call: Call,
+  sink: Sink<T>,
+  p: ReplyParams,
+): Promise<T | ComposeResult> {
   const { account, original, identity } = await readOriginal(ctx, p.ref);
   const own = ownAddresses(account);
   // The original's addresses come from the address model (compose/original.ts); what it could not
@@ -261,20 +310,30 @@ export async function reply(ctx: ServiceContext, call: Call, p: ReplyParams): Pr
   if (p.draft)
     return saveDraft(ctx, { ...call, action: "draft.create" }, account, spec, "reply saved as a draft");
   const keys = keysOf(p.idempotency_key, deriveKey("reply", keyInput(p, identity, c.paths), c.fileHashes));
-  const result = await sendBuilt(
+  return sendBuilt(
     ctx,
-    call,
+    sink,
     account,
     "reply",
     keys,
     { spec, fileHashes: c.fileHashes },
+    p.approved,
     unreadable,
   );
-  if (result.status === "sent") await markOriginal(ctx, account, decodeRef(p.ref), "\\Answered");
-  return result;
 }
 
 export async function forward(ctx: ServiceContext, call: Call, p: ForwardParams): Promise<ComposeResult> {
+  const result = await forwardTo(ctx, call, delivering(ctx, call), p);
+  if (result.status === "sent") await markSent(ctx, p.ref, "$Forwarded");
+  return result;
+}
+
+async function forwardTo<T>(
+  ctx: ServiceContext,
+  call: Call,
+  sink: Sink<T>,
+  p: ForwardParams,
+): Promise<T | ComposeResult> {
   const { account, original, identity } = await readOriginal(ctx, p.ref);
   const c = content(ctx, account, p, forwardQuote(original));
   const carried: ForwardedPart[] = p.no_attachments ? [] : original.attachments;
@@ -298,9 +357,7 @@ export async function forward(ctx: ServiceContext, call: Call, p: ForwardParams)
   if (p.draft)
     return saveDraft(ctx, { ...call, action: "draft.create" }, account, spec, "forward saved as a draft");
   const keys = keysOf(p.idempotency_key, deriveKey("forward", keyInput(p, identity, c.paths), c.fileHashes));
-  const result = await sendBuilt(ctx, call, account, "forward", keys, { spec, fileHashes: c.fileHashes });
-  if (result.status === "sent") await markOriginal(ctx, account, decodeRef(p.ref), "$Forwarded");
-  return result;
+  return sendBuilt(ctx, sink, account, "forward", keys, { spec, fileHashes: c.fileHashes }, p.approved);
 }
 
 export async function createDraft(
@@ -389,11 +446,16 @@ export async function updateDraft(
   return saveDraft(ctx, call, account, spec, "draft replaced", r);
 }
 
-export async function sendDraft(
-  ctx: ServiceContext,
-  call: Call,
-  p: { ref: string; idempotency_key?: string | undefined },
-): Promise<ComposeResult> {
+interface SendDraftParams {
+  ref: string;
+  idempotency_key?: string | undefined;
+  approved?: Approval | undefined;
+}
+
+export const sendDraft = (ctx: ServiceContext, call: Call, p: SendDraftParams) =>
+  sendDraftTo(ctx, delivering(ctx, call), p);
+
+async function sendDraftTo<T>(ctx: ServiceContext, sink: Sink<T>, p: SendDraftParams): Promise<T> {
   const { r, account, raw } = await readDraft(ctx, p.ref);
   const out = await draftForSending(raw, account);
   if (out.envelope.length === 0 && out.unreadable.length === 0)
@@ -404,10 +466,12 @@ export async function sendDraft(
     );
   // Keyed on the account and the draft's bytes, not the ref: the same draft is the same send.
   const keys = keysOf(p.idempotency_key, deriveKey("send_draft", { account: account.name }, [out.sha256]));
-  return deliver(ctx, call, {
+  return sink({
     account,
     tool: "send_draft",
     ...keys,
+    approved: p.approved,
+    preview: { subject: out.subject, text: out.text },
     facts: { unreadable: out.unreadable, foreignFrom: out.foreignFrom },
     source: p.ref,
     messageId: out.messageId,
@@ -429,6 +493,31 @@ export async function deleteDraft(ctx: ServiceContext, call: Call, ref: string):
       return { ref, deleted: await removeDraft(client, account, r) };
     }),
   );
+}
+
+/**
+ * `send.judge`: the send built exactly as its operation builds it, judged by the policy, and nothing
+ * sent, saved or recorded. Uploads it names are used up, as by any compose call.
+ */
+export async function judgeCompose(ctx: ServiceContext, call: Call, p: JudgeParams): Promise<SendJudgement> {
+  const given = parseParams(judgedParams[p.op], p.params);
+  const name = "account" in given ? given.account : decodeRef(given.ref).account;
+  if ((accountOf(ctx, name).policy.hold_approval ?? "owner") !== "client") return { hold_approval: "owner" };
+  const judging: Sink<ClientJudgement> = async (out) => judgeOutgoing(ctx, out);
+  const judged =
+    p.op === "send"
+      ? await sendEmailTo(ctx, judging, parseParams(judgedParams.send, p.params))
+      : p.op === "reply"
+        ? await replyTo(ctx, call, judging, { ...parseParams(judgedParams.reply, p.params), draft: false })
+        : p.op === "forward"
+          ? await forwardTo(ctx, call, judging, {
+              ...parseParams(judgedParams.forward, p.params),
+              draft: false,
+            })
+          : await sendDraftTo(ctx, judging, parseParams(judgedParams["draft.send"], p.params));
+  // With draft false, reply and forward always reach the sink.
+  if (!("outcome" in judged)) throw new MailError("INTERNAL", "send.judge built no send");
+  return judged;
 }
 
 export { audit };

@@ -39,7 +39,7 @@ export function unconfirmed(key: string): MailError {
   );
 }
 
-function conflict(key: string): MailError {
+export function conflict(key: string): MailError {
   return new MailError(
     "CONFLICT",
     `idempotency key ${key} was used earlier for a different message, so nothing was sent`,

@@ -3,7 +3,7 @@
  * whether one is wider than another, and a readable diff. A widening waits for the owner; these
  * functions decide what counts as one.
  */
-import type { Policy } from "../config.js";
+import type { HoldApproval, Policy } from "../config.js";
 
 /** A policy in one spelling: recipients lowercased, sorted, once each; null for "no limit". */
 export interface Gates {
@@ -12,6 +12,8 @@ export interface Gates {
   allowed_recipients: string[] | null;
   max_recipients: number | null;
   max_attachment_bytes: number | null;
+  /** "client" is the wider: a held send can go with the chat person's OK. */
+  hold_approval: HoldApproval;
 }
 
 /**
@@ -24,7 +26,23 @@ export const CLOSED: Gates = {
   allowed_recipients: [],
   max_recipients: 0,
   max_attachment_bytes: 0,
+  hold_approval: "owner",
 };
+
+/**
+ * Gates as state.db stored them, in this module's key order: a row written before a gate existed
+ * reads that gate as its narrowest value (hold_approval "owner"), so a new gate never widens by itself.
+ */
+export function gatesFrom(stored: Partial<Gates>): Gates {
+  return {
+    allow_expunge: stored.allow_expunge ?? false,
+    allow_delete_folder: stored.allow_delete_folder ?? false,
+    allowed_recipients: stored.allowed_recipients === undefined ? [] : stored.allowed_recipients,
+    max_recipients: stored.max_recipients === undefined ? 0 : stored.max_recipients,
+    max_attachment_bytes: stored.max_attachment_bytes === undefined ? 0 : stored.max_attachment_bytes,
+    hold_approval: stored.hold_approval === "client" ? "client" : "owner",
+  };
+}
 
 export function gatesOf(p: Policy): Gates {
   return {
@@ -35,6 +53,7 @@ export function gatesOf(p: Policy): Gates {
       : null,
     max_recipients: p.max_recipients ?? null,
     max_attachment_bytes: p.max_attachment_bytes ?? null,
+    hold_approval: p.hold_approval ?? "owner",
   };
 }
 
@@ -45,6 +64,7 @@ export function policyOf(g: Gates): Policy {
     ...(g.allowed_recipients ? { allowed_recipients: [...g.allowed_recipients] } : {}),
     ...(g.max_recipients !== null ? { max_recipients: g.max_recipients } : {}),
     ...(g.max_attachment_bytes !== null ? { max_attachment_bytes: g.max_attachment_bytes } : {}),
+    hold_approval: g.hold_approval,
   };
 }
 
@@ -71,6 +91,7 @@ export function meet(a: Gates, b: Gates): Gates {
     allowed_recipients: allowed ? [...allowed] : null,
     max_recipients: minOf(a.max_recipients, b.max_recipients),
     max_attachment_bytes: minOf(a.max_attachment_bytes, b.max_attachment_bytes),
+    hold_approval: a.hold_approval === "client" && b.hold_approval === "client" ? "client" : "owner",
   };
 }
 
@@ -97,5 +118,7 @@ export function diffGates(from: Gates, to: Gates): string[] {
   }
   for (const k of ["max_recipients", "max_attachment_bytes"] as const)
     if (from[k] !== to[k]) out.push(`${k} ${shown(from[k])} → ${shown(to[k])}`);
+  if (from.hold_approval !== to.hold_approval)
+    out.push(`hold_approval ${from.hold_approval} → ${to.hold_approval}`);
   return out;
 }

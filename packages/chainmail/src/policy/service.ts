@@ -22,9 +22,9 @@ import {
   sameEndpoint,
   withEndpoint,
 } from "./endpoints.js";
-import { CLOSED, diffGates, type Gates, gatesOf, meet, policyOf, sameGates } from "./gates.js";
+import { CLOSED, diffGates, type Gates, gatesFrom, gatesOf, meet, policyOf, sameGates } from "./gates.js";
 
-const parse = (json: string) => JSON.parse(json) as Gates;
+const parse = (json: string) => gatesFrom(JSON.parse(json) as Partial<Gates>);
 const parseEndpoint = (json: string) => JSON.parse(json) as Endpoint;
 const storeOf = (state: StateDb) => new PolicyStore(state.db);
 const endpointsOf = (state: StateDb) => new EndpointStore(state.db);

@@ -21,6 +21,7 @@ import { hints, openWorld, toolFactory, untrusted, Untrusted, untrustedField } f
 import { z } from "zod";
 import { type ChainmailContext, GROUPS, type GateState } from "../context.js";
 import { account, ref } from "../schemas.js";
+import { type ClientApproval, sendWithApproval } from "../approval.js";
 
 const tool = toolFactory<ChainmailContext, GateState>({ group: GROUPS.sending, scope: null });
 
@@ -144,7 +145,12 @@ export const composeTools = [
     output: ComposeOutput,
     annotations: openWorld(hints.additive),
     summary,
-    handler: async (input, { ctx }) => shaped(await ctx.client.call("send", await ctx.upload(given(input)))),
+    handler: async (input, { ctx, ask }) =>
+      shaped(
+        await sendWithApproval(ctx, ask, "send", given(input), ctx.upload, async (approved) =>
+          ctx.client.call("send", { ...(await ctx.upload(given(input))), approved }),
+        ),
+      ),
   }),
 
   tool({
@@ -166,7 +172,13 @@ export const composeTools = [
     output: ComposeOutput,
     annotations: openWorld(hints.additive),
     summary,
-    handler: async (input, { ctx }) => shaped(await ctx.client.call("reply", await ctx.upload(given(input)))),
+    handler: async (input, { ctx, ask }) => {
+      const send = async (approved?: ClientApproval) =>
+        ctx.client.call("reply", { ...(await ctx.upload(given(input))), approved });
+      // A reply saved as a draft sends nothing: nothing to judge or ask.
+      if (input.draft) return shaped(await send());
+      return shaped(await sendWithApproval(ctx, ask, "reply", given(input), ctx.upload, send));
+    },
   }),
 
   tool({
@@ -184,8 +196,13 @@ export const composeTools = [
     output: ComposeOutput,
     annotations: openWorld(hints.additive),
     summary,
-    handler: async (input, { ctx }) =>
-      shaped(await ctx.client.call("forward", await ctx.upload(given(input)))),
+    handler: async (input, { ctx, ask }) => {
+      const send = async (approved?: ClientApproval) =>
+        ctx.client.call("forward", { ...(await ctx.upload(given(input))), approved });
+      // A forward saved as a draft sends nothing: nothing to judge or ask.
+      if (input.draft) return shaped(await send());
+      return shaped(await sendWithApproval(ctx, ask, "forward", given(input), ctx.upload, send));
+    },
   }),
 
   tool({
@@ -236,7 +253,17 @@ export const composeTools = [
     annotations: openWorld(hints.additive),
     liveAnnotations: draftDestructive,
     summary,
-    handler: async (input, { ctx }) => shaped(await ctx.client.call("draft.send", given(input))),
+    handler: async (input, { ctx, ask }) =>
+      shaped(
+        await sendWithApproval(
+          ctx,
+          ask,
+          "draft.send",
+          given(input),
+          async (p) => p,
+          (approved) => ctx.client.call("draft.send", { ...given(input), approved }),
+        ),
+      ),
   }),
 
   tool({

@@ -1,6 +1,6 @@
 /** Sending and drafts: send, reply, forward and the draft.* operations, plus the CLI's outbox.* calls. */
 import { z } from "zod";
-import type { ComposeResult, DeleteDraftResult } from "../../compose/result.js";
+import type { ComposeResult, DeleteDraftResult, SendJudgement } from "../../compose/result.js";
 import {
   BODY_FORMATS,
   MAX_ADDRESS_LENGTH,
@@ -46,12 +46,25 @@ export const contentFields = {
 const compose = operation<ComposeResult>();
 const key = { idempotency_key: IdempotencyKeyField.optional() };
 
+/**
+ * The person's OK to send what the policy would hold, given in the MCP client (elicitation) and
+ * taken only from the `mcp` client on an account with hold_approval "client". The answer's id goes
+ * to the audit row; the send itself stays under its idempotency key.
+ */
+export const ApprovalField = z.strictObject({
+  by: z.literal("client"),
+  answer_id: z.string().min(1).max(200),
+});
+export type Approval = z.output<typeof ApprovalField>;
+const approval = { approved: ApprovalField.optional() };
+
 export const sendParams = z.object({
   account: AccountField,
   to: RecipientsField.min(1),
   subject: SubjectField,
   ...contentFields,
   ...key,
+  ...approval,
 });
 export const replyParams = z.object({
   ref: RefField,
@@ -60,6 +73,7 @@ export const replyParams = z.object({
   to: RecipientsField.default([]),
   ...contentFields,
   ...key,
+  ...approval,
 });
 export const forwardParams = z.object({
   ref: RefField,
@@ -68,6 +82,7 @@ export const forwardParams = z.object({
   no_attachments: z.boolean().default(false),
   ...contentFields,
   ...key,
+  ...approval,
 });
 export const createDraftParams = z.object({
   account: AccountField,
@@ -85,7 +100,24 @@ export const updateDraftParams = z.object({
   attachments: FilesField.optional(),
   inline: InlineField.optional(),
 });
-export const sendDraftParams = z.object({ ref: RefField, ...key });
+export const sendDraftParams = z.object({ ref: RefField, ...key, ...approval });
+
+/**
+ * `send.judge`: a sending operation (`op`) and its params, judged as that operation would send
+ * them, without sending or saving (no draft, no outbox row). The params are checked against `op`'s
+ * own, less `approved` and `draft` (a judgement is never a draft and never approved).
+ */
+export const judgedParams = {
+  send: sendParams.omit({ approved: true }),
+  reply: replyParams.omit({ approved: true, draft: true }),
+  forward: forwardParams.omit({ approved: true, draft: true }),
+  "draft.send": sendDraftParams.omit({ approved: true }),
+};
+export const judgeParams = z.object({
+  op: z.enum(["send", "reply", "forward", "draft.send"]),
+  params: z.record(z.string(), z.unknown()),
+});
+export type JudgeParams = z.output<typeof judgeParams>;
 
 export type SendParams = z.output<typeof sendParams>;
 export type ReplyParams = z.output<typeof replyParams>;
@@ -102,6 +134,8 @@ export const composeOperations = {
   "draft.create": compose({ params: createDraftParams, audit: "draft.create", mutates: true }),
   "draft.update": compose({ params: updateDraftParams, audit: "draft.update", mutates: true }),
   "draft.send": compose({ params: sendDraftParams, audit: "draft.send", mutates: true }),
+  // Reads the original or draft and any uploads; sends and saves nothing, so no audit row.
+  "send.judge": operation<SendJudgement>()({ params: judgeParams, audit: null, mutates: false }),
   "draft.delete": operation<DeleteDraftResult>()({
     params: z.object({ ref: RefField }),
     audit: "draft.delete",

@@ -1,0 +1,84 @@
+/**
+ * A held send approved in the chat (hold_approval "client"). The daemon first judges the send
+ * without sending or saving anything; only when it would be held, and the account lets the person
+ * approve it in the client, is the person asked (the client shows the question to the person, never
+ * to the model). Then the daemon sends: with `approved` after an accepted "Send", as a plain send
+ * (held, saved to Drafts) after anything else. Nothing irreversible happens before the answer, as
+ * the kit requires of a handler that asks: the handler may run again from the start with it.
+ */
+import type { ClientJudgement, ComposeResult } from "@mcpforge/chainmail";
+import { type Asking, untrusted } from "@mcpforge/toolkit";
+import type { ChainmailContext } from "./context.js";
+
+type SendOp = "send" | "reply" | "forward" | "draft.send";
+
+/** The one fence for untrusted text, as the tools' results carry it: `{"untrusted": "..."}`. */
+const fenced = (text: string) => JSON.stringify(untrusted(text));
+
+const DECISION = {
+  type: "string",
+  title: "Send it?",
+  oneOf: [
+    { const: "send", title: "Send" },
+    { const: "keep", title: "Keep as draft" },
+  ],
+} as const;
+
+/** The question: why the policy holds it, who is outside it, the subject and the first lines. */
+export function questionOf(j: ClientJudgement): string {
+  const why = [
+    j.blocked.length ? "recipients outside the account's allowed recipients" : "",
+    j.too_many_recipients ? "more recipients than the policy allows" : "",
+    j.too_large ? "attachments larger than the policy allows" : "",
+  ].filter(Boolean);
+  return [
+    `The send policy would hold this message (${why.join("; ")}). Send it anyway, or keep it as a draft for later?`,
+    "The text below comes from the message, written by the agent or by whoever wrote what it quotes: read it as data.",
+    ...(j.blocked.length ? [`Outside the policy: ${j.blocked.map(fenced).join(", ")}`] : []),
+    `All recipients: ${j.recipients.map(fenced).join(", ")}`,
+    `Subject: ${fenced(j.subject)}`,
+    `First lines: ${fenced(j.excerpt)}`,
+  ].join("\n");
+}
+
+/** The person's OK, as the daemon's `approved` param takes it. */
+export interface ClientApproval {
+  by: "client";
+  answer_id: string;
+}
+
+/** The params without their files: enough for the daemon to say whose account it is, uploading nothing. */
+function withoutFiles(params: object): { params: object; files: boolean } {
+  const { attachments, inline, ...rest } = params as { attachments?: unknown[]; inline?: unknown[] };
+  return { params: rest, files: (attachments?.length ?? 0) + (inline?.length ?? 0) > 0 };
+}
+
+/**
+ * Sends through the daemon, asking the person first when the send would be held and the account's
+ * hold_approval is "client". `params` are the operation's params as the tool got them (file paths);
+ * `upload` names the files by fresh uploads (each daemon call uses its uploads up); `send` makes the
+ * daemon call itself, with the approval when the person accepted "Send".
+ */
+export async function sendWithApproval<P extends object>(
+  ctx: ChainmailContext,
+  ask: Asking["ask"],
+  op: SendOp,
+  params: P,
+  upload: (p: P) => Promise<P>,
+  send: (approved?: ClientApproval) => Promise<ComposeResult>,
+): Promise<ComposeResult> {
+  // First without the files: an account left to its owner is answered at once, nothing uploaded.
+  const bare = withoutFiles(params);
+  let j = await ctx.client.call("send.judge", { op, params: { ...bare.params } });
+  // The files change the verdict (their size) and the key (their contents): judge the whole send.
+  if (j.hold_approval === "client" && bare.files)
+    j = await ctx.client.call("send.judge", { op, params: { ...((await upload(params)) as object) } });
+  if (j.hold_approval === "client" && j.outcome === "hold") {
+    const answer = await ask({ message: questionOf(j), fields: { decision: DECISION } });
+    if (answer.action === "accept" && answer.content.decision === "send")
+      return send({ by: "client", answer_id: answer.id });
+  }
+  // Declined, cancelled, kept, a client that cannot ask, or an account left to its owner: a plain
+  // send, which the policy holds (saved to Drafts) as it always did.
+  return send();
+}

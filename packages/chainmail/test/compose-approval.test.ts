@@ -1,0 +1,158 @@
+/**
+ * hold_approval = "client" at the daemon: `send.judge` judges the exact envelope and sends and saves
+ * nothing; `approved` sends a held message exactly once (counted at the SMTP server), only from the
+ * `mcp` client on an account whose confirmed policy says "client", and the audit row says the
+ * person approved it in the client. Anything else is refused before anything is sent or saved.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DaemonClient } from "../src/client/index.js";
+import { MailError } from "../src/errors.js";
+import { type SendEnv, startSendEnv } from "../src/testing/index.js";
+
+let env: SendEnv;
+let mcp: DaemonClient;
+
+const CLIENT_POLICY = 'allowed_recipients = ["bob@example.com"]\nhold_approval = "client"\n';
+const approved = { by: "client" as const, answer_id: "q0.test-answer" };
+
+beforeAll(async () => {
+  env = await startSendEnv({ work: { sendPolicy: CLIENT_POLICY } });
+  mcp = new DaemonClient({ socketPath: env.home.socketPath, client: "mcp" });
+}, 60_000);
+
+afterAll(async () => {
+  mcp?.close();
+  await env?.stop();
+});
+
+const refusal = async (p: Promise<unknown>) => {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(MailError);
+  return err as MailError;
+};
+
+describe("hold_approval = client at the daemon", () => {
+  it("judges a send the policy would hold without sending, saving or recording it", async () => {
+    const params = {
+      account: "work",
+      to: ["Mallory <mallory@evil.test>", "bob@example.com"],
+      subject: "judge me",
+      body: "line one\nline two",
+    };
+    const j = await mcp.call("send.judge", { op: "send", params });
+    expect(j).toMatchObject({
+      outcome: "hold",
+      hold_approval: "client",
+      blocked: ["mallory@evil.test"],
+      too_many_recipients: false,
+      too_large: false,
+      recipients: ["mallory@evil.test", "bob@example.com"],
+      subject: "judge me",
+      idempotency_key: expect.stringMatching(/^d1\./),
+    });
+    if (j.hold_approval !== "client") throw new Error("judged as an owner account");
+    expect(j.excerpt.startsWith("line one\nline two")).toBe(true);
+    expect(env.relay.transactions()).toHaveLength(0);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(0);
+    expect((await env.client.call("outbox.list", {})).rows).toHaveLength(0);
+    // The judgement's key is the key the send runs under.
+    const held = await mcp.call("send", params);
+    expect(held).toMatchObject({ status: "held", idempotency_key: j.idempotency_key });
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(1);
+    expect(env.relay.transactions()).toHaveLength(0);
+    // The account's own recipients: the judge says send.
+    const fine = await mcp.call("send.judge", {
+      op: "send",
+      params: { account: "work", to: ["bob@example.com"], subject: "fine" },
+    });
+    expect(fine).toMatchObject({ outcome: "send", blocked: [] });
+  });
+
+  it("refuses a judge of params its operation would refuse", async () => {
+    const err = await refusal(
+      mcp.call("send.judge", { op: "send", params: { account: "work", subject: "x" } }),
+    );
+    expect(err.reason).toBe("INVALID_ARGUMENT");
+    expect(err.message).toContain("to");
+  });
+
+  it("sends an approved held message exactly once, audited as approved in the client; a retry sends nothing", async () => {
+    const before = env.relay.transactions().length;
+    const params = { account: "work", to: ["carol@elsewhere.test"], subject: "approved", body: "hello" };
+    const sent = await mcp.call("send", { ...params, approved });
+    expect(sent).toMatchObject({ status: "sent", idempotency_key: expect.stringMatching(/^d1\./) });
+    const tx = env.relay.transactions().slice(before);
+    expect(tx).toEqual([{ from: "alice@example.com", rcpts: ["carol@elsewhere.test"] }]);
+    const row = (await env.client.readAudit({ action: "send" })).rows[0];
+    expect(row).toMatchObject({ client: "mcp", account: "work", decision: "allowed" });
+    expect(row?.summary).toContain("approved in the client by the person (answer q0.test-answer)");
+    expect(row?.summary).toContain("1 blocked recipient(s)");
+    // The same approved call again (a client's replay), and the plain call: nothing more goes out.
+    expect(await mcp.call("send", { ...params, approved })).toMatchObject({ status: "duplicate" });
+    expect(await mcp.call("send", params)).toMatchObject({ status: "duplicate" });
+    expect(await mcp.call("send.judge", { op: "send", params })).toMatchObject({ outcome: "duplicate" });
+    expect(env.relay.transactions().length - before).toBe(1);
+  });
+
+  it("sends a message held earlier once it is approved, and takes its held copy out of Drafts", async () => {
+    const before = env.relay.transactions().length;
+    const drafts = await env.dv.messageCount("alice", "Drafts");
+    const params = { account: "work", to: ["dave@elsewhere.test"], subject: "held then approved" };
+    expect(await mcp.call("send", params)).toMatchObject({ status: "held" });
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(drafts + 1);
+    expect(await mcp.call("send", { ...params, approved })).toMatchObject({ status: "sent" });
+    expect(env.relay.transactions().length - before).toBe(1);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(drafts);
+  });
+
+  it("refuses approved from the cli client, and on an account left to its owner, before anything is sent or saved", async () => {
+    const before = env.relay.transactions().length;
+    const drafts = await env.dv.messageCount("alice", "Drafts");
+    const fromCli = await refusal(
+      env.client.call("send", {
+        account: "work",
+        to: ["eve@elsewhere.test"],
+        subject: "cli approval",
+        approved,
+      }),
+    );
+    expect(fromCli.reason).toBe("POLICY_DENIED");
+    expect(fromCli.message).toContain("only from the MCP client");
+    // "home" has hold_approval "owner" (the default).
+    const owner = await refusal(
+      mcp.call("send", { account: "home", to: ["eve@elsewhere.test"], subject: "owner", approved }),
+    );
+    expect(owner.reason).toBe("POLICY_DENIED");
+    expect(owner.message).toContain('hold_approval "owner"');
+    expect(
+      await mcp.call("send.judge", {
+        op: "send",
+        params: { account: "home", to: ["x@y.test"], subject: "s" },
+      }),
+    ).toEqual({ hold_approval: "owner" });
+    expect(env.relay.transactions().length).toBe(before);
+    expect(await env.dv.messageCount("alice", "Drafts")).toBe(drafts);
+    const denied = (await env.client.readAudit({ action: "send" })).rows.filter(
+      (r) => r.decision === "denied",
+    );
+    expect(denied.map((r) => r.client).sort()).toEqual(["cli", "mcp"]);
+  });
+
+  it("takes hold_approval = client only once the owner confirms it", async () => {
+    env.writeConfig({ work: { sendPolicy: 'allowed_recipients = ["bob@example.com"]\n' } });
+    const params = { account: "work", to: ["frank@elsewhere.test"], subject: "narrowed" };
+    // Back to "owner" is a narrowing: at once.
+    expect(await mcp.call("send.judge", { op: "send", params })).toEqual({ hold_approval: "owner" });
+    expect((await refusal(mcp.call("send", { ...params, approved }))).reason).toBe("POLICY_DENIED");
+    // "client" again is a widening: it waits for `chainmail policy confirm`.
+    env.writeConfig({ work: { sendPolicy: CLIENT_POLICY } });
+    expect(await mcp.call("send.judge", { op: "send", params })).toEqual({ hold_approval: "owner" });
+    const pending = (await env.client.call("policy.status", {})) as unknown;
+    expect(JSON.stringify(pending)).toContain("hold_approval owner → client");
+    await env.confirmPolicy();
+    expect(await mcp.call("send.judge", { op: "send", params })).toMatchObject({ hold_approval: "client" });
+  });
+});
