@@ -36,6 +36,13 @@ export function human(command: string, result: unknown): string {
     case "cache":
       if (typeof r["size_bytes"] === "number") return cacheStatus(result as CacheStatus);
       return JSON.stringify(result, null, 2);
+    case "send-raw":
+      return [
+        `${r["status"]}\t${r["message_id"] ?? ""}\tkey ${r["idempotency_key"]}`,
+        ...(r["draft_ref"] ? [`held in Drafts: ${r["draft_ref"]}`] : []),
+        ...(Array.isArray(r["refused_recipients"]) ? [`refused: ${r["refused_recipients"].join(", ")}`] : []),
+        ...(r["hint"] ? [String(r["hint"])] : []),
+      ].join("\n");
     case "item":
       return humanItems(r);
     case "policy":

@@ -50,6 +50,8 @@ export const USAGE = `usage: chainmail [--home DIR] [--socket PATH] [--json] COM
   forward REF --to ADDR... [--no-attachments] [--draft] ...   (send's flags but --subject)
   draft create ACCOUNT | draft update REF   (send's flags but --key)
   draft send REF [--key K] | draft delete REF
+  send-raw ACCOUNT FILE [--key K]        send a prepared RFC 5322 file as it is (its Bcc removed),
+                                         under the account's send policy
   outbox [list] | outbox confirm KEY | outbox release KEY   settle a send whose outcome is unknown
   policy [status] | policy confirm [ACCOUNT] [--digest D]   a wider policy or new server settings wait for this;
                                          confirm runs only in a terminal, where you type back the code it shows

@@ -9,6 +9,7 @@ import {
   reply,
   sendDraft,
   sendEmail,
+  sendRawMessage,
   updateDraft,
 } from "../compose/service.js";
 import { MailError } from "../errors.js";
@@ -84,6 +85,7 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
   "draft.update": (ctx, call, p) => updateDraft(ctx, call, p),
   "draft.send": (ctx, call, p) => sendDraft(ctx, call, p),
   "draft.delete": (ctx, call, p) => deleteDraft(ctx, call, p.ref),
+  "send.raw": (ctx, call, p) => sendRawMessage(ctx, call, p),
   "outbox.list": (ctx, call, p) => listOutbox(ctx, call, p.status),
   "outbox.confirm": (ctx, call, p) => confirmSend(ctx, call, p.key),
   "outbox.release": (ctx, call, p) => releaseSend(ctx, call, p.key),
