@@ -162,6 +162,13 @@ export const COMMANDS: Record<string, DaemonCommand> = {
     },
   }),
   watch: watchCommand(usage),
+  admin: command({
+    options: {},
+    request: (_o, args) => {
+      if (args.length === 1 && args[0] === "status") return request("admin.status", {});
+      usage("usage: chainmail admin status");
+    },
+  }),
   audit: command({
     options: { action: { type: "string" }, since: { type: "string" }, limit: { type: "string" } },
     request: (o) => {

@@ -1,6 +1,7 @@
 /** The CLI's text output (without --json): one line per row for the lists, JSON for the rest. */
 import { humanItems } from "./item-command.js";
 import type { CacheStatus } from "../cache/index.js";
+import type { AdminStatus } from "../service/admin.js";
 
 export function human(command: string, result: unknown): string {
   const r = result as Record<string, unknown>;
@@ -45,6 +46,8 @@ export function human(command: string, result: unknown): string {
       ].join("\n");
     case "item":
       return humanItems(r);
+    case "admin":
+      return adminStatus(result as AdminStatus);
     case "policy":
       return humanPolicy(r);
     default:
@@ -79,4 +82,40 @@ function humanPolicy(r: Record<string, unknown>): string {
         : `${a.account}\tconfirmed, nothing pending`,
     )
     .join("\n");
+}
+
+function adminStatus(s: AdminStatus): string {
+  const d = s.daemon;
+  const lines = [
+    `daemon ${d.version}\tpid ${d.pid}\tup ${d.uptime_seconds ?? "?"}s since ${d.started ?? "?"}`,
+    ...(s.config_error
+      ? [
+          `config.toml: the last reload failed at ${s.config_error.at}, running on the config before it: ${s.config_error.message}`,
+        ]
+      : ["config.toml: loaded"]),
+  ];
+  for (const a of s.accounts) {
+    const err = a.connection.last_error;
+    const cache = a.cache
+      ? `cache ${a.cache.state}, ${a.cache.complete_folders}/${a.cache.folders} folders complete, last sync ${a.cache.last_sync ?? "never"}, watching ${a.cache.watching.join(", ") || "nothing"}`
+      : "cache off";
+    lines.push(
+      `${a.account}\tauth ${a.auth}\tconnection ${a.connection.state}${err ? ` (last error ${err.reason} at ${err.at})` : ""}\t${cache}`,
+    );
+    for (const w of a.cache?.watch_errors ?? []) lines.push(`  watch error in ${w.folder}: ${w.error}`);
+  }
+  lines.push(
+    s.pending_confirmations.length
+      ? `policy confirmations pending: ${s.pending_confirmations.map((p) => `${p.account} (digest ${p.digest})`).join(", ")} (chainmail policy confirm)`
+      : "policy confirmations pending: none",
+  );
+  lines.push(
+    s.unconfirmed_sends.length
+      ? `sends awaiting a decision: ${s.unconfirmed_sends.map((u) => `${u.key} (${u.account}, ${u.created})`).join(", ")} (chainmail outbox confirm|release KEY)`
+      : "sends awaiting a decision: none",
+  );
+  lines.push(
+    `state.db ${s.sizes.state_db_bytes} bytes\tcache.db ${s.sizes.cache_db_bytes ?? "off"}${s.sizes.cache_max_bytes !== null ? ` bytes of ${s.sizes.cache_max_bytes}` : ""}`,
+  );
+  return lines.join("\n");
 }

@@ -55,6 +55,8 @@ export const USAGE = `usage: chainmail [--home DIR] [--socket PATH] [--json] COM
   outbox [list] | outbox confirm KEY | outbox release KEY   settle a send whose outcome is unknown
   policy [status] | policy confirm [ACCOUNT] [--digest D]   a wider policy or new server settings wait for this;
                                          confirm runs only in a terminal, where you type back the code it shows
+  admin status                           the daemon's version, uptime, accounts (auth, connection, cache,
+                                         watch), pending confirmations and sends, config errors, sizes
   audit [--action A] [--since TIME] [--limit N]
   watch [--group G | --cursor N] [--account A]... [--in FOLDER] [--kind K]... [--item ID] [--wait S] [--once]
                                          stream events, one per line, until interrupted

@@ -18,6 +18,7 @@ import { confirmPolicy, policyStatus } from "../policy/service.js";
 import { beginUpload, finishUpload, spoolOf } from "../service/uploads.js";
 import { decodeRef } from "../refs.js";
 import { listAccounts, testAccount } from "../service/accounts.js";
+import { adminStatus } from "../service/admin.js";
 import { accountsOf, audit, type Call, cacheOf, type ServiceContext } from "../service/context.js";
 import { createFolderCall, deleteFolderCall, listFolders, renameFolderCall } from "../service/folders.js";
 import { archive, expunge, move, setFlags, setLabels, trash } from "../service/organize.js";
@@ -90,6 +91,7 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
   "outbox.confirm": (ctx, call, p) => confirmSend(ctx, call, p.key),
   "outbox.release": (ctx, call, p) => releaseSend(ctx, call, p.key),
   "policy.status": (ctx) => policyStatus(ctx),
+  "admin.status": (ctx, call) => adminStatus(ctx, call),
   "policy.confirm": (ctx, call, p) => confirmPolicy(ctx, call, p.account, p.digest),
   "upload.begin": (ctx, call, p) => beginUpload(ctx, call, p.path, p.size),
   "upload.chunk": (ctx, _call, p) => spoolOf(ctx).chunk(p.upload_id, p.index, p.data),

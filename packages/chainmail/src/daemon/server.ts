@@ -90,7 +90,16 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     itemSubtree: options.itemSubtree ?? ((itemId) => itemsOf(ctx).subtreeIds(itemId)),
   });
   const uploads = new UploadSpool(path.join(home.stateDir, "uploads"));
-  const ctx: ServiceContext = { config, fileConfig, home, pool, state, events, uploads };
+  const ctx: ServiceContext = {
+    config,
+    fileConfig,
+    home,
+    pool,
+    state,
+    events,
+    uploads,
+    startedAt: Date.now(),
+  };
   // cache.db sits next to state.db; the runner reads ctx.config on every use, so reloads apply.
   if (config.cache.enabled)
     ctx.cache = new CacheRunner(home.cacheFile, () => ctx.config, home.secretsDir, log, {
@@ -122,11 +131,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ctx.config = narrowedOnly(ctx.config, fileConfig, state);
         configMtime = -1;
       }
+      ctx.configError = undefined;
       const changed = changedConnections(prev, ctx.config);
       for (const name of changed) pool.retire(name);
       ctx.cache?.reconcile(changed);
     } catch (err) {
       log(`config reload failed, keeping the previous config: ${(err as Error).message}`);
+      ctx.configError = { message: (err as Error).message, at: new Date().toISOString() };
       configMtime = m;
     }
   };

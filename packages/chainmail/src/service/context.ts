@@ -21,6 +21,10 @@ export interface ServiceContext {
   events: EventLog;
   /** Files uploaded for compose calls; absent in a context without a daemon. */
   uploads?: UploadSpool | undefined;
+  /** When the daemon started (ms since the epoch); absent in a context without a daemon. */
+  startedAt?: number | undefined;
+  /** The last reload of config.toml that failed (the daemon kept the config before it); cleared by a good one. */
+  configError?: { message: string; at: string } | undefined;
 }
 
 /** The cache, or UNSUPPORTED when config.toml turned it off. */
