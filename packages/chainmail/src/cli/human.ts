@@ -36,6 +36,8 @@ export function human(command: string, result: unknown): string {
       return JSON.stringify(result, null, 2);
     case "cache":
       if (typeof r["size_bytes"] === "number") return cacheStatus(result as CacheStatus);
+      if (typeof r["bodies"] === "number" && typeof r["bytes"] === "number")
+        return `evicted ${r["bodies"]} bodies, ${r["bytes"]} bytes${r["account"] ? ` of ${r["account"]}` : ""}`;
       return JSON.stringify(result, null, 2);
     case "send-raw":
       return [

@@ -44,6 +44,11 @@ export const USAGE = `usage: chainmail [--home DIR] [--socket PATH] [--json] COM
   labels REF... [--add L]... [--remove L]...  (Google accounts)
   cache status [--account A]...          the local cache per account and folder
   cache sync [--account A]...            sync the cache now (headers, bodies, eviction) and wait
+  cache rebuild [--account A]...         drop the accounts' cache and sync it again (searches go to the
+                                         server meanwhile), and wait
+  cache evict [--account A] [--before DATE] [--bytes N]
+                                         drop cached bodies (never headers), oldest first; their words
+                                         stay searchable
   send ACCOUNT --to ADDR... --subject S [--body TEXT] [--text | --html-file F] [--cc A]... [--bcc A]...
        [--attach FILE]... [--inline NAME=FILE]... [--no-signature] [--key K]
   reply REF [--all] [--draft] [--to A]... [--body TEXT] ...   (send's flags but --subject)

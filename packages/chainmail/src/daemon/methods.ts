@@ -19,6 +19,7 @@ import { beginUpload, finishUpload, spoolOf } from "../service/uploads.js";
 import { decodeRef } from "../refs.js";
 import { listAccounts, testAccount } from "../service/accounts.js";
 import { adminStatus } from "../service/admin.js";
+import { evictCache, rebuildCache } from "../service/cache-admin.js";
 import { accountsOf, audit, type Call, cacheOf, type ServiceContext } from "../service/context.js";
 import { createFolderCall, deleteFolderCall, listFolders, renameFolderCall } from "../service/folders.js";
 import { archive, expunge, move, setFlags, setLabels, trash } from "../service/organize.js";
@@ -74,6 +75,8 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
     }
     return { accounts: reports };
   },
+  "cache.rebuild": (ctx, call, p) => rebuildCache(ctx, call, p.accounts),
+  "cache.evict": (ctx, call, p) => evictCache(ctx, call, p),
   "watch.read": (ctx, call, p) => readEvents(ctx, call, p),
   "watch.ack": (ctx, call, p) => ackEvents(ctx, call, p.group, p.cursor),
   "watch.status": (ctx) => watchStatus(ctx),
