@@ -74,7 +74,11 @@ describe("chainmail send-raw", () => {
     // "Bcc :" with a space is still a Bcc header to every reader; it must not leak either.
     const file = message(
       "one.eml",
-      base("raw one", ["Cc: dave@example.org", "Bcc : Secret <secret@example.org>"]),
+      base("raw one", [
+        "Cc: dave@example.org",
+        "Bcc : Secret <secret@example.org>",
+        "Resent-Bcc: resent@example.org",
+      ]),
     );
     const n = env.relay.received.length;
     const r = await cli(["--json", "send-raw", "work", file]);
@@ -96,6 +100,7 @@ describe("chainmail send-raw", () => {
     const text = got.raw.toString("utf8");
     expect(text).not.toMatch(/secret@example\.org/i);
     expect(text).not.toMatch(/^bcc\s*:/im);
+    expect(text).not.toMatch(/resent/i);
     const m = await simpleParser(got.raw);
     expect(m.headers.has("bcc")).toBe(false);
     expect(m.subject).toBe("raw one");
@@ -133,6 +138,15 @@ describe("chainmail send-raw", () => {
     });
     expect(env.relay.received.length).toBe(n);
     expect(await env.dv.messageCount("alice", "Drafts")).toBe(drafts + 1);
+    // Saved as given, its Bcc kept, so the owner can send it with `draft send` once allowed.
+    const c = await env.dv.connect("alice");
+    try {
+      await c.mailboxOpen("Drafts");
+      const last = await c.fetchOne("*", { source: true });
+      expect(last && last.source?.toString("utf8")).toContain("Bcc: eve@elsewhere.test");
+    } finally {
+      await c.logout();
+    }
     // A retry is held again without a second copy in Drafts.
     expect(JSON.parse((await cli(["--json", "send-raw", "work", file])).out)).toMatchObject({
       status: "held",

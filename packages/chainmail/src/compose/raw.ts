@@ -80,6 +80,14 @@ export async function draftForSending(
     own.includes(parsed.from[0]!.address.toLowerCase());
   return {
     raw: out,
+    /**
+     * What a hold saves to Drafts for a prepared message: the file as given (Bcc kept, so the owner
+     * can send it later), with the Message-ID this send reported when the file had none.
+     */
+    held:
+      opts.asPrepared && !parsed.messageId
+        ? await rewriteRootHeaders(raw, (headers) => headers.add("Message-ID", messageId))
+        : raw,
     messageId,
     envelope: uniqueAddresses([...parsed.to, ...parsed.cc, ...parsed.bcc]).map((a) => a.address),
     unreadable: [...parsed.unreadable.to, ...parsed.unreadable.cc, ...parsed.unreadable.bcc],

@@ -448,7 +448,7 @@ export async function sendRawMessage(
     attachmentBytes: out.attachmentBytes,
     hold: () =>
       ctx.pool.write(account, async (client) =>
-        appendTo(client, account, await roleFolder(client, account, "drafts"), upload.content, ["\\Draft"]),
+        appendTo(client, account, await roleFolder(client, account, "drafts"), out.held, ["\\Draft"]),
       ),
   });
 }
