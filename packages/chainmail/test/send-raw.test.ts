@@ -143,7 +143,7 @@ describe("chainmail send-raw", () => {
     try {
       await c.mailboxOpen("Drafts");
       const last = await c.fetchOne("*", { source: true });
-      expect(last && last.source?.toString("utf8")).toContain("Bcc: eve@elsewhere.test");
+      expect(last ? last.source?.toString("utf8") : undefined).toContain("Bcc: eve@elsewhere.test");
     } finally {
       await c.logout();
     }
