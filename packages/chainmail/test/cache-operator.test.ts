@@ -174,6 +174,11 @@ describe("cache rebuild", () => {
     const after = await search(word(2021));
     expect(after.source).toBe("cache");
     expect(after.rows.map((x) => x.ref)).toEqual(meanwhile.rows.map((x) => x.ref));
+    const again = await cli(["cache", "rebuild", "--account", "work"]);
+    expect(again.code, again.err).toBe(0);
+    expect(again.out.trim()).toBe(
+      `work\tdropped ${YEARS.length} message(s), ${YEARS.length} bodies\tsynced ${report.accounts[0]!.sync.folders} folder(s), ${YEARS.length} message(s), ${YEARS.length} bodies`,
+    );
     const rows = (await env.client.readAudit({ action: "cache.rebuild" })).rows;
     expect(rows[0]).toMatchObject({ client: "cli", account: "work", decision: "allowed" });
   });

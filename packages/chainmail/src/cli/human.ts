@@ -1,6 +1,7 @@
 /** The CLI's text output (without --json): one line per row for the lists, JSON for the rest. */
 import { humanItems } from "./item-command.js";
 import type { CacheStatus } from "../cache/index.js";
+import type { RebuildReport } from "../daemon/operations/cache.js";
 import type { AdminStatus } from "../service/admin.js";
 
 export function human(command: string, result: unknown): string {
@@ -36,6 +37,13 @@ export function human(command: string, result: unknown): string {
       return JSON.stringify(result, null, 2);
     case "cache":
       if (typeof r["size_bytes"] === "number") return cacheStatus(result as CacheStatus);
+      if (Array.isArray(r["accounts"]) && r["accounts"].every((a: Record<string, unknown>) => a["dropped"]))
+        return (r["accounts"] as RebuildReport[])
+          .map(
+            (a) =>
+              `${a.account}\tdropped ${a.dropped.messages} message(s), ${a.dropped.bodies} bodies\t${a.sync.ok ? `synced ${a.sync.folders} folder(s), ${a.sync.added} message(s), ${a.sync.bodies} bodies` : `sync failed: ${a.sync.error?.reason}: ${a.sync.error?.message}`}`,
+          )
+          .join("\n");
       if (typeof r["bodies"] === "number" && typeof r["bytes"] === "number")
         return `evicted ${r["bodies"]} bodies, ${r["bytes"]} bytes${r["account"] ? ` of ${r["account"]}` : ""}`;
       return JSON.stringify(result, null, 2);
