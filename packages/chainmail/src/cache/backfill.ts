@@ -326,3 +326,77 @@ export function evictBodies(db: CacheDb, maxBytes: number): number {
     })();
   }
 }
+
+export interface EvictChoice {
+  /** Only these accounts' bodies (all accounts when absent or empty). */
+  accounts?: string[];
+  /** Only messages that arrived before this time (ms since the epoch). */
+  beforeMs?: number;
+  /** Stop once this many bytes of body text are dropped (every matching body when absent). */
+  bytes?: number;
+}
+
+/**
+ * The operator's `cache evict`: drops stored body text, oldest message first, the way evictBodies
+ * does for the size bound (headers stay; the words stay in the FTS index, body_state 2, so text search
+ * still finds the message and cached reading fetches the body from the server). Returns what went.
+ */
+export function evictOldestBodies(db: CacheDb, choice: EvictChoice): { bodies: number; bytes: number } {
+  const where: string[] = [];
+  const args: Array<string | number> = [];
+  if (choice.accounts?.length) {
+    where.push(`m.account IN (${choice.accounts.map(() => "?").join(", ")})`);
+    args.push(...choice.accounts);
+  }
+  if (choice.beforeMs !== undefined) {
+    where.push("m.internal_date < ?");
+    args.push(choice.beforeMs);
+  }
+  const select = db.prepare(
+    `SELECT b.message_rowid AS id, b.bytes FROM bodies b JOIN messages m ON m.id = b.message_rowid${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY m.internal_date ASC, m.id ASC LIMIT 200`,
+  );
+  let bodies = 0;
+  let bytes = 0;
+  const enough = () => choice.bytes !== undefined && bytes >= choice.bytes;
+  while (!enough()) {
+    const victims = select.all(...args) as { id: number; bytes: number }[];
+    if (victims.length === 0) break;
+    db.transaction(() => {
+      for (const v of victims) {
+        if (enough()) break;
+        stmt(db, "DELETE FROM bodies WHERE message_rowid = ?").run(v.id);
+        stmt(db, "UPDATE messages SET body_state = 2 WHERE id = ?").run(v.id);
+        bodies++;
+        bytes += v.bytes;
+      }
+    })();
+  }
+  return { bodies, bytes };
+}
+
+/**
+ * The operator's `cache rebuild`: forgets everything cached of an account (folders with their sync
+ * state, headers, bodies, FTS rows), so the account is "never synced" and every search of it goes to
+ * the server until a pass has synced it again. Returns how much was dropped.
+ */
+export function dropAccount(
+  db: CacheDb,
+  account: string,
+): { folders: number; messages: number; bodies: number } {
+  const count = (sql: string) => (stmt(db, sql).get(account) as { n: number }).n;
+  const dropped = {
+    folders: count("SELECT count(*) AS n FROM folders WHERE account = ?"),
+    messages: count("SELECT count(*) AS n FROM messages WHERE account = ?"),
+    bodies: count(
+      "SELECT count(*) AS n FROM bodies b JOIN messages m ON m.id = b.message_rowid WHERE m.account = ?",
+    ),
+  };
+  db.transaction(() => {
+    stmt(db, "DELETE FROM messages_fts WHERE rowid IN (SELECT id FROM messages WHERE account = ?)").run(
+      account,
+    );
+    stmt(db, "DELETE FROM messages WHERE account = ?").run(account);
+    stmt(db, "DELETE FROM folders WHERE account = ?").run(account);
+  })();
+  return dropped;
+}

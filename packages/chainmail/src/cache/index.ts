@@ -15,6 +15,9 @@ export {
   cacheSizeBytes,
   downloadedToday,
   evictBodies,
+  evictOldestBodies,
+  dropAccount,
+  type EvictChoice,
 } from "./backfill.js";
 export {
   type Address,

@@ -154,14 +154,37 @@ export const COMMANDS: Record<string, DaemonCommand> = {
     },
   }),
   cache: command({
-    options: accounts,
+    options: { ...accounts, before: { type: "string" }, bytes: { type: "string" } },
     request: (o, args) => {
-      if (args[0] === "status") return request("cache.status", { accounts: o.account ?? [] });
-      if (args[0] === "sync") return request("cache.sync", { accounts: o.account ?? [] });
-      usage("usage: chainmail cache status|sync [--account A]...");
+      const sub = args.length === 1 ? args[0] : undefined;
+      if ((o.before !== undefined || o.bytes !== undefined) && sub !== "evict")
+        usage("--before and --bytes are flags of chainmail cache evict");
+      if (sub === "status") return request("cache.status", { accounts: o.account ?? [] });
+      if (sub === "sync") return request("cache.sync", { accounts: o.account ?? [] });
+      if (sub === "rebuild") return request("cache.rebuild", { accounts: o.account ?? [] });
+      if (sub === "evict") {
+        if ((o.account?.length ?? 0) > 1)
+          usage("chainmail cache evict takes one --account (or none: every account)");
+        const bytes = whole(o.bytes, "bytes");
+        return request("cache.evict", {
+          ...(o.account?.[0] ? { account: o.account[0] } : {}),
+          ...(o.before !== undefined ? { before: o.before } : {}),
+          ...(bytes !== undefined ? { bytes } : {}),
+        });
+      }
+      usage(
+        "usage: chainmail cache status|sync|rebuild [--account A]... | cache evict [--account A] [--before DATE] [--bytes N]",
+      );
     },
   }),
   watch: watchCommand(usage),
+  admin: command({
+    options: {},
+    request: (_o, args) => {
+      if (args.length === 1 && args[0] === "status") return request("admin.status", {});
+      usage("usage: chainmail admin status");
+    },
+  }),
   audit: command({
     options: { action: { type: "string" }, since: { type: "string" }, limit: { type: "string" } },
     request: (o) => {

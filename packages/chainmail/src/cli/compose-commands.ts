@@ -5,7 +5,10 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { uploadBytes } from "../client/upload.js";
+import { homeRoots, loadFile } from "../compose/files.js";
 import { MailError } from "../errors.js";
+import { resolveHome } from "../home.js";
 import type { DaemonCommand, Request, Values } from "./command-kit.js";
 import { usage } from "./command-kit.js";
 import { confirmRequest } from "./confirm.js";
@@ -52,6 +55,7 @@ const FLAGS = {
   "draft create": MESSAGE,
   "draft update": MESSAGE,
   "draft send": ["key"],
+  "send-raw": ["key"],
   "draft delete": [],
   outbox: [],
 } satisfies Record<string, Flag[]>;
@@ -132,6 +136,30 @@ export const COMPOSE_COMMANDS: Record<string, DaemonCommand> = {
       ...key(o),
     });
   }),
+  /**
+   * The CLI reads the file (as the owner, with the attachments' file rules) and uploads its bytes:
+   * no path the daemon would open crosses the socket, and a message larger than one request line fits.
+   */
+  "send-raw": {
+    options: { key: content.key, home: { type: "string" } },
+    request: (o: { key?: string; home?: string }, args: string[]): Request => {
+      if (args.length !== 2) usage("usage: chainmail send-raw ACCOUNT FILE [--key K]");
+      const [account, file] = args as [string, string];
+      const home = resolveHome(o.home, process.env);
+      const { content: bytes, real } = loadFile(path.resolve(file), "FILE", {
+        roots: null,
+        home: homeRoots(home),
+      });
+      return {
+        send: async (client) =>
+          client.call("send.raw", {
+            account,
+            upload_id: await uploadBytes(client, bytes, real ?? path.resolve(file)),
+            ...(o.key ? { idempotency_key: o.key } : {}),
+          }),
+      };
+    },
+  } as unknown as DaemonCommand,
   draft: cmd([...MESSAGE, "key"], (o, args) => {
     const [sub, target] = args;
     if (args.length === 2 && target) {

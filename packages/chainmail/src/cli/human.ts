@@ -6,6 +6,8 @@ import type { ComposeResult } from "../compose/result.js";
 import type { Message } from "../imap/messages.js";
 import type { ConfigError } from "../service/context.js";
 import { noConfigText } from "./first-run.js";
+import type { RebuildReport } from "../daemon/operations/cache.js";
+import type { AdminStatus } from "../service/admin.js";
 
 export interface HumanContext {
   /** The config file, named when there are no accounts yet. */
@@ -84,9 +86,27 @@ function render(command: string, result: unknown, context?: HumanContext): strin
       return JSON.stringify(result, null, 2);
     case "cache":
       if (typeof r["size_bytes"] === "number") return cacheStatus(result as CacheStatus);
+      if (Array.isArray(r["accounts"]) && r["accounts"].every((a: Record<string, unknown>) => a["dropped"]))
+        return (r["accounts"] as RebuildReport[])
+          .map(
+            (a) =>
+              `${a.account}\tdropped ${a.dropped.messages} message(s), ${a.dropped.bodies} bodies\t${a.sync.ok ? `synced ${a.sync.folders} folder(s), ${a.sync.added} message(s), ${a.sync.bodies} bodies` : `sync failed: ${a.sync.error?.reason}: ${a.sync.error?.message}`}`,
+          )
+          .join("\n");
+      if (typeof r["bodies"] === "number" && typeof r["bytes"] === "number")
+        return `evicted ${r["bodies"]} bodies, ${r["bytes"]} bytes${r["account"] ? ` of ${r["account"]}` : ""}`;
       return JSON.stringify(result, null, 2);
+    case "send-raw":
+      return [
+        `${r["status"]}\t${r["message_id"] ?? ""}\tkey ${r["idempotency_key"]}`,
+        ...(r["draft_ref"] ? [`held in Drafts: ${r["draft_ref"]}`] : []),
+        ...(Array.isArray(r["refused_recipients"]) ? [`refused: ${r["refused_recipients"].join(", ")}`] : []),
+        ...(r["hint"] ? [String(r["hint"])] : []),
+      ].join("\n");
     case "item":
       return humanItems(r);
+    case "admin":
+      return adminStatus(result as AdminStatus);
     case "policy":
       return withConfigError([humanPolicy(r)], r["config_error"] as ConfigError | undefined);
     default:
@@ -233,4 +253,40 @@ function humanPolicy(r: Record<string, unknown>): string {
         : `${a.account}\tconfirmed, nothing pending`,
     )
     .join("\n");
+}
+
+function adminStatus(s: AdminStatus): string {
+  const d = s.daemon;
+  const lines = [
+    `daemon ${d.version}\tpid ${d.pid}\tup ${d.uptime_seconds ?? "?"}s since ${d.started ?? "?"}`,
+    ...(s.config_error
+      ? [
+          `config.toml: the last reload failed (first seen ${s.config_error.since}), running on the config before it: ${s.config_error.message}`,
+        ]
+      : ["config.toml: loaded"]),
+  ];
+  for (const a of s.accounts) {
+    const err = a.connection.last_error;
+    const cache = a.cache
+      ? `cache ${a.cache.state}, ${a.cache.complete_folders}/${a.cache.folders} folders complete, last sync ${a.cache.last_sync ?? "never"}, watching ${a.cache.watching.join(", ") || "nothing"}`
+      : "cache off";
+    lines.push(
+      `${a.account}\tauth ${a.auth}\tconnection ${a.connection.state}${err ? ` (last error ${err.reason} at ${err.at})` : ""}\t${cache}`,
+    );
+    for (const w of a.cache?.watch_errors ?? []) lines.push(`  watch error in ${w.folder}: ${w.error}`);
+  }
+  lines.push(
+    s.pending_confirmations.length
+      ? `policy confirmations pending: ${s.pending_confirmations.map((p) => `${p.account} (digest ${p.digest})`).join(", ")} (chainmail policy confirm)`
+      : "policy confirmations pending: none",
+  );
+  lines.push(
+    s.unconfirmed_sends.length
+      ? `sends awaiting a decision: ${s.unconfirmed_sends.map((u) => `${u.key} (${u.account}, ${u.created})`).join(", ")} (chainmail outbox confirm|release KEY)`
+      : "sends awaiting a decision: none",
+  );
+  lines.push(
+    `state.db ${s.sizes.state_db_bytes} bytes\tcache.db ${s.sizes.cache_db_bytes ?? "off"}${s.sizes.cache_max_bytes !== null ? ` bytes of ${s.sizes.cache_max_bytes}` : ""}`,
+  );
+  return lines.join("\n");
 }

@@ -53,15 +53,24 @@ ${AUTH_USAGE}
   labels REF... [--add L]... [--remove L]...  (Google accounts)
   cache status [--account A]...          the local cache per account and folder
   cache sync [--account A]...            sync the cache now (headers, bodies, eviction) and wait
+  cache rebuild [--account A]...         drop the accounts' cache and sync it again (searches go to the
+                                         server meanwhile), and wait
+  cache evict [--account A] [--before DATE] [--bytes N]
+                                         drop cached bodies (never headers), oldest first; their words
+                                         stay searchable
   send ACCOUNT --to ADDR... --subject S [--body TEXT] [--text | --html-file F] [--cc A]... [--bcc A]...
        [--attach FILE]... [--inline NAME=FILE]... [--no-signature] [--key K]
   reply REF [--all] [--draft] [--to A]... [--body TEXT] ...   (send's flags but --subject)
   forward REF --to ADDR... [--no-attachments] [--draft] ...   (send's flags but --subject)
   draft create ACCOUNT | draft update REF   (send's flags but --key)
   draft send REF [--key K] | draft delete REF
+  send-raw ACCOUNT FILE [--key K]        send a prepared RFC 5322 file as it is (its Bcc removed),
+                                         under the account's send policy
   outbox [list] | outbox confirm KEY | outbox release KEY   settle a send whose outcome is unknown
   policy [status] | policy confirm [ACCOUNT] [--digest D]   a wider policy or new server settings wait for this;
                                          confirm runs only in a terminal, where you type back the code it shows
+  admin status                           the daemon's version, uptime, accounts (auth, connection, cache,
+                                         watch), pending confirmations and sends, config errors, sizes
   audit [--action A] [--since TIME] [--limit N]
   watch [--group G | --cursor N] [--account A]... [--in FOLDER] [--kind K]... [--item ID] [--wait S] [--once]
                                          stream events, one per line, until interrupted

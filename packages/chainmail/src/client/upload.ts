@@ -20,7 +20,15 @@ export async function uploadFile(
   home: Home,
 ): Promise<string> {
   const { content, real } = loadFile(file, what, { roots: null, home: homeRoots(home) });
-  const { upload_id } = await client.call("upload.begin", { path: real ?? file, size: content.length });
+  return `${UPLOAD_PREFIX}${await uploadBytes(client, content, real ?? file)}`;
+}
+
+/**
+ * Uploads bytes already read, naming the real path they were read from (judged by the daemon against
+ * its attach roots), and returns the upload's id.
+ */
+export async function uploadBytes(client: DaemonClient, content: Buffer, realPath: string): Promise<string> {
+  const { upload_id } = await client.call("upload.begin", { path: realPath, size: content.length });
   for (let i = 0, at = 0; at < content.length; i++, at += UPLOAD_CHUNK_BYTES)
     await client.call("upload.chunk", {
       upload_id,
@@ -28,7 +36,7 @@ export async function uploadFile(
       data: content.subarray(at, at + UPLOAD_CHUNK_BYTES).toString("base64"),
     });
   await client.call("upload.finish", { upload_id });
-  return `${UPLOAD_PREFIX}${upload_id}`;
+  return upload_id;
 }
 
 interface WithFiles {

@@ -48,13 +48,25 @@ async function rewriteRootHeaders(
   return Buffer.concat(chunks);
 }
 
-export async function draftForSending(raw: Buffer, account: Pick<AccountConfig, "address" | "aliases">) {
+/** Header names (lowercase) a prepared message (`chainmail send-raw`) loses: only what would leak. */
+export const STRIPPED_FROM_RAW = ["bcc", "resent-bcc"] as const;
+
+/**
+ * `asPrepared`: the message is an operator's prepared file (send-raw), sent as it is but for its Bcc
+ * and Resent-Bcc; its own Date is kept (one is added only when it has none). A draft gets a fresh one.
+ */
+export async function draftForSending(
+  raw: Buffer,
+  account: Pick<AccountConfig, "address" | "aliases">,
+  opts: { asPrepared?: boolean } = {},
+) {
   const parsed = await parseOriginal(raw);
   const messageId = parsed.messageId ?? newMessageId(account.address);
+  const hasDate = headerValues(parsed.headerLines, "date").length > 0;
   const out = await rewriteRootHeaders(raw, (headers) => {
-    for (const name of STRIPPED_ON_SEND) headers.remove(name);
+    for (const name of opts.asPrepared ? STRIPPED_FROM_RAW : STRIPPED_ON_SEND) headers.remove(name);
     if (!parsed.messageId) headers.add("Message-ID", messageId);
-    headers.add("Date", new Date().toUTCString().replace("GMT", "+0000"));
+    if (!opts.asPrepared || !hasDate) headers.add("Date", new Date().toUTCString().replace("GMT", "+0000"));
   });
   // The From must be exactly one of the account's own addresses: a stranger's message moved into
   // Drafts is not sent under the stranger's name.
@@ -68,6 +80,14 @@ export async function draftForSending(raw: Buffer, account: Pick<AccountConfig, 
     own.includes(parsed.from[0]!.address.toLowerCase());
   return {
     raw: out,
+    /**
+     * What a hold saves to Drafts for a prepared message: the file as given (Bcc kept, so the owner
+     * can send it later), with the Message-ID this send reported when the file had none.
+     */
+    held:
+      opts.asPrepared && !parsed.messageId
+        ? await rewriteRootHeaders(raw, (headers) => headers.add("Message-ID", messageId))
+        : raw,
     messageId,
     envelope: uniqueAddresses([...parsed.to, ...parsed.cc, ...parsed.bcc]).map((a) => a.address),
     unreadable: [...parsed.unreadable.to, ...parsed.unreadable.cc, ...parsed.unreadable.bcc],

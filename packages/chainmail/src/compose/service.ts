@@ -484,6 +484,53 @@ async function sendDraftTo<T>(ctx: ServiceContext, sink: Sink<T>, p: SendDraftPa
   });
 }
 
+/**
+ * `chainmail send-raw`: an operator's prepared RFC 5322 message, uploaded by the CLI, sent as it is
+ * but for its Bcc and Resent-Bcc, through the same path as send_draft (the envelope from its To, Cc
+ * and Bcc by the one address model, a From not the account's held, the policy judged on the exact
+ * envelope, the outbox's key). Keyed on the account and the file's bytes. A held message is saved to
+ * Drafts as it was given (Bcc kept), so the owner can send it later with `draft send`.
+ */
+export async function sendRawMessage(
+  ctx: ServiceContext,
+  call: Call,
+  p: { account: string; upload_id: string; idempotency_key?: string | undefined },
+): Promise<ComposeResult> {
+  if (call.client !== "cli") {
+    audit(ctx, call, p.account, "denied", "send.raw is an operator command: only the CLI may call it");
+    throw new MailError(
+      "POLICY_DENIED",
+      "send.raw is an operator command: only the chainmail CLI may call it",
+      "Ask the account owner to run chainmail send-raw, or use send_email.",
+    );
+  }
+  const account = accountOf(ctx, p.account);
+  const upload = spoolOf(ctx).take(p.upload_id);
+  const out = await draftForSending(upload.content, account, { asPrepared: true });
+  if (out.envelope.length === 0 && out.unreadable.length === 0)
+    throw new MailError(
+      "INVALID_ARGUMENT",
+      "the message has no recipients (no To, Cc or Bcc header with an address)",
+      "Add a To header to the file.",
+    );
+  const keys = keysOf(p.idempotency_key, deriveKey("send_raw", { account: account.name }, [out.sha256]));
+  return deliver(ctx, call, {
+    account,
+    tool: "send_raw",
+    ...keys,
+    facts: { unreadable: out.unreadable, foreignFrom: out.foreignFrom },
+    messageId: out.messageId,
+    raw: out.raw,
+    envelope: { from: account.address, to: out.envelope },
+    attachmentBytes: out.attachmentBytes,
+    preview: { subject: out.subject, text: out.text },
+    hold: () =>
+      ctx.pool.write(account, async (client) =>
+        appendTo(client, account, await roleFolder(client, account, "drafts"), out.held, ["\\Draft"]),
+      ),
+  });
+}
+
 export async function deleteDraft(ctx: ServiceContext, call: Call, ref: string): Promise<DeleteDraftResult> {
   const r = decodeRef(ref);
   const account = accountOf(ctx, r.account);

@@ -15,7 +15,10 @@ import {
   type CacheStatus,
   cacheStatus,
   compactFts,
+  dropAccount,
+  type EvictChoice,
   evictBodies,
+  evictOldestBodies,
   type InboxWatch,
   openCache,
   recordWatchError,
@@ -156,6 +159,38 @@ export class CacheRunner {
       if (this.running.get(account.name) === next) this.running.delete(account.name);
     });
     return next;
+  }
+
+  /**
+   * Drops everything cached of the account and syncs it again. With no pass running the drop is done
+   * before this returns, so a search the daemon handles after this call began reads the server (the
+   * account is "never synced", then incomplete until the new pass ends); a running pass is awaited
+   * first, so it cannot write rows into the dropped cache.
+   */
+  rebuild(account: AccountConfig): {
+    dropped: Promise<{ folders: number; messages: number; bodies: number }>;
+    synced: Promise<AccountSyncReport>;
+  } {
+    const prev = this.running.get(account.name);
+    let dropped: Promise<{ folders: number; messages: number; bodies: number }>;
+    let next: Promise<AccountSyncReport>;
+    if (prev) {
+      dropped = prev.then(() => dropAccount(this.db, account.name));
+      next = dropped.then(() => this.pass(account));
+    } else {
+      dropped = Promise.resolve(dropAccount(this.db, account.name));
+      next = this.pass(account);
+    }
+    this.running.set(account.name, next);
+    void next.finally(() => {
+      if (this.running.get(account.name) === next) this.running.delete(account.name);
+    });
+    return { dropped, synced: next };
+  }
+
+  /** Drops stored body text, oldest first (`cache evict`); headers and the FTS words stay. */
+  evict(choice: EvictChoice): { bodies: number; bytes: number } {
+    return evictOldestBodies(this.db, choice);
   }
 
   /**

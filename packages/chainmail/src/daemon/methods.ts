@@ -10,6 +10,7 @@ import {
   judgeCompose,
   sendDraft,
   sendEmail,
+  sendRawMessage,
   updateDraft,
 } from "../compose/service.js";
 import { MailError } from "../errors.js";
@@ -26,6 +27,8 @@ import {
   configErrorField,
   type ServiceContext,
 } from "../service/context.js";
+import { adminStatus } from "../service/admin.js";
+import { evictCache, rebuildCache } from "../service/cache-admin.js";
 import { createFolderCall, deleteFolderCall, listFolders, renameFolderCall } from "../service/folders.js";
 import { archive, expunge, move, setFlags, setLabels, trash } from "../service/organize.js";
 import { downloadAttachment, getMessages, getThread, saveRaw } from "../service/reading.js";
@@ -80,6 +83,8 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
     }
     return { accounts: reports };
   },
+  "cache.rebuild": (ctx, call, p) => rebuildCache(ctx, call, p.accounts),
+  "cache.evict": (ctx, call, p) => evictCache(ctx, call, p),
   "watch.read": (ctx, call, p) => readEvents(ctx, call, p),
   "watch.ack": (ctx, call, p) => ackEvents(ctx, call, p.group, p.cursor),
   "watch.status": (ctx) => watchStatus(ctx),
@@ -93,10 +98,12 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
   "draft.send": (ctx, call, p) => sendDraft(ctx, call, p),
   "send.judge": (ctx, call, p) => judgeCompose(ctx, call, p),
   "draft.delete": (ctx, call, p) => deleteDraft(ctx, call, p.ref),
+  "send.raw": (ctx, call, p) => sendRawMessage(ctx, call, p),
   "outbox.list": (ctx, call, p) => listOutbox(ctx, call, p.status),
   "outbox.confirm": (ctx, call, p) => confirmSend(ctx, call, p.key),
   "outbox.release": (ctx, call, p) => releaseSend(ctx, call, p.key),
   "policy.status": (ctx) => ({ ...policyStatus(ctx), ...configErrorField(ctx) }),
+  "admin.status": (ctx, call) => adminStatus(ctx, call),
   "policy.confirm": (ctx, call, p) => confirmPolicy(ctx, call, p.account, p.digest),
   "upload.begin": (ctx, call, p) => beginUpload(ctx, call, p.path, p.size),
   "upload.chunk": (ctx, _call, p) => spoolOf(ctx).chunk(p.upload_id, p.index, p.data),

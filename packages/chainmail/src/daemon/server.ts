@@ -91,7 +91,16 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     itemSubtree: options.itemSubtree ?? ((itemId) => itemsOf(ctx).subtreeIds(itemId)),
   });
   const uploads = new UploadSpool(path.join(home.stateDir, "uploads"));
-  const ctx: ServiceContext = { config, fileConfig, home, pool, state, events, uploads };
+  const ctx: ServiceContext = {
+    config,
+    fileConfig,
+    home,
+    pool,
+    state,
+    events,
+    uploads,
+    startedAt: Date.now(),
+  };
   // cache.db sits next to state.db; the runner reads ctx.config on every use, so reloads apply.
   if (config.cache.enabled)
     ctx.cache = new CacheRunner(home.cacheFile, () => ctx.config, home.secretsDir, log, {

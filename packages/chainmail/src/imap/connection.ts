@@ -175,7 +175,22 @@ export async function openImap(account: AccountConfig, secretsDir: string): Prom
 interface Slot {
   client: ImapFlow | undefined;
   queue: Promise<unknown>;
+  /** The last failure to connect or of a command's connection, until a connection opens again. */
+  lastError?: { reason: string; message: string; at: string } | undefined;
 }
+
+/** An account's connection as `chainmail admin status` shows it. */
+export interface ConnectionState {
+  /** open: a connection is up; none: no call has needed one since the start, a retire or a drop. */
+  state: "open" | "none";
+  last_error: { reason: string; message: string; at: string } | null;
+}
+
+const failure = (err: unknown) => ({
+  reason: (err as MailError).reason ?? "INTERNAL",
+  message: (err as Error).message ?? String(err),
+  at: new Date().toISOString(),
+});
 
 export class ImapPool {
   private readonly slots = new Map<string, Slot>();
@@ -268,15 +283,31 @@ export class ImapPool {
     if (!s.client?.usable) {
       s.client?.close();
       s.client = undefined;
-      s.client = await openImap(account, this.secretsDir);
+      try {
+        s.client = await openImap(account, this.secretsDir);
+      } catch (err) {
+        s.lastError = failure(err);
+        throw err;
+      }
+      s.lastError = undefined;
     }
     return s.client;
   }
 
   /** Forgets a connection that died and maps the failure to a chainmail reason. */
   private settle(s: Slot, client: ImapFlow, err: unknown, account: AccountConfig): MailError {
-    if (!client.usable && s.client === client) s.client = undefined;
-    return mapImapError(err, account.name);
+    const mapped = mapImapError(err, account.name);
+    if (!client.usable && s.client === client) {
+      s.client = undefined;
+      s.lastError = failure(mapped);
+    }
+    return mapped;
+  }
+
+  /** Whether the account has a connection up, and its last connection failure. */
+  connection(name: string): ConnectionState {
+    const s = this.slots.get(name);
+    return { state: s?.client?.usable ? "open" : "none", last_error: s?.lastError ?? null };
   }
 
   /**

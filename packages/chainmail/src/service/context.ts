@@ -21,6 +21,8 @@ export interface ServiceContext {
   events: EventLog;
   /** Files uploaded for compose calls; absent in a context without a daemon. */
   uploads?: UploadSpool | undefined;
+  /** When the daemon started (ms since the epoch); absent in a context without a daemon. */
+  startedAt?: number | undefined;
   /**
    * Why the last edit of config.toml was not applied (the daemon runs on the last good config), until
    * an edit loads; shown by `accounts` and `policy status`.

@@ -15,7 +15,7 @@ import {
 } from "../../limits.js";
 import type { OutboxRow } from "../../store/outbox.js";
 import { operation } from "./define.js";
-import { AccountField, IdempotencyKeyField, RefField } from "./fields.js";
+import { AccountField, IdempotencyKeyField, RefField, UploadIdField } from "./fields.js";
 
 export const AddressField = z.string().min(1).max(MAX_ADDRESS_LENGTH);
 export const RecipientsField = z.array(AddressField).max(MAX_RECIPIENTS_PER_FIELD);
@@ -136,6 +136,15 @@ export const composeOperations = {
   "draft.send": compose({ params: sendDraftParams, audit: "draft.send", mutates: true }),
   // Reads the original or draft and any uploads; sends and saves nothing, so no audit row.
   "send.judge": operation<SendJudgement>()({ params: judgeParams, audit: null, mutates: false }),
+  /**
+   * `chainmail send-raw`: a prepared message the CLI uploaded first (upload.begin/chunk/finish), so
+   * no path crosses to the daemon and a message of up to 25 MiB fits; only the `cli` client may call it.
+   */
+  "send.raw": compose({
+    params: z.object({ account: AccountField, upload_id: UploadIdField, ...key }),
+    audit: "send.raw",
+    mutates: true,
+  }),
   "draft.delete": operation<DeleteDraftResult>()({
     params: z.object({ ref: RefField }),
     audit: "draft.delete",

@@ -8,6 +8,7 @@ import {
   IDEMPOTENCY_KEY_CHARS,
   KEYWORD_CHARS,
   MAX_ACCOUNT_NAME,
+  MAX_UPLOAD_ID,
   MAX_ACCOUNTS_PER_CALL,
   MAX_BATCH,
   MAX_CURSOR_LENGTH,
@@ -55,3 +56,6 @@ export const IdempotencyKeyField = z
   .min(1)
   .max(MAX_IDEMPOTENCY_KEY)
   .regex(IDEMPOTENCY_KEY_CHARS, "idempotency_key must be 1 to 128 of A-Z a-z 0-9 . _ : -");
+
+/** An upload's id (upload.begin gives it), as upload.chunk/finish and send.raw name it. */
+export const UploadIdField = z.string().min(1).max(MAX_UPLOAD_ID);

@@ -5,6 +5,7 @@
  */
 import type { z } from "zod";
 import { accountOperations } from "./accounts.js";
+import { adminOperations } from "./admin.js";
 import { cacheOperations } from "./cache.js";
 import { composeOperations } from "./compose.js";
 import type { Operation } from "./define.js";
@@ -25,6 +26,7 @@ export const OPERATIONS = {
   ...composeOperations,
   ...policyOperations,
   ...uploadOperations,
+  ...adminOperations,
 } satisfies Record<string, Operation>;
 
 export type Method = keyof typeof OPERATIONS;

@@ -4,11 +4,12 @@
  * a refused begin writes one too (src/service/uploads.ts).
  */
 import { z } from "zod";
-import { MAX_ATTACHMENT_TOTAL, MAX_UPLOAD_CHUNK_TEXT, MAX_UPLOAD_ID } from "../../limits.js";
+import { MAX_ATTACHMENT_TOTAL, MAX_UPLOAD_CHUNK_TEXT } from "../../limits.js";
 import { FilePathField } from "./compose.js";
 import { operation } from "./define.js";
+import { UploadIdField } from "./fields.js";
 
-export const UploadIdField = z.string().min(1).max(MAX_UPLOAD_ID);
+export { UploadIdField };
 
 export const uploadOperations = {
   "upload.begin": operation<{ upload_id: string; chunk_bytes: number }>()({
