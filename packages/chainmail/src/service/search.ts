@@ -9,7 +9,7 @@ import crypto from "node:crypto";
 import type { ImapFlow } from "imapflow";
 import { simpleParser } from "mailparser";
 import type { AccountConfig } from "../config.js";
-import { type WireError, MailError, toWireError } from "../errors.js";
+import { type WireError, MailError, isMailError, toWireError } from "../errors.js";
 import { htmlToText } from "../imap/body.js";
 import type { SearchSource } from "../limits.js";
 import { displayName, listAll, roleOf } from "../imap/folders.js";
@@ -18,7 +18,13 @@ import { bindQuery, folderInScope, mentionsIn, splitAccounts } from "../query/an
 import { compileToGmailRaw } from "../query/imap.js";
 import { leaves, mapLeaves, type QueryNode } from "../query/ast.js";
 import { QueryParseError } from "../query/errors.js";
-import { imapSearchFolder } from "../query/imap-run.js";
+import {
+  type FolderMatches,
+  imapFolderMatches,
+  newestFirst,
+  searchRefused,
+  uidSet,
+} from "../query/imap-run.js";
 import { parseQuery } from "../query/parser.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef } from "../refs.js";
@@ -65,17 +71,20 @@ export interface SearchResult {
   partial: Array<{ account: string; folder?: string; error: WireError }>;
 }
 
-/** Per account, at most this many matches are sorted and paged on the server path. */
-export const SERVER_MAX_MATCHES = 5000;
-
 function cursorKey(p: SearchParams): string {
   const basis = JSON.stringify([p.query, [...p.accounts].sort(), p.threads, p.source]);
   return crypto.createHash("sha256").update(basis).digest("base64url").slice(0, 16);
 }
 
-type CursorPos = { o: number } | { c: string };
+/**
+ * Where the next page starts. `s`: how many rows of each stream (a server folder, "account\u0000path",
+ * or a cache account, "account") earlier pages took, so a page of N merged from several folders
+ * fetches at most N envelopes per folder. `o`: an offset into the whole collapsed list (threads: true,
+ * which needs every match's thread to collapse). `c`: the cache's keyset cursor (cache-only searches).
+ */
+type CursorPos = { o: number } | { c: string } | { s: Record<string, number> };
 
-/** A cursor holds the query's hash and either an offset (server or mixed paging) or the cache's keyset cursor. */
+/** A cursor holds the query's hash and its position (CursorPos). */
 export function encodeCursor(p: SearchParams, pos: CursorPos): string {
   return `c1.${Buffer.from(JSON.stringify({ k: cursorKey(p), ...pos })).toString("base64url")}`;
 }
@@ -88,12 +97,16 @@ function badCursor(): MailError {
   );
 }
 
-export function decodeCursor(
-  p: SearchParams,
-): { kind: "none"; cache: null } | { kind: "offset"; offset: number } | { kind: "cache"; cache: string } {
+export type DecodedCursor =
+  | { kind: "none"; cache: null }
+  | { kind: "offset"; offset: number }
+  | { kind: "cache"; cache: string }
+  | { kind: "streams"; streams: Map<string, number> };
+
+export function decodeCursor(p: SearchParams): DecodedCursor {
   if (!p.cursor) return { kind: "none", cache: null };
   if (!p.cursor.startsWith("c1.")) throw badCursor();
-  let v: { k?: unknown; o?: unknown; c?: unknown };
+  let v: { k?: unknown; o?: unknown; c?: unknown; s?: unknown };
   try {
     v = JSON.parse(Buffer.from(p.cursor.slice(3), "base64url").toString("utf8")) as typeof v;
   } catch {
@@ -102,6 +115,14 @@ export function decodeCursor(
   if (typeof v !== "object" || v === null || v.k !== cursorKey(p)) throw badCursor();
   if (typeof v.o === "number" && Number.isInteger(v.o) && v.o >= 0) return { kind: "offset", offset: v.o };
   if (typeof v.c === "string" && v.c.length > 0) return { kind: "cache", cache: v.c };
+  if (typeof v.s === "object" && v.s !== null && !Array.isArray(v.s)) {
+    const streams = new Map<string, number>();
+    for (const [key, n] of Object.entries(v.s)) {
+      if (!Number.isInteger(n) || (n as number) < 0) throw badCursor();
+      streams.set(key, n as number);
+    }
+    return { kind: "streams", streams };
+  }
   throw badCursor();
 }
 
@@ -141,12 +162,31 @@ interface Hit extends SearchRow {
   path: string;
 }
 
-async function serverSearch(
+/** One server folder's matches, newest first: a stream the page is merged from. */
+interface Stream {
+  key: string;
+  path: string;
+  name: string;
+  count: number;
+  uids: number[];
+}
+
+/** The error of one folder: a server's NO/BAD is a refusal with its text in detail, not INTERNAL. */
+function folderError(client: ImapFlow, err: unknown, what: string): WireError {
+  const e = err as { responseStatus?: string; responseText?: string };
+  if (!isMailError(err) && (e?.responseStatus === "NO" || e?.responseStatus === "BAD"))
+    return toWireError(searchRefused(client, what, e.responseText));
+  return toWireError(err);
+}
+
+/** Every folder of the account the query reads, with its exact number of matches (and their UIDs newest first unless only counted). */
+async function serverMatches(
   client: ImapFlow,
   account: AccountConfig,
   ast: QueryNode,
   partial: SearchResult["partial"],
-): Promise<Hit[]> {
+  countOnly: boolean,
+): Promise<Stream[]> {
   const now = new Date();
   const folders = (await listAll(client, false)).filter(
     (f) => !f.flags.has("\\Noselect") && !f.flags.has("\\NonExistent"),
@@ -155,94 +195,105 @@ async function serverSearch(
   // On Gmail every message is in All Mail: searching it alone avoids one row per label.
   const all = folders.find((f) => roleOf(f) === "all");
   if (account.provider === "google" && all && !mentionsIn(ast)) scope = [all];
-  const hits: Hit[] = [];
   const gmail = account.provider === "google" && client.capabilities.has("X-GM-EXT-1");
+  const streams: Stream[] = [];
   for (const f of scope) {
     try {
-      const uids =
+      const m =
         gmail && roleOf(f) === "all"
-          ? await gmailSearch(client, f.path, ast, account.name)
-          : await imapSearchFolder(client, ast, {
-              folder: { path: f.path, role: roleOf(f) },
-              account: account.name,
-              now,
-            });
-      if (uids.length === 0) continue;
-      const take = uids.slice(-SERVER_MAX_MATCHES);
-      if (take.length < uids.length) {
-        partial.push({
-          account: account.name,
-          folder: displayName(f.path, f.delimiter),
-          error: {
-            reason: "INTERNAL",
-            message: `only the newest ${SERVER_MAX_MATCHES} matches of this folder were ranked`,
-            hint: "Narrow the query.",
-          },
-        });
-      }
-      const box = await client.mailboxOpen(f.path, { readOnly: true });
-      const uidValidity = Number(box.uidValidity);
-      const fetched = await client.fetchAll(
-        take,
-        {
-          uid: true,
-          envelope: true,
-          flags: true,
-          size: true,
-          internalDate: true,
-          bodyStructure: true,
-          headers: ["references", "in-reply-to"],
-          ...(gmail ? { threadId: true } : {}),
-        },
-        { uid: true },
-      );
-      for (const m of fetched) {
-        const env = m.envelope;
-        const hdr = m.headers?.toString("utf8") ?? "";
-        const refsLine = /^references:\s*([\s\S]*?)(?=^\S|$(?![\s\S]))/im.exec(hdr)?.[1] ?? "";
-        const references = refsLine.match(/<[^>]+>/g) ?? [];
-        const inReplyTo = env?.inReplyTo?.match(/<[^>]+>/)?.[0] ?? null;
-        const ref = encodeRef({ account: account.name, folder: f.path, uidValidity, uid: m.uid });
-        const date = env?.date ?? m.internalDate;
-        const sortDate = date ? new Date(date).getTime() : 0;
-        const from = env?.from?.[0];
-        const { flags, keywords } = splitFlags(m.flags);
-        hits.push({
-          ref,
-          account: account.name,
-          folder: displayName(f.path, f.delimiter),
-          date: date ? new Date(date).toISOString() : null,
-          from: from ? { name: from.name ?? "", address: from.address ?? "" } : null,
-          subject: env?.subject ?? "",
-          flags,
-          keywords,
-          size: m.size ?? 0,
-          has_attachment: attachmentsFromStructure(m.bodyStructure).length > 0,
-          message_id: env?.messageId ?? null,
-          thread_id: canonicalThreadKey({
-            gmThreadId: m.threadId,
-            references,
-            inReplyTo,
-            messageId: env?.messageId,
-            date: env?.date,
-            fromAddress: from?.address,
-            subject: env?.subject,
-          }),
-          sortDate,
-          uid: m.uid,
-          path: f.path,
-        });
-      }
+          ? await gmailSearch(client, f.path, ast, account.name, countOnly)
+          : await imapFolderMatches(
+              client,
+              ast,
+              { folder: { path: f.path, role: roleOf(f) }, account: account.name, now },
+              { countOnly },
+            );
+      if (m.count === 0) continue;
+      streams.push({
+        key: `${account.name}\u0000${f.path}`,
+        path: f.path,
+        name: displayName(f.path, f.delimiter),
+        count: m.count,
+        uids: m.uids,
+      });
     } catch (err) {
       if (!client.usable) throw err;
       partial.push({
         account: account.name,
         folder: displayName(f.path, f.delimiter),
-        error: toWireError(err),
+        error: folderError(client, err, "SEARCH"),
       });
     }
   }
-  return hits;
+  return streams;
+}
+
+/** The search rows of these UIDs of one folder, in the order given; only their envelopes are fetched. */
+async function serverRows(
+  client: ImapFlow,
+  account: AccountConfig,
+  stream: Stream,
+  uids: number[],
+): Promise<Hit[]> {
+  if (uids.length === 0) return [];
+  const gmail = account.provider === "google" && client.capabilities.has("X-GM-EXT-1");
+  const box = await client.mailboxOpen(stream.path, { readOnly: true });
+  const uidValidity = Number(box.uidValidity);
+  const fetched = await client.fetchAll(
+    uidSet(uids),
+    {
+      uid: true,
+      envelope: true,
+      flags: true,
+      size: true,
+      internalDate: true,
+      bodyStructure: true,
+      headers: ["references", "in-reply-to"],
+      ...(gmail ? { threadId: true } : {}),
+    },
+    { uid: true },
+  );
+  const byUid = new Map<number, Hit>();
+  for (const m of fetched) {
+    const env = m.envelope;
+    const hdr = m.headers?.toString("utf8") ?? "";
+    const refsLine = /^references:\s*([\s\S]*?)(?=^\S|$(?![\s\S]))/im.exec(hdr)?.[1] ?? "";
+    const references = refsLine.match(/<[^>]+>/g) ?? [];
+    const inReplyTo = env?.inReplyTo?.match(/<[^>]+>/)?.[0] ?? null;
+    const ref = encodeRef({ account: account.name, folder: stream.path, uidValidity, uid: m.uid });
+    const date = env?.date ?? m.internalDate;
+    // Rows are ordered by arrival (INTERNALDATE), as the server's SORT ARRIVAL and the cache order them.
+    const arrived = m.internalDate ?? env?.date;
+    const from = env?.from?.[0];
+    const { flags, keywords } = splitFlags(m.flags);
+    byUid.set(m.uid, {
+      ref,
+      account: account.name,
+      folder: stream.name,
+      date: date ? new Date(date).toISOString() : null,
+      from: from ? { name: from.name ?? "", address: from.address ?? "" } : null,
+      subject: env?.subject ?? "",
+      flags,
+      keywords,
+      size: m.size ?? 0,
+      has_attachment: attachmentsFromStructure(m.bodyStructure).length > 0,
+      message_id: env?.messageId ?? null,
+      thread_id: canonicalThreadKey({
+        gmThreadId: m.threadId,
+        references,
+        inReplyTo,
+        messageId: env?.messageId,
+        date: env?.date,
+        fromAddress: from?.address,
+        subject: env?.subject,
+      }),
+      sortDate: arrived ? new Date(arrived).getTime() : 0,
+      uid: m.uid,
+      path: stream.path,
+    });
+  }
+  // A message expunged since the SEARCH has no FETCH answer and is left out.
+  return uids.flatMap((u) => byUid.get(u) ?? []);
 }
 
 /** On Gmail, All Mail answers the whole query in one X-GM-RAW search (Gmail's own syntax). */
@@ -251,12 +302,14 @@ async function gmailSearch(
   path: string,
   ast: QueryNode,
   account: string,
-): Promise<number[]> {
+  countOnly: boolean,
+): Promise<FolderMatches> {
   const raw = compileToGmailRaw(bindQuery(ast, { account }));
-  if (raw === null) return [];
+  if (raw === null) return { count: 0, uids: [] };
   await client.mailboxOpen(path, { readOnly: true });
   const uids = await client.search(raw === "" ? { all: true } : { gmraw: raw }, { uid: true });
-  return (uids || []).sort((a, b) => a - b);
+  if (!Array.isArray(uids)) throw searchRefused(client, "SEARCH");
+  return { count: uids.length, uids: countOnly ? [] : await newestFirst(client, uids) };
 }
 
 async function addSnippets(ctx: ServiceContext, rows: Hit[]): Promise<void> {
@@ -435,9 +488,132 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
   const onCache = plans.filter((x) => x.use === "cache");
   const onServer = plans.filter((x) => x.use === "server");
   // One keyset-paged cache query when every account is answered by the cache: the fast path.
-  if (onServer.length === 0 && onCache.length > 0 && cursor.kind !== "offset") {
+  if (onServer.length === 0 && onCache.length > 0 && (cursor.kind === "none" || cursor.kind === "cache")) {
     return cacheOnly(ctx, call, p, onCache, partial, cursor.cache);
   }
+  if (p.threads) return collapsedSearch(ctx, call, p, plans, partial, cursor);
+  if (cursor.kind === "offset") throw badCursor();
+  const from = cursor.kind === "streams" ? cursor.streams : new Map<string, number>();
+  const counts: SearchResult["account_counts"] = [];
+  /** Each stream's rows of this page, newest first, from its position on. */
+  const streams: Array<{ key: string; start: number; count: number; rows: Hit[]; failed: boolean }> = [];
+  for (const plan of onCache) {
+    const start = from.get(plan.name) ?? 0;
+    const got = cacheHits(
+      ctx,
+      [plan],
+      { ...p, count_only: p.count_only },
+      p.count_only ? 0 : start + p.limit,
+    );
+    const n = got.counts.get(plan.name) ?? 0;
+    counts.push({ account: plan.name, count: n, source: "cache" });
+    streams.push({ key: plan.name, start, count: n, rows: got.hits.slice(start), failed: false });
+    auditRead(ctx, call, plan.name, "allowed", `search (${p.query.length} chars): ${n} match(es) from cache`);
+  }
+  const serverCounts = new Map<string, number>();
+  await Promise.all(
+    onServer.map(async ({ name, bound }) => {
+      const account = accountOf(ctx, name);
+      try {
+        // Each attempt collects its own partial entries and rows: a read may run twice after a reconnect.
+        const got = await ctx.pool.read(account, async (c) => {
+          const mine: SearchResult["partial"] = [];
+          const found = await serverMatches(c, account, bound, mine, p.count_only);
+          const pages: typeof streams = [];
+          for (const s of found) {
+            const start = from.get(s.key) ?? 0;
+            const page = { key: s.key, start, count: s.count, rows: [] as Hit[], failed: false };
+            if (!p.count_only) {
+              try {
+                page.rows = await serverRows(c, account, s, s.uids.slice(start, start + p.limit));
+              } catch (err) {
+                if (!c.usable) throw err;
+                page.failed = true;
+                mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
+              }
+            }
+            pages.push(page);
+          }
+          return { pages, mine };
+        });
+        partial.push(...got.mine);
+        streams.push(...got.pages);
+        const n = got.pages.reduce((sum, s) => sum + s.count, 0);
+        serverCounts.set(name, n);
+        auditRead(ctx, call, name, "allowed", `search (${p.query.length} chars): ${n} match(es) from server`);
+      } catch (err) {
+        partial.push({ account: name, error: toWireError(err) });
+        auditRead(ctx, call, name, "error", `search: ${toWireError(err).reason}`);
+      }
+    }),
+  );
+  for (const plan of onServer) {
+    const n = serverCounts.get(plan.name);
+    if (n !== undefined) counts.push({ account: plan.name, count: n, source: "server" });
+  }
+  if (perAccount.size > 0 && counts.length === 0) {
+    const first = partial[0]!.error;
+    throw new MailError(first.reason, first.message, first.hint);
+  }
+  counts.sort(
+    (a, b) => plans.findIndex((x) => x.name === a.account) - plans.findIndex((x) => x.name === b.account),
+  );
+  const count = counts.reduce((sum, c) => sum + c.count, 0);
+  // A k-way merge, newest first by arrival: each stream is already in that order, so the page takes
+  // at most `limit` rows of any one stream and the next page resumes each where this one stopped.
+  const page: Hit[] = [];
+  const taken = new Map<string, number>();
+  if (!p.count_only) {
+    const heads = streams.map(() => 0);
+    while (page.length < p.limit) {
+      let best = -1;
+      for (let i = 0; i < streams.length; i++) {
+        const r = streams[i]!.rows[heads[i]!];
+        if (!r) continue;
+        const b = best < 0 ? undefined : streams[best]!.rows[heads[best]!]!;
+        if (
+          !b ||
+          r.sortDate > b.sortDate ||
+          (r.sortDate === b.sortDate && streams[i]!.key < streams[best]!.key)
+        )
+          best = i;
+      }
+      if (best < 0) break;
+      page.push(streams[best]!.rows[heads[best]!]!);
+      heads[best]!++;
+      taken.set(streams[best]!.key, heads[best]!);
+    }
+  }
+  const missing = page.filter((r) => r.snippet === undefined);
+  if (p.snippets && missing.length) await addSnippets(ctx, missing);
+  const next = new Map(from);
+  for (const s of streams) next.set(s.key, s.start + (taken.get(s.key) ?? 0));
+  const more = streams.some((s) => !s.failed && (next.get(s.key) ?? 0) < s.count);
+  return {
+    rows: page.map(({ sortDate: _d, uid: _u, path: _p, ...row }) => row),
+    count,
+    next_cursor: !p.count_only && more ? encodeCursor(p, { s: Object.fromEntries(next) }) : null,
+    source: overallSource(counts),
+    account_counts: counts,
+    partial,
+  };
+}
+
+/**
+ * threads: true off the cache fast path. Collapsing a thread to its newest row needs every match's
+ * thread, so every match's envelope is fetched (no cap), and pages are offsets into the collapsed list.
+ */
+async function collapsedSearch(
+  ctx: ServiceContext,
+  call: Call,
+  p: SearchParams,
+  plans: Plan[],
+  partial: SearchResult["partial"],
+  cursor: DecodedCursor,
+): Promise<SearchResult> {
+  if (cursor.kind === "streams") throw badCursor();
+  const onCache = plans.filter((x) => x.use === "cache");
+  const onServer = plans.filter((x) => x.use === "server");
   const offset = cursor.kind === "offset" ? cursor.offset : 0;
   const all: Hit[] = [];
   const counts: SearchResult["account_counts"] = [];
@@ -461,20 +637,27 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
     onServer.map(async ({ name, bound }) => {
       const account = accountOf(ctx, name);
       try {
-        // Each attempt collects its own partial entries: a read may run twice after a reconnect.
         const got = await ctx.pool.read(account, async (c) => {
           const mine: SearchResult["partial"] = [];
-          return { hits: await serverSearch(c, account, bound, mine), mine };
+          const hits: Hit[] = [];
+          for (const s of await serverMatches(c, account, bound, mine, false)) {
+            try {
+              hits.push(...(await serverRows(c, account, s, s.uids)));
+            } catch (err) {
+              if (!c.usable) throw err;
+              mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
+            }
+          }
+          return { hits, mine };
         });
-        const hits = got.hits;
         partial.push(...got.mine);
-        all.push(...hits);
+        all.push(...got.hits);
         auditRead(
           ctx,
           call,
           name,
           "allowed",
-          `search (${p.query.length} chars): ${hits.length} match(es) from server`,
+          `search (${p.query.length} chars): ${got.hits.length} match(es) from server`,
         );
       } catch (err) {
         partial.push({ account: name, error: toWireError(err) });
@@ -483,16 +666,13 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
     }),
   );
   all.sort((a, b) => b.sortDate - a.sortDate || a.account.localeCompare(b.account) || b.uid - a.uid);
-  let rows = all;
-  if (p.threads) {
-    const seen = new Set<string>();
-    rows = all.filter((r) => {
-      const key = `${r.account}\u0000${r.thread_id}`;
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
-    });
-  }
+  const seen = new Set<string>();
+  const rows = all.filter((r) => {
+    const key = `${r.account}\u0000${r.thread_id}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
   let count = 0;
   for (const plan of plans) {
     if (plan.use === "server" && partial.some((x) => x.account === plan.name && !x.folder)) continue;
@@ -503,7 +683,7 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
     count += n;
     counts.push({ account: plan.name, count: n, source: plan.use });
   }
-  if (perAccount.size > 0 && counts.length === 0) {
+  if (plans.length > 0 && counts.length === 0) {
     const first = partial[0]!.error;
     throw new MailError(first.reason, first.message, first.hint);
   }
