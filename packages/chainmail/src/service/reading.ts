@@ -57,6 +57,7 @@ export async function getMessages(
           for (const group of byFolder.values()) {
             const first = group[0]!.r;
             try {
+              const failures = new Map<number, MailError>();
               const got = await fetchMessages(
                 client,
                 name,
@@ -65,12 +66,15 @@ export async function getMessages(
                 group.map((g) => g.r.uid),
                 { full, bodyLimit: ctx.config.daemon.body_limit },
                 account.provider === "google",
+                failures,
               );
               for (const g of group) {
                 const m = got.get(g.r.uid);
+                const failed = failures.get(g.r.uid);
                 if (m) {
                   found.set(g.ref, { ...m, ref: g.ref });
-                } else
+                } else if (failed) errors.push({ ref: g.ref, error: toWireError(failed) });
+                else
                   errors.push({
                     ref: g.ref,
                     error: toWireError(
@@ -99,7 +103,7 @@ export async function getMessages(
     .sort((a, b) => refs.indexOf(a.ref) - refs.indexOf(b.ref));
   if (messages.length === 0 && uniqueErrors.length > 0) {
     const first = uniqueErrors[0]!.error;
-    throw new MailError(first.reason, first.message, first.hint);
+    throw new MailError(first.reason, first.message, first.hint, first.detail);
   }
   return { messages, errors: uniqueErrors, source: overall(messages) };
 }

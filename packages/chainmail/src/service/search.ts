@@ -553,7 +553,7 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
   }
   if (perAccount.size > 0 && counts.length === 0) {
     const first = partial[0]!.error;
-    throw new MailError(first.reason, first.message, first.hint);
+    throw new MailError(first.reason, first.message, first.hint, first.detail);
   }
   counts.sort(
     (a, b) => plans.findIndex((x) => x.name === a.account) - plans.findIndex((x) => x.name === b.account),
@@ -685,7 +685,7 @@ async function collapsedSearch(
   }
   if (plans.length > 0 && counts.length === 0) {
     const first = partial[0]!.error;
-    throw new MailError(first.reason, first.message, first.hint);
+    throw new MailError(first.reason, first.message, first.hint, first.detail);
   }
   const page = p.count_only ? [] : rows.slice(offset, offset + p.limit);
   const missing = page.filter((r) => r.snippet === undefined);
