@@ -41,3 +41,4 @@ export {
   smtpMailboxDomain,
   startSmtpRelay,
 } from "./smtp.js";
+export { type ImapProxy, type RefuseRule, startImapProxy } from "./imap-proxy.js";
