@@ -62,27 +62,29 @@ export interface FolderMatches {
 const SORT_MAX_RANGES = 4000;
 
 /**
- * Orders UIDs of the selected folder newest first by arrival with `UID SORT (REVERSE ARRIVAL)`
- * (RFC 5256), the order the cache answers in (INTERNALDATE, cache/search.ts). Without SORT, or for a
- * set too scattered for one command line, by UID descending (UIDs grow with arrival in practice).
+ * Orders UIDs of the selected folder newest first by arrival, the order the cache answers in
+ * (INTERNALDATE, cache/search.ts), with the server's SORT (RFC 5256). `SORT (ARRIVAL)` reversed, not
+ * `SORT (REVERSE ARRIVAL)`: RFC 5256 breaks ties by sequence number ascending even under REVERSE, so
+ * messages that arrived in the same second would come oldest first. Without SORT, or for a set too
+ * scattered for one command line, by UID descending (UIDs grow with arrival in practice).
  */
 export async function newestFirst(client: ImapFlow, uids: number[]): Promise<number[]> {
   const desc = [...uids].sort((a, b) => b - a);
   if (uids.length < 2 || !client.capabilities.has("SORT")) return desc;
   const set = uidSet(uids);
   if (set.split(",").length > SORT_MAX_RANGES) return desc;
-  const sorted = await uidSort(client, [
+  const sorted = await uidSortByArrival(client, [
     { type: "ATOM", value: "UID" },
     { type: "SEQUENCE", value: set },
   ]);
   // A message expunged between the SEARCH and the SORT is gone from both answers; one that arrived
   // between them is not in `uids` and is left out, so the two stay consistent.
   const wanted = new Set(uids);
-  return sorted.filter((u) => wanted.has(u));
+  return sorted.filter((u) => wanted.has(u)).reverse();
 }
 
-/** Sends `UID SORT (REVERSE ARRIVAL) UTF-8 <criteria>` and collects the `* SORT` numbers. */
-async function uidSort(
+/** Sends `UID SORT (ARRIVAL) UTF-8 <criteria>` and collects the `* SORT` numbers, oldest first. */
+async function uidSortByArrival(
   client: ImapFlow,
   criteria: Array<{ type: string; value: unknown }>,
 ): Promise<number[]> {
@@ -94,10 +96,7 @@ async function uidSort(
     const res = await exec(
       "UID SORT",
       [
-        [
-          { type: "ATOM", value: "REVERSE" },
-          { type: "ATOM", value: "ARRIVAL" },
-        ],
+        [{ type: "ATOM", value: "ARRIVAL" }],
         { type: "ATOM", value: "UTF-8" },
         ...criteria,
       ],
