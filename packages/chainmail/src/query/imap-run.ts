@@ -1,4 +1,5 @@
 import type { ImapFlow, SearchObject } from "imapflow";
+import { searchCompiler } from "imapflow/lib/search-compiler.js";
 import { MailError } from "../errors.js";
 import { takeRefusalText } from "../imap/connection.js";
 import type { LeafNode, QueryNode } from "./ast.js";
@@ -84,10 +85,7 @@ export async function newestFirst(client: ImapFlow, uids: number[]): Promise<num
 }
 
 /** Sends `UID SORT (ARRIVAL) UTF-8 <criteria>` and collects the `* SORT` numbers, oldest first. */
-async function uidSortByArrival(
-  client: ImapFlow,
-  criteria: Array<{ type: string; value: unknown }>,
-): Promise<number[]> {
+async function uidSortByArrival(client: ImapFlow, criteria: unknown[]): Promise<number[]> {
   const out: number[] = [];
   // imapflow has no SORT command; `exec` is its (undocumented, untyped) way to send one and read the
   // untagged answers, the same path its own commands take.
@@ -95,11 +93,7 @@ async function uidSortByArrival(
   try {
     const res = await exec(
       "UID SORT",
-      [
-        [{ type: "ATOM", value: "ARRIVAL" }],
-        { type: "ATOM", value: "UTF-8" },
-        ...criteria,
-      ],
+      [[{ type: "ATOM", value: "ARRIVAL" }], { type: "ATOM", value: "UTF-8" }, ...criteria],
       {
         untagged: {
           SORT: async (untagged) => {
@@ -181,6 +175,16 @@ async function searchFolder(
       if (r === false || r === undefined) throw searchRefused(client, "SEARCH");
       if (!Array.isArray(r)) return { count: r.count ?? 0, uids: [] };
       return { count: r.length, uids: [] };
+    }
+    if (want === "newest" && plan.exact && client.capabilities.has("SORT")) {
+      // One round trip: SORT takes the search criteria itself and answers the matches in order.
+      let criteria: unknown[] = searchCompiler(client, plan.search);
+      // SORT names its charset in its own place; SEARCH's optional CHARSET prefix is not allowed there.
+      if (String((criteria[0] as { value?: unknown } | undefined)?.value).toUpperCase() === "CHARSET")
+        criteria = criteria.slice(2);
+      if (criteria.length === 0) criteria = [{ type: "ATOM", value: "ALL" }];
+      const uids = (await uidSortByArrival(client, criteria)).reverse();
+      return { count: uids.length, uids };
     }
     const matches = await matchesInLock(client, plan, scope);
     if (want === "count") return { count: matches.length, uids: [] };

@@ -186,6 +186,8 @@ async function serverMatches(
   ast: QueryNode,
   partial: SearchResult["partial"],
   countOnly: boolean,
+  /** Called right after each folder's matches, while the folder is still selected (the page's fetch). */
+  onFolder: (s: Stream) => Promise<void> = async () => undefined,
 ): Promise<Stream[]> {
   const now = new Date();
   const folders = (await listAll(client, false)).filter(
@@ -198,6 +200,7 @@ async function serverMatches(
   const gmail = account.provider === "google" && client.capabilities.has("X-GM-EXT-1");
   const streams: Stream[] = [];
   for (const f of scope) {
+    let found: Stream | null = null;
     try {
       const m =
         gmail && roleOf(f) === "all"
@@ -209,13 +212,15 @@ async function serverMatches(
               { countOnly },
             );
       if (m.count === 0) continue;
-      streams.push({
+      const stream = {
         key: `${account.name}\u0000${f.path}`,
         path: f.path,
         name: displayName(f.path, f.delimiter),
         count: m.count,
         uids: m.uids,
-      });
+      };
+      streams.push(stream);
+      found = stream;
     } catch (err) {
       if (!client.usable) throw err;
       partial.push({
@@ -224,6 +229,7 @@ async function serverMatches(
         error: folderError(client, err, "SEARCH"),
       });
     }
+    if (found) await onFolder(found);
   }
   return streams;
 }
@@ -237,7 +243,11 @@ async function serverRows(
 ): Promise<Hit[]> {
   if (uids.length === 0) return [];
   const gmail = account.provider === "google" && client.capabilities.has("X-GM-EXT-1");
-  const box = await client.mailboxOpen(stream.path, { readOnly: true });
+  // The folder's search just selected it: selecting it again would cost a round trip per page.
+  const box =
+    client.mailbox && client.mailbox.path === stream.path
+      ? client.mailbox
+      : await client.mailboxOpen(stream.path, { readOnly: true });
   const uidValidity = Number(box.uidValidity);
   const fetched = await client.fetchAll(
     uidSet(uids),
@@ -518,22 +528,20 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
         // Each attempt collects its own partial entries and rows: a read may run twice after a reconnect.
         const got = await ctx.pool.read(account, async (c) => {
           const mine: SearchResult["partial"] = [];
-          const found = await serverMatches(c, account, bound, mine, p.count_only);
           const pages: typeof streams = [];
-          for (const s of found) {
+          await serverMatches(c, account, bound, mine, p.count_only, async (s) => {
             const start = from.get(s.key) ?? 0;
             const page = { key: s.key, start, count: s.count, rows: [] as Hit[], failed: false };
-            if (!p.count_only) {
-              try {
-                page.rows = await serverRows(c, account, s, s.uids.slice(start, start + p.limit));
-              } catch (err) {
-                if (!c.usable) throw err;
-                page.failed = true;
-                mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
-              }
-            }
             pages.push(page);
-          }
+            if (p.count_only) return;
+            try {
+              page.rows = await serverRows(c, account, s, s.uids.slice(start, start + p.limit));
+            } catch (err) {
+              if (!c.usable) throw err;
+              page.failed = true;
+              mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
+            }
+          });
           return { pages, mine };
         });
         partial.push(...got.mine);
