@@ -174,17 +174,27 @@ describe("a server that refuses", () => {
   it("reports a refused SEARCH as a partial entry with the server's text in detail", async () => {
     proxy.refuse([{ command: /^UID SEARCH/i, status: "NO", text: TEXT }]);
     try {
-      const res = await search("in:inbox hello");
-      expect(res.rows).toEqual([]);
-      expect(res.partial).toHaveLength(1);
-      const entry = res.partial[0]!;
-      expect(entry).toMatchObject({ account: "work", folder: "INBOX", error: { reason: "UNSUPPORTED" } });
-      expect(entry.error.detail).toContain("Internal error occurred");
-      expect(entry.error.message).not.toContain("evil");
+      // count_only asks ESEARCH RETURN (COUNT); -has:attachment is not one exact SEARCH (candidates
+      // by SEARCH, then BODYSTRUCTURE): both send UID SEARCH.
+      for (const [query, more] of [
+        ["in:inbox hello", { count_only: true }],
+        ["in:inbox hello -has:attachment", {}],
+      ] as const) {
+        const res = await search(query, more);
+        expect(res.rows).toEqual([]);
+        expect(res.partial).toHaveLength(1);
+        const entry = res.partial[0]!;
+        expect(entry).toMatchObject({ account: "work", folder: "INBOX", error: { reason: "UNSUPPORTED" } });
+        expect(entry.error.detail).toContain("Internal error occurred");
+        expect(entry.error.message).not.toContain("evil");
+      }
     } finally {
       proxy.refuse([]);
     }
-    expect((await search("in:inbox hello")).rows.map((r) => r.subject)).toEqual(["Hello inbox"]);
+    expect((await search("in:inbox hello -has:attachment")).rows.map((r) => r.subject)).toEqual([
+      "Hello inbox",
+    ]);
+    expect((await search("in:inbox hello", { count_only: true })).count).toBe(1);
   });
 
   it("reports a refused SORT (BAD) as a partial entry too", async () => {
@@ -209,11 +219,29 @@ describe("a server that refuses", () => {
       );
       expect(err).toMatchObject({ reason: "UNSUPPORTED" });
       expect(err!.message).not.toContain("evil");
+      expect(err!.detail).toContain("Internal error occurred");
     } finally {
       proxy.refuse([]);
     }
     expect(proxy.refused()).toBeGreaterThan(before);
     expect((await env.client.getMessages({ refs: [ref] })).messages).toHaveLength(1);
+  });
+
+  it("reports a refused FETCH of get_thread as UNSUPPORTED with the server's text, not INTERNAL", async () => {
+    const ref = (await search("in:inbox hello")).rows[0]!.ref;
+    proxy.refuse([{ command: /^UID FETCH/i, status: "NO", text: TEXT }]);
+    try {
+      const err = await env.client.getThread({ ref }).then(
+        () => null,
+        (e: unknown) => e as { reason?: string; message?: string; detail?: string },
+      );
+      expect(err).toMatchObject({ reason: "UNSUPPORTED" });
+      expect(err!.message).not.toContain("evil");
+      expect(err!.detail).toContain("Internal error occurred");
+    } finally {
+      proxy.refuse([]);
+    }
+    expect((await env.client.getThread({ ref })).messages.map((m) => m.subject)).toEqual(["Hello inbox"]);
   });
 
   it("reads the other refs when one message has a 10 MB header", async () => {
