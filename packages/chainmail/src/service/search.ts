@@ -77,12 +77,20 @@ function cursorKey(p: SearchParams): string {
 }
 
 /**
- * Where the next page starts. `s`: how many rows of each stream (a server folder, "account\u0000path",
- * or a cache account, "account") earlier pages took, so a page of N merged from several folders
- * fetches at most N envelopes per folder. `o`: an offset into the whole collapsed list (threads: true,
+ * Where the next page starts. `s`: per stream (a server folder, "account\u0000path", or a cache
+ * account, "account"), how many of its rows earlier pages took, and for a server folder the UID of
+ * the last one ([taken, uid]): the next page resumes after that UID in the folder's new answer, so
+ * mail that arrived between pages does not shift it, and falls back to the count when the message
+ * is gone. A page of N merged from several folders so fetches at most N envelopes per folder. `o`: an offset into the whole collapsed list (threads: true,
  * which needs every match's thread to collapse). `c`: the cache's keyset cursor (cache-only searches).
  */
-type CursorPos = { o: number } | { c: string } | { s: Record<string, number> };
+/** A stream's position: rows taken, and the UID of the last one (server folders). */
+export interface StreamPos {
+  taken: number;
+  uid?: number;
+}
+
+type CursorPos = { o: number } | { c: string } | { s: Record<string, number | [number, number]> };
 
 /** A cursor holds the query's hash and its position (CursorPos). */
 export function encodeCursor(p: SearchParams, pos: CursorPos): string {
@@ -101,7 +109,7 @@ export type DecodedCursor =
   | { kind: "none"; cache: null }
   | { kind: "offset"; offset: number }
   | { kind: "cache"; cache: string }
-  | { kind: "streams"; streams: Map<string, number> };
+  | { kind: "streams"; streams: Map<string, StreamPos> };
 
 export function decodeCursor(p: SearchParams): DecodedCursor {
   if (!p.cursor) return { kind: "none", cache: null };
@@ -116,10 +124,13 @@ export function decodeCursor(p: SearchParams): DecodedCursor {
   if (typeof v.o === "number" && Number.isInteger(v.o) && v.o >= 0) return { kind: "offset", offset: v.o };
   if (typeof v.c === "string" && v.c.length > 0) return { kind: "cache", cache: v.c };
   if (typeof v.s === "object" && v.s !== null && !Array.isArray(v.s)) {
-    const streams = new Map<string, number>();
-    for (const [key, n] of Object.entries(v.s)) {
-      if (!Number.isInteger(n) || (n as number) < 0) throw badCursor();
-      streams.set(key, n as number);
+    const streams = new Map<string, StreamPos>();
+    const count = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 0;
+    for (const [key, v2] of Object.entries(v.s)) {
+      if (count(v2)) streams.set(key, { taken: v2 });
+      else if (Array.isArray(v2) && v2.length === 2 && count(v2[0]) && count(v2[1]))
+        streams.set(key, { taken: v2[0], uid: v2[1] });
+      else throw badCursor();
     }
     return { kind: "streams", streams };
   }
@@ -503,12 +514,12 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
   }
   if (p.threads) return collapsedSearch(ctx, call, p, plans, partial, cursor);
   if (cursor.kind === "offset") throw badCursor();
-  const from = cursor.kind === "streams" ? cursor.streams : new Map<string, number>();
+  const from = cursor.kind === "streams" ? cursor.streams : new Map<string, StreamPos>();
   const counts: SearchResult["account_counts"] = [];
   /** Each stream's rows of this page, newest first, from its position on. */
   const streams: Array<{ key: string; start: number; count: number; rows: Hit[]; failed: boolean }> = [];
   for (const plan of onCache) {
-    const start = from.get(plan.name) ?? 0;
+    const start = from.get(plan.name)?.taken ?? 0;
     const got = cacheHits(
       ctx,
       [plan],
@@ -530,7 +541,9 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
           const mine: SearchResult["partial"] = [];
           const pages: typeof streams = [];
           await serverMatches(c, account, bound, mine, p.count_only, async (s) => {
-            const start = from.get(s.key) ?? 0;
+            const pos = from.get(s.key);
+            const after = pos?.uid === undefined ? -1 : s.uids.indexOf(pos.uid);
+            const start = after >= 0 ? after + 1 : (pos?.taken ?? 0);
             const page = { key: s.key, start, count: s.count, rows: [] as Hit[], failed: false };
             pages.push(page);
             if (p.count_only) return;
@@ -595,12 +608,26 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
   const missing = page.filter((r) => r.snippet === undefined);
   if (p.snippets && missing.length) await addSnippets(ctx, missing);
   const next = new Map(from);
-  for (const s of streams) next.set(s.key, s.start + (taken.get(s.key) ?? 0));
-  const more = streams.some((s) => !s.failed && (next.get(s.key) ?? 0) < s.count);
+  for (const s of streams) {
+    const n = taken.get(s.key) ?? 0;
+    const last = n > 0 ? s.rows[n - 1] : undefined;
+    const server = s.key.includes("\u0000");
+    next.set(s.key, {
+      taken: s.start + n,
+      ...(server && last ? { uid: last.uid } : server ? { uid: from.get(s.key)?.uid } : {}),
+    });
+  }
+  const more = streams.some((s) => !s.failed && (next.get(s.key)?.taken ?? 0) < s.count);
+  const saved = Object.fromEntries(
+    [...next].map(([k, v]): [string, number | [number, number]] => [
+      k,
+      v.uid === undefined ? v.taken : [v.taken, v.uid],
+    ]),
+  );
   return {
     rows: page.map(({ sortDate: _d, uid: _u, path: _p, ...row }) => row),
     count,
-    next_cursor: !p.count_only && more ? encodeCursor(p, { s: Object.fromEntries(next) }) : null,
+    next_cursor: !p.count_only && more ? encodeCursor(p, { s: saved }) : null,
     source: overallSource(counts),
     account_counts: counts,
     partial,
