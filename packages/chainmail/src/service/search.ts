@@ -580,31 +580,9 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
     (a, b) => plans.findIndex((x) => x.name === a.account) - plans.findIndex((x) => x.name === b.account),
   );
   const count = counts.reduce((sum, c) => sum + c.count, 0);
-  // A k-way merge, newest first by arrival: each stream is already in that order, so the page takes
-  // at most `limit` rows of any one stream and the next page resumes each where this one stopped.
-  const page: Hit[] = [];
-  const taken = new Map<string, number>();
-  if (!p.count_only) {
-    const heads = streams.map(() => 0);
-    while (page.length < p.limit) {
-      let best = -1;
-      for (let i = 0; i < streams.length; i++) {
-        const r = streams[i]!.rows[heads[i]!];
-        if (!r) continue;
-        const b = best < 0 ? undefined : streams[best]!.rows[heads[best]!]!;
-        if (
-          !b ||
-          r.sortDate > b.sortDate ||
-          (r.sortDate === b.sortDate && streams[i]!.key < streams[best]!.key)
-        )
-          best = i;
-      }
-      if (best < 0) break;
-      page.push(streams[best]!.rows[heads[best]!]!);
-      heads[best]!++;
-      taken.set(streams[best]!.key, heads[best]!);
-    }
-  }
+  const { page, taken } = p.count_only
+    ? { page: [], taken: new Map<string, number>() }
+    : mergePage(streams, p.limit);
   const missing = page.filter((r) => r.snippet === undefined);
   if (p.snippets && missing.length) await addSnippets(ctx, missing);
   const next = new Map(from);
@@ -632,6 +610,39 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
     account_counts: counts,
     partial,
   };
+}
+
+/**
+ * A k-way merge, newest first by arrival (`sortDate`; ties by stream key): each stream is already in
+ * that order, so a page takes at most `limit` rows of any one stream, and `taken` says how many of
+ * each, for the next page to resume each stream where this one stopped.
+ */
+export function mergePage<T extends { sortDate: number }>(
+  streams: ReadonlyArray<{ key: string; rows: readonly T[] }>,
+  limit: number,
+): { page: T[]; taken: Map<string, number> } {
+  const page: T[] = [];
+  const taken = new Map<string, number>();
+  const heads = streams.map(() => 0);
+  while (page.length < limit) {
+    let best = -1;
+    for (let i = 0; i < streams.length; i++) {
+      const r = streams[i]!.rows[heads[i]!];
+      if (!r) continue;
+      const b = best < 0 ? undefined : streams[best]!.rows[heads[best]!]!;
+      if (
+        !b ||
+        r.sortDate > b.sortDate ||
+        (r.sortDate === b.sortDate && streams[i]!.key < streams[best]!.key)
+      )
+        best = i;
+    }
+    if (best < 0) break;
+    page.push(streams[best]!.rows[heads[best]!]!);
+    heads[best]!++;
+    taken.set(streams[best]!.key, heads[best]!);
+  }
+  return { page, taken };
 }
 
 /**
