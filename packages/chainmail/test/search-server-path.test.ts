@@ -9,13 +9,13 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildMessage } from "../src/testing/corpus.js";
-import { type ImapProxy, startImapProxy } from "../src/testing/imap-proxy.js";
+import { type RefusingProxy, startRefusingProxy } from "../src/testing/refusing-proxy.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 
 const BIG = 12_000;
 const BASE = Date.parse("2026-01-01T00:00:00Z");
 let env: MailEnv;
-let proxy: ImapProxy;
+let proxy: RefusingProxy;
 
 /** A deterministic shuffle, so file names (and so Dovecot's UIDs) do not follow arrival order. */
 function shuffled(n: number): number[] {
@@ -57,7 +57,7 @@ const MERGE: Array<{ folder: string; subject: string; arrival: number }> = [];
 
 beforeAll(async () => {
   let target = { host: "127.0.0.1", port: 1 };
-  proxy = await startImapProxy(() => target);
+  proxy = await startRefusingProxy(() => target);
   env = await startMailEnv({ work: { port: proxy.port } });
   target = { host: env.dv.host, port: env.dv.port };
   const c = await env.dv.connect("alice");

@@ -41,4 +41,4 @@ export {
   smtpMailboxDomain,
   startSmtpRelay,
 } from "./smtp.js";
-export { type ImapProxy, type RefuseRule, startImapProxy } from "./imap-proxy.js";
+export { type RefuseRule, type RefusingProxy, startRefusingProxy } from "./refusing-proxy.js";

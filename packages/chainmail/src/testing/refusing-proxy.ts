@@ -15,7 +15,7 @@ export interface RefuseRule {
   text: string;
 }
 
-export interface ImapProxy {
+export interface RefusingProxy {
   port: number;
   /** Sets the rules applied from the next command on; [] forwards everything unchanged. */
   refuse(rules: RefuseRule[]): void;
@@ -63,9 +63,9 @@ class LineReader {
  * `target` may be a function, read at each connection, so the proxy can start before the server
  * whose port it forwards to (a test env whose config names the proxy's port).
  */
-export async function startImapProxy(
+export async function startRefusingProxy(
   target: { host: string; port: number } | (() => { host: string; port: number }),
-): Promise<ImapProxy> {
+): Promise<RefusingProxy> {
   let rules: RefuseRule[] = [];
   let count = 0;
   const sockets = new Set<net.Socket>();
