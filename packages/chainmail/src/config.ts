@@ -6,12 +6,28 @@ import fs from "node:fs";
 import path from "node:path";
 import { parse } from "smol-toml";
 import { asciiDomain, parseMailbox } from "./compose/addresses.js";
+import { endpointProblem, isLoopbackHost, OAUTH_PRESETS, type OAuthPreset } from "./auth/providers.js";
 import { MailError } from "./errors.js";
 import { isProvider, PROVIDERS, type Provider, presetOf, type ServerPreset } from "./providers/presets.js";
 import { ACCOUNT_NAME_RE } from "./secrets.js";
 
 export type TlsMode = "tls" | "starttls" | "none";
 export type { Provider } from "./providers/presets.js";
+/**
+ * `[accounts.oauth]`: the account signs in with OAuth2 (XOAUTH2/OAUTHBEARER) instead of a password.
+ * The provider's preset (google, microsoft) fills the endpoints and scopes; each key here wins.
+ */
+export interface OAuthConfig {
+  preset: OAuthPreset | undefined;
+  /** Absent: taken from the preset's environment variable at sign-in (src/auth/providers.ts). */
+  client_id: string | undefined;
+  client_secret: string | undefined;
+  authorization_endpoint: string | undefined;
+  token_endpoint: string;
+  device_authorization_endpoint: string | undefined;
+  revocation_endpoint: string | undefined;
+  scopes: string[];
+}
 
 export interface ServerConfig {
   host: string;
@@ -34,6 +50,8 @@ export interface AccountConfig {
   name: string;
   provider: Provider;
   address: string;
+  /** The display name of every From the account sends (`Name <address>`); none when absent. */
+  display_name?: string | undefined;
   /**
    * Other addresses the account sends as (its own, on the same server): a draft whose From is one of
    * these or `address` may be sent; any other From is held.
@@ -48,6 +66,13 @@ export interface AccountConfig {
   drafts_folder?: string | undefined;
   sent_folder?: string | undefined;
   trash_folder?: string | undefined;
+  /** Present: OAuth2 sign-in (`chainmail auth login`) instead of a stored password. */
+  oauth?: OAuthConfig | undefined;
+  /**
+   * Present: the password is the first line this program prints (run without a shell: the program
+   * and its arguments), instead of a stored one. E.g. ["pass", "show", "mail/work"].
+   */
+  password_command?: string[] | undefined;
   policy: Policy;
 }
 
@@ -236,6 +261,7 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
           "name",
           "provider",
           "address",
+          "display_name",
           "aliases",
           "username",
           "imap",
@@ -245,6 +271,8 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
           "sent_folder",
           "trash_folder",
           "signature",
+          "oauth",
+          "password_command",
           "policy",
         ],
         at,
@@ -264,6 +292,13 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
       const address = c.str(a, "address", at, true);
       if (address && !/^[^@\s]+@[^@\s]+$/.test(address))
         c.problems.push(`${at}.address must be an email address`);
+      // The name every From carries; one line, since it goes into a header.
+      const displayName = c.str(a, "display_name", at, false);
+      if (
+        displayName !== undefined &&
+        (/[\p{Cc}\u2028\u2029]/u.test(displayName) || displayName.length > 200)
+      )
+        c.problems.push(`${at}.display_name must be one line of at most 200 characters`);
       const aliases = a["aliases"];
       if (
         aliases !== undefined &&
@@ -288,6 +323,24 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
       const signature = a["signature"];
       if (signature !== undefined && typeof signature !== "string")
         c.problems.push(`${at}.signature must be a string`);
+      const oauth =
+        a["oauth"] === undefined ? undefined : oauthSection(c, a["oauth"], `${at}.oauth`, provider);
+      if (oauth) {
+        // A bearer token is as good as a password for as long as it lives: never in clear text on a network.
+        for (const [kind, s] of [
+          ["imap", imap],
+          ["smtp", smtp],
+        ] as const)
+          if (s && s.tls === "none" && !isLoopbackHost(s.host))
+            c.problems.push(
+              `${at}.${kind}.tls = "none" sends the OAuth2 token without TLS: allowed only to a loopback host`,
+            );
+      }
+      const passwordCommand = commandSetting(c, a["password_command"], `${at}.password_command`);
+      if (passwordCommand && a["oauth"] !== undefined)
+        c.problems.push(
+          `${at}.password_command cannot be used with [accounts.oauth] (its refresh token is kept in the secrets dir)`,
+        );
       const policy: Policy = { allow_expunge: false, allow_delete_folder: false };
       if (a["policy"] !== undefined) {
         const p = a["policy"];
@@ -314,6 +367,7 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
           name,
           provider,
           address,
+          ...(displayName ? { display_name: displayName } : {}),
           ...(Array.isArray(aliases) ? { aliases: aliases as string[] } : {}),
           username,
           imap,
@@ -323,6 +377,8 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
           sent_folder: sent,
           trash_folder: trash,
           signature: typeof signature === "string" ? signature : undefined,
+          ...(oauth ? { oauth } : {}),
+          ...(passwordCommand ? { password_command: passwordCommand } : {}),
           policy,
         });
       }
@@ -332,6 +388,82 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
     throw new MailError("CONFIG_INVALID", `${source}: ${c.problems.join("; ")}`);
   }
   return { accounts, daemon, cache, events, files };
+}
+
+/**
+ * A command run without a shell: an array (program, then arguments), or a string split at spaces
+ * (no quoting: an argument with a space needs the array form).
+ */
+function commandSetting(c: Checker, v: unknown, at: string): string[] | undefined {
+  if (v === undefined) return undefined;
+  const argv = typeof v === "string" ? v.trim().split(/\s+/) : v;
+  if (
+    !Array.isArray(argv) ||
+    argv.length === 0 ||
+    !argv.every((x) => typeof x === "string" && x.length > 0)
+  ) {
+    c.problems.push(`${at} must be a command: a string, or an array of the program and its arguments`);
+    return undefined;
+  }
+  return argv as string[];
+}
+
+const OAUTH_ENDPOINTS = [
+  "authorization_endpoint",
+  "token_endpoint",
+  "device_authorization_endpoint",
+  "revocation_endpoint",
+] as const;
+
+function oauthSection(c: Checker, v: unknown, at: string, provider: Provider): OAuthConfig | undefined {
+  if (!isTable(v)) {
+    c.problems.push(`${at} must be a table`);
+    return undefined;
+  }
+  c.unknown(v, ["client_id", "client_secret", "scopes", ...OAUTH_ENDPOINTS], at);
+  // The providers whose OAuth2 endpoints are built in (src/auth/providers.ts); others name theirs here.
+  const preset: OAuthPreset | undefined = Object.hasOwn(OAUTH_PRESETS, provider)
+    ? (provider as OAuthPreset)
+    : undefined;
+  const base = preset ? OAUTH_PRESETS[preset] : undefined;
+  const url = (key: (typeof OAUTH_ENDPOINTS)[number]): string | undefined => {
+    const own = c.str(v, key, at, false);
+    if (own !== undefined) {
+      const problem = endpointProblem(own);
+      if (problem) c.problems.push(`${at}.${key} ${problem}`);
+    }
+    return own ?? base?.[key];
+  };
+  const token = url("token_endpoint");
+  const authz = url("authorization_endpoint");
+  const device = url("device_authorization_endpoint");
+  const revoke = url("revocation_endpoint");
+  if (!token) c.problems.push(`${at}.token_endpoint is required for provider = "${provider}"`);
+  if (!authz && !device)
+    c.problems.push(`${at} needs authorization_endpoint or device_authorization_endpoint`);
+  let scopes = base?.scopes ?? [];
+  const s = v["scopes"];
+  if (s !== undefined) {
+    if (
+      !Array.isArray(s) ||
+      s.length === 0 ||
+      !s.every((x) => typeof x === "string" && /^[\x21-\x7e]+$/.test(x))
+    )
+      c.problems.push(`${at}.scopes must be a non-empty array of scope names`);
+    else scopes = s as string[];
+  }
+  if (scopes.length === 0) c.problems.push(`${at}.scopes is required for provider = "${provider}"`);
+  if (!token) return undefined;
+  return {
+    preset,
+    client_id: c.str(v, "client_id", at, false),
+    client_secret: c.str(v, "client_secret", at, false),
+    authorization_endpoint: authz,
+    token_endpoint: token,
+    device_authorization_endpoint: device,
+    revocation_endpoint: revoke,
+    scopes,
+  };
 }
 
 function eventsSection(c: Checker, v: unknown): EventsConfig {
@@ -460,7 +592,14 @@ export function loadConfig(file: string): Config {
 }
 
 /** What an account's IMAP connection depends on; a change of any of it needs a new connection. */
-const connectionKey = (a: AccountConfig) => JSON.stringify([a.provider, a.username, a.imap]);
+const connectionKey = (a: AccountConfig) =>
+  JSON.stringify([
+    a.provider,
+    a.username,
+    a.imap,
+    a.oauth?.token_endpoint ?? null,
+    a.password_command ?? null,
+  ]);
 
 /** Accounts of `prev` that `next` removed or whose IMAP connection settings it changed. */
 export function changedConnections(prev: Config, next: Config): string[] {

@@ -44,7 +44,10 @@ export const REASONS = {
     hint: "The chainmail daemon is not running or not reachable. Start it with `chainmail daemon`.",
     exitCode: 11,
   },
-  CONFIG_INVALID: { hint: "Fix config.toml as the message says, then restart the daemon.", exitCode: 12 },
+  CONFIG_INVALID: {
+    hint: "Fix config.toml as the message says; a running daemon reloads the fixed file by itself, with no restart.",
+    exitCode: 12,
+  },
   SEND_UNCONFIRMED: {
     hint: "An earlier send with this idempotency key was interrupted after it began, and the daemon cannot tell whether the mail server accepted it, so it is not sent again on its own. Do not retry: the account owner checks the recipients or Sent, then runs `chainmail outbox confirm KEY` (it went out) or `chainmail outbox release KEY` (a retry may send it).",
     exitCode: 13,
@@ -91,15 +94,23 @@ export function isMailError(err: unknown): err is MailError {
 }
 
 /**
- * Quotes text a mail server wrote for use inside an error message. Error messages are plain strings
- * (the error shape {reason, message, hint} has no untrusted field), so server text is fenced and
- * labelled instead: one line, no control characters, at most `max` characters, inside «» with any »
- * in it replaced.
+ * Joins pieces of outside text into one `detail`, one line each ("folder: …", "server: …"), leaving
+ * out the empty ones; undefined when nothing is left. The message of the error says in chainmail's
+ * own words what the detail holds: the outside text itself never goes in a message.
  */
-export function quoteServerText(text: string, max = 200): string {
-  const flat = text.replace(/[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]+/gu, " ").trim();
-  const cut = flat.length > max ? `${flat.slice(0, max)}…` : flat;
-  return `(server text, untrusted: «${cut.replace(/»/g, "›")}»)`;
+export function detailOf(...lines: (string | false | undefined | null)[]): string | undefined {
+  const kept = lines.filter((l): l is string => typeof l === "string" && l !== "");
+  return kept.length ? kept.join("\n") : undefined;
+}
+
+/**
+ * An error as one text, its detail after its message: for fields that are untrusted as a whole (a
+ * folder's last sync error, a failed Sent copy), where the outside text may stand beside our words.
+ */
+export function errorText(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const detail = (err as { detail?: unknown }).detail;
+  return typeof detail === "string" && detail !== "" ? `${err.message}: ${detail}` : err.message;
 }
 
 /**

@@ -10,7 +10,7 @@
  *   MAX_REF_FOLDER_UNITS code units (the daemon accepts 500, plus a namespace prefix) fits.
  * encodeRef picks the form by the ref alone, so one message always gets the same ref.
  */
-import { MailError, quoteServerText } from "./errors.js";
+import { MailError } from "./errors.js";
 
 export interface MessageRef {
   account: string;
@@ -126,6 +126,8 @@ export function decodeRef(ref: unknown): MessageRef {
 export function staleRef(ref: MessageRef): MailError {
   return new MailError(
     "STALE_REF",
-    `the ref names a message in ${quoteServerText(ref.folder)} before the folder was recreated on the server`,
+    "the ref names a message in a folder from before the folder was recreated on the server; the folder is in detail",
+    undefined,
+    `folder: ${ref.folder}`,
   );
 }

@@ -9,6 +9,10 @@ import { ensurePrivateDir } from "./home.js";
 
 export const ACCOUNT_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
+export function secretFile(dir: string, account: string): string {
+  return fileOf(dir, account);
+}
+
 function fileOf(dir: string, account: string): string {
   if (!ACCOUNT_NAME_RE.test(account)) {
     throw new MailError("INVALID_ARGUMENT", `account name ${JSON.stringify(account)} is not valid`);

@@ -33,8 +33,9 @@ async function startDaemon(crashAt?: string): Promise<void> {
   else delete env["CHAINMAIL_TEST_CRASH_AT"];
   const d = spawn(process.execPath, [CLI, "daemon"], { env, stdio: ["ignore", "ignore", "ignore"] });
   daemon = d;
-  // Ready once it answers a ping (a socket file alone may be a dead daemon's).
-  for (let i = 0; i < 400; i++) {
+  // Ready once it answers a ping (a socket file alone may be a dead daemon's). Up to 30 s: a loaded
+  // two-core machine has taken more than 10 s to start node and open the stores.
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
     if (
       fs.existsSync(sock()) &&
       (await call((c) => c.ping()).then(

@@ -49,7 +49,12 @@ describe("a partial RCPT refusal", () => {
       subject: "all refused",
       idempotency_key: "partial-2",
     };
-    await expect(env.client.call("send", p)).rejects.toMatchObject({ reason: "INVALID_ARGUMENT" });
+    // The server's reply is outside text: the error's detail, never its message.
+    await expect(env.client.call("send", p)).rejects.toMatchObject({
+      reason: "INVALID_ARGUMENT",
+      message: "the SMTP server of account work did not take the message; its reply is in detail",
+      detail: expect.stringMatching(/^550 .*no such mailbox here/),
+    });
     expect(env.relay.received).toHaveLength(1);
   });
 

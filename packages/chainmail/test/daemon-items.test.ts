@@ -80,7 +80,7 @@ describe("work items over the socket", () => {
     const upd = await c.call("item.update", { id: task.item.id, priority: "p0", due_date: "2026-12-24" });
     expect(upd.item).toMatchObject({ priority: "p0", due_date: "2026-12-24" });
     expect((await failure(c.call("item.update", { id: task.item.id, due_date: "2026-02-30" }))).message).toBe(
-      "due_date must be a date written YYYY-MM-DD",
+      "due_date 2026-02-30 is not a day of the calendar",
     );
     const crit = await c.call("item.criteria", { item_id: epic.item.id, add: ["budget signed"] });
     expect(crit.criteria.map((x) => x.text)).toEqual(["venue booked", "budget signed"]);
@@ -205,5 +205,25 @@ describe("work items over the socket", () => {
       ).message,
     ).toBe("idempotency_key must be 1 to 128 of A-Z a-z 0-9 . _ : -");
     expect((await failure(c.call("item.list", { limit: 501 }))).message).toBe("limit must be from 1 to 500");
+  });
+
+  it("answers INVALID_ARGUMENT, never INTERNAL, for a date that is not a day of the calendar", async () => {
+    const c = env.client;
+    const task = await c.call("item.create", { type: "task", title: "Dates", area: "work" });
+    for (const field of ["due_date", "start_date"] as const) {
+      for (const value of ["2026-13-01", "2026-02-30", "2026-00-10", "2026-04-31", "2026-1-01"]) {
+        const created = await failure(
+          c.call("item.create", { type: "task", title: "x", area: "work", [field]: value }),
+        );
+        expect(created, `${field} ${value} on create`).toMatchObject({ reason: "INVALID_ARGUMENT" });
+        expect(created.message).toContain(field);
+        const updated = await failure(c.call("item.update", { id: task.item.id, [field]: value }));
+        expect(updated, `${field} ${value} on update`).toMatchObject({ reason: "INVALID_ARGUMENT" });
+      }
+    }
+    // a leap day is a day
+    expect((await c.call("item.update", { id: task.item.id, due_date: "2028-02-29" })).item.due_date).toBe(
+      "2028-02-29",
+    );
   });
 });

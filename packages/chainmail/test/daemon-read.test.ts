@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MailError } from "../src/errors.js";
 import { decodeRef, encodeRef } from "../src/refs.js";
+import { setSecret } from "../src/secrets.js";
 import { generateCorpus, INJECTION_TEXT, TINY_PNG } from "../src/testing/corpus.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 
@@ -34,10 +35,31 @@ describe("accounts and folders", () => {
     expect(accounts[0]).toMatchObject({
       provider: "imap",
       address: "alice@example.com",
-      auth: "configured",
+      // A password is stored, and this daemon has not logged in with it yet.
+      auth: "unknown",
+      auth_method: "password",
       allow_expunge: false,
     });
     expect(JSON.stringify(accounts)).not.toContain("secret-pw");
+  });
+
+  it("the auth state tells the truth: ok after a login, rejected when refused, unknown when replaced", async () => {
+    const state = async (name: string) =>
+      (await env.client.listAccounts()).accounts.find((a) => a.name === name)!.auth;
+    expect((await env.client.testAccount({ account: "work" })).imap.ok).toBe(true);
+    expect(await state("work")).toBe("ok");
+    setSecret(env.home.secretsDir, "home", "not-bobs-password");
+    const refused = await env.client.testAccount({ account: "home" });
+    expect(refused.imap.error?.reason).toBe("AUTH_REJECTED");
+    expect(await state("home")).toBe("rejected");
+    // A new password (chainmail secret set) has not been tried yet.
+    setSecret(env.home.secretsDir, "home", "bob-secret-pw");
+    expect(await state("home")).toBe("unknown");
+    expect((await env.client.testAccount({ account: "home" })).imap.ok).toBe(true);
+    expect(await state("home")).toBe("ok");
+    fs.rmSync(path.join(env.home.secretsDir, "home.secret"));
+    expect(await state("home")).toBe("missing");
+    setSecret(env.home.secretsDir, "home", "bob-secret-pw");
   });
 
   it("tests an account: IMAP ok with capabilities, SMTP not configured", async () => {

@@ -156,7 +156,45 @@ describe("events from a real Dovecot", () => {
 });
 
 describe("consumer groups", () => {
+  it("start at the log's end at a group's first read: new mail, no history; cursor 0 still reads it all", async () => {
+    const kept = (await env.client.readEvents({ cursor: 0, limit: 200 })).events;
+    expect(kept.map((e) => e.kind)).toEqual(expect.arrayContaining(["gap", "status", "new"]));
+    const first = await env.client.readEvents({ group: "newcomer", limit: 200 });
+    expect(first.events).toEqual([]);
+    expect(first.next_cursor).toBe((await env.client.watchStatus()).last_id);
+    // A message that arrives while the group's next read waits is its first event.
+    const waiting = env.client.readEvents({ group: "newcomer", wait_seconds: 30 });
+    await other.append("INBOX", msg("First for the newcomer"));
+    await sync();
+    const second = await waiting;
+    expect(second.events.map((e) => [e.kind, e.row?.subject])).toEqual([["new", "First for the newcomer"]]);
+    // The history is still there for a reader that asks for it.
+    expect((await env.client.readEvents({ cursor: 0, limit: 200 })).events.map((e) => e.id)).toEqual([
+      ...kept.map((e) => e.id),
+      second.events[0]!.id,
+    ]);
+  });
+
+  it("keep a new group's start even when its first read was cut off before the reply", async () => {
+    const start = (await env.client.watchStatus()).last_id;
+    const c = new DaemonClient({ socketPath: env.home.socketPath, client: "cli" });
+    const waiting = c.readEvents({ group: "cutoff", wait_seconds: 30 }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    c.close();
+    await waiting;
+    await other.append("INBOX", msg("Meanwhile for cutoff"));
+    await sync();
+    const read = await env.client.readEvents({ group: "cutoff" });
+    expect(read.events.map((e) => e.row?.subject)).toEqual(["Meanwhile for cutoff"]);
+    expect(read.events[0]!.id).toBeGreaterThan(start);
+  });
+
   it("acknowledge what they return, across a daemon restart", async () => {
+    // The group's first read starts it at the log's end; four messages then arrive.
+    expect((await env.client.readEvents({ group: "agent" })).events).toEqual([]);
+    for (const s of ["Agent one", "Agent two", "Agent three", "Agent four"])
+      await other.append("INBOX", msg(s));
+    await sync();
     const first = await env.client.readEvents({ group: "agent", limit: 3 });
     expect(first.events).toHaveLength(3);
     // The reply is written before the position moves; a ping on the same connection follows it.

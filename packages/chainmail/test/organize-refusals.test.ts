@@ -35,7 +35,7 @@ describe("a folder the server will not change (ACL lookup + read only)", () => {
     const res = await env.client.move({ refs: [locked, free], folder: "Archive" });
     expect(res.succeeded).toBe(1);
     expect(res.failed).toBe(1);
-    expect(res.outcomes[0]!.error).toMatchObject({ reason: "SERVER_UNAVAILABLE" });
+    expect(res.outcomes[0]!.error).toMatchObject({ reason: "UNSUPPORTED" });
     expect(res.outcomes[0]!.error!.message).toContain("refused MOVE");
     expect(res.outcomes[0]!.new_ref).toBeUndefined();
     expect(typeof res.outcomes[1]!.new_ref).toBe("string");
@@ -48,7 +48,7 @@ describe("a folder the server will not change (ACL lookup + read only)", () => {
   it("counts a refused COPY into the folder as failed; when every ref fails the call fails", async () => {
     const free = await refOf(env, 'subject:"Free two"');
     await expect(env.client.copy({ refs: [free], folder: "Locked" })).rejects.toMatchObject({
-      reason: "SERVER_UNAVAILABLE",
+      reason: "UNSUPPORTED",
       message: expect.stringContaining("refused COPY"),
     });
     expect(await subjects(env, "Locked")).toEqual(["Locked one"]);
@@ -60,7 +60,7 @@ describe("a folder the server will not change (ACL lookup + read only)", () => {
     const free = await refOf(env, 'subject:"Free two"');
     const res = await env.client.setFlags({ refs: [locked, free], add: ["flagged"] });
     expect(res).toMatchObject({ succeeded: 1, failed: 1 });
-    expect(res.outcomes[0]!.error!.reason).toBe("SERVER_UNAVAILABLE");
+    expect(res.outcomes[0]!.error!.reason).toBe("UNSUPPORTED");
     expect(res.outcomes[1]!.error).toBeUndefined();
     expect(await folderState(env, "Locked")).toEqual([{ subject: "Locked one", flags: [] }]);
     expect((await folderState(env, "INBOX")).find((m) => m.subject === "Free two")!.flags).toEqual([
@@ -80,7 +80,7 @@ describe("a folder the server will not change (ACL lookup + read only)", () => {
     const other = await refOf(env, 'subject:"Free four"');
     const tr = await env.client.trash({ refs: [other, locked] });
     expect(tr).toMatchObject({ succeeded: 1, failed: 1 });
-    expect(tr.outcomes[1]!.error!.reason).toBe("SERVER_UNAVAILABLE");
+    expect(tr.outcomes[1]!.error!.reason).toBe("UNSUPPORTED");
     expect(await subjects(env, "Locked")).toEqual(["Locked one"]);
     expect(await subjects(env, "Trash")).toEqual(["Free four"]);
   });

@@ -63,8 +63,10 @@ describe("set_flags with a keyword the folder's PERMANENTFLAGS does not take", (
     expect(res).toMatchObject({ succeeded: 1, failed: 1 });
     expect(res.outcomes[0]!.error).toEqual({
       reason: "UNSUPPORTED",
-      message: expect.stringContaining("$Project"),
+      message: expect.stringContaining("cannot keep 1 of the flags"),
       hint: expect.stringContaining("Nothing was changed"),
+      // The folder and the flag are outside text: in the detail, never in the message.
+      detail: "folder: SeenOnly\nflags: $Project",
     });
     expect(res.outcomes[1]!.error).toBeUndefined();
     // imapflow would have stored \Seen alone here and answered true.
@@ -82,7 +84,10 @@ describe("set_flags with a keyword the folder's PERMANENTFLAGS does not take", (
     const ref = await refOf(env, 'in:SeenOnly subject:"Seen only two"');
     await expect(env.client.setFlags({ refs: [ref], add: ["$Project"] })).rejects.toMatchObject({
       reason: "UNSUPPORTED",
-      message: expect.stringContaining("cannot keep the flag(s) $Project"),
+      message: expect.stringContaining(
+        "cannot keep 1 of the flags asked for; the folder and the flags are in detail",
+      ),
+      detail: "folder: SeenOnly\nflags: $Project",
     });
     expect(await env.client.setFlags({ refs: [ref], add: ["seen"] })).toMatchObject({
       succeeded: 1,

@@ -60,8 +60,9 @@ describe("test_account's SMTP check", () => {
     const res = await testSmtp(account("bad"), secrets);
     expect(res.ok).toBe(false);
     expect(res.error?.reason).toBe("AUTH_REJECTED");
-    expect(res.error?.message).toMatch(/^SMTP: 535 Invalid username or password/);
-    expect(res.error?.message).not.toContain("wrong password");
+    expect(res.error?.message).toBe("the SMTP check failed; the server's reply is in detail");
+    expect(res.error?.detail).toMatch(/^535 Invalid username or password/);
+    expect(JSON.stringify(res)).not.toContain("wrong password");
   });
 
   it("asks for a password when none is stored, without connecting", async () => {
@@ -78,7 +79,7 @@ describe("test_account's SMTP check", () => {
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const res = await testSmtp(account("good", freePort), secrets);
     expect(res).toMatchObject({ ok: false, error: { reason: "SERVER_UNAVAILABLE" } });
-    expect(res.error?.message).toMatch(/^SMTP: .*ECONNREFUSED/);
+    expect(res.error?.detail).toMatch(/ECONNREFUSED/);
   });
 
   it("bounds a long server reply to 300 characters", async () => {
@@ -86,7 +87,9 @@ describe("test_account's SMTP check", () => {
     try {
       const res = await testSmtp(account("bad"), secrets);
       expect(res.error?.reason).toBe("AUTH_REJECTED");
-      expect(res.error?.message.length).toBeLessThanOrEqual(306); // "SMTP: " + 300
+      expect(res.error?.message).not.toContain("Ignore");
+      expect(res.error?.detail).toMatch(/^535 Ignore previous/);
+      expect(res.error?.detail?.length).toBeLessThanOrEqual(300);
     } finally {
       authReply = "Invalid username or password";
     }

@@ -1,7 +1,8 @@
 /**
  * A note whose publishing keeps failing is not tried forever: after `giveUpAfter` failed runs in a row
- * a post becomes status failed (visible to list_notes) and a restack is dropped, both keeping attempts
- * and lastError. Scheduling a failed note again, or setting it ready or draft, starts afresh.
+ * a post goes back to draft, off the queue (the specification's five statuses: there is no sixth,
+ * failed), and a restack is dropped, both keeping attempts and lastError, which get_note shows.
+ * Scheduling it again starts afresh.
  */
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
@@ -49,7 +50,7 @@ async function scheduledNote(content = "doomed"): Promise<string> {
 }
 
 describe("giving up on a failing note", () => {
-  it("makes a post failed after 8 failed runs by default, keeping attempts and lastError", async () => {
+  it("makes a post a draft again after 8 failed runs by default, keeping attempts and lastError", async () => {
     app = await appWith();
     const id = await scheduledNote();
     app.publisher.failing = "platform is down";
@@ -61,8 +62,8 @@ describe("giving up on a failing note", () => {
     expect(last.failed).toEqual([{ id, kind: "post", error: "platform is down" }]);
     expect(last.gaveUp).toEqual([id]);
     expect(await app.notes.get(id)).toMatchObject({
-      status: "failed",
-      scheduledAt: "2026-03-02T08:30:00.000Z",
+      status: "draft",
+      scheduledAt: null,
       attempts: 8,
       lastError: "platform is down",
     });
@@ -85,10 +86,10 @@ describe("giving up on a failing note", () => {
     expect((await runLater()).gaveUp).toEqual([]);
     expect(await app.notes.get(id)).toMatchObject({ status: "scheduled", attempts: 8 });
     expect((await runLater()).gaveUp).toEqual([id]);
-    expect(await app.notes.get(id)).toMatchObject({ status: "failed", attempts: 12 });
+    expect(await app.notes.get(id)).toMatchObject({ status: "draft", attempts: 12 });
   });
 
-  it("shows failed notes to list_notes and list_tags, and keeps them off the queue", async () => {
+  it("lists a given-up note as a draft, keeps it off the queue, and shows its last error in get_note", async () => {
     app = await appWith(2);
     const id = await scheduledNote();
     const fine = await scheduledNote("fine");
@@ -96,13 +97,13 @@ describe("giving up on a failing note", () => {
     app.publisher.failing = "platform is down";
     await runLater();
     await runLater();
-    const failed = await call("list_notes", { status: "failed" });
-    expect(failed).toMatchObject({ count: 1, total: 1, hasMore: false, notes: [{ id, status: "failed" }] });
+    const drafts = await call("list_notes", { status: "draft" });
+    expect(drafts).toMatchObject({ count: 1, total: 1, hasMore: false, notes: [{ id, status: "draft" }] });
     expect(await call("list_notes", { status: "scheduled" })).toMatchObject({
       total: 1,
       notes: [{ id: fine }],
     });
-    expect(await call("list_tags", { status: "failed" })).toEqual({
+    expect(await call("list_tags", { status: "draft" })).toEqual({
       tags: [{ tag: "news", count: 1 }],
       total: 1,
     });
@@ -110,17 +111,20 @@ describe("giving up on a failing note", () => {
     expect(JSON.stringify(queue)).not.toContain(id);
     expect(JSON.stringify(queue)).toContain(fine);
     expect(await call("get_note", { id })).toMatchObject({
-      note: { status: "failed", attempts: 2, lastError: "platform is down" },
+      note: { status: "draft", attempts: 2, lastError: "platform is down" },
     });
+    // The specification's five statuses, and no sixth.
+    const r = (await app.kit.callTool("list_notes", { status: "failed" }, { scopes: [] })) as CallToolResult;
+    expect(r.isError).toBe(true);
   });
 
-  it("retries a failed note scheduled again, with attempts and the count of failed runs from 0", async () => {
+  it("retries a given-up note scheduled again, with attempts and the count of failed runs from 0", async () => {
     app = await appWith(2);
     const id = await scheduledNote();
     app.publisher.failing = "platform is down";
     await runLater();
     await runLater();
-    expect((await app.notes.get(id)).status).toBe("failed");
+    expect((await app.notes.get(id)).status).toBe("draft");
     const at = new Date(app.time.now() + HOUR).toISOString();
     const again = await call("schedule_notes", { notes: [{ id, scheduledAt: at }] });
     expect(again).toMatchObject({ notes: [{ id, status: "scheduled" }] });
@@ -134,22 +138,18 @@ describe("giving up on a failing note", () => {
     expect(await app.notes.get(id)).toMatchObject({ status: "published", attempts: 2, lastError: null });
   });
 
-  it("hands a failed note back to the owner as ready or draft, its failure cleared", async () => {
+  it("keeps the last error of a given-up draft through edits and status changes, until it is scheduled", async () => {
     app = await appWith(1);
     const a = await scheduledNote("a");
-    const b = await scheduledNote("b");
     app.publisher.failing = "platform is down";
-    expect((await runLater()).gaveUp.sort()).toEqual([a, b].sort());
-    const clean = { scheduledAt: null, attempts: 0, lastError: null, lastAttemptAt: null };
-    expect(await app.notes.update(a, { status: "ready" })).toMatchObject({ status: "ready", ...clean });
-    expect(await app.notes.update(b, { status: "draft" })).toMatchObject({ status: "draft", ...clean });
-    // Editing a failed note without changing its status leaves it failed.
-    const c = await scheduledNote("c");
-    await runLater();
-    expect(await app.notes.update(c, { content: "c, reworded" })).toMatchObject({
-      status: "failed",
-      lastError: "platform is down",
+    expect((await runLater()).gaveUp).toEqual([a]);
+    const failure = { attempts: 1, lastError: "platform is down" };
+    expect(await app.notes.update(a, { content: "a, reworded" })).toMatchObject({
+      status: "draft",
+      ...failure,
     });
+    expect(await app.notes.update(a, { status: "ready" })).toMatchObject({ status: "ready", ...failure });
+    expect(await call("get_note", { id: a })).toMatchObject({ note: { status: "ready", ...failure } });
   });
 
   it("drops a restack after the limit, counting only the restack's own failed runs", async () => {

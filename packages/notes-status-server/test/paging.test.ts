@@ -15,7 +15,8 @@ const TAGS = ["a", "b", "Tech", "c d"];
 /** Filter tags as an agent might send them: known ones in other spellings, unknown, blank, too long. */
 const FILTER_TAGS = ["a", "B ", "tech", " TECH", "c d", "zzz", "", "   ", "\t", "x".repeat(60)];
 
-type Kind = "draft" | "ready" | "evergreen" | "scheduled" | "published" | "failed";
+/** gaveup: a note the scheduler gave up on, a draft again. */
+type Kind = "draft" | "ready" | "evergreen" | "scheduled" | "published" | "gaveup";
 interface Made {
   id: string;
   status: Kind;
@@ -23,7 +24,7 @@ interface Made {
 }
 
 const noteArb = fc.record({
-  status: fc.constantFrom<Kind>("draft", "ready", "evergreen", "scheduled", "published", "failed"),
+  status: fc.constantFrom<Kind>("draft", "ready", "evergreen", "scheduled", "published", "gaveup"),
   tags: fc.subarray(TAGS),
 });
 const filterArb = fc.record({
@@ -34,7 +35,7 @@ const filterArb = fc.record({
 
 /**
  * Creates the notes through the domain: the scheduler publishes the "published" ones, then gives up
- * on the "failed" ones after the default 8 failed runs.
+ * on the "gaveup" ones after the default 8 failed runs (they are drafts again).
  */
 async function fill(app: TestApp, notes: ReadonlyArray<{ status: Kind; tags: string[] }>): Promise<Made[]> {
   const made: Made[] = [];
@@ -50,8 +51,8 @@ async function fill(app: TestApp, notes: ReadonlyArray<{ status: Kind; tags: str
       await app.notes.schedule([{ id, scheduledAt: new Date(app.time.now() + 60_000).toISOString() }]);
       toPublish.push(id);
     }
-    if (n.status === "failed") toFail.push(id);
-    made.push({ id, status: n.status, tags: n.tags.map(normaliseTag) });
+    if (n.status === "gaveup") toFail.push(id);
+    made.push({ id, status: n.status === "gaveup" ? "draft" : n.status, tags: n.tags.map(normaliseTag) });
   }
   app.time.advance(10 * 60_000);
   const report = await app.scheduler.publishDue();

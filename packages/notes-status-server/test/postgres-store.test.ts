@@ -49,6 +49,96 @@ describe("the PostgreSQL store's migrations", () => {
     }
   });
 
+  it("upgrades a version 2 database's failed notes to drafts off the queue, their last error kept", async () => {
+    const url = await freshStore();
+    const pool = new pg.Pool({ connectionString: url });
+    try {
+      await pool.query(`CREATE TABLE notes_status_schema (version INTEGER NOT NULL)`);
+      for (const [i, sql] of PG_MIGRATIONS.slice(0, 2).entries()) {
+        await pool.query(sql);
+        await pool.query(`INSERT INTO notes_status_schema (version) VALUES ($1)`, [i + 1]);
+      }
+      const at = "2026-03-01T00:00:00.000Z";
+      const insert = `INSERT INTO notes (id, content, tags, status, scheduled_at, created_at, updated_at,
+        attempts, last_error, failed_runs) VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9)`;
+      await pool.query(insert, [
+        "gaveup",
+        "gave up",
+        '["news"]',
+        "failed",
+        "2026-03-01T09:00:00.000Z",
+        at,
+        8,
+        "HTTP 503",
+        8,
+      ]);
+      await pool.query(insert, [
+        "waiting",
+        "waiting",
+        '["news"]',
+        "scheduled",
+        "2026-03-09T09:00:00.000Z",
+        at,
+        0,
+        null,
+        0,
+      ]);
+      const tag = `INSERT INTO note_tags (note_id, tag, status, created_at) VALUES ($1, $2, $3, $4)`;
+      await pool.query(tag, ["gaveup", "news", "failed", at]);
+      await pool.query(tag, ["waiting", "news", "scheduled", at]);
+
+      expect(await migratePostgres(pool)).toBe(PG_MIGRATIONS.length);
+      const notes = await pool.query(
+        `SELECT id, status, scheduled_at, attempts, last_error, failed_runs FROM notes ORDER BY id`,
+      );
+      expect(notes.rows).toEqual([
+        {
+          id: "gaveup",
+          status: "draft",
+          scheduled_at: null,
+          attempts: 8,
+          last_error: "HTTP 503",
+          failed_runs: 8,
+        },
+        {
+          id: "waiting",
+          status: "scheduled",
+          scheduled_at: "2026-03-09T09:00:00.000Z",
+          attempts: 0,
+          last_error: null,
+          failed_runs: 0,
+        },
+      ]);
+      const counts = await pool.query(
+        `SELECT tag, status, n FROM note_counts WHERE n <> 0 ORDER BY tag, status`,
+      );
+      expect(counts.rows).toEqual([
+        { tag: "", status: "", n: 2 },
+        { tag: "", status: "draft", n: 1 },
+        { tag: "", status: "scheduled", n: 1 },
+        { tag: "news", status: "", n: 2 },
+        { tag: "news", status: "draft", n: 1 },
+        { tag: "news", status: "scheduled", n: 1 },
+      ]);
+      await expect(pool.query(`UPDATE notes SET status = 'failed' WHERE id = 'gaveup'`)).rejects.toThrow(
+        /check/i,
+      );
+    } finally {
+      await pool.end();
+    }
+    const app = await testApp(undefined, url);
+    try {
+      expect(await app.notes.get("gaveup")).toMatchObject({
+        status: "draft",
+        attempts: 8,
+        lastError: "HTTP 503",
+      });
+      expect((await app.notes.list({ status: "draft", tag: "news" }, 50, 0)).total).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+
   it("keeps the trigger-maintained counts equal to the real ones", async () => {
     const url = await freshStore();
     const app = await testApp(undefined, url);
@@ -192,7 +282,7 @@ describe("notes-status migrate --from <sqlite> --to <postgres>", () => {
     time.set("2026-03-02T09:00:00Z");
     await app.scheduler.publishDue();
     time.set("2026-03-02T11:00:00Z");
-    await app.scheduler.publishDue(); // the second failed run: gives up, status failed
+    await app.scheduler.publishDue(); // the second failed run: gives up, a draft again
     return app;
   }
 
@@ -203,7 +293,7 @@ describe("notes-status migrate --from <sqlite> --to <postgres>", () => {
       const source = await sqliteWithEverything(file);
       const all = (await source.notes.list({}, 50, 0)).items;
       const details = await Promise.all(all.map((n) => source.notes.get(n.id)));
-      expect(details.some((n) => n.status === "failed")).toBe(true);
+      expect(details.some((n) => n.status === "draft" && n.lastError === "down")).toBe(true);
       expect(details.some((n) => n.sourceNoteId !== null)).toBe(true);
       const plan = await source.queue.plan();
       const tags = await source.notes.tags();

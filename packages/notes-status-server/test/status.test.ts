@@ -59,14 +59,6 @@ const EXPECTED: Record<NoteStatus, Record<string, NoteStatus | "refused" | "unch
     "unschedule:ready": "refused",
     "unschedule:draft": "refused",
   },
-  failed: {
-    "update:draft": "draft",
-    "update:ready": "ready",
-    "update:evergreen": "refused",
-    schedule: "scheduled",
-    "unschedule:ready": "refused",
-    "unschedule:draft": "refused",
-  },
 };
 
 const key = (a: Action) => (a.kind === "schedule" ? "schedule" : `${a.kind}:${a.to}`);
@@ -88,18 +80,6 @@ async function noteIn(status: NoteStatus): Promise<string> {
     expect(report.published).toEqual([id]);
     app.time.set("2026-03-02T08:00:00Z");
   }
-  if (status === "failed") {
-    app.time.set("2026-03-02T09:00:00Z");
-    app.publisher.failing = "platform is down";
-    // The default limit, 8 failed runs; an hour apart is past every back-off.
-    for (let run = 0; run < 8; run++) {
-      await app.scheduler.publishDue();
-      app.time.advance(3_600_000);
-    }
-    app.publisher.failing = undefined;
-    expect((await app.notes.get(id)).status).toBe("failed");
-    app.time.set("2026-03-02T08:00:00Z");
-  }
   return id;
 }
 
@@ -111,7 +91,7 @@ async function run(id: string, action: Action) {
 }
 
 describe("the status state machine", () => {
-  for (const from of ["draft", "ready", "evergreen", "scheduled", "published", "failed"] as const) {
+  for (const from of ["draft", "ready", "evergreen", "scheduled", "published"] as const) {
     for (const action of ACTIONS) {
       const expected = EXPECTED[from][key(action)]!;
       it(`${from} --${key(action)}--> ${expected}`, async () => {

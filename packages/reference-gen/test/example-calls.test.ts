@@ -64,7 +64,8 @@ describe("example calls validate against the input schema", () => {
       }
     };
     walk(listing.tools.map((t) => t.outputSchema));
-    expect(nodes.filter((n) => isUntrusted(n))).toHaveLength(2);
+    // read_message's two untrusted fields, and each tool's error branch's untrusted detail.
+    expect(nodes.filter((n) => isUntrusted(n))).toHaveLength(2 + listing.tools.length);
     for (const node of nodes) expect(isUntrusted(node)).toBe(isUntrustedSchema(node));
   });
 

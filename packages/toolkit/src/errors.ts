@@ -1,3 +1,5 @@
+import type { UntrustedText } from "./untrusted.js";
+
 /**
  * Error reasons: each server declares its list once; the kit adds the reasons it raises itself.
  * A reason carries its default hint and the exit code a CLI over the same domain uses.
@@ -43,18 +45,30 @@ export function defineReasons<R extends string>(own: Record<R, ReasonSpec>): Rea
 export class ToolError<R extends string = string> extends Error {
   readonly reason: R;
   readonly hint: string | undefined;
-  constructor(reason: R, message: string, hint?: string) {
+  /**
+   * Outside text that explains the failure (a server's reply, a file name from a message). It never
+   * goes in `message`: the result carries it fenced, as the error's `detail: {"untrusted": ...}`, and
+   * the message says in the server's own words that it is there.
+   */
+  readonly detail: string | undefined;
+  constructor(reason: R, message: string, hint?: string, detail?: string) {
     super(message);
     this.name = "ToolError";
     this.reason = reason;
     this.hint = hint;
+    this.detail = detail;
   }
 }
 
-/** An expected failure as the kit reads it: any Error with a string `reason`, and maybe a `hint`. */
+/**
+ * An expected failure as the kit reads it: any Error with a string `reason`, and maybe a `hint` and
+ * a `detail` (outside text, fenced on the way out).
+ */
 export interface ReasonedError extends Error {
   reason: string;
   hint?: string | undefined;
+  /** Outside text explaining the failure; the kit fences it into the error's `detail`. */
+  detail?: string | undefined;
 }
 
 /**
@@ -65,7 +79,10 @@ export function isReasonedError(err: unknown): err is ReasonedError {
   return err instanceof Error && typeof (err as { reason?: unknown }).reason === "string";
 }
 
-/** The structured shape of every failed call. */
+/**
+ * The structured shape of every failed call. `detail`, when present, is outside text that explains
+ * the failure, fenced: `message` and `hint` are the server's own words only.
+ */
 export interface ErrorBody {
-  error: { reason: string; message: string; hint: string };
+  error: { reason: string; message: string; hint: string; detail?: UntrustedText };
 }

@@ -46,6 +46,7 @@ export {
 export {
   isUntrustedSchema,
   UNTRUSTED_TITLE,
+  fenceText,
   Untrusted,
   type UntrustedText,
   untrusted,

@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { type ErrorBody, isReasonedError, KIT_REASONS, type Reasons } from "./errors.js";
+import { untrusted } from "./untrusted.js";
 
 /** How the text block of a successful result reads. */
 export type TextMode =
@@ -18,10 +19,15 @@ export function successResult(
   return { content: [{ type: "text", text }], structuredContent: structured };
 }
 
-export function errorBody(reason: string, message: string, hint: string): ErrorBody {
-  return { error: { reason, message, hint } };
+/**
+ * The error shape; `detail` is outside text explaining the failure, fenced here (an empty detail is
+ * left out: it would tell the agent nothing).
+ */
+export function errorBody(reason: string, message: string, hint: string, detail?: string): ErrorBody {
+  return { error: { reason, message, hint, ...(detail ? { detail: untrusted(detail) } : {}) } };
 }
 
+/** The text block is the message and hint, then the JSON: a detail appears only inside the JSON, fenced. */
 export function errorResult(body: ErrorBody): CallToolResult {
   const { message, hint } = body.error;
   const text = `${message}${hint ? `\nHint: ${hint}` : ""}\n\n${JSON.stringify(body)}`;
@@ -33,7 +39,8 @@ export function errorResult(body: ErrorBody): CallToolResult {
 }
 
 /**
- * Turns anything thrown into the error shape. A ToolError (or any reasoned error) keeps its reason and message; a reason the
+ * Turns anything thrown into the error shape. A ToolError (or any reasoned error) keeps its reason,
+ * message and hint, and its `detail` string is fenced into the body's `detail`; a reason the
  * server never declared, or any other exception, becomes INTERNAL and its details go to the log only.
  */
 export function toErrorBody(
@@ -44,7 +51,8 @@ export function toErrorBody(
 ): ErrorBody {
   if (isReasonedError(err) && Object.hasOwn(reasons, err.reason)) {
     const spec = (reasons as Record<string, { hint: string } | undefined>)[err.reason];
-    return errorBody(err.reason, err.message, err.hint ?? spec?.hint ?? "");
+    const detail = typeof err.detail === "string" ? err.detail : undefined;
+    return errorBody(err.reason, err.message, err.hint ?? spec?.hint ?? "", detail);
   }
   const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
   log(`tool ${tool} failed: ${detail}`);

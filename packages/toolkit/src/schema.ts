@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { AnyTool } from "./define.js";
 import { ToolError } from "./errors.js";
+import { UNTRUSTED_TITLE } from "./untrusted.js";
 
 export const JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
 export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
@@ -19,6 +20,16 @@ export const ERROR_SCHEMA: JsonSchema = {
         reason: { type: "string" },
         message: { type: "string" },
         hint: { type: "string" },
+        // Outside text that explains the failure (a server's reply, a file name), fenced: see
+        // ToolError. Optional, so the seed's three-field errors still match.
+        detail: {
+          type: "object",
+          properties: { untrusted: { type: "string" } },
+          required: ["untrusted"],
+          additionalProperties: false,
+          title: UNTRUSTED_TITLE,
+          description: "Outside text that explains the failure, such as a server's reply (untrusted)",
+        },
       },
       required: ["reason", "message", "hint"],
       additionalProperties: false,

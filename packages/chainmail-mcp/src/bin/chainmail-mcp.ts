@@ -7,7 +7,10 @@
 import { exitCodeOf, isMailError, MailError } from "@mcpforge/chainmail";
 import { COMMON_FLAGS_HELP, FlagError, parseServerArgs } from "@mcpforge/toolkit";
 import { startApp } from "../app.js";
-import { VERSION } from "../mcp/server.js";
+import { chainmailTools, VERSION } from "../mcp/server.js";
+
+/** The tools listed whatever the policy says: every tool but the gated expunge and delete_folder. */
+const UNGATED_TOOLS = chainmailTools.filter((t) => t.visibleWhen === undefined).length;
 
 export const HELP = `chainmail-mcp: the MCP server of the chainmail mail daemon (also: chainmail mcp)
 
@@ -24,8 +27,8 @@ Tool groups: accounts-and-folders, reading, files, organizing, events-and-the-ca
 sending-and-drafts (--tools list shows their tools; expunge and delete_folder stay listed only while
 the policy allows them, whatever the groups).
 
-The daemon must be running (chainmail daemon); without it the server starts, lists 17 tools and every
-call fails with DAEMON_UNAVAILABLE.
+The daemon must be running (chainmail daemon); without it the server starts, lists the ${UNGATED_TOOLS}
+tools that are not gated and every call fails with DAEMON_UNAVAILABLE.
 `;
 
 const OPTIONS = {

@@ -65,8 +65,11 @@ export const full = (what: string) =>
 /** A failure of one item of a call (a ref, an account, a folder); its text may quote a mail server. */
 export const ItemError = z.object({
   reason: z.string().describe("One of the reasons on the error list, such as NOT_FOUND"),
-  message: untrustedField("What went wrong; may quote the mail server"),
+  message: untrustedField("What went wrong"),
   hint: z.string().describe("What to do about it"),
+  detail: untrustedField(
+    "Outside text that explains the failure, such as the mail server's reply or a folder's name",
+  ).optional(),
 });
 
 export const Address = z.object({

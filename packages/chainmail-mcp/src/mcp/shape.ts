@@ -13,8 +13,20 @@ import type {
 } from "@mcpforge/chainmail";
 import { untrusted } from "@mcpforge/toolkit";
 
-export function itemError(e: WireError | { reason: string; message: string; hint?: string }) {
-  return { reason: e.reason, message: untrusted(e.message), hint: e.hint ?? "" };
+/**
+ * A per-ref, per-check or partial error: the seed's fields, with the message fenced as the seed has
+ * it, and the outside text that explains it (a server's reply, a folder's name) as its own untrusted
+ * `detail`, as the kit does for a call's error.
+ */
+export function itemError(
+  e: WireError | { reason: string; message: string; hint?: string; detail?: string | undefined },
+) {
+  return {
+    reason: e.reason,
+    message: untrusted(e.message),
+    hint: e.hint ?? "",
+    ...(e.detail ? { detail: untrusted(e.detail) } : {}),
+  };
 }
 
 export const address = (a: Address) => ({ name: untrusted(a.name), address: untrusted(a.address) });

@@ -2,6 +2,7 @@
 // message, its meta and body rows, rebuilds the FTS index under the new ids, and adds the triggers
 // that keep the order from then on.
 import { ARRIVAL_ORDER_SQL, slotsInOrder } from "./arrival-id.js";
+import { insertFts } from "./fts.js";
 import type { CacheDb } from "./schema.js";
 import { addrText } from "./store.js";
 import type { MessageAddressObject } from "imapflow";
@@ -53,22 +54,18 @@ export function renumberByArrival(db: CacheDb): void {
      FROM messages m JOIN message_meta x ON x.id = m.id LEFT JOIN bodies b ON b.message_rowid = m.id
      WHERE m.id > ? ORDER BY m.id LIMIT 500`,
   );
-  const insert = db.prepare(
-    "INSERT INTO messages_fts (rowid, subject, from_addr, to_addr, cc_addr, bcc_addr, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  );
   for (let after = -1; ; ) {
     const page = batch.all(after) as IndexRow[];
     if (page.length === 0) break;
     for (const r of page) {
-      insert.run(
-        r.id,
-        r.subject ?? "",
-        addrs(r.from_json),
-        addrs(r.to_json),
-        addrs(r.cc_json),
-        addrs(r.bcc_json),
-        r.body_state === 1 ? (r.text ?? "") : "",
-      );
+      insertFts(db, r.id, {
+        subject: r.subject ?? "",
+        from: addrs(r.from_json),
+        to: addrs(r.to_json),
+        cc: addrs(r.cc_json),
+        bcc: addrs(r.bcc_json),
+        body: r.body_state === 1 ? (r.text ?? "") : "",
+      });
     }
     after = (page[page.length - 1] as IndexRow).id;
   }

@@ -1,5 +1,6 @@
 import { checkpointSoon } from "./checkpoint.js";
 import { backgroundTurn } from "./priority.js";
+import { cjkSpaced } from "../query/cjk.js";
 import { type CacheDb, stmt } from "./schema.js";
 
 /**
@@ -98,4 +99,33 @@ export async function compactFts(db: CacheDb, options: { force?: boolean } = {})
     if (changes(db) - before < 2) return true;
     await backgroundTurn();
   }
+}
+
+/** The indexed fields of one message, as the FTS row's columns take them (before `cjkSpaced`). */
+export interface FtsFields {
+  subject: string;
+  from: string;
+  to: string;
+  cc: string;
+  bcc: string;
+  body: string;
+}
+
+/**
+ * Adds a message's row to the FTS index, every field through `cjkSpaced`. Every writer of the index
+ * goes through here, so the index and the query side (src/query/sql.ts, `ftsString`) agree.
+ */
+export function insertFts(db: CacheDb, id: number, f: FtsFields): void {
+  stmt(
+    db,
+    "INSERT INTO messages_fts (rowid, subject, from_addr, to_addr, cc_addr, bcc_addr, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  ).run(
+    id,
+    cjkSpaced(f.subject),
+    cjkSpaced(f.from),
+    cjkSpaced(f.to),
+    cjkSpaced(f.cc),
+    cjkSpaced(f.bcc),
+    cjkSpaced(f.body),
+  );
 }

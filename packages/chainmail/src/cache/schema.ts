@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { checkpointInBackground } from "./checkpoint.js";
 import { recomputeThreadKeys } from "./thread-migration.js";
 import { renumberByArrival } from "./arrival-migration.js";
+import { indexCjkCharacters } from "./cjk-migration.js";
 
 export type CacheDb = Database.Database;
 
@@ -208,6 +209,9 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   FTS_MERGE_SETTINGS,
   // message ids that follow arrival time, so FTS5's rowid order is newest first (./arrival-id.ts)
   renumberByArrival,
+  // each CJK character its own token, so a Chinese or Japanese word inside a run is found
+  // (src/query/cjk.ts); the rows holding CJK text are indexed again
+  indexCjkCharacters,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -219,6 +223,8 @@ export const FLAG_COUNTERS_VERSION = MIGRATIONS.indexOf(addFlagCounters) + 1;
 export const THREAD_KEYS_VERSION = MIGRATIONS.indexOf(recomputeThreadKeys) + 1;
 /** The version from which message ids follow arrival time (its test migrates to the one before). */
 export const ARRIVAL_IDS_VERSION = MIGRATIONS.indexOf(renumberByArrival) + 1;
+/** The version from which CJK characters are indexed one token each (its test migrates to the one before). */
+export const CJK_TOKENS_VERSION = MIGRATIONS.indexOf(indexCjkCharacters) + 1;
 
 /** The default cache file: $XDG_DATA_HOME/chainmail/cache.db (or ~/.local/share/...). */
 export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {

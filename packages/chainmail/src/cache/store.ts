@@ -6,6 +6,7 @@ import { classifyFlags, type ShortFlag } from "../imap/flags.js";
 import { canonicalThreadKey } from "../thread-key.js";
 import { textPartRef } from "./body.js";
 import { newMessageSlot } from "./arrival-id.js";
+import { insertFts } from "./fts.js";
 
 export interface FolderRow {
   id: number;
@@ -115,10 +116,14 @@ function writeFts(
     | undefined,
   body: string,
 ): void {
-  stmt(
-    db,
-    "INSERT INTO messages_fts (rowid, subject, from_addr, to_addr, cc_addr, bcc_addr, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  ).run(id, subject, addrText(env?.from), addrText(env?.to), addrText(env?.cc), addrText(env?.bcc), body);
+  insertFts(db, id, {
+    subject,
+    from: addrText(env?.from),
+    to: addrText(env?.to),
+    cc: addrText(env?.cc),
+    bcc: addrText(env?.bcc),
+    body,
+  });
 }
 
 /** (Re)writes a message's FTS row from its stored columns and the given body text. */
@@ -132,10 +137,14 @@ export function indexMessage(db: CacheDb, id: number, body: string): void {
   if (!m) return;
   const t = (j: string) => addrText(JSON.parse(j) as MessageAddressObject[]);
   ftsDelete(db, id);
-  stmt(
-    db,
-    "INSERT INTO messages_fts (rowid, subject, from_addr, to_addr, cc_addr, bcc_addr, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  ).run(id, m.subject, t(m.from_json), t(m.to_json), t(m.cc_json), t(m.bcc_json), body);
+  insertFts(db, id, {
+    subject: m.subject,
+    from: t(m.from_json),
+    to: t(m.to_json),
+    cc: t(m.cc_json),
+    bcc: t(m.bcc_json),
+    body,
+  });
 }
 
 const NARROW_COLS = [

@@ -1,4 +1,5 @@
 import type { ExpungeEvent, FetchMessageObject, FetchQueryObject, ImapFlow } from "imapflow";
+import { errorText } from "../errors.js";
 import { displayName } from "../imap/folders.js";
 import { RawFetch, type SyncedMessage, headerItems } from "../imap/raw-fetch.js";
 import { type FolderRole, roleFromSpecialUse } from "../query/index.js";
@@ -358,10 +359,7 @@ export async function syncFolder(
     );
   } catch (err) {
     try {
-      stmt(db, "UPDATE folders SET last_error = ? WHERE id = ?").run(
-        String((err as Error).message ?? err).slice(0, 500),
-        folder.id,
-      );
+      stmt(db, "UPDATE folders SET last_error = ? WHERE id = ?").run(errorText(err).slice(0, 500), folder.id);
     } catch {
       // the database itself failed; the original error matters more
     }

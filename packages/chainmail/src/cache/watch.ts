@@ -1,3 +1,4 @@
+import { errorText } from "../errors.js";
 import type { ImapFlow } from "imapflow";
 import { type BackfillOptions, backfillBodies } from "./backfill.js";
 import type { CacheDb } from "./schema.js";
@@ -26,7 +27,7 @@ export function watchError(account: string, path: string): { message: string; at
 
 /** Records a failure of the folder's watch; the daemon calls it when a watch cannot start. */
 export function recordWatchError(account: string, path: string, err: unknown): void {
-  const raw = err instanceof Error ? err.message : String(err);
+  const raw = errorText(err);
   const message =
     raw
       .replace(/[\p{Cc}]+/gu, " ")

@@ -1,17 +1,66 @@
-/** The CLI's text output (without --json): one line per row for the lists, JSON for the rest. */
+/** The CLI's text output (without --json): one line per row for the lists, readable text for the rest. */
 import { humanItems } from "./item-command.js";
 import type { CacheStatus } from "../cache/index.js";
+import type { CheckResult } from "../imap/test-account.js";
+import type { ComposeResult } from "../compose/result.js";
+import type { Message } from "../imap/messages.js";
+import type { ConfigError } from "../service/context.js";
+import { noConfigText } from "./first-run.js";
 
-export function human(command: string, result: unknown): string {
+export interface HumanContext {
+  /** The config file, named when there are no accounts yet. */
+  configFile: string;
+  /** Whether that file exists. */
+  configExists: boolean;
+}
+
+/**
+ * The text of a result for a terminal. Mail text (subjects, bodies, names, server replies) is
+ * printed as it is, less the control characters a terminal would act on (escape sequences that
+ * move the cursor, retitle the window or hide text) and bidi overrides; tabs and newlines stay.
+ */
+export function human(command: string, result: unknown, context?: HumanContext): string {
+  return render(command, result, context).replace(TERMINAL_CONTROLS, "");
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+const TERMINAL_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+function render(command: string, result: unknown, context?: HumanContext): string {
   const r = result as Record<string, unknown>;
   switch (command) {
-    case "accounts":
-      return (r["accounts"] as Array<Record<string, unknown>>)
-        .map(
-          (a) =>
-            `${a["name"]}\t${a["provider"]}\t${a["address"]}\tauth:${a["auth"]}\texpunge:${a["allow_expunge"]}\tdelete_folder:${a["allow_delete_folder"]}${a["confirmation_pending"] ? "\tconfirmation pending (chainmail policy status)" : ""}`,
-        )
-        .join("\n");
+    case "accounts": {
+      const accounts = r["accounts"] as Array<Record<string, unknown>>;
+      const lines = accounts.map(
+        (a) =>
+          `${a["name"]}\t${a["provider"]}\t${a["address"]}\tauth:${a["auth"]}\texpunge:${a["allow_expunge"]}\tdelete_folder:${a["allow_delete_folder"]}${a["confirmation_pending"] ? "\tconfirmation pending (chainmail policy status)" : ""}`,
+      );
+      if (accounts.length === 0 && context)
+        lines.push(
+          context.configExists
+            ? `No accounts in ${context.configFile}. Add one as an [[accounts]] table (see chainmail's README), then store its password with \`chainmail secret set NAME\`.`
+            : noConfigText(context.configFile),
+        );
+      return withConfigError(lines, r["config_error"] as ConfigError | undefined);
+    }
+    case "test":
+      return humanTest(r as unknown as { account: string; imap: CheckResult; smtp: CheckResult });
+    case "folders":
+      if (Array.isArray(r["accounts"])) return humanFolders(r);
+      return humanChange(r);
+    case "get":
+      return humanMessages(r as { messages: Message[]; errors: Array<{ ref: string; error: WireLike }> });
+    case "thread":
+      return humanThread(
+        r as { thread_id: string; messages: Message[]; truncated: boolean; omitted_refs: string[] },
+      );
+    case "send":
+    case "reply":
+    case "forward":
+      return humanCompose(result as ComposeResult);
+    case "draft":
+      if (typeof r["status"] === "string") return humanCompose(result as ComposeResult);
+      return humanChange(r);
     case "search":
       return [
         ...(r["rows"] as Array<Record<string, unknown>>).map(
@@ -39,10 +88,122 @@ export function human(command: string, result: unknown): string {
     case "item":
       return humanItems(r);
     case "policy":
-      return humanPolicy(r);
+      return withConfigError([humanPolicy(r)], r["config_error"] as ConfigError | undefined);
     default:
       return JSON.stringify(result, null, 2);
   }
+}
+
+interface WireLike {
+  reason: string;
+  message: string;
+  hint?: string;
+}
+
+const errorLine = (e: WireLike) => `${e.reason}: ${e.message}${e.hint ? ` (${e.hint})` : ""}`;
+
+/** A result's lines, then the config file's error while its last edit is not applied. */
+function withConfigError(lines: string[], err: ConfigError | undefined): string {
+  if (!err) return lines.join("\n");
+  return [
+    ...lines,
+    `config error since ${err.since}: ${err.file}: ${err.message}`,
+    "  the daemon keeps running on the last config that loaded; fix the file and it is read again on its own",
+  ].join("\n");
+}
+
+function humanTest(r: { account: string; imap: CheckResult; smtp: CheckResult }): string {
+  const line = (what: string, c: CheckResult) =>
+    c.skipped
+      ? `${what}\tskipped (not configured)`
+      : c.ok
+        ? `${what}\tok`
+        : `${what}\tfailed: ${c.error ? errorLine(c.error) : "unknown error"}`;
+  return [`account ${r.account}`, line("imap", r.imap), line("smtp", r.smtp)].join("\n");
+}
+
+function humanFolders(r: Record<string, unknown>): string {
+  const accounts = r["accounts"] as Array<{
+    account: string;
+    folders: Array<{ name: string; role: string | null; messages: number | null; unseen: number | null }>;
+  }>;
+  const partial = (r["partial"] ?? []) as Array<{ account: string; folder?: string; error: WireLike }>;
+  return [
+    ...accounts.flatMap((a) =>
+      a.folders.map(
+        (f) =>
+          `${a.account}\t${f.name}\t${f.role ?? "-"}\t${f.messages ?? "?"} message(s)\t${f.unseen ?? "?"} unseen`,
+      ),
+    ),
+    ...partial.map((p) => `${p.account}${p.folder ? `\t${p.folder}` : ""}\terror: ${errorLine(p.error)}`),
+  ].join("\n");
+}
+
+/** A folder or draft change: its fields as `key: value`. */
+function humanChange(r: Record<string, unknown>): string {
+  return Object.entries(r)
+    .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
+    .join("\n");
+}
+
+const addresses = (list: Array<{ name?: string; address?: string }>) =>
+  list.map((a) => (a.name ? `${a.name} <${a.address}>` : (a.address ?? ""))).join(", ");
+
+function humanMessage(m: Message): string {
+  return [
+    `ref: ${m.ref}`,
+    `account: ${m.account}\tfolder: ${m.folder}`,
+    `date: ${m.date ?? "-"}`,
+    `from: ${addresses(m.from)}`,
+    `to: ${addresses(m.to)}`,
+    ...(m.cc.length ? [`cc: ${addresses(m.cc)}`] : []),
+    `subject: ${m.subject}`,
+    ...(m.flags.length || m.keywords.length ? [`flags: ${[...m.flags, ...m.keywords].join(" ")}`] : []),
+    ...m.attachments.map((a) => `attachment ${a.part}: ${a.filename} (${a.content_type}, ${a.size} bytes)`),
+    "",
+    m.body,
+    ...(m.body_truncated ? ["[body cut; --full gives all of it]"] : []),
+  ].join("\n");
+}
+
+const RULE = "\n----------------------------------------\n";
+
+function humanMessages(r: { messages: Message[]; errors: Array<{ ref: string; error: WireLike }> }): string {
+  return [
+    ...r.messages.map(humanMessage),
+    ...r.errors.map((e) => `ref ${e.ref}: error: ${errorLine(e.error)}`),
+  ].join(RULE);
+}
+
+function humanThread(r: {
+  thread_id: string;
+  messages: Message[];
+  truncated: boolean;
+  omitted_refs: string[];
+}): string {
+  return [
+    `thread ${r.thread_id}: ${r.messages.length} message(s)${r.truncated ? `, ${r.omitted_refs.length} more not shown (get them by ref: ${r.omitted_refs.join(" ")})` : ""}`,
+    ...r.messages.map(humanMessage),
+  ].join(RULE);
+}
+
+function humanCompose(r: ComposeResult): string {
+  const lines = [`status: ${r.status}`];
+  const add = (k: string, v: unknown) => {
+    if (v !== undefined && v !== "" && !(Array.isArray(v) && v.length === 0))
+      lines.push(`${k}: ${Array.isArray(v) ? v.join(", ") : String(v)}`);
+  };
+  add("message_id", r.message_id);
+  add("sent_ref", r.sent_ref);
+  add("draft_ref", r.draft_ref);
+  add("idempotency_key", r.idempotency_key);
+  add("original_status", r.original_status);
+  add("refused_recipients", r.refused_recipients);
+  add("sent_copy_error", r.sent_copy_error);
+  add("blocked", r.blocked);
+  if (r.too_many_recipients) add("too_many_recipients", "true");
+  add("hint", r.hint);
+  return lines.join("\n");
 }
 
 function cacheStatus(status: CacheStatus): string {

@@ -7,19 +7,28 @@ import { parseArgs } from "node:util";
 import { DaemonClient } from "../client/index.js";
 import { REASONS } from "../errors.js";
 import { type Home, resolveHome } from "../home.js";
-import { setSecret } from "../secrets.js";
 import { isLocalAccounts, runAccountsLocal } from "./accounts.js";
+import { AUTH_OPTIONS, AUTH_USAGE, runAuth } from "./auth-commands.js";
+import { runSecret } from "./secret-command.js";
+import type { Options } from "./command-kit.js";
 import { COMMANDS, usage } from "./commands.js";
+import fs from "node:fs";
+import { exitCodeOf } from "../errors.js";
+import type { CheckResult } from "../imap/test-account.js";
+import { chainmailVersion } from "../version.js";
+import { noConfigText } from "./first-run.js";
 import { human } from "./human.js";
 import { ITEM_USAGE } from "./item-command.js";
 import { eventLine } from "./watch.js";
 import { mcpArgs, runMcp } from "./mcp.js";
 
 export const USAGE = `usage: chainmail [--home DIR] [--socket PATH] [--json] COMMAND ...
+       chainmail --version
   (--socket, or CHAINMAIL_SOCKET: the daemon's socket, for a daemon that runs as another OS user)
   daemon                                 run the daemon (stops cleanly on SIGTERM)
   mcp [--http [HOST:]PORT]               run the MCP server on stdio (needs @mcpforge/chainmail-mcp)
-  secret set ACCOUNT                     read the account's password from stdin
+  secret set ACCOUNT                     store the account's password (asked without echo, or stdin)
+${AUTH_USAGE}
   accounts [list]                        list accounts
   accounts probe ADDRESS [--dns SERVER]... [--offline]
                                          find an address's IMAP/SMTP settings (presets, MX, SRV,
@@ -65,6 +74,7 @@ const GLOBAL = {
   socket: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
+  version: { type: "boolean" },
 } as const;
 
 /** The command: the first argument that is not a flag or --home's value. */
@@ -83,23 +93,32 @@ export async function main(argv: string[]): Promise<number> {
   if (forMcp) return runMcp(forMcp);
   const cmd = commandOf(argv);
   const local = cmd === undefined ? undefined : COMMANDS[cmd];
-  const known = cmd === undefined || local || cmd === "daemon" || cmd === "secret";
+  const known = cmd === undefined || local || cmd === "daemon" || cmd === "secret" || cmd === "auth";
   const { values: o, positionals } = parseArgs({
     args: argv,
-    options: { ...GLOBAL, ...local?.options },
+    options: { ...GLOBAL, ...(cmd === "auth" ? (AUTH_OPTIONS as Options) : local?.options) },
     allowPositionals: true,
     strict: true,
   });
-  const g = o as { home?: string; socket?: string; json?: boolean; help?: boolean };
+  const g = o as { home?: string; socket?: string; json?: boolean; help?: boolean; version?: boolean };
+  if (g.version) {
+    process.stdout.write(
+      `${g.json ? JSON.stringify({ version: chainmailVersion() }) : `chainmail ${chainmailVersion()}`}\n`,
+    );
+    return 0;
+  }
+  // An unknown command is an error even with --help, so that `chainmail X --help` says whether X exists.
+  if (!known) usage(`unknown command ${JSON.stringify(cmd)}`);
   if (g.help || cmd === undefined) {
     process.stdout.write(`${USAGE}\n`);
     return g.help ? 0 : REASONS.INVALID_ARGUMENT.exitCode;
   }
-  if (!known) usage(`unknown command ${JSON.stringify(cmd)}`);
   const home = resolveHome(g.home, g.socket ? { ...process.env, CHAINMAIL_SOCKET: g.socket } : process.env);
   const args = positionals.slice(1);
   if (cmd === "daemon") return runDaemon(home);
-  if (cmd === "secret") return storeSecret(home, args, g.json === true);
+  if (cmd === "secret") return runSecret(home, args, g.json === true);
+  if (cmd === "auth")
+    return runAuth(home, o as { browser?: boolean; device?: boolean; open?: boolean }, args, g.json === true);
   if (cmd === "accounts" && isLocalAccounts(args))
     return runAccountsLocal(home, o as Parameters<typeof runAccountsLocal>[1], args, g.json === true);
 
@@ -130,12 +149,38 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const result = await req.send(client);
-    process.stdout.write(`${g.json ? JSON.stringify(result) : human(cmd, result)}\n`);
-    // A batch where some refs failed is a success; its per-ref errors are in the output.
-    return 0;
+    const context = { configFile: home.configFile, configExists: fs.existsSync(home.configFile) };
+    process.stdout.write(`${g.json ? JSON.stringify(result) : human(cmd, result, context)}\n`);
+    // A batch where some refs failed is a success; its per-ref errors are in the output. A command
+    // that answered without doing what it was asked exits with the reason of its first failure.
+    return outcomeCode(cmd, args, result);
   } finally {
     client.close();
   }
+}
+
+/**
+ * The exit code of a result that came back without the call failing: non-zero when the command did
+ * not do what it was asked, by the reason of its first failure (the exit-codes table).
+ */
+export function outcomeCode(cmd: string, args: string[], result: unknown): number {
+  const r = result as Record<string, unknown>;
+  if (cmd === "test") {
+    // The account works only when both logins did (a server that is not configured is skipped).
+    const failed = [r["imap"], r["smtp"]].find((c) => {
+      const check = c as CheckResult | undefined;
+      return check !== undefined && !check.ok && !check.skipped;
+    }) as CheckResult | undefined;
+    return failed ? exitCodeOf(failed.error?.reason ?? "SERVER_UNAVAILABLE") : 0;
+  }
+  if (cmd === "folders" && (args[0] ?? "list") === "list") {
+    // Listed nothing because every account failed: the listing was not done.
+    const accounts = r["accounts"] as unknown[];
+    const partial = (r["partial"] ?? []) as Array<{ folder?: string; error: { reason: string } }>;
+    const whole = partial.filter((p) => p.folder === undefined);
+    if (accounts.length === 0 && whole.length > 0) return exitCodeOf(whole[0]!.error.reason);
+  }
+  return 0;
 }
 
 async function runDaemon(home: Home): Promise<number> {
@@ -143,6 +188,7 @@ async function runDaemon(home: Home): Promise<number> {
   const { startDaemon } = await import("../daemon/server.js");
   const daemon = await startDaemon({ home });
   process.stderr.write(`chainmail daemon listening on ${daemon.socketPath}\n`);
+  if (!fs.existsSync(home.configFile)) process.stderr.write(`${noConfigText(home.configFile)}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {
       daemon.stop().then(resolve, resolve);
@@ -150,16 +196,5 @@ async function runDaemon(home: Home): Promise<number> {
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
   });
-  return 0;
-}
-
-async function storeSecret(home: Home, args: string[], json: boolean): Promise<number> {
-  if (args[0] !== "set" || args.length !== 2)
-    usage("usage: chainmail secret set ACCOUNT (the password on stdin)");
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  setSecret(home.secretsDir, args[1]!, Buffer.concat(chunks).toString("utf8"));
-  if (!json) process.stderr.write(`stored the password of ${args[1]}\n`);
-  else process.stdout.write(`${JSON.stringify({ account: args[1], stored: true })}\n`);
   return 0;
 }

@@ -4,7 +4,7 @@
  * own). A failed Sent copy is reported in `sent_copy_error`; the send still succeeded.
  */
 import type { AccountConfig } from "../config.js";
-import { MailError } from "../errors.js";
+import { errorText, MailError } from "../errors.js";
 import { outboxOf, unconfirmed } from "../outbox/index.js";
 import { audit, type Call, type ServiceContext } from "../service/context.js";
 import type { OutboxRow } from "../store/outbox.js";
@@ -144,6 +144,7 @@ export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): P
           "SERVER_UNAVAILABLE",
           `${(err as Error).message}; the connection ended after the message was handed over, so it may have been sent`,
           unconfirmed(key).hint,
+          (err as MailError).detail,
         );
       throw err;
     }
@@ -166,7 +167,7 @@ export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): P
           appendTo(c, account, await roleFolder(c, account, "sent"), out.raw, ["\\Seen"]),
         );
       } catch (err) {
-        sent.sent_copy_error = (err as Error).message;
+        sent.sent_copy_error = errorText(err);
       }
       outbox.store.finish(key, "sent", sent);
     }

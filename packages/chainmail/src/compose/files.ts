@@ -125,7 +125,12 @@ export function loadFile(file: string, what: string, rules: AttachRules): Loaded
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ELOOP") throw bad(what, "is a symbolic link; give the file's own path");
-    if (code === "ENOENT") throw new MailError("NOT_FOUND", `${what}: no such file`);
+    if (code === "ENOENT")
+      throw new MailError(
+        "NOT_FOUND",
+        `${what}: no such file`,
+        "Check the path: it must be the absolute path of an existing file on the machine where the MCP server (or the chainmail command) runs, which may not be the machine the agent sees.",
+      );
     if (code === "EACCES") throw bad(what, "cannot be read by the daemon");
     throw bad(what, `cannot be opened (${code ?? "error"})`);
   }

@@ -4,8 +4,9 @@
  */
 import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
-import { MailError, quoteServerText } from "../errors.js";
-import { takeRefusalText } from "../imap/connection.js";
+import { detailOf, MailError } from "../errors.js";
+import { takeRefusal, takeRefusalText } from "../imap/connection.js";
+import { refusalOf } from "../imap/refusal.js";
 import { findByRole, findFolder } from "../imap/folders.js";
 import { existing, expungeUids, transfer } from "../imap/organize.js";
 import { encodeRef, type MessageRef } from "../refs.js";
@@ -26,9 +27,10 @@ export async function roleFolder(
     throw new MailError(
       "NOT_FOUND",
       named
-        ? `account ${account.name} has no folder ${quoteServerText(named)} (its ${CONFIG_KEY[role]})`
+        ? `account ${account.name} has no folder named as its ${CONFIG_KEY[role]}; the name is in detail`
         : `account ${account.name} has no ${role} folder (special-use ${SPECIAL[role]})`,
       `Set ${CONFIG_KEY[role]} for the account in config.toml.`,
+      named ? `folder: ${named}` : undefined,
     );
   return f.path;
 }
@@ -44,10 +46,17 @@ export async function appendTo(
   takeRefusalText(client);
   const res = await client.append(path, raw, flags);
   if (!res) {
-    const text = takeRefusalText(client);
+    const { text, code } = takeRefusal(client);
+    // A dropped connection is an outage; a NO (no rights, over quota) is the server's answer, and
+    // the same APPEND would be refused again.
+    const { reason, hint } = client.usable
+      ? refusalOf(code)
+      : { reason: "SERVER_UNAVAILABLE" as const, hint: undefined };
     throw new MailError(
-      "SERVER_UNAVAILABLE",
-      `the IMAP server of account ${account.name} refused APPEND to ${quoteServerText(path)}${text ? ` ${quoteServerText(text)}` : ""}`,
+      reason,
+      `the IMAP server of account ${account.name} refused APPEND to a folder; the folder${text ? " and the server's reply are" : " is"} in detail`,
+      hint,
+      detailOf(`folder: ${path}`, text && `server: ${text}`),
     );
   }
   if (res.uid === undefined || res.uidValidity === undefined) return "";

@@ -20,6 +20,7 @@ import type {
 import { type MailAddress, parseAddresses, uniqueAddresses } from "./addresses.js";
 import { type BodyParts, bodyParts, type Quote } from "./body.js";
 import { deliver } from "./deliver.js";
+import { markOriginal } from "./mark.js";
 import { attachRules, type LoadedFile, loadFile, totalSize } from "./files.js";
 import { spoolOf } from "../service/uploads.js";
 import { type Upload, UPLOAD_PREFIX } from "../uploads/spool.js";
@@ -108,7 +109,7 @@ function content(ctx: ServiceContext, account: AccountConfig, c: Content, quote?
   };
 }
 
-const from = (a: AccountConfig): MailAddress => ({ name: "", address: a.address });
+const from = (a: AccountConfig): MailAddress => ({ name: a.display_name ?? "", address: a.address });
 
 function recipients(lists: { to: string[]; cc: string[]; bcc: string[] }) {
   return {
@@ -260,7 +261,17 @@ export async function reply(ctx: ServiceContext, call: Call, p: ReplyParams): Pr
   if (p.draft)
     return saveDraft(ctx, { ...call, action: "draft.create" }, account, spec, "reply saved as a draft");
   const keys = keysOf(p.idempotency_key, deriveKey("reply", keyInput(p, identity, c.paths), c.fileHashes));
-  return sendBuilt(ctx, call, account, "reply", keys, { spec, fileHashes: c.fileHashes }, unreadable);
+  const result = await sendBuilt(
+    ctx,
+    call,
+    account,
+    "reply",
+    keys,
+    { spec, fileHashes: c.fileHashes },
+    unreadable,
+  );
+  if (result.status === "sent") await markOriginal(ctx, account, decodeRef(p.ref), "\\Answered");
+  return result;
 }
 
 export async function forward(ctx: ServiceContext, call: Call, p: ForwardParams): Promise<ComposeResult> {
@@ -287,7 +298,9 @@ export async function forward(ctx: ServiceContext, call: Call, p: ForwardParams)
   if (p.draft)
     return saveDraft(ctx, { ...call, action: "draft.create" }, account, spec, "forward saved as a draft");
   const keys = keysOf(p.idempotency_key, deriveKey("forward", keyInput(p, identity, c.paths), c.fileHashes));
-  return sendBuilt(ctx, call, account, "forward", keys, { spec, fileHashes: c.fileHashes });
+  const result = await sendBuilt(ctx, call, account, "forward", keys, { spec, fileHashes: c.fileHashes });
+  if (result.status === "sent") await markOriginal(ctx, account, decodeRef(p.ref), "$Forwarded");
+  return result;
 }
 
 export async function createDraft(

@@ -5,8 +5,9 @@
  */
 import SMTPConnection, { type SMTPConnectionAuth } from "nodemailer/lib/smtp-connection";
 import type { AccountConfig } from "../config.js";
-import { MailError, quoteServerText } from "../errors.js";
-import { getSecret } from "../secrets.js";
+import XOAuth2 from "nodemailer/lib/xoauth2";
+import { credentialsFor, type Login } from "../auth/credentials.js";
+import { MailError } from "../errors.js";
 
 export interface Envelope {
   from: string;
@@ -25,7 +26,7 @@ export class SmtpFailure extends MailError {
     /** true when the server may have accepted the message despite the error. */
     readonly maybeSent: boolean,
   ) {
-    super(err.reason, err.message, err.hint);
+    super(err.reason, err.message, err.hint, err.detail);
   }
 }
 
@@ -42,14 +43,13 @@ const SURE_COMMANDS = new Set([
 ]);
 
 /**
- * The account's SMTP login: the one place credentials are obtained, so another kind of login (an
- * OAuth token) changes this function only.
+ * SMTPConnection's login for a password or an OAuth2 access token (XOAUTH2: nodemailer's XOAuth2
+ * with a token it only hands on; the refresh and the refused-token retry are the credentials' own).
  */
-function smtpLogin(account: AccountConfig, secretsDir: string): SMTPConnectionAuth {
-  const pass = getSecret(secretsDir, account.name);
-  if (pass === undefined)
-    throw new MailError("AUTH_REQUIRED", `no password is stored for account ${account.name}`);
-  return { user: account.username, pass };
+function smtpAuth(login: Login): SMTPConnectionAuth {
+  if (!("accessToken" in login)) return { user: login.user, pass: login.pass };
+  const oauth2 = new XOAuth2({ user: login.user, accessToken: login.accessToken });
+  return { user: login.user, method: "XOAUTH2", oauth2 } as SMTPConnectionAuth;
 }
 
 interface SendInfo {
@@ -118,7 +118,23 @@ export async function sendRaw(
       `account ${account.name} has no SMTP server configured`,
       "Add [accounts.smtp] for the account in config.toml.",
     );
-  const auth = smtpLogin(account, secretsDir);
+  // The login (a password, or an OAuth2 token refreshed once when refused) and the auth state.
+  return credentialsFor(secretsDir).withLogin(
+    account,
+    smtp,
+    "SMTP",
+    (err) => err instanceof SmtpFailure && err.reason === "AUTH_REJECTED",
+    (login) => sendOnce(account, smtp, smtpAuth(login), envelope, raw),
+  );
+}
+
+async function sendOnce(
+  account: AccountConfig,
+  smtp: NonNullable<AccountConfig["smtp"]>,
+  auth: SMTPConnectionAuth,
+  envelope: Envelope,
+  raw: Buffer,
+): Promise<{ response: string; refused: Refused[] }> {
   try {
     const info = await transaction({ ...account, smtp }, auth, envelope, raw);
     // Some recipients refused at RCPT, the rest accepted: the message went to those (a refusal of
@@ -136,7 +152,12 @@ export async function sendRaw(
       response?: string;
       message?: string;
     };
-    const text = quoteServerText(e.response ?? e.message ?? String(err));
+    // Only an answer of the server (a response) is its text; a socket failure (ECONNREFUSED,
+    // ETIMEDOUT) is nodemailer's, and says the server was not reached.
+    const answered = e.response !== undefined || e.responseCode !== undefined;
+    const network = answered ? undefined : (/\bE[A-Z]{3,}\b/.exec(e.message ?? "")?.[0] ?? e.code ?? "error");
+    // The server's reply is outside text: it goes in detail, never in the message.
+    const reply = e.response ?? e.message ?? String(err);
     const auth = e.code === "EAUTH" || e.responseCode === 535;
     const refusedRecipients = e.code === "EENVELOPE";
     // A server's answer (a code) at any step means it did not take the message; so does a failure
@@ -144,7 +165,18 @@ export async function sendRaw(
     const sure = e.responseCode !== undefined || SURE_COMMANDS.has(e.command ?? "CONN") || auth;
     const reason = auth ? "AUTH_REJECTED" : refusedRecipients ? "INVALID_ARGUMENT" : "SERVER_UNAVAILABLE";
     throw new SmtpFailure(
-      new MailError(reason, `the SMTP server of account ${account.name} did not take the message ${text}`),
+      network !== undefined && !auth && !refusedRecipients
+        ? new MailError(
+            "SERVER_UNAVAILABLE",
+            `the connection to the SMTP server of account ${account.name} failed (${network}); ${sure ? "the message was not sent" : "the message may or may not have gone out"}`,
+            sure ? "Try again later, or run test_account to check the SMTP settings." : undefined,
+          )
+        : new MailError(
+            reason,
+            `the SMTP server of account ${account.name} did not take the message; its reply is in detail`,
+            undefined,
+            reply,
+          ),
       !sure,
     );
   }

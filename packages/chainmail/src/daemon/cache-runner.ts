@@ -285,7 +285,8 @@ export class CacheRunner {
       client = undefined;
       const body = toWireError(mapImapError(err, name));
       // A watch that cannot start leaves its folder on the last-sync rule; cache_status says why.
-      if (!started) recordWatchError(name, folder, new Error(body.message));
+      if (!started)
+        recordWatchError(name, folder, new MailError(body.reason, body.message, body.hint, body.detail));
       this.log(`cache watch of ${name} failed: ${body.reason}`);
       this.retryWatch(name, gen);
     } finally {

@@ -17,7 +17,14 @@ import { confirmPolicy, policyStatus } from "../policy/service.js";
 import { beginUpload, finishUpload, spoolOf } from "../service/uploads.js";
 import { decodeRef } from "../refs.js";
 import { listAccounts, testAccount } from "../service/accounts.js";
-import { accountsOf, audit, type Call, cacheOf, type ServiceContext } from "../service/context.js";
+import {
+  accountsOf,
+  audit,
+  type Call,
+  cacheOf,
+  configErrorField,
+  type ServiceContext,
+} from "../service/context.js";
 import { createFolderCall, deleteFolderCall, listFolders, renameFolderCall } from "../service/folders.js";
 import { archive, expunge, move, setFlags, setLabels, trash } from "../service/organize.js";
 import { downloadAttachment, getMessages, getThread, saveRaw } from "../service/reading.js";
@@ -42,7 +49,7 @@ export type Handler<M extends Method> = (
 
 export const HANDLERS: { [M in Method]: Handler<M> } = {
   ping: () => ({ ok: true, protocol: PROTOCOL_VERSION, pid: process.pid }),
-  "accounts.list": (ctx, call) => listAccounts(ctx, call),
+  "accounts.list": (ctx, call) => ({ ...listAccounts(ctx, call), ...configErrorField(ctx) }),
   "account.test": (ctx, call, p) => testAccount(ctx, call, p.account),
   "folders.list": (ctx, call, p) => listFolders(ctx, call, p.accounts),
   "folders.create": (ctx, call, p) => createFolderCall(ctx, call, p.account, p.name),
@@ -87,7 +94,7 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
   "outbox.list": (ctx, call, p) => listOutbox(ctx, call, p.status),
   "outbox.confirm": (ctx, call, p) => confirmSend(ctx, call, p.key),
   "outbox.release": (ctx, call, p) => releaseSend(ctx, call, p.key),
-  "policy.status": (ctx) => policyStatus(ctx),
+  "policy.status": (ctx) => ({ ...policyStatus(ctx), ...configErrorField(ctx) }),
   "policy.confirm": (ctx, call, p) => confirmPolicy(ctx, call, p.account, p.digest),
   "upload.begin": (ctx, call, p) => beginUpload(ctx, call, p.path, p.size),
   "upload.chunk": (ctx, _call, p) => spoolOf(ctx).chunk(p.upload_id, p.index, p.data),
@@ -102,11 +109,15 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
   ...ITEM_HANDLERS,
 };
 
-/** The accounts a call changes: its `account`, and the account of each ref it names. */
+/**
+ * The accounts a call changes: its `account`, and the account of each ref it names (`refs`, or the
+ * one `ref` of reply, forward and the draft operations, whose drafts land in that account).
+ */
 function touchedAccounts(p: Record<string, unknown>): string[] {
   const out = new Set<string>();
   if (typeof p["account"] === "string") out.add(p["account"]);
-  for (const ref of Array.isArray(p["refs"]) ? p["refs"] : []) {
+  const refs = [...(Array.isArray(p["refs"]) ? p["refs"] : []), p["ref"]];
+  for (const ref of refs) {
     try {
       if (typeof ref === "string") out.add(decodeRef(ref).account);
     } catch {

@@ -8,6 +8,7 @@
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { credentialsFor, releaseCredentials } from "../auth/credentials.js";
 import { type Config, changedConnections, loadConfig } from "../config.js";
 import { MailError, toWireError } from "../errors.js";
 import { removeStaleParts } from "../files/save.js";
@@ -122,12 +123,22 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ctx.config = narrowedOnly(ctx.config, fileConfig, state);
         configMtime = -1;
       }
+      ctx.configError = undefined;
       const changed = changedConnections(prev, ctx.config);
-      for (const name of changed) pool.retire(name);
+      for (const name of changed) {
+        pool.retire(name);
+        credentialsFor(home.secretsDir).forget(name);
+      }
       ctx.cache?.reconcile(changed);
     } catch (err) {
       log(`config reload failed, keeping the previous config: ${(err as Error).message}`);
       configMtime = m;
+      // Reported by accounts and policy status until an edit loads, not only in this log.
+      ctx.configError = {
+        file: home.configFile,
+        message: (err as Error).message,
+        since: ctx.configError?.since ?? new Date().toISOString(),
+      };
     }
   };
 
@@ -270,6 +281,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         clearTimeout(timer);
         await ctx.cache?.stop();
         await pool.closeAll();
+        // Access tokens live only as long as the daemon that obtained them.
+        releaseCredentials(home.secretsDir);
         uploads.close();
         state.close();
         fs.rmSync(home.socketPath, { force: true });

@@ -219,6 +219,11 @@ export class EventLog {
         );
     }
     const kinds = EventLog.effectiveKinds(p.kinds, p.item !== undefined);
+    // A group that has never read starts at the log's end: an agent that starts waiting for mail
+    // wants the mail that arrives from now on, not the history kept for retention_seconds and the
+    // first sync's gap and status events (cursor 0 still reads those). The start is stored before
+    // the first page, so an event recorded while this read waits, or after it was cut off, is news.
+    if (p.group !== undefined && !this.store.group(p.group)) this.store.ack(p.group, this.store.lastId());
     const deadline = this.now() + p.wait_seconds * 1000;
     const position = () =>
       p.group !== undefined ? (this.store.group(p.group)?.acked ?? 0) : (p.cursor ?? 0);

@@ -239,7 +239,12 @@ export function writeNewFile(dir: string, name: string, content: Buffer, options
       }
       if (writeExclusive(target, content)) return target;
     }
-    throw new MailError("CONFLICT", `1000 files named like ${JSON.stringify(name)} already exist in ${dir}`);
+    throw new MailError(
+      "CONFLICT",
+      `1000 files named like the attachment already exist in ${dir}; its file name is in detail`,
+      "Save it in another folder, or clear out the old copies first.",
+      `file name: ${name}`,
+    );
   } finally {
     fs.rmSync(tmp, { force: true });
   }

@@ -4,9 +4,10 @@
  * in parallel. `openImap` gives a dedicated connection to code that needs its own (sync, IDLE).
  */
 import { ImapFlow } from "imapflow";
+import { credentialsFor, type Login } from "../auth/credentials.js";
 import type { AccountConfig } from "../config.js";
-import { isMailError, quoteServerText, MailError } from "../errors.js";
-import { getSecret } from "../secrets.js";
+import { isMailError, MailError } from "../errors.js";
+import { isServerRefusal, refusalOf } from "./refusal.js";
 
 const NETWORK_CODES = new Set([
   "ECONNREFUSED",
@@ -40,9 +41,21 @@ export function mapImapError(err: unknown, account: string): MailError {
     );
   }
   const text = e?.responseText ?? e?.message ?? String(err);
+  if (isServerRefusal(err)) {
+    // The server answered: a NO is a refusal to retry only when its code says it is temporary.
+    const { reason, hint } = refusalOf(err.serverResponseCode);
+    return new MailError(
+      reason,
+      `the IMAP server of account ${account} refused the command; its reply is in detail`,
+      hint,
+      text,
+    );
+  }
   return new MailError(
     "SERVER_UNAVAILABLE",
-    `the IMAP server of account ${account} failed ${quoteServerText(text)}`,
+    `the IMAP server of account ${account} refused a command; its reply is in detail`,
+    undefined,
+    text,
   );
 }
 
@@ -50,17 +63,36 @@ export function mapImapError(err: unknown, account: string): MailError {
  * imapflow answers a refused MOVE, COPY, STORE or EXPUNGE with `false` and only logs the server's
  * reply; the logger below keeps the last one per connection, so a refusal can quote the server.
  */
-const lastRefusal = new WeakMap<ImapFlow, { text?: string }>();
+const lastRefusal = new WeakMap<ImapFlow, RefusalSlot>();
+
+interface RefusalSlot {
+  text?: string | undefined;
+  code?: string | undefined;
+}
+
+/** The credentials generation each connection logged in under (see Credentials.generation). */
+const loggedInUnder = new WeakMap<ImapFlow, object>();
 
 /** The server's text of the last command imapflow reported as failed, and forgets it. */
 export function takeRefusalText(client: ImapFlow): string | undefined {
-  const slot = lastRefusal.get(client);
-  const text = slot?.text;
-  if (slot) slot.text = undefined;
-  return text;
+  return takeRefusal(client).text;
 }
 
-function refusalLogger(slot: { text?: string }) {
+/** The server's text and response code (RFC 5530) of the last refused command, and forgets them. */
+export function takeRefusal(client: ImapFlow): { text?: string; code?: string } {
+  const slot = lastRefusal.get(client);
+  const out = {
+    ...(slot?.text === undefined ? {} : { text: slot.text }),
+    ...(slot?.code === undefined ? {} : { code: slot.code }),
+  };
+  if (slot) {
+    slot.text = undefined;
+    slot.code = undefined;
+  }
+  return out;
+}
+
+function refusalLogger(slot: RefusalSlot) {
   const none = () => undefined;
   return {
     debug: none,
@@ -71,21 +103,27 @@ function refusalLogger(slot: { text?: string }) {
     // imapflow asks before building debug lines (every command and response, compiled again).
     isLevelEnabled: (level: string) => level === "warn",
     warn: (entry: unknown) => {
-      const err = (entry as { err?: { responseText?: unknown; message?: unknown } } | undefined)?.err;
+      const err = (
+        entry as
+          | { err?: { responseText?: unknown; message?: unknown; serverResponseCode?: unknown } }
+          | undefined
+      )?.err;
       if (!err) return;
       const text = typeof err.responseText === "string" ? err.responseText : err.message;
       if (typeof text === "string") slot.text = text;
+      slot.code = typeof err.serverResponseCode === "string" ? err.serverResponseCode : undefined;
     },
   };
 }
 
-export function imapOptions(account: AccountConfig, password: string, refusals: { text?: string } = {}) {
+export function imapOptions(account: AccountConfig, login: Login, refusals: RefusalSlot = {}) {
   return {
     host: account.imap.host,
     port: account.imap.port,
     secure: account.imap.tls === "tls",
     doSTARTTLS: account.imap.tls === "starttls" ? true : account.imap.tls === "none" ? false : undefined,
-    auth: { user: account.username, pass: password },
+    // imapflow logs in with OAUTHBEARER where the server offers it, else XOAUTH2, for an accessToken.
+    auth: login,
     logger: refusalLogger(refusals),
     // Test servers and some hosts answer slowly to the first command; imapflow's defaults are minutes.
     connectionTimeout: 15_000,
@@ -95,24 +133,43 @@ export function imapOptions(account: AccountConfig, password: string, refusals: 
   };
 }
 
-/** Opens and logs in a new connection; AUTH_REQUIRED when no password is stored. */
+/**
+ * Opens and logs in a new connection; AUTH_REQUIRED when nothing is stored to log in with. A refused
+ * OAuth2 token is refreshed and tried once more (src/auth/credentials.ts).
+ */
 export async function openImap(account: AccountConfig, secretsDir: string): Promise<ImapFlow> {
-  const password = getSecret(secretsDir, account.name);
-  if (password === undefined) {
-    throw new MailError("AUTH_REQUIRED", `no password is stored for account ${account.name}`);
-  }
-  const refusals: { text?: string } = {};
-  const client = new ImapFlow(imapOptions(account, password, refusals));
-  lastRefusal.set(client, refusals);
-  // imapflow emits 'error' on socket failures; unhandled it would crash the daemon.
-  client.on("error", () => undefined);
-  try {
-    await client.connect();
-  } catch (err) {
-    client.close();
-    throw mapImapError(err, account.name);
-  }
-  return client;
+  return credentialsFor(secretsDir)
+    .withLogin(
+      account,
+      account.imap,
+      "IMAP",
+      (err) => (err as { authenticationFailed?: boolean })?.authenticationFailed === true,
+      async (login) => {
+        const refusals: RefusalSlot = {};
+        const client = new ImapFlow(imapOptions(account, login, refusals));
+        lastRefusal.set(client, refusals);
+        // imapflow emits 'error' on socket failures; unhandled it would crash the daemon.
+        client.on("error", () => undefined);
+        try {
+          await client.connect();
+        } catch (err) {
+          client.close();
+          // A refused login goes back raw, so withLogin can tell it and try a fresh token once.
+          if ((err as { authenticationFailed?: boolean })?.authenticationFailed) throw err;
+          throw mapImapError(err, account.name);
+        }
+        return client;
+      },
+    )
+    .then(
+      (client) => {
+        loggedInUnder.set(client, credentialsFor(secretsDir).generation(account));
+        return client;
+      },
+      (err: unknown) => {
+        throw mapImapError(err, account.name);
+      },
+    );
 }
 
 interface Slot {
@@ -198,6 +255,16 @@ export class ImapPool {
   }
 
   private async ready(s: Slot, account: AccountConfig): Promise<ImapFlow> {
+    // Logged in with a secret that is gone or replaced (auth logout, a new sign-in or password):
+    // the next call logs in anew, so a sign-out takes effect at once and a new secret is used.
+    if (
+      s.client?.usable &&
+      loggedInUnder.get(s.client) !== credentialsFor(this.secretsDir).generation(account)
+    ) {
+      const old = s.client;
+      s.client = undefined;
+      void old.logout().catch(() => old.close());
+    }
     if (!s.client?.usable) {
       s.client?.close();
       s.client = undefined;

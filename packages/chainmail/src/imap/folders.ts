@@ -4,7 +4,7 @@
  * back unchanged.
  */
 import type { ImapFlow, ListResponse } from "imapflow";
-import { MailError, quoteServerText } from "../errors.js";
+import { MailError } from "../errors.js";
 
 export type FolderRole = "inbox" | "sent" | "drafts" | "trash" | "junk" | "archive" | "all" | "flagged";
 
@@ -52,7 +52,12 @@ export function validateFolderName(name: string, what = "folder name"): void {
     throw new MailError("INVALID_ARGUMENT", `the ${what} contains a control character`);
   if (/[*%]/.test(name)) throw new MailError("INVALID_ARGUMENT", `the ${what} contains a wildcard (* or %)`);
   if (name.startsWith("/") || name.endsWith("/") || name.includes("//")) {
-    throw new MailError("INVALID_ARGUMENT", `the ${what} ${quoteServerText(name)} has an empty level`);
+    throw new MailError(
+      "INVALID_ARGUMENT",
+      `the ${what} has an empty level (a leading, trailing or double /); the name is in detail`,
+      undefined,
+      `folder: ${name}`,
+    );
   }
 }
 
@@ -88,8 +93,9 @@ export async function requireFolder(client: ImapFlow, name: string): Promise<Lis
   if (!f)
     throw new MailError(
       "NOT_FOUND",
-      `no folder ${quoteServerText(name)}`,
+      "no folder of that name; the name is in detail",
       "list_folders gives the folder names.",
+      `folder: ${name}`,
     );
   return f;
 }
@@ -126,6 +132,10 @@ export async function createFolder(
     const res = await client.mailboxCreate(p);
     if (i === parts.length) created = res.created;
   }
+  // A client that shows subscribed folders only (Thunderbird, iOS Mail) would not show a folder
+  // nobody subscribed; imapflow subscribes what it creates, and a folder that already existed
+  // unsubscribed is subscribed here too, so create_folder's answer matches what such a client shows.
+  if (!created) await client.mailboxSubscribe(path);
   return { name: displayName(path, delimiter), created };
 }
 
@@ -139,7 +149,12 @@ export async function renameFolder(client: ImapFlow, from: string, to: string): 
   const all = await listAll(client, false);
   const dest = serverPathFor(client, to);
   if (all.some((f) => f.path === dest)) {
-    throw new MailError("CONFLICT", `a folder ${quoteServerText(to)} already exists`);
+    throw new MailError(
+      "CONFLICT",
+      "a folder of the new name already exists; the name is in detail",
+      undefined,
+      `folder: ${to}`,
+    );
   }
   // Create missing parents of the new name first, as create_folder does.
   const delimiter = src.delimiter || "/";
@@ -149,7 +164,19 @@ export async function renameFolder(client: ImapFlow, from: string, to: string): 
     if (!all.some((f) => f.path === p) && p + delimiter !== (client.namespace?.prefix ?? ""))
       await client.mailboxCreate(p);
   }
+  // RENAME leaves the subscription list alone (RFC 3501 6.3.5: subscriptions are names, not
+  // folders), so the renamed folder and its subfolders would vanish from clients that show
+  // subscribed folders only while the old names stay listed. They move with the folder here: the
+  // folder itself is subscribed under its new name, a subfolder keeps the state it had.
+  const under = src.path + delimiter;
+  const subscribedChildren = all.filter((f) => f.subscribed && f.path.startsWith(under)).map((f) => f.path);
   const res = await client.mailboxRename(src.path, dest);
+  await client.mailboxUnsubscribe(src.path);
+  await client.mailboxSubscribe(res.newPath);
+  for (const old of subscribedChildren) {
+    await client.mailboxUnsubscribe(old);
+    await client.mailboxSubscribe(res.newPath + delimiter + old.slice(under.length));
+  }
   return { name: displayName(res.newPath, delimiter) };
 }
 
@@ -162,21 +189,29 @@ export async function deleteFolder(
   validateFolderName(name);
   const all = await listAll(client, false);
   const f = matchFolder(all, name);
-  if (!f) return { name, deleted: false };
+  if (!f) {
+    // Gone already (another client deleted it), but its subscription may be left behind, and LIST
+    // does not show it: drop it, so clients showing subscribed folders stop listing a ghost.
+    await client.mailboxUnsubscribe(serverPathFor(client, name));
+    return { name, deleted: false };
+  }
   const shown = displayName(f.path, f.delimiter);
   if (f.path.toUpperCase() === "INBOX") throw new MailError("INVALID_ARGUMENT", "INBOX cannot be deleted");
   const role = roleOf(f);
   if (role)
     throw new MailError(
       "INVALID_ARGUMENT",
-      `${quoteServerText(shown)} is the ${role} folder and cannot be deleted`,
+      `the folder is the ${role} folder and cannot be deleted; its name is in detail`,
+      undefined,
+      `folder: ${shown}`,
     );
   const prefix = f.path + (f.delimiter || "/");
   if (all.some((x) => x.path.startsWith(prefix))) {
     throw new MailError(
       "CONFLICT",
-      `${quoteServerText(shown)} has subfolders`,
+      "the folder has subfolders; its name is in detail",
       "Delete or move its subfolders first.",
+      `folder: ${shown}`,
     );
   }
   if (!force) {
@@ -184,11 +219,15 @@ export async function deleteFolder(
     if (st && (st.messages ?? 0) > 0) {
       throw new MailError(
         "CONFLICT",
-        `${quoteServerText(shown)} holds ${st.messages} message(s)`,
+        `the folder holds ${st.messages} message(s); its name is in detail`,
         "Move the mail out first, or pass force to delete it with the folder.",
+        `folder: ${shown}`,
       );
     }
   }
   await client.mailboxDelete(f.path);
+  // DELETE leaves the subscription behind (RFC 3501 6.3.4); a client showing subscribed folders
+  // would list a folder that no longer exists.
+  await client.mailboxUnsubscribe(f.path);
   return { name: shown, deleted: true };
 }

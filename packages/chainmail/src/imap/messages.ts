@@ -4,13 +4,14 @@
  */
 import type { FetchMessageObject, ImapFlow, MessageStructureObject } from "imapflow";
 import { type AddressObject, simpleParser } from "mailparser";
-import { MailError, quoteServerText } from "../errors.js";
+import { detailOf, MailError } from "../errors.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
 import { canonicalThreadKey } from "../thread-key.js";
 import { classifyFlags } from "./flags.js";
 import { htmlToText, shapeBody } from "./body.js";
 import { displayName } from "./folders.js";
+import { MESSAGE_GONE_HINT } from "./refusal.js";
 
 export interface Address {
   name: string;
@@ -57,6 +58,12 @@ export function splitFlags(flags: Iterable<string> | undefined): { flags: string
   return { flags: [...system].sort(), keywords: keywords.sort() };
 }
 
+/** The server's words in imapflow's error for a refused command, as a detail line. */
+function serverReply(err: unknown): string | undefined {
+  const text = (err as { responseText?: unknown }).responseText;
+  return typeof text === "string" && text !== "" ? `server: ${text}` : undefined;
+}
+
 /** Opens the ref's folder read-only and checks its UIDVALIDITY. */
 export async function examine(client: ImapFlow, ref: MessageRef): Promise<void> {
   const cur = client.mailbox;
@@ -65,7 +72,12 @@ export async function examine(client: ImapFlow, ref: MessageRef): Promise<void> 
       await client.mailboxOpen(ref.folder, { readOnly: true });
     } catch (err) {
       if (client.usable)
-        throw new MailError("NOT_FOUND", `the folder ${quoteServerText(ref.folder)} no longer exists`);
+        throw new MailError(
+          "NOT_FOUND",
+          "the server would not open the ref's folder, which no longer exists or cannot be read; the folder and the server's reply are in detail",
+          undefined,
+          detailOf(`folder: ${ref.folder}`, serverReply(err)),
+        );
       throw err;
     }
   }
@@ -85,7 +97,12 @@ export async function select(
       await client.mailboxOpen(folder);
     } catch (err) {
       if (client.usable)
-        throw new MailError("NOT_FOUND", `the folder ${quoteServerText(folder)} no longer exists`);
+        throw new MailError(
+          "NOT_FOUND",
+          "the server would not open the folder, which no longer exists or cannot be changed; the folder and the server's reply are in detail",
+          undefined,
+          detailOf(`folder: ${folder}`, serverReply(err)),
+        );
       throw err;
     }
   }
@@ -238,7 +255,7 @@ function fetchRefused(client: ImapFlow, account: string, err: unknown): unknown 
     "UNSUPPORTED",
     `the IMAP server of account ${account} refused to FETCH the message${e.responseText ? " (its reply is in detail)" : ""}`,
     "The server would not hand out this message now. Try again later, or check the message in another mail client.",
-    e.responseText,
+    detailOf(e.responseText && `server: ${e.responseText}`),
   );
 }
 
@@ -276,7 +293,12 @@ export async function fetchRaw(client: ImapFlow, ref: MessageRef): Promise<Buffe
   const m = await fetchByUid(client, ref, { uid: true, source: true });
   // fetchOne answers false (not undefined) for a UID that is gone; `m?.source` would not type-check
   const source = m ? m.source : undefined;
-  if (!source) throw new MailError("NOT_FOUND", "the message no longer exists on the server");
+  if (!source)
+    throw new MailError(
+      "NOT_FOUND",
+      "the message is no longer in its folder on the server",
+      MESSAGE_GONE_HINT,
+    );
   return source;
 }
 
@@ -293,7 +315,12 @@ export async function fetchPart(
   }
   await examine(client, ref);
   const m = await fetchByUid(client, ref, { uid: true, bodyStructure: true });
-  if (!m) throw new MailError("NOT_FOUND", "the message no longer exists on the server");
+  if (!m)
+    throw new MailError(
+      "NOT_FOUND",
+      "the message is no longer in its folder on the server",
+      MESSAGE_GONE_HINT,
+    );
   const info = attachmentsOf(m.bodyStructure).find((a) => a.part === part);
   if (!info) {
     throw new MailError(

@@ -6,9 +6,10 @@
  * what the server did, never what was asked.
  */
 import type { ImapFlow } from "imapflow";
-import { MailError, quoteServerText } from "../errors.js";
+import { detailOf, MailError } from "../errors.js";
 import { encodeRef } from "../refs.js";
-import { takeRefusalText } from "./connection.js";
+import { takeRefusal, takeRefusalText } from "./connection.js";
+import { MESSAGE_GONE_HINT, refusalOf } from "./refusal.js";
 import { select } from "./messages.js";
 
 export interface FolderBatch {
@@ -25,19 +26,26 @@ const REFUSED_HINT =
  * The error for a command imapflow reported as failed. A connection that dropped during the command
  * leaves its outcome unknown, and says so, since the server may have carried it out.
  */
-function refused(client: ImapFlow, account: string, what: string): MailError {
-  const text = takeRefusalText(client);
+function refused(client: ImapFlow, account: string, what: string, folder?: string): MailError {
+  const { text, code } = takeRefusal(client);
+  const folderLine = folder === undefined ? undefined : `folder: ${folder}`;
   if (!client.usable) {
     return new MailError(
       "SERVER_UNAVAILABLE",
-      `the connection to the IMAP server of account ${account} dropped during ${what}; the server may or may not have done it`,
+      `the connection to the IMAP server of account ${account} dropped during ${what}; the server may or may not have done it${folder === undefined ? "" : " (the folder is in detail)"}`,
       "Search again to see where the messages are now before retrying.",
+      folderLine,
     );
   }
+  // The server answered: a refusal it marks as temporary (INUSE, UNAVAILABLE) may pass on retry,
+  // any other comes back the same, so it is not SERVER_UNAVAILABLE's "try again later".
+  const { reason, hint } = refusalOf(code, { reason: "UNSUPPORTED", hint: REFUSED_HINT });
+  const inDetail = [folder !== undefined && "the folder", text && "the server's reply"].filter(Boolean);
   return new MailError(
-    "SERVER_UNAVAILABLE",
-    `the IMAP server of account ${account} refused ${what}${text ? ` ${quoteServerText(text)}` : ""}`,
-    REFUSED_HINT,
+    reason,
+    `the IMAP server of account ${account} refused ${what}${inDetail.length ? `; ${inDetail.join(" and ")} ${inDetail.length > 1 ? "are" : "is"} in detail` : ""}`,
+    hint,
+    detailOf(folderLine, text && `server: ${text}`),
   );
 }
 
@@ -86,10 +94,10 @@ export async function transfer(
   let res: Awaited<ReturnType<ImapFlow["messageCopy"]>> | "expunged";
   if (mode === "copy") {
     res = await client.messageCopy(b.uids, destPath, { uid: true });
-    if (!res) throw refused(client, b.account, `COPY to ${JSON.stringify(destPath)}`);
+    if (!res) throw refused(client, b.account, "COPY to the destination folder", destPath);
   } else if (client.capabilities.has("MOVE")) {
     res = await client.messageMove(b.uids, destPath, { uid: true });
-    if (!res) throw refused(client, b.account, `MOVE to ${JSON.stringify(destPath)}`);
+    if (!res) throw refused(client, b.account, "MOVE to the destination folder", destPath);
   } else {
     res = await moveByCopy(client, b, destPath);
   }
@@ -109,7 +117,10 @@ export async function transfer(
         ? await transfer(client, { ...b, uids: present }, destPath, mode, true)
         : new Map<number, string | MailError | undefined>();
     for (const uid of missing)
-      out.set(uid, new MailError("NOT_FOUND", "the message no longer exists on the server"));
+      out.set(
+        uid,
+        new MailError("NOT_FOUND", "the message is no longer in its folder on the server", MESSAGE_GONE_HINT),
+      );
     return out;
   }
   const out = new Map<number, string | MailError | undefined>();
@@ -117,7 +128,10 @@ export async function transfer(
   for (const uid of b.uids) {
     const n = res.uidMap?.get(uid);
     if (n === undefined && res.uidMap && uv) {
-      out.set(uid, new MailError("NOT_FOUND", "the message no longer exists on the server"));
+      out.set(
+        uid,
+        new MailError("NOT_FOUND", "the message is no longer in its folder on the server", MESSAGE_GONE_HINT),
+      );
       continue;
     }
     out.set(
@@ -149,15 +163,16 @@ function needUidPlus(client: ImapFlow, account: string, what: string): void {
 async function moveByCopy(client: ImapFlow, b: FolderBatch, destPath: string) {
   needUidPlus(client, b.account, "a move (COPY + EXPUNGE, as the server has no MOVE)");
   const res = await client.messageCopy(b.uids, destPath, { uid: true });
-  if (!res) throw refused(client, b.account, `COPY to ${JSON.stringify(destPath)} (for a move)`);
+  if (!res) throw refused(client, b.account, "COPY to the destination folder (for a move)", destPath);
   // Nothing was copied: removing the messages now would lose them
   if (expungedMeanwhile(client)) return "expunged" as const;
   if (!(await client.messageDelete(b.uids, { uid: true }))) {
     const err = refused(client, b.account, "removing the moved messages from the source folder");
     throw new MailError(
       err.reason,
-      `${err.message}: they were copied to ${JSON.stringify(destPath)} and are still in the source folder too`,
+      `${err.message}: they were copied to the destination folder (named in detail) and are still in the source folder too`,
       err.hint,
+      detailOf(`destination: ${destPath}`, err.detail),
     );
   }
   // The copy is done: a message another client expunged from the source meanwhile (a swallowed
@@ -190,8 +205,9 @@ export async function changeFlags(
   if (unkept.length) {
     throw new MailError(
       "UNSUPPORTED",
-      `the folder ${JSON.stringify(b.folder)} of account ${b.account} cannot keep the flag(s) ${unkept.join(", ")}`,
+      `a folder of account ${b.account} cannot keep ${unkept.length} of the flags asked for; the folder and the flags are in detail`,
       "Nothing was changed. The server decides which flags a folder keeps.",
+      detailOf(`folder: ${b.folder}`, `flags: ${unkept.join(" ")}`),
     );
   }
   takeRefusalText(client);
@@ -201,6 +217,8 @@ export async function changeFlags(
     throw refused(client, b.account, `STORE +${kind}`);
   if (remove.length && !(await client.messageFlagsRemove(b.uids, remove, opts))) {
     const err = refused(client, b.account, `STORE -${kind}`);
-    throw add.length ? new MailError(err.reason, `${err.message}; the additions were stored`, err.hint) : err;
+    throw add.length
+      ? new MailError(err.reason, `${err.message}; the additions were stored`, err.hint, err.detail)
+      : err;
   }
 }

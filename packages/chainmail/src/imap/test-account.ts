@@ -2,14 +2,15 @@
 import nodemailer from "nodemailer";
 import type { AccountConfig } from "../config.js";
 import { isMailError, type Reason } from "../errors.js";
-import { getSecret } from "../secrets.js";
+import { credentialsFor, nodemailerAuth } from "../auth/credentials.js";
 import { openImap } from "./connection.js";
 
 export interface CheckResult {
   ok: boolean;
   /** Server-provided text (untrusted). */
   capabilities?: string[];
-  error?: { reason: Reason; message: string };
+  /** `detail` is the server's own text (untrusted), kept out of `message`. */
+  error?: { reason: Reason; message: string; detail?: string };
   skipped?: boolean;
 }
 
@@ -23,7 +24,11 @@ export async function testImap(account: AccountConfig, secretsDir: string): Prom
     const e = isMailError(err) ? err : undefined;
     return {
       ok: false,
-      error: { reason: e?.reason ?? "SERVER_UNAVAILABLE", message: e?.message ?? "IMAP check failed" },
+      error: {
+        reason: e?.reason ?? "SERVER_UNAVAILABLE",
+        message: e?.message ?? "IMAP check failed",
+        ...(e?.detail ? { detail: e.detail } : {}),
+      },
     };
   }
 }
@@ -35,38 +40,41 @@ export async function testSmtp(account: AccountConfig, secretsDir: string): Prom
       skipped: true,
       error: { reason: "NOT_FOUND", message: "no smtp server is configured" },
     };
-  const pass = getSecret(secretsDir, account.name);
-  if (pass === undefined) {
-    return {
-      ok: false,
-      error: { reason: "AUTH_REQUIRED", message: `no password is stored for account ${account.name}` },
-    };
-  }
-  const t = nodemailer.createTransport({
-    host: account.smtp.host,
-    port: account.smtp.port,
-    secure: account.smtp.tls === "tls",
-    requireTLS: account.smtp.tls === "starttls",
-    ignoreTLS: account.smtp.tls === "none",
-    auth: { user: account.username, pass },
-    connectionTimeout: 15_000,
-    greetingTimeout: 10_000,
-    logger: false,
-  });
+  const smtp = account.smtp;
+  const authFailure = (err: unknown) => {
+    const e = err as { code?: string; responseCode?: number };
+    return e?.code === "EAUTH" || e?.responseCode === 535;
+  };
   try {
-    await t.verify();
+    await credentialsFor(secretsDir).withLogin(account, smtp, "SMTP", authFailure, async (login) => {
+      const t = nodemailer.createTransport({
+        host: smtp.host,
+        port: smtp.port,
+        secure: smtp.tls === "tls",
+        requireTLS: smtp.tls === "starttls",
+        ignoreTLS: smtp.tls === "none",
+        auth: nodemailerAuth(login),
+        connectionTimeout: 15_000,
+        greetingTimeout: 10_000,
+        logger: false,
+      });
+      try {
+        await t.verify();
+      } finally {
+        t.close();
+      }
+    });
     return { ok: true };
   } catch (err) {
+    if (isMailError(err)) return { ok: false, error: { reason: err.reason, message: err.message } };
     const e = err as { code?: string; responseCode?: number; response?: string; message?: string };
-    const auth = e.code === "EAUTH" || e.responseCode === 535;
     return {
       ok: false,
       error: {
-        reason: auth ? "AUTH_REJECTED" : "SERVER_UNAVAILABLE",
-        message: `SMTP: ${(e.response ?? e.message ?? String(err)).slice(0, 300)}`,
+        reason: authFailure(err) ? "AUTH_REJECTED" : "SERVER_UNAVAILABLE",
+        message: "the SMTP check failed; the server's reply is in detail",
+        detail: (e.response ?? e.message ?? String(err)).slice(0, 300),
       },
     };
-  } finally {
-    t.close();
   }
 }

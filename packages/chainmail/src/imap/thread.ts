@@ -8,6 +8,7 @@ import type { ImapFlow, SearchObject } from "imapflow";
 import { MailError } from "../errors.js";
 import type { MessageRef } from "../refs.js";
 import { listAll, roleOf } from "./folders.js";
+import { MESSAGE_GONE_HINT } from "./refusal.js";
 import { fetchMessages, type Message, type ReadOptions } from "./messages.js";
 import {
   type ThreadCandidate,
@@ -34,7 +35,11 @@ export async function readThread(
       ref.uid,
     );
   if (!start) {
-    throw new MailError("NOT_FOUND", "the message no longer exists on the server");
+    throw new MailError(
+      "NOT_FOUND",
+      "the message is no longer in its folder on the server",
+      MESSAGE_GONE_HINT,
+    );
   }
   const root = start.thread_id;
   const ids = new Set<string>([root]);

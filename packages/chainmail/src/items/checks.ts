@@ -10,8 +10,12 @@ export const notFound = (id: string) =>
 /** A real calendar day written YYYY-MM-DD. */
 export function checkDate(name: string, value: string | undefined): void {
   if (value === undefined) return;
-  const ok = DATE_PATTERN.test(value) && new Date(`${value}T00:00:00Z`).toISOString().slice(0, 10) === value;
-  if (!ok) throw invalid(`${name} must be a date written YYYY-MM-DD`);
+  if (!DATE_PATTERN.test(value)) throw invalid(`${name} must be a date written YYYY-MM-DD`);
+  // A month 13 gives an Invalid Date (toISOString would throw a RangeError); a February 30 rolls
+  // over to March, so the day must also come back unchanged.
+  const day = new Date(`${value}T00:00:00Z`);
+  const ok = !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === value;
+  if (!ok) throw invalid(`${name} ${value} is not a day of the calendar`);
 }
 
 export function checkDescription(value: string | undefined): void {

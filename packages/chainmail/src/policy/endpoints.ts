@@ -2,7 +2,9 @@
  * Where an account's password goes: the provider, the username and the IMAP and SMTP servers. A change
  * of any of it sends the stored password somewhere new, so it waits for the owner like a policy
  * widening: config.toml can be written by anything with a file tool, and an injected message could
- * ask an agent to point `imap.host` at an attacker.
+ * ask an agent to point `imap.host` at an attacker. So do the OAuth2 endpoints that receive the
+ * refresh token (token, revocation) and a password_command (a program the daemon would run).
+ * Both are in the endpoint only when set, so an account without them keeps its stored endpoint.
  */
 import type { AccountConfig, ServerConfig } from "../config.js";
 
@@ -11,6 +13,8 @@ export interface Endpoint {
   username: string;
   imap: ServerConfig;
   smtp: ServerConfig | null;
+  oauth?: { token_endpoint: string; revocation_endpoint: string | null };
+  password_command?: string[];
 }
 
 const server = (s: ServerConfig): ServerConfig => ({ host: s.host, port: s.port, tls: s.tls });
@@ -21,17 +25,40 @@ export function endpointOf(a: AccountConfig): Endpoint {
     username: a.username,
     imap: server(a.imap),
     smtp: a.smtp ? server(a.smtp) : null,
+    ...(a.oauth
+      ? {
+          oauth: {
+            token_endpoint: a.oauth.token_endpoint,
+            revocation_endpoint: a.oauth.revocation_endpoint ?? null,
+          },
+        }
+      : {}),
+    ...(a.password_command ? { password_command: [...a.password_command] } : {}),
   };
 }
 
-/** The account as config.toml wrote it, but connecting where `e` says. */
+/**
+ * The account as config.toml wrote it, but connecting where `e` says: with e's password_command or
+ * none, and with OAuth2 only where `e` has it, at e's token and revocation endpoints.
+ */
 export function withEndpoint(a: AccountConfig, e: Endpoint): AccountConfig {
+  const { oauth, password_command: _unconfirmed, ...rest } = a;
   return {
-    ...a,
+    ...rest,
     provider: e.provider,
     username: e.username,
     imap: server(e.imap),
     smtp: e.smtp ? server(e.smtp) : undefined,
+    ...(oauth && e.oauth
+      ? {
+          oauth: {
+            ...oauth,
+            token_endpoint: e.oauth.token_endpoint,
+            revocation_endpoint: e.oauth.revocation_endpoint ?? undefined,
+          },
+        }
+      : {}),
+    ...(e.password_command ? { password_command: [...e.password_command] } : {}),
   };
 }
 
@@ -54,8 +81,17 @@ export function diffEndpoint(from: Endpoint, to: Endpoint): string[] {
     for (const k of ["host", "port", "tls"] as const)
       if (f[k] !== t[k]) out.push(`${side}.${k} ${f[k]} → ${t[k]}`);
   }
+  for (const k of ["token_endpoint", "revocation_endpoint"] as const) {
+    const f = from.oauth?.[k] ?? "none";
+    const t = to.oauth?.[k] ?? "none";
+    if (f !== t) out.push(`oauth.${k} ${f} → ${t}`);
+  }
+  const cmd = (e: Endpoint) => (e.password_command ? JSON.stringify(e.password_command) : "none");
+  if (cmd(from) !== cmd(to)) out.push(`password_command ${cmd(from)} → ${cmd(to)}`);
   return out;
 }
 
 export const describeEndpoint = (e: Endpoint) =>
-  `${e.provider}, user ${e.username}, imap ${shown(e.imap)}, smtp ${shown(e.smtp)}`;
+  `${e.provider}, user ${e.username}, imap ${shown(e.imap)}, smtp ${shown(e.smtp)}${
+    e.oauth ? `, oauth token ${e.oauth.token_endpoint}` : ""
+  }${e.password_command ? `, password_command ${JSON.stringify(e.password_command)}` : ""}`;

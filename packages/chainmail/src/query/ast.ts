@@ -25,6 +25,8 @@ export type QueryNode =
   | { kind: "date"; op: "after" | "before"; date: string; pos: number }
   | { kind: "age"; op: "newer" | "older"; amount: number; unit: AgeUnit; pos: number }
   | { kind: "account"; value: string; pos: number }
+  /** rfc822msgid:ID, the message with that Message-ID; `value` in angle brackets, as the header has it. */
+  | { kind: "msgid"; value: string; pos: number }
   /**
    * item:ID, the threads linked to a work item (and the live items below it). `threads` is filled
    * in from the item store before compiling, as [account, thread key] pairs; only the cache answers.

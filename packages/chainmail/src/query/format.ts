@@ -40,6 +40,8 @@ export function formatQuery(node: QueryNode, top = true): string {
     case "account":
     case "item":
       return `${node.kind}:${q(node.value)}`;
+    case "msgid":
+      return `rfc822msgid:${node.value}`;
     case "is":
       return `is:${node.flag}`;
     case "has_attachment":

@@ -1,6 +1,6 @@
 import type { ImapFlow, SearchObject } from "imapflow";
 import { searchCompiler } from "imapflow/lib/search-compiler.js";
-import { MailError } from "../errors.js";
+import { detailOf, MailError } from "../errors.js";
 import { takeRefusalText } from "../imap/connection.js";
 import type { LeafNode, QueryNode } from "./ast.js";
 import { type FolderInfo, evaluate, inMatchesFolder } from "./analyze.js";
@@ -40,7 +40,7 @@ export function searchRefused(client: ImapFlow, what: string, text = takeRefusal
     "UNSUPPORTED",
     `the IMAP server refused the ${what} of this folder${text ? " (its reply is in detail)" : ""}`,
     'The folder was not searched. Rephrase or narrow the query, or use source "cache" if the cache holds the folder.',
-    text,
+    detailOf(text && `server: ${text}`),
   );
 }
 

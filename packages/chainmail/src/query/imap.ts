@@ -47,6 +47,9 @@ export function leafSearch(l: LeafNode, now: Date): SearchObject | "none" {
       return { [l.field]: l.value };
     case "subject":
       return { subject: l.value };
+    case "msgid":
+      // HEADER matches a substring; with its angle brackets the ID matches that message only.
+      return { header: { "message-id": l.value } };
     case "label":
       return KEYWORD_ATOM.test(l.value) ? { keyword: l.value } : "none";
     case "is":
@@ -174,6 +177,8 @@ export function compileToGmailRaw(ast: QueryNode): string | null {
         return `${n.op}:${n.date.replace(/-/g, "/")}`;
       case "age":
         return `${n.op}_than:${n.amount}${n.unit}`;
+      case "msgid":
+        return `rfc822msgid:${n.value.slice(1, -1)}`;
       case "account":
         throw new QueryCompileError("bind account: terms (bindQuery) before compiling for X-GM-RAW");
       case "item":

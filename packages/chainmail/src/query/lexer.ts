@@ -31,6 +31,7 @@ export const FIELDS = new Set([
   "before",
   "account",
   "item",
+  "rfc822msgid",
 ]);
 
 /**
@@ -100,7 +101,8 @@ export function tokenize(input: string): Token[] {
       continue;
     }
     const start = i;
-    const m = /^([A-Za-z_]+):/.exec(input.slice(i, i + 40));
+    // rfc822msgid is the one field name with digits (Gmail's), so it is named rather than allowed for.
+    const m = /^(rfc822msgid|[A-Za-z_]+):/i.exec(input.slice(i, i + 40));
     if (m) {
       const name = (m[1] as string).toLowerCase();
       if (!FIELDS.has(name))

@@ -147,6 +147,13 @@ function field(t: Extract<Token, { type: "field" }>): QueryNode {
       return { kind: "account", value, pos };
     case "item":
       return { kind: "item", value, pos };
+    case "rfc822msgid": {
+      // Gmail's spelling takes the ID without its angle brackets; either is accepted.
+      const id = value.trim().replace(/^<(.*)>$/, "$1");
+      if (!id || /[<>\s]/.test(id))
+        throw new QueryParseError(valuePos, "a Message-ID like <abc@example.com>");
+      return { kind: "msgid", value: `<${id}>`, pos };
+    }
     case "is": {
       const flag = IS_VALUES[value.toLowerCase()];
       if (!flag)

@@ -2,6 +2,7 @@ import type { QueryNode } from "./ast.js";
 import { IN_ANYWHERE, IN_ROLE_ALIASES, ROLE_LABEL, mentionsIn } from "./analyze.js";
 import { ageCutoffMs, dayStartMs } from "./time.js";
 import { QueryCompileError } from "./errors.js";
+import { cjkSpaced } from "./cjk.js";
 
 /**
  * A WHERE clause over the cache's `messages` table aliased `m`, with positional parameters.
@@ -44,8 +45,11 @@ const FTS_COLUMN = {
   bcc: "bcc_addr",
 } as const;
 
-/** An FTS5 string literal: the whole term is one phrase, so FTS5 operators inside it are inert. */
-export const ftsString = (value: string) => `"${value.replace(/"/g, '""')}"`;
+/**
+ * An FTS5 string literal: the whole term is one phrase, so FTS5 operators inside it are inert. CJK
+ * characters in it are set apart as the index has them (./cjk.ts), so `会議` is the phrase `会 議`.
+ */
+export const ftsString = (value: string) => `"${cjkSpaced(value).replace(/"/g, '""')}"`;
 
 /** Terms with no letter or digit index to nothing in unicode61; they are ignored (match all). */
 const searchable = (value: string) => /[\p{L}\p{N}]/u.test(value);
@@ -219,6 +223,9 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
       case "account":
         params.push(n.value);
         return "m.account = ? COLLATE NOCASE";
+      case "msgid":
+        params.push(n.value);
+        return "m.id IN (SELECT x.id FROM message_meta x WHERE x.message_id = ?)";
       case "item": {
         if (!n.threads) throw new QueryCompileError("item: terms need their linked threads filled in first");
         if (n.threads.length === 0) return "0";

@@ -1,15 +1,21 @@
+import { type AuthMethod, type AuthState, credentialsFor } from "../auth/credentials.js";
 import type { Provider } from "../config.js";
 import { type CheckResult, testImap, testSmtp } from "../imap/test-account.js";
 import { confirmationPending } from "../policy/service.js";
-import { hasSecret } from "../secrets.js";
 import { type Call, type ServiceContext, accountOf, audit, audited } from "./context.js";
 
 export interface AccountSummary {
   name: string;
   provider: Provider;
   address: string;
-  /** "configured" when a password is stored, else "missing" (the user runs `chainmail secret set`). */
-  auth: "configured" | "missing";
+  /**
+   * The truth about the account's login: `ok` (the last login succeeded), `missing` (no password or
+   * sign-in stored), `rejected` (the server refused the password or token), `expired` (the OAuth2
+   * refresh token no longer works), `unknown` (stored, not tried yet by this daemon).
+   */
+  auth: AuthState;
+  /** `password` (chainmail secret set) or `oauth2` (chainmail auth login). */
+  auth_method: AuthMethod;
   allow_expunge: boolean;
   allow_delete_folder: boolean;
   /**
@@ -20,11 +26,13 @@ export interface AccountSummary {
 }
 
 export function listAccounts(ctx: ServiceContext, call: Call): { accounts: AccountSummary[] } {
+  const creds = credentialsFor(ctx.home.secretsDir);
   const accounts = ctx.config.accounts.map((a) => ({
     name: a.name,
     provider: a.provider,
     address: a.address,
-    auth: hasSecret(ctx.home.secretsDir, a.name) ? ("configured" as const) : ("missing" as const),
+    auth: creds.state(a),
+    auth_method: creds.method(a),
     allow_expunge: a.policy.allow_expunge,
     allow_delete_folder: a.policy.allow_delete_folder,
     confirmation_pending: confirmationPending(ctx, a.name),

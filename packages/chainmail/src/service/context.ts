@@ -21,6 +21,25 @@ export interface ServiceContext {
   events: EventLog;
   /** Files uploaded for compose calls; absent in a context without a daemon. */
   uploads?: UploadSpool | undefined;
+  /**
+   * Why the last edit of config.toml was not applied (the daemon runs on the last good config), until
+   * an edit loads; shown by `accounts` and `policy status`.
+   */
+  configError?: ConfigError | undefined;
+}
+
+export interface ConfigError {
+  /** The config file. */
+  file: string;
+  /** What is wrong, as the config loader words it. */
+  message: string;
+  /** When the daemon first read the invalid file (RFC 3339). */
+  since: string;
+}
+
+/** The `config_error` field of a result, present only while config.toml's last edit is invalid. */
+export function configErrorField(ctx: ServiceContext): { config_error?: ConfigError } {
+  return ctx.configError ? { config_error: ctx.configError } : {};
 }
 
 /** The cache, or UNSUPPORTED when config.toml turned it off. */

@@ -4,6 +4,7 @@
  * linked message (from the cache when it can, else the server) for its thread key and Message-ID.
  */
 import { MailError } from "../errors.js";
+import { MESSAGE_GONE_HINT } from "../imap/refusal.js";
 import { fetchMessages } from "../imap/messages.js";
 import { ItemService } from "../items/service.js";
 import type { LatestMessage } from "../items/model.js";
@@ -101,7 +102,12 @@ export async function linkTargetOf(ctx: ServiceContext, ref: string): Promise<Li
       return got.get(r.uid) ?? null;
     });
   }
-  if (!m) throw new MailError("NOT_FOUND", "the message no longer exists on the server");
+  if (!m)
+    throw new MailError(
+      "NOT_FOUND",
+      "the message is no longer in its folder on the server",
+      MESSAGE_GONE_HINT,
+    );
   if (!m.message_id)
     throw new MailError(
       "INVALID_ARGUMENT",

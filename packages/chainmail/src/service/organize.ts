@@ -5,11 +5,12 @@
  */
 import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
-import { type WireError, MailError, quoteServerText, toWireError } from "../errors.js";
+import { type WireError, MailError, toWireError } from "../errors.js";
 import { mapImapError } from "../imap/connection.js";
 import { keywordSpellings, knownKeywords } from "../imap/flags.js";
 import { findByRole, findFolder } from "../imap/folders.js";
 import { changeFlags, existing, expungeUids, type FolderBatch, transfer } from "../imap/organize.js";
+import { MESSAGE_GONE_HINT } from "../imap/refusal.js";
 import { KEYWORD_CHARS, MAX_BATCH, MAX_KEYWORD_LENGTH, MAX_LABEL_LENGTH } from "../limits.js";
 import { decodeRef, encodeRef, type MessageRef } from "../refs.js";
 import { type Call, type ServiceContext, audit, q } from "./context.js";
@@ -104,7 +105,11 @@ async function runBatch(
             };
             const { present, missing } = await existing(client, batch);
             const missingSet = new Set(missing);
-            const gone = new MailError("NOT_FOUND", "the message no longer exists on the server");
+            const gone = new MailError(
+              "NOT_FOUND",
+              "the message is no longer in its folder on the server",
+              MESSAGE_GONE_HINT,
+            );
             const gones = idx.filter((i) => missingSet.has(decoded[i]!.uid));
             fail(gones, gone);
             for (const i of gones) settled.add(i);
@@ -142,7 +147,7 @@ async function runBatch(
   const failed = outcomes.length - succeeded;
   if (succeeded === 0) {
     const first = outcomes.find((o) => o.error)!.error!;
-    throw new MailError(first.reason, first.message, first.hint);
+    throw new MailError(first.reason, first.message, first.hint, first.detail);
   }
   return { outcomes, succeeded, failed };
 }
@@ -169,8 +174,18 @@ async function destination(client: ImapFlow, folder: string): Promise<string> {
   if (!f)
     throw new MailError(
       "NOT_FOUND",
-      `no folder ${quoteServerText(folder)} on this account`,
+      "no folder of that name on this account; the name is in detail",
       "list_folders gives the folder names.",
+      `folder: ${folder}`,
+    );
+  // A \Noselect folder only holds subfolders: the server would refuse the messages (Dovecot says
+  // TRYCREATE, as if it did not exist), so say what the folder is before asking it.
+  if (f.flags.has("\\Noselect") || f.flags.has("\\NonExistent"))
+    throw new MailError(
+      "INVALID_ARGUMENT",
+      "the destination folder holds subfolders only, not messages; its name is in detail",
+      "Pick one of its subfolders or another folder list_folders lists (it lists only folders that hold messages).",
+      `folder: ${folder}`,
     );
   return f.path;
 }
@@ -252,14 +267,17 @@ export function toImapFlags(names: string[], what: string): string[] {
     if (n.toLowerCase() === "deleted" || n.startsWith("\\")) {
       throw new MailError(
         "INVALID_ARGUMENT",
-        `${what}[${i}] ${JSON.stringify(n)} cannot be set here`,
+        `${what}[${i}] cannot be set here; the flag is in detail`,
         "Use seen, flagged, answered, draft or a keyword; use trash or expunge to delete.",
+        `flag: ${n}`,
       );
     }
     if (n.length > MAX_KEYWORD_LENGTH || !KEYWORD_CHARS.test(n)) {
       throw new MailError(
         "INVALID_ARGUMENT",
-        `${what}[${i}] ${JSON.stringify(n.slice(0, 50))} is not a valid keyword (A-Z a-z 0-9 $ _ . -)`,
+        `${what}[${i}] is not a valid keyword (A-Z a-z 0-9 $ _ . -, at most ${MAX_KEYWORD_LENGTH} characters); it is in detail`,
+        undefined,
+        `keyword: ${n.slice(0, 200)}`,
       );
     }
     return n;
@@ -298,7 +316,9 @@ export function toLabels(names: string[], what: string): string[] {
       if (!sys)
         throw new MailError(
           "INVALID_ARGUMENT",
-          `${what}[${i}] ${JSON.stringify(n)} is not a system label (${SYSTEM_LABELS.join(", ")})`,
+          `${what}[${i}] starts with \\ but is not a system label (${SYSTEM_LABELS.join(", ")}); it is in detail`,
+          undefined,
+          `label: ${n}`,
         );
       return sys;
     }

@@ -1,5 +1,6 @@
 import type { AccountConfig } from "../config.js";
 import { type WireError, MailError, toWireError } from "../errors.js";
+import { MESSAGE_GONE_HINT } from "../imap/refusal.js";
 import { checkDir, sanitizeFilename, saveForbidden, writeNewFile } from "../files/save.js";
 import { fetchMessages, fetchPart, fetchRaw, type Message } from "../imap/messages.js";
 import { readThread, type ThreadResult } from "../imap/thread.js";
@@ -78,7 +79,11 @@ export async function getMessages(
                   errors.push({
                     ref: g.ref,
                     error: toWireError(
-                      new MailError("NOT_FOUND", "the message no longer exists on the server"),
+                      new MailError(
+                        "NOT_FOUND",
+                        "the message is no longer in its folder on the server",
+                        MESSAGE_GONE_HINT,
+                      ),
                     ),
                   });
               }

@@ -14,7 +14,16 @@ import { htmlToText } from "../imap/body.js";
 import type { SearchSource } from "../limits.js";
 import { displayName, listAll, roleOf } from "../imap/folders.js";
 import { splitFlags } from "../imap/messages.js";
-import { bindQuery, folderInScope, mentionsIn, splitAccounts } from "../query/analyze.js";
+import {
+  bindQuery,
+  type FolderInfo,
+  folderInScope,
+  IN_ANYWHERE,
+  IN_ROLE_ALIASES,
+  inMatchesFolder,
+  mentionsIn,
+  splitAccounts,
+} from "../query/analyze.js";
 import { compileToGmailRaw } from "../query/imap.js";
 import { leaves, mapLeaves, type QueryNode } from "../query/ast.js";
 import { QueryParseError } from "../query/errors.js";
@@ -25,6 +34,7 @@ import {
   searchRefused,
   uidSet,
 } from "../query/imap-run.js";
+import { FIELDS } from "../query/lexer.js";
 import { parseQuery } from "../query/parser.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef } from "../refs.js";
@@ -162,7 +172,14 @@ function parse(query: string): QueryNode {
   try {
     return parseQuery(query);
   } catch (err) {
-    if (err instanceof QueryParseError) throw new MailError("INVALID_ARGUMENT", `query: ${err.message}`);
+    if (err instanceof QueryParseError)
+      throw new MailError(
+        "INVALID_ARGUMENT",
+        `query: ${err.message}`,
+        err.expected === "a known field"
+          ? `The fields are ${[...FIELDS].map((f) => `${f}:`).join(", ")}. To search for the word itself, put it in quotes.`
+          : undefined,
+      );
     throw new MailError("INVALID_ARGUMENT", `query: ${(err as Error).message}`);
   }
 }
@@ -499,6 +516,7 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
       );
     }
   }
+  await checkInFolders(ctx, ast, [...perAccount.keys()]);
   const partial: SearchResult["partial"] = [];
   const cursor = decodeCursor(p);
   // item: terms are answered from the cache alone (the server knows nothing of work items).
@@ -745,6 +763,54 @@ async function collapsedSearch(
     account_counts: counts,
     partial,
   };
+}
+
+/**
+ * Refuses an `in:` that names no folder of any searched account, as move refuses a destination that
+ * does not exist: silently matching nothing would read as "no such mail". The cache's folder list
+ * answers when it knows the name (no round trip); the server is asked only about a name the cache
+ * does not know. Google accounts are left out (in: also names labels there), and when an account's
+ * folders cannot be listed the search goes ahead: its partial entry says why.
+ */
+async function checkInFolders(ctx: ServiceContext, ast: QueryNode, names: string[]): Promise<void> {
+  let values = [
+    ...new Set(
+      leaves(ast)
+        .filter((l) => l.kind === "in")
+        .map((l) => l.value)
+        .filter((v) => !IN_ANYWHERE.has(v.toLowerCase()) && IN_ROLE_ALIASES[v.toLowerCase()] === undefined),
+    ),
+  ];
+  const accounts = names.map((n) => accountOf(ctx, n));
+  if (values.length === 0 || accounts.length === 0 || accounts.some((a) => a.provider === "google")) return;
+  const known = (lists: FolderInfo[][]) => (v: string) =>
+    lists.some((l) => l.some((f) => inMatchesFolder(v, f)));
+  if (ctx.cache) {
+    const stmt = ctx.cache.db.prepare("SELECT path, role FROM folders WHERE account = ?");
+    const cached = accounts.map((a) => stmt.all(a.name) as FolderInfo[]);
+    values = values.filter((v) => !known(cached)(v));
+    if (values.length === 0) return;
+  }
+  let lists: FolderInfo[][];
+  try {
+    lists = await Promise.all(
+      accounts.map((a) =>
+        ctx.pool.read(a, async (c) =>
+          (await listAll(c, false)).map((f) => ({ path: f.path, role: roleOf(f) })),
+        ),
+      ),
+    );
+  } catch {
+    return;
+  }
+  const unknown = values.filter((v) => !known(lists)(v));
+  if (unknown.length > 0)
+    throw new MailError(
+      "NOT_FOUND",
+      `in: names no folder of the ${accounts.length === 1 ? "account" : "accounts"} searched; the name is in detail`,
+      "list_folders gives the folder names; in: also takes inbox, sent, drafts, trash, junk, archive and anywhere.",
+      unknown.map((v) => `folder: ${v}`).join("\n"),
+    );
 }
 
 function overallSource(counts: SearchResult["account_counts"]): SearchResult["source"] {

@@ -24,6 +24,7 @@ export {
   type StartOptions,
   startDovecot,
 } from "./dovecot.js";
+export { type ImapProxy, startImapProxy } from "./imap-proxy.js";
 export { type GmailMessage, type GmailServer, gmailRawMatches, startGmail } from "./gmail.js";
 export {
   MAILBOX_VOCAB,
@@ -31,6 +32,12 @@ export {
   mailboxMessage,
   mailboxSender,
 } from "./mailbox.js";
+export {
+  type OAuthTestServer,
+  type OAuthTestServerOptions,
+  startOAuthServer,
+  type TokenRequest,
+} from "./oauth-server.js";
 export { configToml, type MailEnv, type PolicyOpts, startMailEnv } from "./mailenv.js";
 export { type SendEnv, startSendEnv } from "./sendenv.js";
 export {

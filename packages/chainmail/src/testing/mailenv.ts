@@ -20,6 +20,8 @@ export interface PolicyOpts {
     sendPolicy?: string;
     /** The account's `aliases` (addresses a draft's From may name besides its own). */
     aliases?: string[];
+    /** The account's `display_name`. */
+    displayName?: string;
   };
   home?: { allow_expunge?: boolean; allow_delete_folder?: boolean };
   /** Extra lines of the `[cache]` section; the background loop is off unless this turns it on. */
@@ -58,7 +60,7 @@ export function configToml(dv: Dovecot, policy: PolicyOpts): string {
 name = "${name}"
 provider = "imap"
 address = "${user}@example.com"
-${p.aliases ? `aliases = ${JSON.stringify(p.aliases)}\n` : ""}username = "${user}"
+${p.aliases ? `aliases = ${JSON.stringify(p.aliases)}\n` : ""}${p.displayName ? `display_name = ${JSON.stringify(p.displayName)}\n` : ""}username = "${user}"
 archive_folder = "Archive"
 signature = "-- \\n${user}"
 [accounts.imap]

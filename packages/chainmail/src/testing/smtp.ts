@@ -97,6 +97,13 @@ export async function startSmtpRelay(opts: {
   users: Array<{ name: string; password: string }>;
   /** Recipients refused at RCPT TO with 550 (the others are still accepted). */
   refuse?: (address: string) => boolean;
+  /** The text after 550 of that refusal (a hostile server's words, in the injection tests). */
+  refuseText?: string;
+  /**
+   * Accept only XOAUTH2 logins (no PLAIN, no LOGIN): `introspect` names the user a bearer token
+   * stands for, or undefined for a token it does not accept (a test authorization server's).
+   */
+  xoauth2?: { introspect: (token: string) => string | undefined };
 }): Promise<SmtpRelay> {
   const received: Relayed[] = [];
   const commands: string[] = [];
@@ -122,14 +129,24 @@ export async function startSmtpRelay(opts: {
       fatal: quiet,
     } as never,
     size: 64 * 1024 * 1024,
+    ...(opts.xoauth2 ? { authMethods: ["XOAUTH2"] } : {}),
     onAuth(auth, _session, done) {
+      if (opts.xoauth2) {
+        const user = auth.method === "XOAUTH2" ? opts.xoauth2.introspect(auth.accessToken ?? "") : undefined;
+        if (user !== undefined && user === auth.username) done(null, { user });
+        // RFC 7628's failure: a JSON status in a 334 challenge, then 535 (smtp-server does both).
+        else done(null, { data: { status: "401", schemes: "bearer", scope: "mail" } });
+        return;
+      }
       const u = opts.users.find((x) => x.name === auth.username && x.password === auth.password);
       if (u) done(null, { user: u.name });
       else done(Object.assign(new Error("Invalid username or password"), { responseCode: 535 }));
     },
     onRcptTo(address, _session, done) {
       if (opts.refuse?.(address.address))
-        done(Object.assign(new Error("5.1.1 no such mailbox here"), { responseCode: 550 }));
+        done(
+          Object.assign(new Error(opts.refuseText ?? "5.1.1 no such mailbox here"), { responseCode: 550 }),
+        );
       else done();
     },
     onData(stream, session, done) {

@@ -231,10 +231,6 @@ export class NotesService {
         next.status = patch.status;
         // Evergreen notes are sources, never on the queue themselves.
         if (patch.status === "evergreen") next.scheduledAt = null;
-        // Back in the owner's hands: the failed publishing is over, a later schedule starts afresh.
-        if (note.status === "failed") {
-          Object.assign(next, { scheduledAt: null, attempts: 0, lastError: null, lastAttemptAt: null });
-        }
       }
       if (patch.content !== undefined) next.content = patch.content;
       if (tags !== undefined) next.tags = tags;

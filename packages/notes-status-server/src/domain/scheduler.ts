@@ -42,7 +42,7 @@ export interface SchedulerOptions {
   batch?: number;
   /**
    * After this many runs in a row whose publish of a note failed, that note is no longer tried: a post
-   * becomes status failed, a restack is dropped. Default 8 (with the back-off, about two hours).
+   * goes back to draft (attempts and lastError kept), a restack is dropped. Default 8 (with the back-off, about two hours).
    */
   giveUpAfter?: number;
   log?: (line: string) => void;
@@ -139,7 +139,9 @@ export class Scheduler {
       }
     }
     for (const f of report.failed) {
-      const end = report.gaveUp.includes(f.id) ? `; gave up after ${this.giveUpAfter} failed runs` : "";
+      const end = report.gaveUp.includes(f.id)
+        ? `; gave up after ${this.giveUpAfter} failed runs${f.kind === "post" ? ", back to draft" : ""}`
+        : "";
       this.log(`publishing ${f.kind} of note ${f.id} failed: ${f.error}${end}`);
     }
     return report;
@@ -147,8 +149,8 @@ export class Scheduler {
 
   /**
    * Records a failed run; returns when the note may be tried again, or undefined when it is not to be
-   * tried again: deleted meanwhile, or at the limit of failed runs, when a post becomes failed and a
-   * restack is dropped (restackDueAt null). Either keeps attempts and lastError.
+   * tried again: deleted meanwhile, or at the limit of failed runs, when a post goes back to draft (off
+   * the queue) and a restack is dropped (restackDueAt null). Either keeps attempts and lastError.
    */
   private async recordFailure(
     id: string,
@@ -178,7 +180,9 @@ export class Scheduler {
           : current.status === "published" && current.restackedAt === null;
       if (runs < this.giveUpAfter || !pending) return iso(now.getTime() + retryDelayMs(failed.attempts));
       await this.repo.update(
-        kind === "post" ? { ...failed, status: "failed" } : { ...failed, restackDueAt: null },
+        kind === "post"
+          ? { ...failed, status: "draft", scheduledAt: null }
+          : { ...failed, restackDueAt: null },
       );
       report.gaveUp.push(id);
       return undefined;

@@ -1,7 +1,10 @@
 import { NotesError } from "./errors.js";
 
-/** failed: publishing gave up after the scheduler's limit of failed runs; the owner decides what next. */
-export const NOTE_STATUSES = ["draft", "ready", "scheduled", "published", "evergreen", "failed"] as const;
+/**
+ * The specification's five statuses. A note whose publishing the scheduler gives up on goes back to
+ * draft with its attempts and lastError kept (get_note shows them), for the owner to decide what next.
+ */
+export const NOTE_STATUSES = ["draft", "ready", "scheduled", "published", "evergreen"] as const;
 export type NoteStatus = (typeof NOTE_STATUSES)[number];
 
 /** Who moves a note: a person through a tool, or the scheduler when it publishes. */
@@ -24,12 +27,10 @@ export const TRANSITIONS: ReadonlyArray<{ from: NoteStatus; to: NoteStatus; via:
   { from: "scheduled", to: "ready", via: "unschedule_note" },
   { from: "scheduled", to: "draft", via: "unschedule_note" },
   { from: "scheduled", to: "published", via: "publisher" },
-  { from: "scheduled", to: "failed", via: "publisher" },
+  // The scheduler gave up on it: back in the owner's hands, lastError kept. Scheduling it again is the
+  // retry (its attempts start from 0).
+  { from: "scheduled", to: "draft", via: "publisher" },
   { from: "published", to: "evergreen", via: "update_note" },
-  // Scheduling a failed note again is the retry: its attempts start from 0.
-  { from: "failed", to: "scheduled", via: "schedule_notes" },
-  { from: "failed", to: "ready", via: "update_note" },
-  { from: "failed", to: "draft", via: "update_note" },
 ];
 
 export function canTransition(from: NoteStatus, to: NoteStatus, via: TransitionVia): boolean {

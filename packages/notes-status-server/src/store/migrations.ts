@@ -154,4 +154,67 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE notes ADD COLUMN retry_after TEXT;
   `,
+  // 6: back to the specification's five statuses. A note the scheduler gave up on was 'failed'; it is
+  // now a draft, off the queue, with attempts, last_error and failed_runs kept. notes is rebuilt for
+  // its CHECK as in migration 4; the rows that change status also change in note_tags (which repeats
+  // it), so note_counts is counted again from the rows rather than patched.
+  `
+  CREATE TABLE notes_v6 (
+    id TEXT PRIMARY KEY,
+    content TEXT NOT NULL,
+    tags TEXT NOT NULL DEFAULT '[]',
+    status TEXT NOT NULL CHECK (status IN ('draft', 'ready', 'scheduled', 'published', 'evergreen')),
+    scheduled_at TEXT,
+    auto_restack_after_hours REAL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    published_at TEXT,
+    restack_due_at TEXT,
+    restacked_at TEXT,
+    source_note_id TEXT REFERENCES notes(id) ON DELETE SET NULL,
+    last_recycled_at TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    last_attempt_at TEXT,
+    claimed_until TEXT,
+    failed_runs INTEGER NOT NULL DEFAULT 0,
+    retry_after TEXT
+  );
+  INSERT INTO notes_v6 (id, content, tags, status, scheduled_at, auto_restack_after_hours, created_at,
+      updated_at, published_at, restack_due_at, restacked_at, source_note_id, last_recycled_at, attempts,
+      last_error, last_attempt_at, claimed_until, failed_runs, retry_after)
+    SELECT id, content, tags, CASE status WHEN 'failed' THEN 'draft' ELSE status END,
+      CASE status WHEN 'failed' THEN NULL ELSE scheduled_at END, auto_restack_after_hours, created_at,
+      updated_at, published_at, restack_due_at, restacked_at, source_note_id, last_recycled_at, attempts,
+      last_error, last_attempt_at, claimed_until, failed_runs, retry_after
+    FROM notes;
+  DROP TABLE notes;
+  ALTER TABLE notes_v6 RENAME TO notes;
+  UPDATE note_tags SET status = 'draft' WHERE status = 'failed';
+
+  CREATE INDEX notes_by_created ON notes(created_at DESC, id DESC);
+  CREATE INDEX notes_by_status ON notes(status, created_at DESC, id DESC);
+  CREATE INDEX notes_scheduled ON notes(scheduled_at, created_at, id) WHERE status = 'scheduled';
+  CREATE INDEX notes_restack_due ON notes(restack_due_at)
+    WHERE status = 'published' AND restack_due_at IS NOT NULL AND restacked_at IS NULL;
+  CREATE INDEX notes_by_source ON notes(source_note_id, scheduled_at) WHERE source_note_id IS NOT NULL;
+
+  DELETE FROM note_counts;
+  INSERT INTO note_counts (tag, status, n) SELECT '', '', count(*) FROM notes;
+  INSERT INTO note_counts (tag, status, n) SELECT '', status, count(*) FROM notes GROUP BY status;
+  INSERT INTO note_counts (tag, status, n) SELECT tag, '', count(*) FROM note_tags GROUP BY tag;
+  INSERT INTO note_counts (tag, status, n) SELECT tag, status, count(*) FROM note_tags GROUP BY tag, status;
+
+  CREATE TRIGGER notes_count_insert AFTER INSERT ON notes BEGIN
+    INSERT INTO note_counts VALUES ('', '', 1) ON CONFLICT DO UPDATE SET n = n + 1;
+    INSERT INTO note_counts VALUES ('', NEW.status, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER notes_count_delete AFTER DELETE ON notes BEGIN
+    UPDATE note_counts SET n = n - 1 WHERE tag = '' AND status IN ('', OLD.status);
+  END;
+  CREATE TRIGGER notes_count_status AFTER UPDATE OF status ON notes WHEN OLD.status <> NEW.status BEGIN
+    UPDATE note_counts SET n = n - 1 WHERE tag = '' AND status = OLD.status;
+    INSERT INTO note_counts VALUES ('', NEW.status, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+  END;
+  `,
 ];

@@ -102,4 +102,25 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE notes ADD COLUMN retry_after TEXT COLLATE "C";
   `,
+  // 3: back to the specification's five statuses (see the SQLite migration 6): a 'failed' note is a
+  // draft, off the queue, with attempts, last_error and failed_runs kept. The notes trigger moves the
+  // status counts; note_tags' status is updated by hand (its trigger counts inserts and deletes only),
+  // so its counts are moved here too.
+  `
+  UPDATE notes SET status = 'draft', scheduled_at = NULL WHERE status = 'failed';
+  INSERT INTO note_counts (tag, status, n)
+    SELECT tag, 'draft', count(*) FROM note_tags WHERE status = 'failed' GROUP BY tag
+    ON CONFLICT (tag, status) DO UPDATE SET n = note_counts.n + excluded.n;
+  UPDATE note_tags SET status = 'draft' WHERE status = 'failed';
+  DELETE FROM note_counts WHERE status = 'failed';
+  DO $$
+  DECLARE c TEXT;
+  BEGIN
+    SELECT conname INTO c FROM pg_constraint
+      WHERE conrelid = 'notes'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%evergreen%';
+    IF c IS NOT NULL THEN EXECUTE format('ALTER TABLE notes DROP CONSTRAINT %I', c); END IF;
+  END $$;
+  ALTER TABLE notes ADD CONSTRAINT notes_status_check
+    CHECK (status IN ('draft', 'ready', 'scheduled', 'published', 'evergreen'));
+  `,
 ];

@@ -18,7 +18,7 @@ const Check = z.object({
 type CheckIn = {
   ok: boolean;
   capabilities?: string[];
-  error?: { reason: string; message: string };
+  error?: { reason: string; message: string; detail?: string };
   skipped?: boolean;
 };
 
@@ -44,7 +44,12 @@ export const accountTools = [
           name: z.string().describe("The name other tools take as account"),
           provider: z.enum(PROVIDERS),
           address: z.string(),
-          auth: z.enum(["configured", "missing"]).describe("missing: the user runs chainmail secret set"),
+          auth: z
+            .enum(["ok", "missing", "rejected", "expired", "unknown"])
+            .describe(
+              "ok: the last login succeeded; missing: nothing stored (the user runs chainmail secret set, or chainmail auth login for OAuth2); rejected: the server refused the password or token; expired: the OAuth2 sign-in no longer works (the user runs chainmail auth login); unknown: not tried yet",
+            ),
+          auth_method: z.enum(["password", "oauth2"]),
           allow_expunge: z.boolean(),
           allow_delete_folder: z.boolean(),
           confirmation_pending: z
@@ -65,6 +70,7 @@ export const accountTools = [
           provider: a.provider,
           address: a.address,
           auth: a.auth,
+          auth_method: a.auth_method,
           allow_expunge: a.allow_expunge,
           allow_delete_folder: a.allow_delete_folder,
           confirmation_pending: a.confirmation_pending,

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import type { CheckResult } from "../../imap/test-account.js";
 import type { AccountSummary } from "../../service/accounts.js";
+import type { ConfigError } from "../../service/context.js";
 import type { ListFoldersResult } from "../../service/folders.js";
 import { operation } from "./define.js";
 import { AccountField, AccountsField, FolderField } from "./fields.js";
@@ -14,7 +15,7 @@ export const accountOperations = {
     audit: null,
     mutates: false,
   }),
-  "accounts.list": operation<{ accounts: AccountSummary[] }>()({
+  "accounts.list": operation<{ accounts: AccountSummary[]; config_error?: ConfigError }>()({
     params: z.object({}),
     audit: "accounts.list",
     mutates: false,

@@ -206,7 +206,7 @@ export const scheduleNotes = tool({
   name: "schedule_notes",
   title: "Schedule notes",
   description:
-    "Puts notes on the queue, all or none. Each note goes at its own scheduledAt (a future time) or, without one, into the next free slot of the weekly plan, in the order given. Draft, ready, failed and already scheduled notes can be scheduled (rescheduling moves a note; scheduling a failed one retries it, with attempts from 0); published and evergreen notes cannot. At scheduledAt the note is handed to the publisher and becomes published; with autoRestackAfterHours it is handed over once more, as a restack, that many hours later.",
+    "Puts notes on the queue, all or none. Each note goes at its own scheduledAt (a future time) or, without one, into the next free slot of the weekly plan, in the order given. Draft, ready and already scheduled notes can be scheduled (rescheduling moves a note; scheduling a draft whose publishing was given up retries it, with attempts and lastError cleared); published and evergreen notes cannot. At scheduledAt the note is handed to the publisher and becomes published; with autoRestackAfterHours it is handed over once more, as a restack, that many hours later.",
   input: {
     notes: z
       .array(

@@ -65,7 +65,7 @@ export const NoteDetailSchema = NoteSchema.extend({
     .string()
     .nullable()
     .describe(
-      "The last publishing failure, or null; a failing note stays scheduled until the scheduler gives up and makes it failed",
+      "The last publishing failure, or null; a failing note stays scheduled until the scheduler gives up and makes it a draft again, this kept until it is scheduled again",
     ),
   lastAttemptAt: z.string().nullable().describe("When the publisher last tried, or null"),
 });

@@ -1,0 +1,201 @@
+/**
+ * Signing an account in and out, as the CLI runs it (`chainmail auth login|logout`). The sign-in runs
+ * in the CLI's process, not the daemon's: it talks to the user (a URL to open, a code to type), may
+ * listen on a loopback port for the browser's redirect, and must work before any daemon runs. It ends
+ * by writing the refresh token to the secrets dir; a running daemon sees the new file at the account's
+ * next login (src/auth/credentials.ts) and needs no restart. The access token of the sign-in is not
+ * kept: only the daemon holds access tokens, in memory.
+ */
+import { spawn } from "node:child_process";
+import http from "node:http";
+import type { AccountConfig } from "../config.js";
+import { MailError } from "../errors.js";
+import {
+  browserRequest,
+  deviceFlow,
+  type DevicePrompt,
+  oauthClient,
+  oauthErrorOf,
+  redeemCode,
+  revoke,
+  type Tokens,
+} from "./oauth.js";
+import { deleteGrant, loadGrant, saveGrant } from "./store.js";
+
+export interface SignInOptions {
+  flow: "browser" | "device";
+  /** Where to tell the user what to do (the URL to open, the device code). */
+  say: (line: string) => void;
+  /** Also open the URL with xdg-open (a desktop); by default it is only printed (headless machines). */
+  openBrowser?: boolean;
+  /** How long to wait for the browser's redirect; default 10 minutes. */
+  timeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface SignInResult {
+  account: string;
+  flow: "browser" | "device";
+  scope: string | undefined;
+}
+
+/** The flow to use when none is asked for: the browser where the provider has one. */
+export function defaultFlow(account: AccountConfig): "browser" | "device" {
+  return account.oauth?.authorization_endpoint ? "browser" : "device";
+}
+
+function saved(
+  account: AccountConfig,
+  flow: SignInResult["flow"],
+  tokens: Tokens,
+  secretsDir: string,
+): SignInResult {
+  if (!tokens.refresh_token)
+    throw new MailError(
+      "AUTH_REQUIRED",
+      `the provider of account ${account.name} gave no refresh token, so the daemon could not stay signed in`,
+      "Check the scopes in [accounts.oauth] (Microsoft needs offline_access).",
+    );
+  saveGrant(secretsDir, account.name, { refresh_token: tokens.refresh_token, scope: tokens.scope });
+  return { account: account.name, flow, scope: tokens.scope };
+}
+
+function refused(err: unknown, account: string): never {
+  const oe = oauthErrorOf(err);
+  if (oe)
+    throw new MailError(
+      "AUTH_REQUIRED",
+      `the provider refused the sign-in of account ${account} (${oe.error})`,
+      "Run the sign-in again; check client_id and the scopes if it keeps failing.",
+    );
+  throw err;
+}
+
+export async function signIn(
+  account: AccountConfig,
+  secretsDir: string,
+  o: SignInOptions,
+): Promise<SignInResult> {
+  const client = oauthClient(account, o.env);
+  if (o.flow === "device") {
+    let tokens: Tokens;
+    try {
+      tokens = await deviceFlow(client, (p: DevicePrompt) => {
+        o.say(`To sign in ${account.name}, open ${p.verification_uri} and enter the code ${p.user_code}`);
+        if (p.verification_uri_complete) o.say(`(or open ${p.verification_uri_complete})`);
+        o.say(`Waiting for the approval (the code expires in ${Math.round(p.expires_in / 60)} min)...`);
+      });
+    } catch (err) {
+      refused(err, account.name);
+    }
+    return saved(account, "device", tokens, secretsDir);
+  }
+  const tokens = await browserSignIn(account, o, client);
+  return saved(account, "browser", tokens, secretsDir);
+}
+
+const DONE_PAGE = (text: string) =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>chainmail</title></head><body><p>${text}</p></body></html>`;
+
+/**
+ * The authorization code flow with PKCE and a loopback redirect (RFC 8252 section 7.3): a one-shot
+ * HTTP server on 127.0.0.1 and a port the system picks. A redirect whose `state` is not ours (another
+ * page, an attacker's link) is answered 400 and ignored; the sign-in keeps waiting for the right one.
+ */
+async function browserSignIn(
+  account: AccountConfig,
+  o: SignInOptions,
+  client: ReturnType<typeof oauthClient>,
+): Promise<Tokens> {
+  const server = http.createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const addr = server.address();
+  const port = typeof addr === "object" && addr ? addr.port : 0;
+  try {
+    const req = await browserRequest(client, `http://127.0.0.1:${port}/`);
+    o.say(`To sign in ${account.name}, open this URL in a browser:`);
+    o.say(req.url.toString());
+    if (o.openBrowser) {
+      // No shell: the URL is one argument. A missing xdg-open only means the user opens it by hand.
+      const child = spawn("xdg-open", [req.url.toString()], { stdio: "ignore", detached: true });
+      child.on("error", () => undefined);
+      child.unref();
+    }
+    return await new Promise<Tokens>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new MailError("AUTH_REQUIRED", "the browser sign-in was not completed in time", "Run it again."),
+          ),
+        o.timeoutMs ?? 600_000,
+      );
+      server.on("request", (hreq: http.IncomingMessage, hres: http.ServerResponse) => {
+        const url = new URL(hreq.url ?? "/", `http://127.0.0.1:${port}`);
+        const answer = (status: number, text: string) => {
+          hres.writeHead(status, { "content-type": "text/html; charset=utf-8", connection: "close" });
+          hres.end(DONE_PAGE(text));
+        };
+        if (url.pathname !== "/" || url.searchParams.get("state") !== req.state) {
+          answer(400, "This is not the sign-in chainmail is waiting for.");
+          return;
+        }
+        clearTimeout(timer);
+        redeemCode(client, req, url).then(
+          (tokens) => {
+            answer(200, "Signed in. You can close this window and return to the terminal.");
+            resolve(tokens);
+          },
+          (err: unknown) => {
+            answer(400, "The sign-in failed; see the terminal.");
+            try {
+              refused(err, account.name);
+            } catch (e) {
+              reject(e);
+            }
+          },
+        );
+      });
+    });
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+}
+
+export interface SignOutResult {
+  account: string;
+  /** The provider revoked the grant (false: it has no revocation endpoint, or could not be reached). */
+  revoked: boolean;
+  /** A stored grant was deleted. */
+  deleted: boolean;
+  /** Why revocation did not happen, when it was tried. */
+  warning?: string;
+}
+
+/** Revokes the grant where the provider has an endpoint, then deletes it here in any case. */
+export async function signOut(
+  account: AccountConfig,
+  secretsDir: string,
+  opts: { revoke?: boolean; env?: NodeJS.ProcessEnv } = {},
+): Promise<SignOutResult> {
+  const grant = loadGrant(secretsDir, account.name);
+  let revoked = false;
+  let warning: string | undefined;
+  if (grant && account.oauth?.revocation_endpoint && opts.revoke === false)
+    warning = "not revoked at the provider: the account's server settings wait for confirmation";
+  else if (grant && account.oauth?.revocation_endpoint) {
+    try {
+      revoked = await revoke(oauthClient(account, opts.env), grant.refresh_token);
+    } catch (err) {
+      const oe = oauthErrorOf(err);
+      warning = oe
+        ? `the provider refused the revocation (${oe.error})`
+        : "the provider's revocation endpoint could not be reached";
+    }
+  }
+  const deleted = deleteGrant(secretsDir, account.name);
+  return { account: account.name, revoked, deleted, ...(warning ? { warning } : {}) };
+}

@@ -1,0 +1,141 @@
+/**
+ * Search finds what people write: Chinese, Japanese and Korean words inside longer runs, 1-character
+ * terms and mixed Latin+CJK terms are found from the cache (each CJK character is its own token,
+ * src/query/cjk.ts) and answer with the same rows as the server's SEARCH; accented Latin text is
+ * folded as the query docs state for each source (src/query/README.md, "Accents").
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SearchResult } from "../src/service/search.js";
+import { type MessageSpec, buildMessage } from "../src/testing/corpus.js";
+import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
+
+let env: MailEnv;
+const start = Date.UTC(2026, 2, 1);
+const spec = (n: number, subject: string, text: string, from = "Carol <carol@example.com>"): MessageSpec => ({
+  from,
+  to: ["alice@example.com"],
+  subject,
+  text,
+  date: new Date(start + n * 3_600_000),
+  messageId: `<cjk-${n}@example.com>`,
+});
+const MESSAGES: MessageSpec[] = [
+  spec(1, "明日の定例会議", "明日の定例会議です。Q3会議の資料を添付します。よろしくお願いします。"),
+  spec(2, "本周例会", "各位好，明天下午三点召开例会，请准时参加。预算报告见附件。"),
+  spec(3, "季度會議", "下週三召開季度會議，請準備簡報。"),
+  spec(4, "プロジェクト進捗", "プロジェクトの進捗を共有します。来週の会議で話しましょう。"),
+  spec(5, "회의 안내", "내일 회의는 오후 3시입니다. 참석 부탁드립니다."),
+  spec(6, "Grüße aus München", "Die Straße vor dem Büro ist morgen gesperrt. Schöne Grüße"),
+  spec(7, "Le café est prêt", "Rendez-vous au café à côté de l'église, à bientôt."),
+  spec(8, "Cafe menu", "The cafe on the corner has a new menu for the Munchen trip."),
+  spec(
+    9,
+    "定例 notes",
+    "Latin and 定例 side by side; also Q3 会議 with a space.",
+    "田中 太郎 <tanaka@example.jp>",
+  ),
+];
+
+beforeAll(async () => {
+  env = await startMailEnv();
+  await env.dv.appendMessages(
+    "alice",
+    "INBOX",
+    MESSAGES.map((m) => ({ raw: buildMessage(m), flags: [] })),
+  );
+  const { accounts } = await env.client.cacheSync({ accounts: ["work"] });
+  expect(accounts.map((a) => [a.account, a.ok])).toEqual([["work", true]]);
+});
+afterAll(async () => {
+  await env?.stop();
+});
+
+const ids = (r: SearchResult) => r.rows.map((x) => x.message_id ?? "").sort();
+const both = async (query: string) => {
+  const cache = await env.client.search({ query, accounts: ["work"], limit: 50, source: "cache" });
+  const server = await env.client.search({ query, accounts: ["work"], limit: 50, source: "server" });
+  expect(cache.source, query).toBe("cache");
+  expect(server.source, query).toBe("server");
+  expect(cache.partial, query).toEqual([]);
+  expect(server.partial, query).toEqual([]);
+  return { cache: ids(cache), server: ids(server), cacheCount: cache.count, serverCount: server.count };
+};
+/** The messages whose subject, sender or body holds `term` as it is written (what a substring search finds). */
+const containing = (term: string) =>
+  MESSAGES.filter((m) => [m.subject, m.from, m.text ?? ""].some((t) => t.includes(term)))
+    .map((m) => m.messageId)
+    .sort();
+
+describe("CJK terms", () => {
+  const TERMS = [
+    "会議", // Japanese, inside the runs 明日の定例会議です and Q3会議の資料を...
+    "定例", // at the start of a run, and alone between Latin words
+    "資料", // a Japanese word inside a longer run
+    "お願い", // hiragana inside a run
+    "プロジェクト", // katakana
+    "会", // one character
+    "例会", // Chinese (simplified) inside a run
+    "預算", // traditional form of 预算: no message has it
+    "预算",
+    "會議", // traditional Chinese
+    "Q3会議", // mixed Latin and CJK (see below for the same words with a space between)
+    "회의", // Korean, with a particle attached (회의는)
+    "田中", // a sender's name
+  ];
+  for (const term of TERMS) {
+    it(`"${term}" finds the same messages from the cache and the server`, async () => {
+      const r = await both(term);
+      expect(r.server, term).toEqual(containing(term));
+      // (the one message with "Q3 会議", a space between, is the cache's alone: next test)
+      expect(r.cache, term).toEqual(
+        term === "Q3会議" ? [...r.server, "<cjk-9@example.com>"].sort() : r.server,
+      );
+      if (term !== "Q3会議") expect(r.cacheCount, term).toBe(r.serverCount);
+    });
+  }
+
+  it("in the cache a term's characters match across white space and punctuation, on the server not", async () => {
+    // The cache's index holds tokens, not the spaces between them (documented in src/query/README.md)
+    const r = await both("Q3会議");
+    expect(r.server).toEqual(["<cjk-1@example.com>"]);
+    expect(r.cache).toEqual(["<cjk-1@example.com>", "<cjk-9@example.com>"]);
+  });
+
+  it("a CJK phrase, a field and a negation compile the same way", async () => {
+    for (const query of ['"定例会議"', "subject:会議", "from:田中", "会議 -資料", "定例 OR 회의"]) {
+      const r = await both(query);
+      expect(r.cache.length, query).toBeGreaterThan(0);
+      expect(r.server, query).toEqual(r.cache);
+    }
+    expect((await both("subject:会議")).cache).toEqual(["<cjk-1@example.com>"]);
+    expect((await both("会議 -資料")).cache).toEqual(["<cjk-4@example.com>", "<cjk-9@example.com>"]);
+  });
+});
+
+describe("accents", () => {
+  const CAFE = ["<cjk-7@example.com>", "<cjk-8@example.com>"]; // café, cafe
+  const MUNICH = ["<cjk-6@example.com>", "<cjk-8@example.com>"]; // München, Munchen
+
+  it("the cache folds accents and case both ways", async () => {
+    for (const q of ["café", "cafe", "CAFÉ"]) expect((await both(q)).cache, q).toEqual(CAFE);
+    for (const q of ["München", "Munchen", "munchen"]) expect((await both(q)).cache, q).toEqual(MUNICH);
+    expect((await both("eglise")).cache).toEqual(["<cjk-7@example.com>"]);
+    // ß is a letter of its own, not "ss", in both sources
+    expect((await both("Strasse")).cache).toEqual([]);
+    expect((await both("Straße")).cache).toEqual(["<cjk-6@example.com>"]);
+  });
+
+  it("Dovecot's SEARCH folds case but not accents: a substring of the decomposed text", async () => {
+    // The accented term finds only the accented text, in any case
+    expect((await both("café")).server).toEqual(["<cjk-7@example.com>"]);
+    expect((await both("CAFÉ")).server).toEqual(["<cjk-7@example.com>"]);
+    expect((await both("München")).server).toEqual(["<cjk-6@example.com>"]);
+    // The plain term finds only the plain text, except where the accent is on the term's last
+    // letter: Dovecot compares decomposed text (é is e + U+0301), so "cafe" is a prefix of "café"
+    expect((await both("Munchen")).server).toEqual(["<cjk-8@example.com>"]);
+    expect((await both("eglise")).server).toEqual([]);
+    expect((await both("cafe")).server).toEqual(CAFE);
+    expect((await both("Strasse")).server).toEqual([]);
+    expect((await both("Straße")).server).toEqual(["<cjk-6@example.com>"]);
+  });
+});
