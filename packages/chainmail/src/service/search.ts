@@ -6,7 +6,7 @@
  * both kinds are merged newest first and paged by offset.
  */
 import crypto from "node:crypto";
-import type { ImapFlow } from "imapflow";
+import type { ImapFlow, ListResponse } from "imapflow";
 import { simpleParser } from "mailparser";
 import type { AccountConfig } from "../config.js";
 import { type WireError, MailError, isMailError, toWireError } from "../errors.js";
@@ -216,9 +216,11 @@ async function serverMatches(
   countOnly: boolean,
   /** Called right after each folder's matches, while the folder is still selected (the page's fetch). */
   onFolder: (s: Stream) => Promise<void> = async () => undefined,
+  /** The account's folder list if this call already has it (checkInFolders asked), saving a LIST. */
+  listed?: ReadonlyMap<string, ListResponse[]>,
 ): Promise<Stream[]> {
   const now = new Date();
-  const folders = (await listAll(client, false)).filter(
+  const folders = (listed?.get(account.name) ?? (await listAll(client, false))).filter(
     (f) => !f.flags.has("\\Noselect") && !f.flags.has("\\NonExistent"),
   );
   let scope = folders.filter((f) => folderInScope(ast, { path: f.path, role: roleOf(f) }));
@@ -516,7 +518,8 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
       );
     }
   }
-  await checkInFolders(ctx, ast, [...perAccount.keys()]);
+  const listed = new Map<string, ListResponse[]>();
+  await checkInFolders(ctx, ast, [...perAccount.keys()], listed);
   const partial: SearchResult["partial"] = [];
   const cursor = decodeCursor(p);
   // item: terms are answered from the cache alone (the server knows nothing of work items).
@@ -530,7 +533,7 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
   if (onServer.length === 0 && onCache.length > 0 && (cursor.kind === "none" || cursor.kind === "cache")) {
     return cacheOnly(ctx, call, p, onCache, partial, cursor.cache);
   }
-  if (p.threads) return collapsedSearch(ctx, call, p, plans, partial, cursor);
+  if (p.threads) return collapsedSearch(ctx, call, p, plans, partial, cursor, listed);
   if (cursor.kind === "offset") throw badCursor();
   const from = cursor.kind === "streams" ? cursor.streams : new Map<string, StreamPos>();
   const counts: SearchResult["account_counts"] = [];
@@ -558,21 +561,29 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
         const got = await ctx.pool.read(account, async (c) => {
           const mine: SearchResult["partial"] = [];
           const pages: typeof streams = [];
-          await serverMatches(c, account, bound, mine, p.count_only, async (s) => {
-            const pos = from.get(s.key);
-            const after = pos?.uid === undefined ? -1 : s.uids.indexOf(pos.uid);
-            const start = after >= 0 ? after + 1 : (pos?.taken ?? 0);
-            const page = { key: s.key, start, count: s.count, rows: [] as Hit[], failed: false };
-            pages.push(page);
-            if (p.count_only) return;
-            try {
-              page.rows = await serverRows(c, account, s, s.uids.slice(start, start + p.limit));
-            } catch (err) {
-              if (!c.usable) throw err;
-              page.failed = true;
-              mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
-            }
-          });
+          await serverMatches(
+            c,
+            account,
+            bound,
+            mine,
+            p.count_only,
+            async (s) => {
+              const pos = from.get(s.key);
+              const after = pos?.uid === undefined ? -1 : s.uids.indexOf(pos.uid);
+              const start = after >= 0 ? after + 1 : (pos?.taken ?? 0);
+              const page = { key: s.key, start, count: s.count, rows: [] as Hit[], failed: false };
+              pages.push(page);
+              if (p.count_only) return;
+              try {
+                page.rows = await serverRows(c, account, s, s.uids.slice(start, start + p.limit));
+              } catch (err) {
+                if (!c.usable) throw err;
+                page.failed = true;
+                mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
+              }
+            },
+            listed,
+          );
           return { pages, mine };
         });
         partial.push(...got.mine);
@@ -674,6 +685,7 @@ async function collapsedSearch(
   plans: Plan[],
   partial: SearchResult["partial"],
   cursor: DecodedCursor,
+  listed: ReadonlyMap<string, ListResponse[]>,
 ): Promise<SearchResult> {
   if (cursor.kind === "streams") throw badCursor();
   const onCache = plans.filter((x) => x.use === "cache");
@@ -704,7 +716,7 @@ async function collapsedSearch(
         const got = await ctx.pool.read(account, async (c) => {
           const mine: SearchResult["partial"] = [];
           const hits: Hit[] = [];
-          for (const s of await serverMatches(c, account, bound, mine, false)) {
+          for (const s of await serverMatches(c, account, bound, mine, false, undefined, listed)) {
             try {
               hits.push(...(await serverRows(c, account, s, s.uids)));
             } catch (err) {
@@ -772,7 +784,13 @@ async function collapsedSearch(
  * does not know. Google accounts are left out (in: also names labels there), and when an account's
  * folders cannot be listed the search goes ahead: its partial entry says why.
  */
-async function checkInFolders(ctx: ServiceContext, ast: QueryNode, names: string[]): Promise<void> {
+async function checkInFolders(
+  ctx: ServiceContext,
+  ast: QueryNode,
+  names: string[],
+  /** Where the folder lists it asks the server for are kept, for the server path to reuse. */
+  listed: Map<string, ListResponse[]>,
+): Promise<void> {
   let values = [
     ...new Set(
       leaves(ast)
@@ -795,9 +813,11 @@ async function checkInFolders(ctx: ServiceContext, ast: QueryNode, names: string
   try {
     lists = await Promise.all(
       accounts.map((a) =>
-        ctx.pool.read(a, async (c) =>
-          (await listAll(c, false)).map((f) => ({ path: f.path, role: roleOf(f) })),
-        ),
+        ctx.pool.read(a, async (c) => {
+          const all = await listAll(c, false);
+          listed.set(a.name, all);
+          return all.map((f) => ({ path: f.path, role: roleOf(f) }));
+        }),
       ),
     );
   } catch {
