@@ -1,7 +1,8 @@
 import type { ImapFlow, SearchObject } from "imapflow";
 import { searchCompiler } from "imapflow/lib/search-compiler.js";
 import { detailOf, MailError } from "../errors.js";
-import { takeRefusalText } from "../imap/connection.js";
+import { takeRefusal } from "../imap/connection.js";
+import { refusalOf } from "../imap/refusal.js";
 import type { LeafNode, QueryNode } from "./ast.js";
 import { type FolderInfo, evaluate, inMatchesFolder } from "./analyze.js";
 import { compileToImap, imapUnsupported, leafSearch } from "./imap.js";
@@ -33,16 +34,26 @@ function chunks(uids: number[], maxRanges = 1000): string[] {
  * (outside text never reaches `message`). A dropped connection is not a refusal: the caller's pool
  * reports SERVER_UNAVAILABLE for that.
  */
-export function searchRefused(client: ImapFlow, what: string, text = takeRefusalText(client)): MailError {
+export function searchRefused(
+  client: ImapFlow,
+  what: string,
+  answer: { text?: string | undefined; code?: string | undefined } = takeRefusal(client),
+): MailError {
   if (!client.usable)
     return new MailError("SERVER_UNAVAILABLE", `the connection to the IMAP server dropped during ${what}`);
+  // The reason follows the server's response code as for every other refusal (imap/refusal.ts);
+  // a refusal without one means this folder cannot be searched so: UNSUPPORTED.
+  const { reason, hint } = refusalOf(answer.code, { reason: "UNSUPPORTED", hint: SEARCH_REFUSED_HINT });
   return new MailError(
-    "UNSUPPORTED",
-    `the IMAP server refused the ${what} of this folder${text ? " (its reply is in detail)" : ""}`,
-    'The folder was not searched. Rephrase or narrow the query, or use source "cache" if the cache holds the folder.',
-    detailOf(text && `server: ${text}`),
+    reason,
+    `the IMAP server refused the ${what} of this folder${answer.text ? " (its reply is in detail)" : ""}`,
+    hint,
+    detailOf(answer.text && `server: ${answer.text}`),
   );
 }
+
+const SEARCH_REFUSED_HINT =
+  'The folder was not searched. Rephrase or narrow the query, or use source "cache" if the cache holds the folder.';
 
 async function uidSearch(client: ImapFlow, q: SearchObject): Promise<number[]> {
   // imapflow answers a refused SEARCH with false and a dropped connection with a throw: false is
@@ -106,9 +117,9 @@ async function uidSortByArrival(client: ImapFlow, criteria: unknown[]): Promise<
     res.next();
     return out;
   } catch (err) {
-    const e = err as { responseStatus?: string; responseText?: string };
+    const e = err as { responseStatus?: string; responseText?: string; serverResponseCode?: string };
     if (e?.responseStatus === "NO" || e?.responseStatus === "BAD")
-      throw searchRefused(client, "SORT", e.responseText);
+      throw searchRefused(client, "SORT", { text: e.responseText, code: e.serverResponseCode });
     throw err;
   }
 }

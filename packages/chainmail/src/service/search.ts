@@ -201,9 +201,9 @@ interface Stream {
 
 /** The error of one folder: a server's NO/BAD is a refusal with its text in detail, not INTERNAL. */
 function folderError(client: ImapFlow, err: unknown, what: string): WireError {
-  const e = err as { responseStatus?: string; responseText?: string };
+  const e = err as { responseStatus?: string; responseText?: string; serverResponseCode?: string };
   if (!isMailError(err) && (e?.responseStatus === "NO" || e?.responseStatus === "BAD"))
-    return toWireError(searchRefused(client, what, e.responseText));
+    return toWireError(searchRefused(client, what, { text: e.responseText, code: e.serverResponseCode }));
   return toWireError(err);
 }
 
