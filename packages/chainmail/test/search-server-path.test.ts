@@ -199,7 +199,13 @@ describe("a server that refuses", () => {
         expect(res.rows).toEqual([]);
         expect(res.partial).toHaveLength(1);
         const entry = res.partial[0]!;
-        expect(entry).toMatchObject({ account: "work", folder: "INBOX", error: { reason: "UNSUPPORTED" } });
+        // [SERVERBUG] is the server's own failure: SERVER_UNAVAILABLE, as imap/refusal.ts reads the
+        // code for every refused command (a refusal without a code is UNSUPPORTED: next test).
+        expect(entry).toMatchObject({
+          account: "work",
+          folder: "INBOX",
+          error: { reason: "SERVER_UNAVAILABLE" },
+        });
         expect(entry.error.detail).toContain("Internal error occurred");
         expect(entry.error.message).not.toContain("evil");
       }
