@@ -292,6 +292,7 @@ export class CacheRunner {
       started = true;
       const w = await watchInbox(this.db, client, name, {
         folder,
+        allFolders: true,
         // watchInbox keeps the error for cache_status; the log says that it happened.
         onError: (e) => {
           const reason = toWireError(mapImapError(e, name)).reason;
