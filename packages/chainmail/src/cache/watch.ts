@@ -113,7 +113,9 @@ export interface InboxWatch {
 /**
  * Keeps one folder (INBOX by default) fresh over a dedicated connection: syncs it, selects it,
  * IDLEs, and on every EXISTS/EXPUNGE/FLAGS notice syncs again (coalescing notices that arrive
- * during a sync). While it runs and its last sync succeeded the folder counts as fresh; a failed
+ * during a sync). With `allFolders` on a server that offers NOTIFY it keeps every personal folder
+ * fresh the same way, syncing on this connection each folder a notification names (startNotify).
+ * While it runs and its last sync succeeded the folder counts as fresh; a failed
  * sync, a failed IDLE or a closed connection is kept for cache_status (watchError). With `bodies`, new messages' bodies are
  * fetched right after the sync that found them (within the daily budget, at most 50 a time), so a
  * word search can stay on the cache instead of waiting for the next background pass. The client must not be shared: the
@@ -140,7 +142,7 @@ export async function watchInbox(
     /**
      * Watch every personal folder, not only `folder`, where the server offers NOTIFY (RFC 5465): a
      * change by another client in any of them is synced within moments. Without NOTIFY the watch
-     * stays on `folder` alone (see `notifying` in cache_status's `watching`).
+     * stays on `folder` alone; cache_status's `watching` says which folders are covered.
      */
     allFolders?: boolean;
   } = {},
