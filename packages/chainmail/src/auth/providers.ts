@@ -1,9 +1,12 @@
 /**
  * OAuth2 presets: the endpoints and scopes of the providers whose mail servers take only (or best)
- * OAuth2 logins. An account's `[accounts.oauth]` table may override any of them; for `provider =
- * "imap"` it names them all. The client id (and Google's installed-app client secret, which Google
- * says is not a secret for such apps) come from config.toml or the environment variables below.
+ * OAuth2 logins, read from the one provider table (src/providers/presets.ts). An account's
+ * `[accounts.oauth]` table may override any of them; for a provider without them it names them all.
+ * The client id (and Google's installed-app client secret, which Google says is not a secret for such
+ * apps) come from config.toml or the environment variables the table names.
  */
+import { type OAuthPresetSettings, PRESETS } from "../providers/presets.js";
+
 export type OAuthPreset = "google" | "microsoft";
 
 export interface OAuthEndpoints {
@@ -14,39 +17,21 @@ export interface OAuthEndpoints {
   scopes?: string[] | undefined;
 }
 
-export const OAUTH_PRESETS: Record<
-  OAuthPreset,
-  Required<Omit<OAuthEndpoints, "revocation_endpoint">> & OAuthEndpoints
-> = {
-  google: {
-    authorization_endpoint: "https://accounts.google.com/o/oauth2/v2/auth",
-    token_endpoint: "https://oauth2.googleapis.com/token",
-    device_authorization_endpoint: "https://oauth2.googleapis.com/device/code",
-    revocation_endpoint: "https://oauth2.googleapis.com/revoke",
-    // Gmail's IMAP and SMTP accept only this full-access scope.
-    scopes: ["https://mail.google.com/"],
-  },
-  microsoft: {
-    // "common": work/school and personal accounts alike; a tenant id in its place limits to one tenant.
-    authorization_endpoint: "https://login.microsoftonline.com/common/oauth2/v2.0/authorize",
-    token_endpoint: "https://login.microsoftonline.com/common/oauth2/v2.0/token",
-    device_authorization_endpoint: "https://login.microsoftonline.com/common/oauth2/v2.0/devicecode",
-    // Microsoft has no RFC 7009 revocation endpoint: logout forgets the token locally.
-    scopes: [
-      "https://outlook.office.com/IMAP.AccessAsUser.All",
-      "https://outlook.office.com/SMTP.Send",
-      "offline_access",
-    ],
-  },
+const settings = (p: OAuthPreset): OAuthPresetSettings => {
+  const oauth = PRESETS[p].oauth;
+  if (!oauth) throw new Error(`the provider table has no OAuth2 settings for ${p}`);
+  return oauth;
+};
+
+export const OAUTH_PRESETS: Record<OAuthPreset, OAuthPresetSettings> = {
+  google: settings("google"),
+  microsoft: settings("microsoft"),
 };
 
 /** Environment variables holding a preset's client id and secret (config.toml's values win). */
 export const OAUTH_ENV: Record<OAuthPreset, { clientId: string; clientSecret: string }> = {
-  google: { clientId: "CHAINMAIL_GOOGLE_CLIENT_ID", clientSecret: "CHAINMAIL_GOOGLE_CLIENT_SECRET" },
-  microsoft: {
-    clientId: "CHAINMAIL_MICROSOFT_CLIENT_ID",
-    clientSecret: "CHAINMAIL_MICROSOFT_CLIENT_SECRET",
-  },
+  google: OAUTH_PRESETS.google.env,
+  microsoft: OAUTH_PRESETS.microsoft.env,
 };
 
 const LOOPBACK = new Set(["127.0.0.1", "[::1]", "localhost"]);

@@ -3,8 +3,9 @@
  * servers, the address domains it hosts, the MX hosts that mean a custom domain is hosted there. The
  * config fills an account's missing `[accounts.imap]`/`[accounts.smtp]` keys from it (an explicit key
  * wins) and `chainmail accounts probe` answers from it first. Only settings the provider documents are
- * here; each entry names the page. Room is left for the OAuth endpoints and scopes of providers that
- * sign in with OAuth2 (google, microsoft): they belong in this table too, next to the servers.
+ * here; each entry names the page. The providers that sign in with OAuth2 (google, microsoft) carry
+ * their endpoints, scopes and client environment variables here too, next to their servers
+ * (src/auth/providers.ts reads them).
  */
 import type { TlsMode } from "../config.js";
 
@@ -17,6 +18,17 @@ export interface ServerPreset {
   host: string;
   port: number;
   tls: TlsMode;
+}
+
+/** A provider's OAuth2 sign-in: endpoints, scopes and where its client id and secret may come from. */
+export interface OAuthPresetSettings {
+  authorization_endpoint: string;
+  token_endpoint: string;
+  device_authorization_endpoint: string;
+  revocation_endpoint?: string;
+  scopes: string[];
+  /** Environment variables holding the client id and secret (config.toml's values win). */
+  env: { clientId: string; clientSecret: string };
 }
 
 export interface ProviderPreset {
@@ -41,6 +53,8 @@ export interface ProviderPreset {
   password_note: string;
   /** The provider's page the settings come from (its title and site). */
   docs: string;
+  /** OAuth2 sign-in, for providers whose servers take it (`[accounts.oauth]` overrides each key). */
+  oauth?: OAuthPresetSettings;
 }
 
 export const PRESETS: Readonly<Record<PresetProvider, ProviderPreset>> = {
@@ -57,6 +71,15 @@ export const PRESETS: Readonly<Record<PresetProvider, ProviderPreset>> = {
     mx: ["smtp.google.com", "aspmx.l.google.com", ".aspmx.l.google.com", ".googlemail.com"],
     password_note: "an app password (2-Step Verification on), or OAuth2",
     docs: "Google Help: Read Gmail messages on other email clients using IMAP (support.google.com)",
+    oauth: {
+      authorization_endpoint: "https://accounts.google.com/o/oauth2/v2/auth",
+      token_endpoint: "https://oauth2.googleapis.com/token",
+      device_authorization_endpoint: "https://oauth2.googleapis.com/device/code",
+      revocation_endpoint: "https://oauth2.googleapis.com/revoke",
+      // Gmail's IMAP and SMTP accept only this full-access scope.
+      scopes: ["https://mail.google.com/"],
+      env: { clientId: "CHAINMAIL_GOOGLE_CLIENT_ID", clientSecret: "CHAINMAIL_GOOGLE_CLIENT_SECRET" },
+    },
   },
   // Microsoft Support, "POP, IMAP, and SMTP settings for Outlook.com": IMAP outlook.office365.com 993
   // SSL/TLS. Microsoft Learn, "How to set up a multifunction device or application to send email using
@@ -72,6 +95,19 @@ export const PRESETS: Readonly<Record<PresetProvider, ProviderPreset>> = {
     mx: [".mail.protection.outlook.com"],
     password_note: "OAuth2 (Microsoft turned off password logins for IMAP and SMTP)",
     docs: "Microsoft Support: POP, IMAP, and SMTP settings for Outlook.com (support.microsoft.com)",
+    oauth: {
+      // "common": work/school and personal accounts alike; a tenant id in its place limits to one tenant.
+      authorization_endpoint: "https://login.microsoftonline.com/common/oauth2/v2.0/authorize",
+      token_endpoint: "https://login.microsoftonline.com/common/oauth2/v2.0/token",
+      device_authorization_endpoint: "https://login.microsoftonline.com/common/oauth2/v2.0/devicecode",
+      // Microsoft has no RFC 7009 revocation endpoint: logout forgets the token locally.
+      scopes: [
+        "https://outlook.office.com/IMAP.AccessAsUser.All",
+        "https://outlook.office.com/SMTP.Send",
+        "offline_access",
+      ],
+      env: { clientId: "CHAINMAIL_MICROSOFT_CLIENT_ID", clientSecret: "CHAINMAIL_MICROSOFT_CLIENT_SECRET" },
+    },
   },
   // Fastmail Help, "Server names and ports":
   // imap.fastmail.com 993 SSL, smtp.fastmail.com 465 SSL; custom domains: MX in1-smtp and
