@@ -82,6 +82,12 @@ export interface AccountConfig {
    */
   password_command?: string[] | undefined;
   policy: Policy;
+  /**
+   * Set by the daemon, never read from config.toml: the owner has confirmed no server settings of this
+   * account yet (a new account, or state.db was lost), so no password or token may be sent anywhere
+   * for it (src/policy/endpoints.ts) until `chainmail policy confirm`.
+   */
+  endpoint_unconfirmed?: true | undefined;
 }
 
 export interface DaemonConfig {
@@ -614,6 +620,8 @@ const connectionKey = (a: AccountConfig) =>
     a.imap,
     a.oauth?.token_endpoint ?? null,
     a.password_command ?? null,
+    // A confirmation lets the account connect at all: its pool slot and cache sync start afresh.
+    a.endpoint_unconfirmed ?? false,
   ]);
 
 /** Accounts of `prev` that `next` removed or whose IMAP connection settings it changed. */

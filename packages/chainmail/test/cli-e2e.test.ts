@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DaemonClient } from "../src/client/index.js";
 import { REASONS } from "../src/errors.js";
 import { generateCorpus } from "../src/testing/corpus.js";
 import { type Dovecot, startDovecot } from "../src/testing/dovecot.js";
@@ -47,6 +48,11 @@ beforeAll(async () => {
   const sock = path.join(home, "run", "chainmail.sock");
   for (let i = 0; i < 200 && !fs.existsSync(sock); i++) await new Promise((r) => setTimeout(r, 25));
   expect(fs.existsSync(sock)).toBe(true);
+  // A first start holds the accounts' server settings and policies until the owner confirms them once
+  // (`chainmail policy confirm` needs a terminal; the daemon method, from the CLI client, does the same).
+  const owner = new DaemonClient({ socketPath: sock, client: "cli" });
+  await owner.call("policy.confirm", {});
+  owner.close();
 });
 
 afterAll(async () => {

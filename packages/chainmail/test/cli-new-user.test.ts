@@ -11,6 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { noConfigText } from "../src/cli/first-run.js";
+import { DaemonClient } from "../src/client/index.js";
 import { loadConfig } from "../src/config.js";
 import { type Daemon, startDaemon } from "../src/daemon/server.js";
 import { REASONS } from "../src/errors.js";
@@ -72,6 +73,12 @@ async function homeWith(config: string | null): Promise<string> {
   setSecret(home.secretsDir, "work", "alice-secret-pw");
   setSecret(home.secretsDir, "home", "bob-secret-pw");
   daemons.push(await startDaemon({ home, log: () => undefined }));
+  if (config !== null) {
+    // A first start holds the accounts' server settings and policies until the owner confirms them once.
+    const owner = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+    await owner.call("policy.confirm", {});
+    owner.close();
+  }
   return dir;
 }
 

@@ -9,9 +9,11 @@ import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonClient } from "../src/client/index.js";
 import { type Daemon, startDaemon } from "../src/daemon/server.js";
+import { loadConfig } from "../src/config.js";
 import { outboxOf } from "../src/outbox/index.js";
 import { StateDb } from "../src/store/state.js";
 import { type GmailServer, startGmail } from "../src/testing/gmail.js";
+import { confirmServerSettings } from "./support/confirmed.js";
 import { gmailHome } from "./support/gmail-home.js";
 
 /** A message Gmail filed in All Mail for a send whose outcome the daemon never recorded. */
@@ -92,6 +94,8 @@ beforeAll(async () => {
     });
   pending("k-found", "<went-out.1@example.com>");
   pending("k-lost", "<never-arrived.2@example.com>");
+  // That daemon ran with the account's server settings confirmed by the owner.
+  confirmServerSettings(state, loadConfig(home.configFile));
   state.close();
   daemon = await startDaemon({ home, log: () => undefined });
   // A first start leaves config.toml's policy unconfirmed: the owner confirms it once.

@@ -142,7 +142,12 @@ describe("an account added to config.toml", () => {
       cache: "background = true\nsync_interval_seconds = 3600",
       extra: [{ name: "later", user: "carol" }],
     });
-    // No request: the daemon's own check of config.toml notices the edit and syncs the new account.
+    // A new account connects nowhere until the owner confirms its server settings (as at a first
+    // start); the confirmation needs no restart either.
+    const added = await env.client.listAccounts();
+    expect(added.accounts.find((a) => a.name === "later")).toMatchObject({ confirmation_pending: true });
+    await env.confirmPolicy();
+    // No request: the daemon syncs the new account by itself.
     const cache = new Database(env.home.cacheFile, { readonly: true });
     const synced = () =>
       cache

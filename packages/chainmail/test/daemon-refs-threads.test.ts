@@ -34,6 +34,8 @@ beforeAll(async () => {
   const t = new Date(Date.now() + 200_000);
   fs.utimesSync(env.home.configFile, t, t);
   await env.restartDaemon();
+  // The renamed account is a new one: its server settings wait for the owner, who confirms them.
+  await env.confirmPolicy();
 });
 afterAll(async () => {
   await env?.stop();

@@ -1,8 +1,8 @@
 /**
  * Where an account's password goes waits for the owner: config.toml pointing an account at another
  * IMAP or SMTP server (host, port, TLS mode, username, provider) changes nothing until the owner runs
- * `chainmail policy confirm`; until then the daemon connects where it did, and the change is audited
- * and shown by `policy status`. A listener stands in for an attacker's server and records what it is
+ * `chainmail policy confirm`; until then the daemon connects where it did (an account with no
+ * confirmed settings yet connects nowhere), and the change is audited and shown by `policy status`. A listener stands in for an attacker's server and records what it is
  * sent: it must never see the password before the confirmation.
  */
 import fs from "node:fs";
@@ -14,6 +14,7 @@ import { DaemonClient } from "../src/client/index.js";
 import { parseConfig } from "../src/config.js";
 import { reconcilePolicies } from "../src/policy/service.js";
 import { setSecret } from "../src/secrets.js";
+import { EndpointStore } from "../src/store/endpoints.js";
 import { StateDb } from "../src/store/state.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 
@@ -78,14 +79,15 @@ const folderCount = async (account: string) =>
   (await env.client.listFolders({ accounts: [account] })).accounts[0]?.folders.length ?? 0;
 
 describe("an account's server settings", () => {
-  it("are adopted as written when the daemon first sees the account, audited", async () => {
-    const rows = await audit("endpoint.adopt");
+  it("wait for the owner when the daemon first sees the account, audited (the env then confirms them)", async () => {
+    expect(await audit("endpoint.adopt")).toEqual([]);
+    const rows = await audit("endpoint.pending");
     expect(rows.map((r) => [r.account, r.client, r.decision]).sort()).toEqual([
-      ["home", "config", "allowed"],
-      ["work", "config", "allowed"],
+      ["home", "config", "held"],
+      ["work", "config", "held"],
     ]);
-    expect(rows.find((r) => r.account === "work")?.summary).toBe(
-      `first seen: imap, user alice, imap 127.0.0.1:${env.dv.port} (none), smtp none`,
+    expect(rows.find((r) => r.account === "work")?.summary).toContain(
+      `no confirmed server settings yet (a new account, or state.db was missing): imap, user alice, imap 127.0.0.1:${env.dv.port} (none), smtp none await chainmail policy confirm`,
     );
     expect((await workStatus()).pending).toBe(false);
   });
@@ -97,7 +99,9 @@ describe("an account's server settings", () => {
     expect(await folderCount("work")).toBeGreaterThan(0);
     expect(rogue.connections()).toBe(0);
 
-    const pending = await audit("endpoint.pending");
+    const pending = (await audit("endpoint.pending")).filter((r) =>
+      r.summary.startsWith("server settings change"),
+    );
     expect(pending).toHaveLength(1);
     expect(pending[0]).toMatchObject({ account: "work", client: "config", decision: "held" });
     expect(pending[0]?.summary).toContain(`imap.port ${env.dv.port} → ${rogue.port}`);
@@ -154,7 +158,14 @@ describe("an account's server settings", () => {
 
   it("of an account removed and added back with another server wait like any change", async () => {
     setSecret(env.home.secretsDir, "later", "carol-secret-pw");
+    // An account added to a running daemon connects nowhere until the owner confirms it, as at a first start.
     env.writeConfig({ extra: [{ name: "later", user: "carol" }] });
+    const before = await env.client.listFolders({ accounts: ["later"] });
+    expect(before.partial?.[0]).toMatchObject({ account: "later", error: { reason: "POLICY_DENIED" } });
+    expect((await env.client.listAccounts()).accounts.find((a) => a.name === "later")).toMatchObject({
+      confirmation_pending: true,
+    });
+    await env.confirmPolicy();
     expect(await folderCount("later")).toBeGreaterThan(0);
     env.writeConfig({});
     await env.client.listAccounts();
@@ -163,7 +174,7 @@ describe("an account's server settings", () => {
     expect(await folderCount("later")).toBeGreaterThan(0);
     expect(rogue.connections()).toBe(seen);
     const later = (await env.client.call("policy.status", {})).accounts.find((a) => a.account === "later");
-    // It came back with no policy confirmed yet, so its policy waits as well as its server.
+    // Its confirmed server stays, and the other one waits like any change.
     expect(later?.endpoint.pending).toBe(true);
     expect(later?.changes).toContain(`imap.port ${env.dv.port} → ${rogue.port}`);
   });
@@ -191,14 +202,24 @@ allow_delete_folder = false
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-endpoints-"));
     const state = new StateDb(path.join(dir, "state.db"));
     try {
-      reconcilePolicies(state, parseConfig(toml(SMTP)));
+      // Never seen: it connects nowhere (a login is refused) until the owner confirms, as policy.confirm does.
+      expect(reconcilePolicies(state, parseConfig(toml(SMTP))).accounts[0]?.endpoint_unconfirmed).toBe(true);
+      const endpoints = new EndpointStore(state.db);
+      endpoints.put("work", endpoints.get("work")!.pending!, null);
+      expect(reconcilePolicies(state, parseConfig(toml(SMTP))).accounts[0]?.endpoint_unconfirmed).toBe(
+        undefined,
+      );
       const changed = parseConfig(
         toml(SMTP.replace("smtp.example.com", "smtp.attacker.example").replace('"tls"', '"none"'), "mallory"),
       );
       const effective = reconcilePolicies(state, changed).accounts[0]!;
       expect(effective.smtp).toEqual({ host: "smtp.example.com", port: 465, tls: "tls" });
       expect(effective.username).toBe("alice");
-      const row = state.db.prepare("SELECT summary FROM audit WHERE action = 'endpoint.pending'").get() as {
+      const row = state.db
+        .prepare(
+          "SELECT summary FROM audit WHERE action = 'endpoint.pending' AND summary LIKE 'server settings change%'",
+        )
+        .get() as {
         summary: string;
       };
       expect(row.summary).toContain(

@@ -71,6 +71,8 @@ beforeAll(async () => {
   const home = made.home;
   daemon = await startDaemon({ home, log: () => undefined });
   client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  // A first start holds the account's server settings and policy until the owner confirms them once.
+  await client.call("policy.confirm", {});
   expect((await client.cacheSync({ accounts: ["gmail"] })).accounts[0]).toMatchObject({ ok: true });
 });
 afterAll(async () => {

@@ -44,6 +44,8 @@ beforeAll(async () => {
   const home = made.home;
   daemon = await startDaemon({ home, log: () => undefined });
   client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  // A first start holds the account's server settings and policy until the owner confirms them once.
+  await client.call("policy.confirm", {});
 });
 afterAll(async () => {
   client?.close();

@@ -49,6 +49,10 @@ beforeAll(async () => {
   fs.writeFileSync(home.configFile, config(JSON.stringify([script, PASSWORD])));
   daemon = await startDaemon({ home, log: () => undefined });
   client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  // A first start runs no password_command the owner has not confirmed: the owner confirms it once.
+  expect((await client.testAccount({ account: "work" })).imap.error?.reason).toBe("POLICY_DENIED");
+  expect(runs()).toBe(0);
+  await client.call("policy.confirm", {});
 });
 
 afterAll(async () => {

@@ -74,7 +74,12 @@ describe("policy confirmation", () => {
     ]);
     expect(rows.find((r) => r.account === "work")?.summary).toContain("no confirmed policy yet");
     const toAlice = { account: "work", to: ["alice@example.com"], subject: "first", body: "hi" };
-    expect(await env.client.call("send", toAlice)).toMatchObject({ status: "held" });
+    // Its server settings wait too, so nothing of the account goes to a server, not even a held copy.
+    const unconfirmed = {
+      reason: "POLICY_DENIED",
+      message: expect.stringContaining("server settings of account work wait for the owner's confirmation"),
+    };
+    await expect(env.client.call("send", toAlice)).rejects.toMatchObject(unconfirmed);
     expect(env.relay.received).toHaveLength(0);
     expect((await env.client.listAccounts()).accounts.map((a) => [a.name, a.confirmation_pending])).toEqual([
       ["work", true],
@@ -100,9 +105,9 @@ describe("policy confirmation", () => {
     const wrong = await confirmInTerminal([], (code) => (code === "AAAAAA" ? "BBBBBB" : "AAAAAA"));
     expect(wrong.code).toBe(4);
     expect(wrong.out).toContain("the code typed is not the one shown");
-    expect(await env.client.call("send", { ...toAlice, subject: "still first" })).toMatchObject({
-      status: "held",
-    });
+    await expect(env.client.call("send", { ...toAlice, subject: "still first" })).rejects.toMatchObject(
+      unconfirmed,
+    );
     expect((await policyRows("policy.confirm")).filter((r) => r.decision === "allowed")).toEqual([]);
 
     // Each run shows a new code; the one shown, typed back, confirms every account.
@@ -268,17 +273,22 @@ describe("policy confirmation", () => {
     for (const f of ["", "-wal", "-shm"]) fs.rmSync(`${env.home.dbFile}${f}`, { force: true });
     await env.restartDaemon();
     const sent = env.relay.received.length;
-    expect(await env.client.call("send", toBob("after the state was lost"))).toMatchObject({
-      status: "held",
-    });
-    expect(
-      await env.client.call("send", {
+    // The server settings are not confirmed either: nothing of the account reaches a server.
+    const unconfirmed = {
+      reason: "POLICY_DENIED",
+      message: expect.stringContaining("server settings of account work wait for the owner's confirmation"),
+    };
+    await expect(env.client.call("send", toBob("after the state was lost"))).rejects.toMatchObject(
+      unconfirmed,
+    );
+    await expect(
+      env.client.call("send", {
         account: "work",
         to: ["alice@example.com"],
         subject: "even the old allow-list",
         body: "x",
       }),
-    ).toMatchObject({ status: "held" });
+    ).rejects.toMatchObject(unconfirmed);
     expect(env.relay.received).toHaveLength(sent);
     const accounts = (await env.client.listAccounts()).accounts;
     expect(accounts.map((a) => [a.name, a.allow_expunge, a.confirmation_pending])).toEqual([

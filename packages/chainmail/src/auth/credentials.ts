@@ -13,6 +13,7 @@
 import { execFile } from "node:child_process";
 import type { AccountConfig, ServerConfig } from "../config.js";
 import { MailError } from "../errors.js";
+import { unconfirmedError } from "../policy/endpoints.js";
 import { getSecret, secretFile } from "../secrets.js";
 import { loginHint, oauthClient, oauthErrorOf, refreshGrant } from "./oauth.js";
 import { isLoopbackHost } from "./providers.js";
@@ -126,6 +127,9 @@ export class Credentials {
    * a fresh one is obtained unless another login already replaced it.
    */
   async login(account: AccountConfig, server: ServerConfig, rejected?: string): Promise<Login> {
+    // The one place a credential is handed out: nothing (password, command, token) for a server the
+    // owner has not confirmed, and every caller logs in before it connects.
+    if (account.endpoint_unconfirmed) throw unconfirmedError(account.name);
     if (account.password_command)
       return { user: account.username, pass: await this.commandPassword(account) };
     if (!account.oauth) {

@@ -53,24 +53,25 @@ function oauthAccount(home: Home, name: string | undefined): AccountConfig {
  * The sign-in sends the code and its PKCE verifier to the token endpoint config.toml names, and
  * logout sends the refresh token to the revocation endpoint: an endpoint the owner has not confirmed
  * yet (anything that can write config.toml could have put it there) is refused, as the daemon would.
- * An account the daemon has never seen has no confirmed endpoint: the daemon adopts it as written.
+ * An account with no confirmed endpoint (never seen, or state.db was lost) is refused too: the owner
+ * confirms its settings first (`chainmail policy confirm`), as the daemon requires before any login.
  */
 function pendingChange(home: Home, account: AccountConfig): string | undefined {
-  if (!fs.existsSync(home.dbFile)) return undefined;
-  let confirmed: Endpoint | undefined;
+  const none = "none confirmed yet (a new account, or state.db was missing)";
+  if (!fs.existsSync(home.dbFile)) return none;
+  let confirmed: Endpoint | null = null;
   const db = new Database(home.dbFile, { readonly: true, fileMustExist: true });
   try {
     const row = new EndpointStore(db).get(account.name);
-    confirmed = row ? (JSON.parse(row.confirmed) as Endpoint) : undefined;
+    confirmed = row ? (JSON.parse(row.confirmed) as Endpoint | null) : null;
   } catch {
-    return undefined; // a state.db from before confirmed endpoints: nothing is confirmed yet
+    return none; // a state.db from before confirmed endpoints: nothing is confirmed yet
   } finally {
     db.close();
   }
+  if (!confirmed) return none;
   const wanted = endpointOf(account);
-  return confirmed && !sameEndpoint(confirmed, wanted)
-    ? diffEndpoint(confirmed, wanted).join("; ")
-    : undefined;
+  return sameEndpoint(confirmed, wanted) ? undefined : diffEndpoint(confirmed, wanted).join("; ");
 }
 
 /** Runs `chainmail auth ...`; prints to stdout (JSON with --json) and returns the exit code. */

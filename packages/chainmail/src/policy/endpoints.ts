@@ -7,6 +7,7 @@
  * Both are in the endpoint only when set, so an account without them keeps its stored endpoint.
  */
 import type { AccountConfig, ServerConfig } from "../config.js";
+import { MailError } from "../errors.js";
 
 export interface Endpoint {
   provider: AccountConfig["provider"];
@@ -95,3 +96,20 @@ export const describeEndpoint = (e: Endpoint) =>
   `${e.provider}, user ${e.username}, imap ${shown(e.imap)}, smtp ${shown(e.smtp)}${
     e.oauth ? `, oauth token ${e.oauth.token_endpoint}` : ""
   }${e.password_command ? `, password_command ${JSON.stringify(e.password_command)}` : ""}`;
+
+/**
+ * The account as config.toml wrote it, marked as connecting nowhere: no server settings of it are
+ * confirmed (a new account, or state.db was lost), so a first start fails closed like the policy.
+ * Adopting them would let anything that can edit config.toml and delete state.db send the password
+ * to its own server.
+ */
+export const unconfirmed = (a: AccountConfig): AccountConfig => ({ ...a, endpoint_unconfirmed: true });
+
+/** Why a login of an account with no confirmed server settings is refused (before any connection). */
+export function unconfirmedError(account: string): MailError {
+  return new MailError(
+    "POLICY_DENIED",
+    `the server settings of account ${account} wait for the owner's confirmation (a new account, or state.db was missing): no password or token is sent to a server the owner has not confirmed`,
+    "Ask the user to run `chainmail policy status` and `chainmail policy confirm`.",
+  );
+}

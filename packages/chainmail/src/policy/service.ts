@@ -4,8 +4,9 @@
  * file's policy and the owner's confirmed one. A narrowing therefore applies at once (and becomes the
  * confirmed policy), a widening waits until the owner runs `chainmail policy confirm`. A change of
  * where an account's password goes (its endpoint: provider, username, IMAP and SMTP servers) waits the
- * same way, while the daemon keeps connecting where the owner last confirmed. Every change is audited
- * with its diff.
+ * same way, while the daemon keeps connecting where the owner last confirmed; an account with no
+ * confirmed endpoint yet (a new one, or state.db was lost) connects nowhere until the owner confirms.
+ * Every change is audited with its diff.
  */
 import { createHash } from "node:crypto";
 import { type AccountConfig, type Config, changedConnections } from "../config.js";
@@ -20,12 +21,14 @@ import {
   type Endpoint,
   endpointOf,
   sameEndpoint,
+  unconfirmed,
   withEndpoint,
 } from "./endpoints.js";
 import { CLOSED, diffGates, type Gates, gatesFrom, gatesOf, meet, policyOf, sameGates } from "./gates.js";
 
 const parse = (json: string) => gatesFrom(JSON.parse(json) as Partial<Gates>);
-const parseEndpoint = (json: string) => JSON.parse(json) as Endpoint;
+/** A row's confirmed endpoint; null while none is (the row records that its pending one was audited). */
+const parseEndpoint = (json: string) => JSON.parse(json) as Endpoint | null;
 const storeOf = (state: StateDb) => new PolicyStore(state.db);
 const endpointsOf = (state: StateDb) => new EndpointStore(state.db);
 
@@ -89,8 +92,10 @@ export function reconcilePolicies(state: StateDb, file: Config): Config {
 }
 
 /**
- * The account connecting where the owner last confirmed. An account state.db has never seen is
- * adopted as config.toml writes it (no password of it has gone anywhere yet); a later change waits.
+ * The account connecting where the owner last confirmed. An account with no confirmed endpoint (state.db
+ * has never seen it, or was deleted) connects nowhere: its settings wait for the owner like any change,
+ * the first account as any later one, so editing config.toml and deleting state.db sends no password
+ * to a new server.
  */
 function reconcileEndpoint(
   state: StateDb,
@@ -100,27 +105,31 @@ function reconcileEndpoint(
   const store = endpointsOf(state);
   const wanted = endpointOf(a);
   const row = store.get(a.name);
-  if (!row) {
-    store.put(a.name, JSON.stringify(wanted), null);
-    rows.push(["endpoint.adopt", "allowed", a.name, `first seen: ${describeEndpoint(wanted)}`]);
-    return a;
-  }
-  const confirmed = parseEndpoint(row.confirmed);
-  const pending = sameEndpoint(confirmed, wanted) ? null : JSON.stringify(wanted);
-  if (pending !== row.pending) {
-    store.put(a.name, row.confirmed, pending);
+  const confirmed = row ? parseEndpoint(row.confirmed) : null;
+  const pending = confirmed && sameEndpoint(confirmed, wanted) ? null : JSON.stringify(wanted);
+  if (!row || pending !== row.pending) {
+    store.put(a.name, row?.confirmed ?? "null", pending);
+    const digest = digestOf(gatesOf(a.policy), wanted);
     rows.push(
-      pending
-        ? [
-            "endpoint.pending",
-            "held",
-            a.name,
-            `server settings change awaits chainmail policy confirm (${digestOf(gatesOf(a.policy), wanted)}): ${diffEndpoint(confirmed, wanted).join("; ")}`,
-          ]
-        : ["endpoint.pending", "allowed", a.name, "no server settings change pending any more"],
+      !pending
+        ? ["endpoint.pending", "allowed", a.name, "no server settings change pending any more"]
+        : confirmed
+          ? [
+              "endpoint.pending",
+              "held",
+              a.name,
+              `server settings change awaits chainmail policy confirm (${digest}): ${diffEndpoint(confirmed, wanted).join("; ")}`,
+            ]
+          : [
+              "endpoint.pending",
+              "held",
+              a.name,
+              `no confirmed server settings yet (a new account, or state.db was missing): ${describeEndpoint(wanted)} await chainmail policy confirm (${digest})`,
+            ],
     );
   }
-  return pending ? withEndpoint(a, confirmed) : a;
+  if (!pending) return a;
+  return confirmed ? withEndpoint(a, confirmed) : unconfirmed(a);
 }
 
 /**
@@ -139,16 +148,16 @@ export function narrowedOnly(current: Config, file: Config, state: StateDb): Con
       };
       if (now) return withEndpoint(narrowed, endpointOf(now));
       const row = knownEndpoint(state, a.name);
-      return row ? withEndpoint(narrowed, row) : narrowed;
+      return row ? withEndpoint(narrowed, row) : unconfirmed(narrowed);
     }),
   };
 }
 
-/** An account's confirmed endpoint, if state.db can be read at all. */
+/** An account's confirmed endpoint, if state.db can be read at all and has one. */
 function knownEndpoint(state: StateDb, account: string): Endpoint | undefined {
   try {
     const row = endpointsOf(state).get(account);
-    return row ? parseEndpoint(row.confirmed) : undefined;
+    return (row && parseEndpoint(row.confirmed)) ?? undefined;
   } catch {
     return undefined;
   }
@@ -160,8 +169,11 @@ export interface PolicyStatus {
   confirmed: Gates;
   /** What config.toml asks for. */
   requested: Gates;
-  /** Where the daemon connects now, beside where config.toml asks it to; pending while they differ. */
-  endpoint: { confirmed: Endpoint; requested: Endpoint; pending: boolean };
+  /**
+   * Where the daemon connects now (null: nowhere, none is confirmed yet), beside where config.toml
+   * asks it to; pending while they differ.
+   */
+  endpoint: { confirmed: Endpoint | null; requested: Endpoint; pending: boolean };
   /** A wider policy or another endpoint waits for the owner. */
   pending: boolean;
   /** From confirmed to requested, one entry per setting: the policy's, then the endpoint's. */
@@ -182,8 +194,8 @@ export function policyStatus(ctx: ServiceContext): { accounts: PolicyStatus[] } 
       const policyPending = row?.pending != null;
       const wantedEndpoint = endpointOf(a);
       const endpointRow = endpoints.get(a.name);
-      const confirmedEndpoint = endpointRow ? parseEndpoint(endpointRow.confirmed) : wantedEndpoint;
-      const endpointPending = !sameEndpoint(confirmedEndpoint, wantedEndpoint);
+      const confirmedEndpoint = endpointRow ? parseEndpoint(endpointRow.confirmed) : null;
+      const endpointPending = !confirmedEndpoint || !sameEndpoint(confirmedEndpoint, wantedEndpoint);
       return {
         account: a.name,
         confirmed,
@@ -192,7 +204,11 @@ export function policyStatus(ctx: ServiceContext): { accounts: PolicyStatus[] } 
         pending: policyPending || endpointPending,
         changes: [
           ...(policyPending ? diffGates(confirmed, requested) : []),
-          ...(endpointPending ? diffEndpoint(confirmedEndpoint, wantedEndpoint) : []),
+          ...(!endpointPending
+            ? []
+            : confirmedEndpoint
+              ? diffEndpoint(confirmedEndpoint, wantedEndpoint)
+              : [`server settings (none confirmed yet): ${describeEndpoint(wantedEndpoint)}`]),
         ],
         digest: digestOf(requested, wantedEndpoint),
       };
@@ -264,7 +280,8 @@ export function confirmationPending(ctx: ServiceContext, account: string): boole
   if (!a) return false;
   if (storeOf(ctx.state).get(account)?.pending != null) return true;
   const row = endpointsOf(ctx.state).get(account);
-  return row ? !sameEndpoint(parseEndpoint(row.confirmed), endpointOf(a)) : false;
+  const confirmed = row ? parseEndpoint(row.confirmed) : null;
+  return !confirmed || !sameEndpoint(confirmed, endpointOf(a));
 }
 
 /** Said in the hint of a call the confirmed policy refused while a widening waits. */

@@ -1,7 +1,8 @@
 /**
  * The confirmed endpoint (provider, username, IMAP and SMTP servers) of each account in state.db. Rows
  * are never deleted: an account removed from config.toml and added back with another server is a
- * change that waits for the owner, not a new account.
+ * change that waits for the owner, not a new account. An account seen before the owner confirmed any
+ * server settings of it has the JSON `null` as its confirmed endpoint (config.toml's waits as pending).
  */
 import type Database from "better-sqlite3";
 
@@ -14,7 +15,7 @@ export const ENDPOINTS_MIGRATION = `CREATE TABLE endpoints (
 
 export interface EndpointRow {
   account: string;
-  /** The confirmed endpoint (JSON of Endpoint). */
+  /** The confirmed endpoint (JSON of Endpoint), or `null` (JSON) while none is confirmed yet. */
   confirmed: string;
   /** config.toml's endpoint while it differs from the confirmed one (JSON of Endpoint), else null. */
   pending: string | null;

@@ -31,8 +31,9 @@ export interface PolicyOpts {
   /** An SMTP server (src/testing/smtp.ts) for work and home; none when absent. */
   smtpPort?: number;
   /**
-   * Leave config.toml's policies unconfirmed, as a first start does (every account CLOSED until the
-   * owner runs `chainmail policy confirm`). By default the env confirms them once, as the owner would.
+   * Leave config.toml's policies and server settings unconfirmed, as a first start does (every account
+   * CLOSED and connecting nowhere until the owner runs `chainmail policy confirm`). By default the env
+   * confirms them once, as the owner would.
    */
   unconfirmed?: boolean;
 }
@@ -46,8 +47,9 @@ export interface MailEnv {
   /** Rewrites config.toml; without `cache`, the options the env was started with are kept. */
   writeConfig(policy: PolicyOpts): void;
   /**
-   * Confirms, as the owner with the CLI client, every policy widening config.toml asks for (a
-   * widening waits for this; a narrowing applies at once).
+   * Confirms, as the owner with the CLI client, every policy widening and server settings change
+   * config.toml asks for, and the settings of accounts with none confirmed yet (these wait for this;
+   * a narrowing applies at once).
    */
   confirmPolicy(): Promise<void>;
   restartDaemon(): Promise<void>;
