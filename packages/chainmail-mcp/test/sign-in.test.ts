@@ -29,8 +29,11 @@ const pkg = path.dirname(path.dirname(BIN));
 
 type Json = Record<string, unknown>;
 type Era = "legacy" | "modern";
-/** What the person does with the question: sign in on the page, decline, or the client cannot ask. */
-type Person = "sign-in" | "decline" | "form-only";
+/**
+ * What the person does with the question: sign in on the page, accept but press Cancel on the
+ * provider's page, decline or cancel the question, or the client cannot ask (form mode only).
+ */
+type Person = "sign-in" | "deny-at-provider" | "decline" | "cancel" | "form-only";
 
 let auth: OAuthTestServer;
 let dv: Dovecot;
@@ -113,14 +116,14 @@ beforeEach(async () => {
 });
 
 /** The person signs in on the provider's page in Chromium, as they would in their browser. */
-async function signInInBrowser(url: string): Promise<void> {
+async function signInInBrowser(url: string, allow = true): Promise<void> {
   const page = await browser.newPage();
   try {
     await page.goto(url);
     await page.fill("#username", "alice");
-    await page.click("#allow");
+    await page.click(allow ? "#allow" : "#deny");
     // The provider redirects to the daemon's loopback listener, which answers the browser.
-    await page.getByText("Signed in").waitFor({ timeout: 30_000 });
+    await page.getByText(allow ? "Signed in" : "The sign-in failed").waitFor({ timeout: 30_000 });
     expect(page.url()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?/);
   } finally {
     await page.close();
@@ -145,10 +148,10 @@ async function search(era: Era, person: Person) {
         answer: (params) => {
           const q = params as Asked;
           asked.push(q);
-          if (person !== "sign-in") return { action: "decline" };
+          if (person === "decline" || person === "cancel") return { action: person };
           // Accepting a URL question means "I will open it": the page is opened after the answer,
           // as a client would, and the call waits for the sign-in to finish.
-          if (q.url) opened.push(signInInBrowser(q.url));
+          if (q.url) opened.push(signInInBrowser(q.url, person === "sign-in"));
           return { action: "accept" };
         },
       },
@@ -198,6 +201,24 @@ describe.each<Era>(["legacy", "modern"])("sign in from the chat (%s era)", (era)
     expect(fs.existsSync(grantFile())).toBe(false);
   }, 60_000);
 
+  it("a cancelled question is no consent either: AUTH_REQUIRED, nothing stored", async () => {
+    const r = await search(era, "cancel");
+    expect(r.isError).toBe(true);
+    expect(r.structured["error"]).toMatchObject({ reason: "AUTH_REQUIRED" });
+    expect(urlQuestions(r.asked)).toHaveLength(1);
+    expect(fs.existsSync(grantFile())).toBe(false);
+  }, 60_000);
+
+  it("a sign-in refused at the provider ends the call with the provider's refusal", async () => {
+    const r = await search(era, "deny-at-provider");
+    expect(r.isError).toBe(true);
+    expect(r.structured["error"]).toMatchObject({
+      reason: "AUTH_REQUIRED",
+      message: "the provider refused the sign-in of account work (access_denied)",
+    });
+    expect(fs.existsSync(grantFile())).toBe(false);
+  }, 60_000);
+
   it("a client without URL mode gets AUTH_REQUIRED as before, asked nothing", async () => {
     const r = await search(era, "form-only");
     expect(r.isError).toBe(true);
@@ -208,6 +229,34 @@ describe.each<Era>(["legacy", "modern"])("sign in from the chat (%s era)", (era)
     expect(r.asked).toHaveLength(0);
     expect(fs.existsSync(grantFile())).toBe(false);
   }, 60_000);
+});
+
+describe("an expired sign-in", () => {
+  it("is asked for again from the chat once the provider refuses the refresh token", async () => {
+    expect((await search("legacy", "sign-in")).isError).toBe(false);
+    const first = JSON.parse(fs.readFileSync(grantFile(), "utf8")) as { refresh_token: string };
+    // The person revokes the grant at the provider; a restarted daemon has no access token left,
+    // so its next login presents the refresh token and the provider refuses it.
+    auth.revokeUser("alice");
+    cli.close();
+    await daemon.stop();
+    daemon = await startDaemon({ home, log: () => undefined });
+    cli = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+    const failed = await search("legacy", "form-only");
+    expect(failed.structured["error"]).toMatchObject({
+      reason: "AUTH_REQUIRED",
+      message:
+        "the OAuth2 sign-in of account work has expired or was revoked (the provider refused its refresh token)",
+    });
+    expect((await cli.listAccounts()).accounts.find((a) => a.name === "work")?.auth).toBe("expired");
+    const r = await search("modern", "sign-in");
+    expect(r.isError).toBe(false);
+    expect(r.structured["count"]).toBe(1);
+    expect(urlQuestions(r.asked).length).toBeGreaterThanOrEqual(1);
+    const second = JSON.parse(fs.readFileSync(grantFile(), "utf8")) as { refresh_token: string };
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    expect((await cli.listAccounts()).accounts.find((a) => a.name === "work")?.auth).toBe("ok");
+  }, 120_000);
 });
 
 describe("the daemon's sign-in operations", () => {
