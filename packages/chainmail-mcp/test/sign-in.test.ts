@@ -269,9 +269,15 @@ describe("the daemon's sign-in operations", () => {
   it("a second auth.begin for the account finds the flow under way", async () => {
     const mcp = new DaemonClient({ socketPath: home.socketPath, client: "mcp" });
     try {
+      const rows = async () => (await cli.call("audit.read", { action: "auth.begin" })).rows;
+      const before = (await rows()).length;
       const a = await mcp.call("auth.begin", { account: "work" });
       const b = await mcp.call("auth.begin", { account: "work" });
       expect(b).toEqual(a);
+      // One audit row for the one sign-in started, by the MCP client.
+      const after = await rows();
+      expect(after.length).toBe(before + 1);
+      expect(after.filter((r) => r.client === "mcp" && r.account === "work").length).toBe(after.length);
       expect(await mcp.call("auth.wait", { flow_id: a.flow_id, timeout_seconds: 0 })).toMatchObject({
         state: "pending",
       });

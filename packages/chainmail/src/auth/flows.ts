@@ -38,10 +38,13 @@ export class SignInFlows {
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {}
 
-  /** The account's flow under way, or a new one. */
-  async begin(account: AccountConfig): Promise<{ flow_id: string; url: string; account: string }> {
+  /** The account's flow under way, or a new one (`started`: this call started it). */
+  async begin(
+    account: AccountConfig,
+  ): Promise<{ flow: { flow_id: string; url: string; account: string }; started: boolean }> {
     const running = this.byAccount.get(account.name);
-    if (running?.state === "pending") return { flow_id: running.id, url: running.url, account: account.name };
+    if (running?.state === "pending")
+      return { flow: { flow_id: running.id, url: running.url, account: account.name }, started: false };
     const started = await startBrowserFlow(account, oauthClient(account, this.env), {
       timeoutMs: CHAT_FLOW_MS,
       unref: true,
@@ -74,7 +77,7 @@ export class SignInFlows {
     if (running) this.byId.delete(running.id);
     this.byAccount.set(account.name, flow);
     this.byId.set(flow.id, flow);
-    return { flow_id: flow.id, url: flow.url, account: account.name };
+    return { flow: { flow_id: flow.id, url: flow.url, account: account.name }, started: true };
   }
 
   /** Waits up to `timeoutMs` for the flow to finish; its state then (pending: not yet). */

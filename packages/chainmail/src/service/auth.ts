@@ -40,8 +40,9 @@ export async function beginSignIn(ctx: ServiceContext, call: Call, name: string)
       `account ${name} does not need a sign-in (its auth state is ${state})`,
       `To sign in again anyway, the user runs \`chainmail auth login ${name}\`.`,
     );
-  const flow = await flowsFor(ctx.home.secretsDir).begin(account);
-  audit(ctx, call, name, "allowed", `browser sign-in started (auth state ${state})`);
+  const { flow, started } = await flowsFor(ctx.home.secretsDir).begin(account);
+  // One row per sign-in: a handler run again with the person's answer finds the same flow.
+  if (started) audit(ctx, call, name, "allowed", `browser sign-in started (auth state ${state})`);
   return flow;
 }
 
