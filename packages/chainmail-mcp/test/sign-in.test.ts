@@ -266,6 +266,19 @@ describe("the daemon's sign-in operations", () => {
     });
   });
 
+  it("refuses to begin a sign-in for an account that is signed in", async () => {
+    expect((await search("legacy", "sign-in")).isError).toBe(false);
+    const mcp = new DaemonClient({ socketPath: home.socketPath, client: "mcp" });
+    try {
+      await expect(mcp.call("auth.begin", { account: "work" })).rejects.toMatchObject({
+        reason: "CONFLICT",
+        message: "account work does not need a sign-in (its auth state is ok)",
+      });
+    } finally {
+      mcp.close();
+    }
+  }, 60_000);
+
   it("a second auth.begin for the account finds the flow under way", async () => {
     const mcp = new DaemonClient({ socketPath: home.socketPath, client: "mcp" });
     try {
