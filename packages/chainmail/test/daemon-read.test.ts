@@ -101,8 +101,10 @@ describe("search (server path)", () => {
     expect(res.rows).toHaveLength(4);
     expect(res.source).toBe("server");
     expect(res.account_counts).toEqual([{ account: "work", count: 9, source: "server" }]);
-    const dates = res.rows.map((r) => r.date!);
-    expect([...dates].sort().reverse()).toEqual(dates);
+    // Newest first by arrival (the server's SORT REVERSE ARRIVAL, as the cache orders): the corpus
+    // was appended in one go, so arrival follows the append order, which UIDs follow too.
+    const uids = res.rows.map((r) => decodeRef(r.ref).uid);
+    expect([...uids].sort((a, b) => b - a)).toEqual(uids);
     const page2 = await env.client.search({
       query: "subject:thread",
       accounts: ["work"],

@@ -1,6 +1,8 @@
 export { generateReference, normaliseBasePath } from "./generate.js";
 export {
+  ANNOTATION_CONDITIONS_META_KEY,
   compareStrings,
+  conditionOf,
   GENERATED_COMMENT,
   GENERATED_MARKER,
   type GenerateOptions,
@@ -16,7 +18,7 @@ export {
   UNGROUPED,
 } from "./model.js";
 export { type Listing, readTools, type Source } from "./read.js";
-export { accessOf } from "./render/access.js";
+export { accessLabel, accessOf } from "./render/access.js";
 export { exampleCall, fromPattern } from "./render/example-call.js";
 export { flattenObject, type FieldRow } from "./render/flatten.js";
 export { renderToolPage } from "./render/page.js";

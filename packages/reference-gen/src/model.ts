@@ -41,6 +41,8 @@ export interface GenerateOptions {
 /** The `_meta` keys the kit (@mcpforge/toolkit) puts the group and required scope under. */
 export const GROUP_META_KEY = "io.mcpforge/group";
 export const SCOPE_META_KEY = "io.mcpforge/scope";
+/** The `_meta` key of a tool's live annotations: an MCP hint name → in words, when that hint is true. */
+export const ANNOTATION_CONDITIONS_META_KEY = "io.mcpforge/annotation-conditions";
 export const UNGROUPED = "Ungrouped";
 
 export const GENERATED_COMMENT =
@@ -56,6 +58,13 @@ export function groupOf(tool: ListedTool): string | null {
 export function scopeOf(tool: ListedTool): string | null {
   const s = tool._meta?.[SCOPE_META_KEY];
   return typeof s === "string" && s.trim() !== "" ? s : null;
+}
+
+/** When a hint that depends on the server's state is true, as the server words it; null for a fixed hint. */
+export function conditionOf(tool: ListedTool, hint: string): string | null {
+  const all = tool._meta?.[ANNOTATION_CONDITIONS_META_KEY];
+  const c = typeof all === "object" && all !== null ? (all as Record<string, unknown>)[hint] : undefined;
+  return typeof c === "string" && c.trim() !== "" ? c : null;
 }
 
 export function titleOf(tool: ListedTool): string {

@@ -343,3 +343,34 @@ describe("command line", () => {
     expect(() => parseArgs(["--server"])).toThrow(/needs a value/);
   });
 });
+
+describe("annotations that depend on the server's state", () => {
+  const live: ListedTool = {
+    name: "send_draft",
+    inputSchema: { type: "object", properties: {} },
+    // generated at a moment when the gate said destructive; the page must not depend on that moment
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    _meta: {
+      "io.mcpforge/annotation-conditions": { destructiveHint: "while the policy allows expunge" },
+    },
+  };
+
+  it("states the condition in the access column and the annotations table", () => {
+    const files = generateReference([live], { name: "s", version: "1" });
+    const page = files.get("send_draft.mdx")!;
+    expect(page).toContain("| Write, destructive while the policy allows expunge | `send_draft` |");
+    expect(page).toContain("| `destructiveHint` | `true` while the policy allows expunge, else `false` |");
+    expect(files.get("index.mdx")).toContain("Write, destructive while the policy allows expunge");
+    // the same page whatever the gate said when it was generated
+    const off = { ...live, annotations: { ...live.annotations, destructiveHint: false } };
+    expect(generateReference([off], { name: "s", version: "1" }).get("send_draft.mdx")).toBe(page);
+  });
+
+  it("keeps a fixed hint's value and the plain access label", () => {
+    const fixed = { ...live, _meta: {} };
+    expect(accessOf(fixed)).toBe("Destructive");
+    const page = generateReference([fixed], { name: "s", version: "1" }).get("send_draft.mdx")!;
+    expect(page).toContain("| Sending | Destructive |".replace("Sending", "Ungrouped"));
+    expect(page).toContain("| `destructiveHint` | `true` |");
+  });
+});

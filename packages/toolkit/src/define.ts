@@ -69,6 +69,12 @@ export interface ToolDefinition<
   visibleWhen?: (state: State) => boolean;
   /** Annotations that depend on the gate state; merged over `annotations`. */
   liveAnnotations?: (state: State) => Partial<Annotations>;
+  /**
+   * When each live annotation holds, in words (`{ destructive: "while the policy allows expunge on
+   * some account" }`): `tools/list` carries it in the tool's `_meta` (ANNOTATION_CONDITIONS_META_KEY),
+   * so a reference page states the condition instead of the value one moment's gate gave.
+   */
+  annotationConditions?: Partial<Record<keyof Annotations, string>>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a heterogeneous list of tools needs erased shapes

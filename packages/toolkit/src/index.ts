@@ -36,6 +36,7 @@ export {
   type AnyKit,
   type AskStateOptions,
   createServer,
+  ANNOTATION_CONDITIONS_META_KEY,
   GROUP_META_KEY,
   SCOPE_META_KEY,
   type GateOptions,

@@ -33,6 +33,15 @@ import { type CompiledSchemas, compileSchemas, parseInput } from "./schema.js";
 export const GROUP_META_KEY = "io.mcpforge/group";
 /** The `_meta` key under which each tool's required scope travels (absent when it needs none). */
 export const SCOPE_META_KEY = "io.mcpforge/scope";
+/** `_meta` key of a tool's live annotations' conditions: the MCP hint name → when it holds. */
+export const ANNOTATION_CONDITIONS_META_KEY = "io.mcpforge/annotation-conditions";
+
+const HINT_NAMES = {
+  readOnly: "readOnlyHint",
+  destructive: "destructiveHint",
+  idempotent: "idempotentHint",
+  openWorld: "openWorldHint",
+} as const;
 
 export interface GateOptions<State> {
   /** Reads the state that decides which tools are listed and their live annotations. */
@@ -429,7 +438,20 @@ export class KitServer<Ctx, State = undefined> {
         idempotentHint: a.idempotent,
         openWorldHint: a.openWorld,
       },
-      _meta: { [GROUP_META_KEY]: def.group, ...(def.scope ? { [SCOPE_META_KEY]: def.scope } : {}) },
+      _meta: {
+        [GROUP_META_KEY]: def.group,
+        ...(def.scope ? { [SCOPE_META_KEY]: def.scope } : {}),
+        ...(def.annotationConditions
+          ? {
+              [ANNOTATION_CONDITIONS_META_KEY]: Object.fromEntries(
+                Object.entries(def.annotationConditions).map(([k, when]) => [
+                  HINT_NAMES[k as keyof typeof HINT_NAMES],
+                  when,
+                ]),
+              ),
+            }
+          : {}),
+      },
     };
   }
 

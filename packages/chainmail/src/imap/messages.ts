@@ -207,27 +207,69 @@ export async function fetchMessages(
   uids: number[],
   opts: ReadOptions,
   labels: boolean,
+  /**
+   * Where a message that cannot be read (see unreadable) goes, so the others still are; without it
+   * the first such message fails the call with its clear reason.
+   */
+  failures?: Map<number, MailError>,
 ): Promise<Map<number, Message>> {
   await examine(client, { account, folder, uidValidity, uid: uids[0] ?? 1 });
   const out = new Map<number, Message>();
-  const fetched = await client.fetchAll(
-    uids,
-    {
-      uid: true,
-      flags: true,
-      size: true,
-      bodyStructure: true,
-      source: true,
-      ...(labels ? { labels: true, threadId: true } : {}),
-    },
-    { uid: true },
-  );
+  let fetched: FetchMessageObject[];
+  try {
+    fetched = await client.fetchAll(
+      uids,
+      {
+        uid: true,
+        flags: true,
+        size: true,
+        bodyStructure: true,
+        source: true,
+        ...(labels ? { labels: true, threadId: true } : {}),
+      },
+      { uid: true },
+    );
+  } catch (err) {
+    throw fetchRefused(client, account, err);
+  }
   const delimiter = client.mailbox ? client.mailbox.delimiter : "/";
   for (const m of fetched) {
     if (!uids.includes(m.uid)) continue;
-    out.set(m.uid, await parseFetched(account, folder, uidValidity, m, opts, delimiter));
+    try {
+      out.set(m.uid, await parseFetched(account, folder, uidValidity, m, opts, delimiter));
+    } catch (err) {
+      const why = unreadable(err);
+      if (!why) throw err;
+      if (!failures) throw why;
+      failures.set(m.uid, why);
+    }
   }
   return out;
+}
+
+/** A FETCH the server answered NO or BAD: its text goes in detail, never in message. Anything else is rethrown. */
+function fetchRefused(client: ImapFlow, account: string, err: unknown): unknown {
+  const e = err as { responseStatus?: string; responseText?: string };
+  if (!client.usable || (e?.responseStatus !== "NO" && e?.responseStatus !== "BAD")) return err;
+  return new MailError(
+    "UNSUPPORTED",
+    `the IMAP server of account ${account} refused to FETCH the message${e.responseText ? " (its reply is in detail)" : ""}`,
+    "The server would not hand out this message now. Try again later, or check the message in another mail client.",
+    detailOf(e.responseText && `server: ${e.responseText}`),
+  );
+}
+
+/**
+ * The parser refuses a header larger than 1 MB (mailsplit's limit, which keeps a hostile message from
+ * holding the daemon's memory): that message is a clear per-ref error, not INTERNAL.
+ */
+function unreadable(err: unknown): MailError | null {
+  if ((err as { code?: unknown })?.code !== "EMAXLEN") return null;
+  return new MailError(
+    "UNSUPPORTED",
+    "the message's header is larger than 1 MB, more than chainmail reads",
+    "save_raw_message saves the whole message as a file to inspect it with other tools.",
+  );
 }
 
 /**

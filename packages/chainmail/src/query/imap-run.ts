@@ -1,4 +1,8 @@
 import type { ImapFlow, SearchObject } from "imapflow";
+import { searchCompiler } from "imapflow/lib/search-compiler.js";
+import { detailOf, MailError } from "../errors.js";
+import { takeRefusal } from "../imap/connection.js";
+import { refusalOf } from "../imap/refusal.js";
 import type { LeafNode, QueryNode } from "./ast.js";
 import { type FolderInfo, evaluate, inMatchesFolder } from "./analyze.js";
 import { compileToImap, imapUnsupported, leafSearch } from "./imap.js";
@@ -25,10 +29,111 @@ function chunks(uids: number[], maxRanges = 1000): string[] {
   return out;
 }
 
-async function uidSearch(client: ImapFlow, q: SearchObject): Promise<number[]> {
-  const r = await client.search(q, { uid: true });
-  return Array.isArray(r) ? r : [];
+/**
+ * A command the server answered NO or BAD: the folder was not searched. Its text goes in `detail`
+ * (outside text never reaches `message`). A dropped connection is not a refusal: the caller's pool
+ * reports SERVER_UNAVAILABLE for that.
+ */
+export function searchRefused(
+  client: ImapFlow,
+  what: string,
+  answer: { text?: string | undefined; code?: string | undefined } = takeRefusal(client),
+): MailError {
+  if (!client.usable)
+    return new MailError("SERVER_UNAVAILABLE", `the connection to the IMAP server dropped during ${what}`);
+  // The reason follows the server's response code as for every other refusal (imap/refusal.ts);
+  // a refusal without one means this folder cannot be searched so: UNSUPPORTED.
+  const { reason, hint } = refusalOf(answer.code, { reason: "UNSUPPORTED", hint: SEARCH_REFUSED_HINT });
+  return new MailError(
+    reason,
+    `the IMAP server refused the ${what} of this folder${answer.text ? " (its reply is in detail)" : ""}`,
+    hint,
+    detailOf(answer.text && `server: ${answer.text}`),
+  );
 }
+
+const SEARCH_REFUSED_HINT =
+  'The folder was not searched. Rephrase or narrow the query, or use source "cache" if the cache holds the folder.';
+
+async function uidSearch(client: ImapFlow, q: SearchObject): Promise<number[]> {
+  // imapflow answers a refused SEARCH with false and a dropped connection with a throw: false is
+  // never "nothing matched".
+  const r = await client.search(q, { uid: true });
+  if (!Array.isArray(r)) throw searchRefused(client, "SEARCH");
+  return r;
+}
+
+/** One folder's matches: their exact number, and (unless only counted) their UIDs newest first. */
+export interface FolderMatches {
+  count: number;
+  /** Newest first: by arrival (the server's SORT) where it offers SORT, else by UID descending. Empty when counted only. */
+  uids: number[];
+}
+
+/** At most this many UID ranges go into one SORT command (Dovecot reads command lines of 64 KiB). */
+const SORT_MAX_RANGES = 4000;
+
+/**
+ * Orders UIDs of the selected folder newest first by arrival, the order the cache answers in
+ * (INTERNALDATE, cache/search.ts), with the server's SORT (RFC 5256). `SORT (ARRIVAL)` reversed, not
+ * `SORT (REVERSE ARRIVAL)`: RFC 5256 breaks ties by sequence number ascending even under REVERSE, so
+ * messages that arrived in the same second would come oldest first. Without SORT, or for a set too
+ * scattered for one command line, by UID descending (UIDs grow with arrival in practice).
+ */
+export async function newestFirst(client: ImapFlow, uids: number[]): Promise<number[]> {
+  const desc = [...uids].sort((a, b) => b - a);
+  if (uids.length < 2 || !client.capabilities.has("SORT")) return desc;
+  const set = uidSet(uids);
+  if (set.split(",").length > SORT_MAX_RANGES) return desc;
+  const sorted = await uidSortByArrival(client, [
+    { type: "ATOM", value: "UID" },
+    { type: "SEQUENCE", value: set },
+  ]);
+  // A message expunged between the SEARCH and the SORT is gone from both answers; one that arrived
+  // between them is not in `uids` and is left out, so the two stay consistent.
+  const wanted = new Set(uids);
+  return sorted.filter((u) => wanted.has(u)).reverse();
+}
+
+/** Sends `UID SORT (ARRIVAL) UTF-8 <criteria>` and collects the `* SORT` numbers, oldest first. */
+async function uidSortByArrival(client: ImapFlow, criteria: unknown[]): Promise<number[]> {
+  const out: number[] = [];
+  // imapflow has no SORT command; `exec` is its (undocumented, untyped) way to send one and read the
+  // untagged answers, the same path its own commands take.
+  const exec = (client as unknown as { exec: RawExec }).exec.bind(client);
+  try {
+    const res = await exec(
+      "UID SORT",
+      [[{ type: "ATOM", value: "ARRIVAL" }], { type: "ATOM", value: "UTF-8" }, ...criteria],
+      {
+        untagged: {
+          SORT: async (untagged) => {
+            const nums = untagged?.numbers ?? (untagged?.attributes ?? []).map((a) => Number(a?.value));
+            for (const n of nums) if (Number.isSafeInteger(n) && n > 0) out.push(n);
+          },
+        },
+      },
+    );
+    res.next();
+    return out;
+  } catch (err) {
+    const e = err as { responseStatus?: string; responseText?: string; serverResponseCode?: string };
+    if (e?.responseStatus === "NO" || e?.responseStatus === "BAD")
+      throw searchRefused(client, "SORT", { text: e.responseText, code: e.serverResponseCode });
+    throw err;
+  }
+}
+
+type RawExec = (
+  command: string,
+  attributes: unknown[],
+  options: {
+    untagged: Record<
+      string,
+      (u: { numbers?: number[]; attributes?: Array<{ value?: unknown }> } | undefined) => Promise<void>
+    >;
+  },
+) => Promise<{ next: () => void }>;
 
 /**
  * Answers a query in one folder over plain IMAP and returns the matching UIDs, ascending.
@@ -42,8 +147,31 @@ export async function imapSearchFolder(
   ast: QueryNode,
   scope: { folder: FolderInfo; account?: string; now: Date },
 ): Promise<number[]> {
+  return (await searchFolder(client, ast, scope, "uids")).uids;
+}
+
+/**
+ * The server path's per-folder answer: the exact number of matches (ESEARCH `RETURN (COUNT)` when
+ * only counted and the plan is one exact SEARCH on a server that offers ESEARCH, else the UID
+ * list's length), and unless `countOnly`, every match's UID newest first (see newestFirst).
+ */
+export async function imapFolderMatches(
+  client: ImapFlow,
+  ast: QueryNode,
+  scope: { folder: FolderInfo; account?: string; now: Date },
+  options: { countOnly: boolean },
+): Promise<FolderMatches> {
+  return searchFolder(client, ast, scope, options.countOnly ? "count" : "newest");
+}
+
+async function searchFolder(
+  client: ImapFlow,
+  ast: QueryNode,
+  scope: { folder: FolderInfo; account?: string; now: Date },
+  want: "uids" | "count" | "newest",
+): Promise<FolderMatches> {
   const plan = compileToImap(ast, scope.now, { folder: scope.folder, account: scope.account });
-  if (!plan) return [];
+  if (!plan) return { count: 0, uids: [] };
   const reused = client.mailbox
     ? client.mailbox.path === scope.folder.path && client.mailbox.readOnly
     : false;
@@ -53,6 +181,38 @@ export async function imapSearchFolder(
     // from its view of the mailbox as of the last sync point, so another client's appends, flag
     // changes and expunges since the previous call would be missed: NOOP lets the server catch up.
     if (reused) await client.noop();
+    if (want === "count" && plan.exact && client.capabilities.has("ESEARCH")) {
+      const r = await client.search(plan.search, { uid: true, returnOptions: ["COUNT"] });
+      if (r === false || r === undefined) throw searchRefused(client, "SEARCH");
+      if (!Array.isArray(r)) return { count: r.count ?? 0, uids: [] };
+      return { count: r.length, uids: [] };
+    }
+    if (want === "newest" && plan.exact && client.capabilities.has("SORT")) {
+      // One round trip: SORT takes the search criteria itself and answers the matches in order.
+      let criteria: unknown[] = searchCompiler(client, plan.search);
+      // SORT names its charset in its own place; SEARCH's optional CHARSET prefix is not allowed there.
+      if (String((criteria[0] as { value?: unknown } | undefined)?.value).toUpperCase() === "CHARSET")
+        criteria = criteria.slice(2);
+      if (criteria.length === 0) criteria = [{ type: "ATOM", value: "ALL" }];
+      const uids = (await uidSortByArrival(client, criteria)).reverse();
+      return { count: uids.length, uids };
+    }
+    const matches = await matchesInLock(client, plan, scope);
+    if (want === "count") return { count: matches.length, uids: [] };
+    if (want === "newest") return { count: matches.length, uids: await newestFirst(client, matches) };
+    return { count: matches.length, uids: matches };
+  } finally {
+    lock.release();
+  }
+}
+
+/** The plan's matching UIDs, ascending, in the selected folder. */
+async function matchesInLock(
+  client: ImapFlow,
+  plan: NonNullable<ReturnType<typeof compileToImap>>,
+  scope: { folder: FolderInfo; account?: string; now: Date },
+): Promise<number[]> {
+  {
     const candidates = await uidSearch(client, plan.search);
     if (plan.exact || candidates.length === 0) return candidates.sort((a, b) => a - b);
     const structure = new Map<number, ReturnType<typeof attachmentsFromStructure>>();
@@ -96,7 +256,5 @@ export async function imapSearchFolder(
         }),
       )
       .sort((a, b) => a - b);
-  } finally {
-    lock.release();
   }
 }

@@ -58,6 +58,7 @@ export async function getMessages(
           for (const group of byFolder.values()) {
             const first = group[0]!.r;
             try {
+              const failures = new Map<number, MailError>();
               const got = await fetchMessages(
                 client,
                 name,
@@ -66,12 +67,15 @@ export async function getMessages(
                 group.map((g) => g.r.uid),
                 { full, bodyLimit: ctx.config.daemon.body_limit },
                 account.provider === "google",
+                failures,
               );
               for (const g of group) {
                 const m = got.get(g.r.uid);
+                const failed = failures.get(g.r.uid);
                 if (m) {
                   found.set(g.ref, { ...m, ref: g.ref });
-                } else
+                } else if (failed) errors.push({ ref: g.ref, error: toWireError(failed) });
+                else
                   errors.push({
                     ref: g.ref,
                     error: toWireError(

@@ -6,10 +6,10 @@
  * both kinds are merged newest first and paged by offset.
  */
 import crypto from "node:crypto";
-import type { ImapFlow } from "imapflow";
+import type { ImapFlow, ListResponse } from "imapflow";
 import { simpleParser } from "mailparser";
 import type { AccountConfig } from "../config.js";
-import { type WireError, MailError, toWireError } from "../errors.js";
+import { type WireError, MailError, isMailError, toWireError } from "../errors.js";
 import { htmlToText } from "../imap/body.js";
 import type { SearchSource } from "../limits.js";
 import { displayName, listAll, roleOf } from "../imap/folders.js";
@@ -27,8 +27,14 @@ import {
 import { compileToGmailRaw } from "../query/imap.js";
 import { leaves, mapLeaves, type QueryNode } from "../query/ast.js";
 import { QueryParseError } from "../query/errors.js";
+import {
+  type FolderMatches,
+  imapFolderMatches,
+  newestFirst,
+  searchRefused,
+  uidSet,
+} from "../query/imap-run.js";
 import { FIELDS } from "../query/lexer.js";
-import { imapSearchFolder } from "../query/imap-run.js";
 import { parseQuery } from "../query/parser.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef } from "../refs.js";
@@ -75,17 +81,28 @@ export interface SearchResult {
   partial: Array<{ account: string; folder?: string; error: WireError }>;
 }
 
-/** Per account, at most this many matches are sorted and paged on the server path. */
-export const SERVER_MAX_MATCHES = 5000;
-
 function cursorKey(p: SearchParams): string {
   const basis = JSON.stringify([p.query, [...p.accounts].sort(), p.threads, p.source]);
   return crypto.createHash("sha256").update(basis).digest("base64url").slice(0, 16);
 }
 
-type CursorPos = { o: number } | { c: string };
+/**
+ * Where the next page starts. `s`: per stream (a server folder, "account\u0000path", or a cache
+ * account, "account"), how many of its rows earlier pages took, and for a server folder the UID of
+ * the last one ([taken, uid]): the next page resumes after that UID in the folder's new answer, so
+ * mail that arrived between pages does not shift it, and falls back to the count when the message
+ * is gone. A page of N merged from several folders so fetches at most N envelopes per folder. `o`: an offset into the whole collapsed list (threads: true,
+ * which needs every match's thread to collapse). `c`: the cache's keyset cursor (cache-only searches).
+ */
+/** A stream's position: rows taken, and the UID of the last one (server folders). */
+export interface StreamPos {
+  taken: number;
+  uid?: number;
+}
 
-/** A cursor holds the query's hash and either an offset (server or mixed paging) or the cache's keyset cursor. */
+type CursorPos = { o: number } | { c: string } | { s: Record<string, number | [number, number]> };
+
+/** A cursor holds the query's hash and its position (CursorPos). */
 export function encodeCursor(p: SearchParams, pos: CursorPos): string {
   return `c1.${Buffer.from(JSON.stringify({ k: cursorKey(p), ...pos })).toString("base64url")}`;
 }
@@ -98,12 +115,16 @@ function badCursor(): MailError {
   );
 }
 
-export function decodeCursor(
-  p: SearchParams,
-): { kind: "none"; cache: null } | { kind: "offset"; offset: number } | { kind: "cache"; cache: string } {
+export type DecodedCursor =
+  | { kind: "none"; cache: null }
+  | { kind: "offset"; offset: number }
+  | { kind: "cache"; cache: string }
+  | { kind: "streams"; streams: Map<string, StreamPos> };
+
+export function decodeCursor(p: SearchParams): DecodedCursor {
   if (!p.cursor) return { kind: "none", cache: null };
   if (!p.cursor.startsWith("c1.")) throw badCursor();
-  let v: { k?: unknown; o?: unknown; c?: unknown };
+  let v: { k?: unknown; o?: unknown; c?: unknown; s?: unknown };
   try {
     v = JSON.parse(Buffer.from(p.cursor.slice(3), "base64url").toString("utf8")) as typeof v;
   } catch {
@@ -112,6 +133,17 @@ export function decodeCursor(
   if (typeof v !== "object" || v === null || v.k !== cursorKey(p)) throw badCursor();
   if (typeof v.o === "number" && Number.isInteger(v.o) && v.o >= 0) return { kind: "offset", offset: v.o };
   if (typeof v.c === "string" && v.c.length > 0) return { kind: "cache", cache: v.c };
+  if (typeof v.s === "object" && v.s !== null && !Array.isArray(v.s)) {
+    const streams = new Map<string, StreamPos>();
+    const count = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 0;
+    for (const [key, v2] of Object.entries(v.s)) {
+      if (count(v2)) streams.set(key, { taken: v2 });
+      else if (Array.isArray(v2) && v2.length === 2 && count(v2[0]) && count(v2[1]))
+        streams.set(key, { taken: v2[0], uid: v2[1] });
+      else throw badCursor();
+    }
+    return { kind: "streams", streams };
+  }
   throw badCursor();
 }
 
@@ -158,108 +190,150 @@ interface Hit extends SearchRow {
   path: string;
 }
 
-async function serverSearch(
+/** One server folder's matches, newest first: a stream the page is merged from. */
+interface Stream {
+  key: string;
+  path: string;
+  name: string;
+  count: number;
+  uids: number[];
+}
+
+/** The error of one folder: a server's NO/BAD is a refusal with its text in detail, not INTERNAL. */
+function folderError(client: ImapFlow, err: unknown, what: string): WireError {
+  const e = err as { responseStatus?: string; responseText?: string; serverResponseCode?: string };
+  if (!isMailError(err) && (e?.responseStatus === "NO" || e?.responseStatus === "BAD"))
+    return toWireError(searchRefused(client, what, { text: e.responseText, code: e.serverResponseCode }));
+  return toWireError(err);
+}
+
+/** Every folder of the account the query reads, with its exact number of matches (and their UIDs newest first unless only counted). */
+async function serverMatches(
   client: ImapFlow,
   account: AccountConfig,
   ast: QueryNode,
   partial: SearchResult["partial"],
-): Promise<Hit[]> {
+  countOnly: boolean,
+  /** Called right after each folder's matches, while the folder is still selected (the page's fetch). */
+  onFolder: (s: Stream) => Promise<void> = async () => undefined,
+  /** The account's folder list if this call already has it (checkInFolders asked), saving a LIST. */
+  listed?: ReadonlyMap<string, ListResponse[]>,
+): Promise<Stream[]> {
   const now = new Date();
-  const folders = (await listAll(client, false)).filter(
+  const folders = (listed?.get(account.name) ?? (await listAll(client, false))).filter(
     (f) => !f.flags.has("\\Noselect") && !f.flags.has("\\NonExistent"),
   );
   let scope = folders.filter((f) => folderInScope(ast, { path: f.path, role: roleOf(f) }));
   // On Gmail every message is in All Mail: searching it alone avoids one row per label.
   const all = folders.find((f) => roleOf(f) === "all");
   if (account.provider === "google" && all && !mentionsIn(ast)) scope = [all];
-  const hits: Hit[] = [];
   const gmail = account.provider === "google" && client.capabilities.has("X-GM-EXT-1");
+  const streams: Stream[] = [];
   for (const f of scope) {
+    let found: Stream | null = null;
     try {
-      const uids =
+      const m =
         gmail && roleOf(f) === "all"
-          ? await gmailSearch(client, f.path, ast, account.name)
-          : await imapSearchFolder(client, ast, {
-              folder: { path: f.path, role: roleOf(f) },
-              account: account.name,
-              now,
-            });
-      if (uids.length === 0) continue;
-      const take = uids.slice(-SERVER_MAX_MATCHES);
-      if (take.length < uids.length) {
-        partial.push({
-          account: account.name,
-          folder: displayName(f.path, f.delimiter),
-          error: {
-            reason: "INTERNAL",
-            message: `only the newest ${SERVER_MAX_MATCHES} matches of this folder were ranked`,
-            hint: "Narrow the query.",
-          },
-        });
-      }
-      const box = await client.mailboxOpen(f.path, { readOnly: true });
-      const uidValidity = Number(box.uidValidity);
-      const fetched = await client.fetchAll(
-        take,
-        {
-          uid: true,
-          envelope: true,
-          flags: true,
-          size: true,
-          internalDate: true,
-          bodyStructure: true,
-          headers: ["references", "in-reply-to"],
-          ...(gmail ? { threadId: true } : {}),
-        },
-        { uid: true },
-      );
-      for (const m of fetched) {
-        const env = m.envelope;
-        const hdr = m.headers?.toString("utf8") ?? "";
-        const refsLine = /^references:\s*([\s\S]*?)(?=^\S|$(?![\s\S]))/im.exec(hdr)?.[1] ?? "";
-        const references = refsLine.match(/<[^>]+>/g) ?? [];
-        const inReplyTo = env?.inReplyTo?.match(/<[^>]+>/)?.[0] ?? null;
-        const ref = encodeRef({ account: account.name, folder: f.path, uidValidity, uid: m.uid });
-        const date = env?.date ?? m.internalDate;
-        const sortDate = date ? new Date(date).getTime() : 0;
-        const from = env?.from?.[0];
-        const { flags, keywords } = splitFlags(m.flags);
-        hits.push({
-          ref,
-          account: account.name,
-          folder: displayName(f.path, f.delimiter),
-          date: date ? new Date(date).toISOString() : null,
-          from: from ? { name: from.name ?? "", address: from.address ?? "" } : null,
-          subject: env?.subject ?? "",
-          flags,
-          keywords,
-          size: m.size ?? 0,
-          has_attachment: attachmentsFromStructure(m.bodyStructure).length > 0,
-          message_id: env?.messageId ?? null,
-          thread_id: canonicalThreadKey({
-            gmThreadId: m.threadId,
-            references,
-            inReplyTo,
-            messageId: env?.messageId,
-            date: env?.date,
-            fromAddress: from?.address,
-            subject: env?.subject,
-          }),
-          sortDate,
-          uid: m.uid,
-          path: f.path,
-        });
-      }
+          ? await gmailSearch(client, f.path, ast, account.name, countOnly)
+          : await imapFolderMatches(
+              client,
+              ast,
+              { folder: { path: f.path, role: roleOf(f) }, account: account.name, now },
+              { countOnly },
+            );
+      if (m.count === 0) continue;
+      const stream = {
+        key: `${account.name}\u0000${f.path}`,
+        path: f.path,
+        name: displayName(f.path, f.delimiter),
+        count: m.count,
+        uids: m.uids,
+      };
+      streams.push(stream);
+      found = stream;
     } catch (err) {
       if (!client.usable) throw err;
       partial.push({
         account: account.name,
         folder: displayName(f.path, f.delimiter),
-        error: toWireError(err),
+        error: folderError(client, err, "SEARCH"),
       });
     }
+    if (found) await onFolder(found);
   }
-  return hits;
+  return streams;
+}
+
+/** The search rows of these UIDs of one folder, in the order given; only their envelopes are fetched. */
+async function serverRows(
+  client: ImapFlow,
+  account: AccountConfig,
+  stream: Stream,
+  uids: number[],
+): Promise<Hit[]> {
+  if (uids.length === 0) return [];
+  const gmail = account.provider === "google" && client.capabilities.has("X-GM-EXT-1");
+  // The folder's search just selected it: selecting it again would cost a round trip per page.
+  const box =
+    client.mailbox && client.mailbox.path === stream.path
+      ? client.mailbox
+      : await client.mailboxOpen(stream.path, { readOnly: true });
+  const uidValidity = Number(box.uidValidity);
+  const fetched = await client.fetchAll(
+    uidSet(uids),
+    {
+      uid: true,
+      envelope: true,
+      flags: true,
+      size: true,
+      internalDate: true,
+      bodyStructure: true,
+      headers: ["references", "in-reply-to"],
+      ...(gmail ? { threadId: true } : {}),
+    },
+    { uid: true },
+  );
+  const byUid = new Map<number, Hit>();
+  for (const m of fetched) {
+    const env = m.envelope;
+    const hdr = m.headers?.toString("utf8") ?? "";
+    const refsLine = /^references:\s*([\s\S]*?)(?=^\S|$(?![\s\S]))/im.exec(hdr)?.[1] ?? "";
+    const references = refsLine.match(/<[^>]+>/g) ?? [];
+    const inReplyTo = env?.inReplyTo?.match(/<[^>]+>/)?.[0] ?? null;
+    const ref = encodeRef({ account: account.name, folder: stream.path, uidValidity, uid: m.uid });
+    const date = env?.date ?? m.internalDate;
+    // Rows are ordered by arrival (INTERNALDATE), as the server's SORT ARRIVAL and the cache order them.
+    const arrived = m.internalDate ?? env?.date;
+    const from = env?.from?.[0];
+    const { flags, keywords } = splitFlags(m.flags);
+    byUid.set(m.uid, {
+      ref,
+      account: account.name,
+      folder: stream.name,
+      date: date ? new Date(date).toISOString() : null,
+      from: from ? { name: from.name ?? "", address: from.address ?? "" } : null,
+      subject: env?.subject ?? "",
+      flags,
+      keywords,
+      size: m.size ?? 0,
+      has_attachment: attachmentsFromStructure(m.bodyStructure).length > 0,
+      message_id: env?.messageId ?? null,
+      thread_id: canonicalThreadKey({
+        gmThreadId: m.threadId,
+        references,
+        inReplyTo,
+        messageId: env?.messageId,
+        date: env?.date,
+        fromAddress: from?.address,
+        subject: env?.subject,
+      }),
+      sortDate: arrived ? new Date(arrived).getTime() : 0,
+      uid: m.uid,
+      path: stream.path,
+    });
+  }
+  // A message expunged since the SEARCH has no FETCH answer and is left out.
+  return uids.flatMap((u) => byUid.get(u) ?? []);
 }
 
 /** On Gmail, All Mail answers the whole query in one X-GM-RAW search (Gmail's own syntax). */
@@ -268,12 +342,14 @@ async function gmailSearch(
   path: string,
   ast: QueryNode,
   account: string,
-): Promise<number[]> {
+  countOnly: boolean,
+): Promise<FolderMatches> {
   const raw = compileToGmailRaw(bindQuery(ast, { account }));
-  if (raw === null) return [];
+  if (raw === null) return { count: 0, uids: [] };
   await client.mailboxOpen(path, { readOnly: true });
   const uids = await client.search(raw === "" ? { all: true } : { gmraw: raw }, { uid: true });
-  return (uids || []).sort((a, b) => a - b);
+  if (!Array.isArray(uids)) throw searchRefused(client, "SEARCH");
+  return { count: uids.length, uids: countOnly ? [] : await newestFirst(client, uids) };
 }
 
 async function addSnippets(ctx: ServiceContext, rows: Hit[]): Promise<void> {
@@ -442,7 +518,8 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
       );
     }
   }
-  await checkInFolders(ctx, ast, [...perAccount.keys()]);
+  const listed = new Map<string, ListResponse[]>();
+  await checkInFolders(ctx, ast, [...perAccount.keys()], listed);
   const partial: SearchResult["partial"] = [];
   const cursor = decodeCursor(p);
   // item: terms are answered from the cache alone (the server knows nothing of work items).
@@ -453,9 +530,166 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
   const onCache = plans.filter((x) => x.use === "cache");
   const onServer = plans.filter((x) => x.use === "server");
   // One keyset-paged cache query when every account is answered by the cache: the fast path.
-  if (onServer.length === 0 && onCache.length > 0 && cursor.kind !== "offset") {
+  if (onServer.length === 0 && onCache.length > 0 && (cursor.kind === "none" || cursor.kind === "cache")) {
     return cacheOnly(ctx, call, p, onCache, partial, cursor.cache);
   }
+  if (p.threads) return collapsedSearch(ctx, call, p, plans, partial, cursor, listed);
+  if (cursor.kind === "offset") throw badCursor();
+  const from = cursor.kind === "streams" ? cursor.streams : new Map<string, StreamPos>();
+  const counts: SearchResult["account_counts"] = [];
+  /** Each stream's rows of this page, newest first, from its position on. */
+  const streams: Array<{ key: string; start: number; count: number; rows: Hit[]; failed: boolean }> = [];
+  for (const plan of onCache) {
+    const start = from.get(plan.name)?.taken ?? 0;
+    const got = cacheHits(
+      ctx,
+      [plan],
+      { ...p, count_only: p.count_only },
+      p.count_only ? 0 : start + p.limit,
+    );
+    const n = got.counts.get(plan.name) ?? 0;
+    counts.push({ account: plan.name, count: n, source: "cache" });
+    streams.push({ key: plan.name, start, count: n, rows: got.hits.slice(start), failed: false });
+    auditRead(ctx, call, plan.name, "allowed", `search (${p.query.length} chars): ${n} match(es) from cache`);
+  }
+  const serverCounts = new Map<string, number>();
+  await Promise.all(
+    onServer.map(async ({ name, bound }) => {
+      const account = accountOf(ctx, name);
+      try {
+        // Each attempt collects its own partial entries and rows: a read may run twice after a reconnect.
+        const got = await ctx.pool.read(account, async (c) => {
+          const mine: SearchResult["partial"] = [];
+          const pages: typeof streams = [];
+          await serverMatches(
+            c,
+            account,
+            bound,
+            mine,
+            p.count_only,
+            async (s) => {
+              const pos = from.get(s.key);
+              const after = pos?.uid === undefined ? -1 : s.uids.indexOf(pos.uid);
+              const start = after >= 0 ? after + 1 : (pos?.taken ?? 0);
+              const page = { key: s.key, start, count: s.count, rows: [] as Hit[], failed: false };
+              pages.push(page);
+              if (p.count_only) return;
+              try {
+                page.rows = await serverRows(c, account, s, s.uids.slice(start, start + p.limit));
+              } catch (err) {
+                if (!c.usable) throw err;
+                page.failed = true;
+                mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
+              }
+            },
+            listed,
+          );
+          return { pages, mine };
+        });
+        partial.push(...got.mine);
+        streams.push(...got.pages);
+        const n = got.pages.reduce((sum, s) => sum + s.count, 0);
+        serverCounts.set(name, n);
+        auditRead(ctx, call, name, "allowed", `search (${p.query.length} chars): ${n} match(es) from server`);
+      } catch (err) {
+        partial.push({ account: name, error: toWireError(err) });
+        auditRead(ctx, call, name, "error", `search: ${toWireError(err).reason}`);
+      }
+    }),
+  );
+  for (const plan of onServer) {
+    const n = serverCounts.get(plan.name);
+    if (n !== undefined) counts.push({ account: plan.name, count: n, source: "server" });
+  }
+  if (perAccount.size > 0 && counts.length === 0) {
+    const first = partial[0]!.error;
+    throw new MailError(first.reason, first.message, first.hint, first.detail);
+  }
+  counts.sort(
+    (a, b) => plans.findIndex((x) => x.name === a.account) - plans.findIndex((x) => x.name === b.account),
+  );
+  const count = counts.reduce((sum, c) => sum + c.count, 0);
+  const { page, taken } = p.count_only
+    ? { page: [], taken: new Map<string, number>() }
+    : mergePage(streams, p.limit);
+  const missing = page.filter((r) => r.snippet === undefined);
+  if (p.snippets && missing.length) await addSnippets(ctx, missing);
+  const next = new Map(from);
+  for (const s of streams) {
+    const n = taken.get(s.key) ?? 0;
+    const last = n > 0 ? s.rows[n - 1] : undefined;
+    const server = s.key.includes("\u0000");
+    next.set(s.key, {
+      taken: s.start + n,
+      ...(server && last ? { uid: last.uid } : server ? { uid: from.get(s.key)?.uid } : {}),
+    });
+  }
+  const more = streams.some((s) => !s.failed && (next.get(s.key)?.taken ?? 0) < s.count);
+  const saved = Object.fromEntries(
+    [...next].map(([k, v]): [string, number | [number, number]] => [
+      k,
+      v.uid === undefined ? v.taken : [v.taken, v.uid],
+    ]),
+  );
+  return {
+    rows: page.map(({ sortDate: _d, uid: _u, path: _p, ...row }) => row),
+    count,
+    next_cursor: !p.count_only && more ? encodeCursor(p, { s: saved }) : null,
+    source: overallSource(counts),
+    account_counts: counts,
+    partial,
+  };
+}
+
+/**
+ * A k-way merge, newest first by arrival (`sortDate`; ties by stream key): each stream is already in
+ * that order, so a page takes at most `limit` rows of any one stream, and `taken` says how many of
+ * each, for the next page to resume each stream where this one stopped.
+ */
+export function mergePage<T extends { sortDate: number }>(
+  streams: ReadonlyArray<{ key: string; rows: readonly T[] }>,
+  limit: number,
+): { page: T[]; taken: Map<string, number> } {
+  const page: T[] = [];
+  const taken = new Map<string, number>();
+  const heads = streams.map(() => 0);
+  while (page.length < limit) {
+    let best = -1;
+    for (let i = 0; i < streams.length; i++) {
+      const r = streams[i]!.rows[heads[i]!];
+      if (!r) continue;
+      const b = best < 0 ? undefined : streams[best]!.rows[heads[best]!]!;
+      if (
+        !b ||
+        r.sortDate > b.sortDate ||
+        (r.sortDate === b.sortDate && streams[i]!.key < streams[best]!.key)
+      )
+        best = i;
+    }
+    if (best < 0) break;
+    page.push(streams[best]!.rows[heads[best]!]!);
+    heads[best]!++;
+    taken.set(streams[best]!.key, heads[best]!);
+  }
+  return { page, taken };
+}
+
+/**
+ * threads: true off the cache fast path. Collapsing a thread to its newest row needs every match's
+ * thread, so every match's envelope is fetched (no cap), and pages are offsets into the collapsed list.
+ */
+async function collapsedSearch(
+  ctx: ServiceContext,
+  call: Call,
+  p: SearchParams,
+  plans: Plan[],
+  partial: SearchResult["partial"],
+  cursor: DecodedCursor,
+  listed: ReadonlyMap<string, ListResponse[]>,
+): Promise<SearchResult> {
+  if (cursor.kind === "streams") throw badCursor();
+  const onCache = plans.filter((x) => x.use === "cache");
+  const onServer = plans.filter((x) => x.use === "server");
   const offset = cursor.kind === "offset" ? cursor.offset : 0;
   const all: Hit[] = [];
   const counts: SearchResult["account_counts"] = [];
@@ -479,20 +713,27 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
     onServer.map(async ({ name, bound }) => {
       const account = accountOf(ctx, name);
       try {
-        // Each attempt collects its own partial entries: a read may run twice after a reconnect.
         const got = await ctx.pool.read(account, async (c) => {
           const mine: SearchResult["partial"] = [];
-          return { hits: await serverSearch(c, account, bound, mine), mine };
+          const hits: Hit[] = [];
+          for (const s of await serverMatches(c, account, bound, mine, false, undefined, listed)) {
+            try {
+              hits.push(...(await serverRows(c, account, s, s.uids)));
+            } catch (err) {
+              if (!c.usable) throw err;
+              mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
+            }
+          }
+          return { hits, mine };
         });
-        const hits = got.hits;
         partial.push(...got.mine);
-        all.push(...hits);
+        all.push(...got.hits);
         auditRead(
           ctx,
           call,
           name,
           "allowed",
-          `search (${p.query.length} chars): ${hits.length} match(es) from server`,
+          `search (${p.query.length} chars): ${got.hits.length} match(es) from server`,
         );
       } catch (err) {
         partial.push({ account: name, error: toWireError(err) });
@@ -501,16 +742,13 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
     }),
   );
   all.sort((a, b) => b.sortDate - a.sortDate || a.account.localeCompare(b.account) || b.uid - a.uid);
-  let rows = all;
-  if (p.threads) {
-    const seen = new Set<string>();
-    rows = all.filter((r) => {
-      const key = `${r.account}\u0000${r.thread_id}`;
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
-    });
-  }
+  const seen = new Set<string>();
+  const rows = all.filter((r) => {
+    const key = `${r.account}\u0000${r.thread_id}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
   let count = 0;
   for (const plan of plans) {
     if (plan.use === "server" && partial.some((x) => x.account === plan.name && !x.folder)) continue;
@@ -521,7 +759,7 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
     count += n;
     counts.push({ account: plan.name, count: n, source: plan.use });
   }
-  if (perAccount.size > 0 && counts.length === 0) {
+  if (plans.length > 0 && counts.length === 0) {
     const first = partial[0]!.error;
     throw new MailError(first.reason, first.message, first.hint, first.detail);
   }
@@ -546,7 +784,13 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
  * does not know. Google accounts are left out (in: also names labels there), and when an account's
  * folders cannot be listed the search goes ahead: its partial entry says why.
  */
-async function checkInFolders(ctx: ServiceContext, ast: QueryNode, names: string[]): Promise<void> {
+async function checkInFolders(
+  ctx: ServiceContext,
+  ast: QueryNode,
+  names: string[],
+  /** Where the folder lists it asks the server for are kept, for the server path to reuse. */
+  listed: Map<string, ListResponse[]>,
+): Promise<void> {
   let values = [
     ...new Set(
       leaves(ast)
@@ -569,9 +813,11 @@ async function checkInFolders(ctx: ServiceContext, ast: QueryNode, names: string
   try {
     lists = await Promise.all(
       accounts.map((a) =>
-        ctx.pool.read(a, async (c) =>
-          (await listAll(c, false)).map((f) => ({ path: f.path, role: roleOf(f) })),
-        ),
+        ctx.pool.read(a, async (c) => {
+          const all = await listAll(c, false);
+          listed.set(a.name, all);
+          return all.map((f) => ({ path: f.path, role: roleOf(f) }));
+        }),
       ),
     );
   } catch {

@@ -48,3 +48,4 @@ export {
   smtpMailboxDomain,
   startSmtpRelay,
 } from "./smtp.js";
+export { type RefuseRule, type RefusingProxy, startRefusingProxy } from "./refusing-proxy.js";

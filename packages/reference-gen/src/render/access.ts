@@ -1,4 +1,4 @@
-import type { ListedTool } from "../model.js";
+import { conditionOf, type ListedTool } from "../model.js";
 
 export const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const;
 
@@ -11,4 +11,15 @@ export function accessOf(tool: ListedTool): "Read-only" | "Destructive" | "Write
   if (a.readOnlyHint === true) return "Read-only";
   if (a.destructiveHint !== false) return "Destructive";
   return "Write";
+}
+
+/**
+ * The access of a page or index row: accessOf, except that a tool destructive only under a
+ * condition the server states (a live annotation) reads "Write, destructive while …", whatever the
+ * hint was at the moment the pages were generated.
+ */
+export function accessLabel(tool: ListedTool): string {
+  const when = conditionOf(tool, "destructiveHint");
+  if (when === null || tool.annotations?.readOnlyHint === true) return accessOf(tool);
+  return `Write, destructive ${when}`;
 }

@@ -7,7 +7,7 @@ import {
   titleOf,
   UNGROUPED,
 } from "../model.js";
-import { accessOf } from "./access.js";
+import { accessLabel } from "./access.js";
 import { code, frontMatter, mdText, slug, table } from "./markdown.js";
 import { pointerLine } from "./page.js";
 
@@ -36,7 +36,7 @@ export function renderIndexPage(
         members.map((t) => [
           `[${code(t.name)}](${basePath}/${encodeURIComponent(t.name)})`,
           mdText(titleOf(t)),
-          accessOf(t),
+          mdText(accessLabel(t)),
         ]),
       ),
     );

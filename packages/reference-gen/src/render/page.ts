@@ -1,4 +1,5 @@
 import {
+  conditionOf,
   GENERATED_COMMENT,
   groupOf,
   type JsonSchema,
@@ -7,7 +8,7 @@ import {
   titleOf,
   UNGROUPED,
 } from "../model.js";
-import { accessOf, HINTS } from "./access.js";
+import { accessLabel, HINTS } from "./access.js";
 import { exampleCall } from "./example-call.js";
 import { describeCell } from "./facts.js";
 import { flattenObject } from "./flatten.js";
@@ -23,7 +24,7 @@ export function renderToolPage(tool: ListedTool, jsonUrl: string): string {
     GENERATED_COMMENT,
     table(
       ["Group", "Access", "MCP name"],
-      [[mdText(groupOf(tool) ?? UNGROUPED), accessOf(tool), code(tool.name)]],
+      [[mdText(groupOf(tool) ?? UNGROUPED), mdText(accessLabel(tool)), code(tool.name)]],
     ),
     ...(scope ? [`Required scope: ${code(scope)}.`] : []),
     "## Description [#description]",
@@ -105,6 +106,10 @@ function annotationsTable(tool: ListedTool): string {
   const a = tool.annotations ?? {};
   return table(
     ["Hint", "Value"],
-    HINTS.map((hint) => [code(hint), typeof a[hint] === "boolean" ? code(String(a[hint])) : "not set"]),
+    HINTS.map((hint) => {
+      const when = conditionOf(tool, hint);
+      if (when !== null) return [code(hint), `${code("true")} ${mdText(when)}, else ${code("false")}`];
+      return [code(hint), typeof a[hint] === "boolean" ? code(String(a[hint])) : "not set"];
+    }),
   );
 }

@@ -126,6 +126,11 @@ const given = <T extends Record<string, unknown>>(o: T) =>
 
 /** The draft tools expunge the old draft only while the policy allows expunge somewhere. */
 const draftDestructive = (s: GateState) => ({ destructive: s.expungeAllowedSomewhere });
+/** What the reference pages say of that live hint (the seed: destructive only with expunge allowed). */
+const draftDestructiveWhen = {
+  destructive:
+    "while the policy allows expunge on at least one account (the daemon then expunges the old draft instead of moving it to Trash)",
+};
 
 const COMPOSE_RESULT =
   "Returns a compose result: status sent (message_id, sent_ref, sent_copy_error when the Sent copy failed, refused_recipients when the SMTP server refused some of them, idempotency_key), draft (draft_ref), held (draft_ref, blocked, too_many_recipients, hint, message_id, idempotency_key) or duplicate (original_status, idempotency_key).";
@@ -236,6 +241,7 @@ export const composeTools = [
     output: ComposeOutput,
     annotations: openWorld(hints.additive),
     liveAnnotations: draftDestructive,
+    annotationConditions: draftDestructiveWhen,
     summary,
     handler: async (input, { ctx }) =>
       shaped(await ctx.client.call("draft.update", await ctx.upload(given(input)))),
@@ -252,6 +258,7 @@ export const composeTools = [
     output: ComposeOutput,
     annotations: openWorld(hints.additive),
     liveAnnotations: draftDestructive,
+    annotationConditions: draftDestructiveWhen,
     summary,
     handler: async (input, { ctx, ask }) =>
       shaped(
@@ -278,6 +285,7 @@ export const composeTools = [
     },
     annotations: openWorld(hints.idempotentWrite),
     liveAnnotations: draftDestructive,
+    annotationConditions: draftDestructiveWhen,
     summary: (r) => (r.deleted ? "Deleted the draft" : "The draft was already gone"),
     handler: async ({ ref }, { ctx }) => ctx.client.call("draft.delete", { ref }),
   }),
