@@ -11,12 +11,14 @@ import { fileTools } from "./tools/files.js";
 import { itemTools } from "./tools/items.js";
 import { organizeTools } from "./tools/organize.js";
 import { readingTools } from "./tools/reading.js";
+import { withSignIn } from "./sign-in.js";
 
 export const VERSION = packageVersion(import.meta.url);
 
 /** chainmail's reasons (the daemon's and the CLI's), plus the kit's own. */
 export const chainmailReasons = defineReasons(REASONS);
 
+/** Every tool, each asking the person to sign in from the chat when its account needs it (sign-in.ts). */
 export const chainmailTools = [
   ...accountTools,
   ...readingTools,
@@ -26,7 +28,7 @@ export const chainmailTools = [
   ...itemTools,
   ...eventTools,
   ...composeTools,
-];
+].map(withSignIn);
 
 export const INSTRUCTIONS = `chainmail reads and organizes the user's mail through a local daemon, behind the user's policy and audit log.
 Refs (from search, get_message and get_thread) are opaque strings: pass them back unchanged.

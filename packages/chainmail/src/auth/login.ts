@@ -44,7 +44,7 @@ export function defaultFlow(account: AccountConfig): "browser" | "device" {
   return account.oauth?.authorization_endpoint ? "browser" : "device";
 }
 
-function saved(
+export function saved(
   account: AccountConfig,
   flow: SignInResult["flow"],
   tokens: Tokens,
@@ -97,72 +97,107 @@ export async function signIn(
 const DONE_PAGE = (text: string) =>
   `<!doctype html><html><head><meta charset="utf-8"><title>chainmail</title></head><body><p>${text}</p></body></html>`;
 
+/** A browser sign-in under way: the URL to open, and the tokens once the redirect came back. */
+export interface BrowserFlow {
+  url: URL;
+  /** The tokens of the sign-in; rejects with AUTH_REQUIRED when refused or not finished in time. */
+  done: Promise<Tokens>;
+  /** Stops listening (the flow then rejects, unless it finished). */
+  cancel(): void;
+}
+
 /**
  * The authorization code flow with PKCE and a loopback redirect (RFC 8252 section 7.3): a one-shot
  * HTTP server on 127.0.0.1 and a port the system picks. A redirect whose `state` is not ours (another
  * page, an attacker's link) is answered 400 and ignored; the sign-in keeps waiting for the right one.
+ * The CLI runs it in its own process (`chainmail auth login`); the daemon runs it for a sign-in asked
+ * from the chat (src/auth/flows.ts), where `unref` keeps a waiting listener from holding the daemon up.
  */
-async function browserSignIn(
+export async function startBrowserFlow(
   account: AccountConfig,
-  o: SignInOptions,
   client: ReturnType<typeof oauthClient>,
-): Promise<Tokens> {
+  o: { timeoutMs?: number; unref?: boolean; done?: string } = {},
+): Promise<BrowserFlow> {
   const server = http.createServer();
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", resolve);
   });
+  if (o.unref) server.unref();
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : 0;
-  try {
-    const req = await browserRequest(client, `http://127.0.0.1:${port}/`);
-    o.say(`To sign in ${account.name}, open this URL in a browser:`);
-    o.say(req.url.toString());
-    if (o.openBrowser) {
-      // No shell: the URL is one argument. A missing xdg-open only means the user opens it by hand.
-      const child = spawn("xdg-open", [req.url.toString()], { stdio: "ignore", detached: true });
-      child.on("error", () => undefined);
-      child.unref();
-    }
-    return await new Promise<Tokens>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          reject(
-            new MailError("AUTH_REQUIRED", "the browser sign-in was not completed in time", "Run it again."),
-          ),
-        o.timeoutMs ?? 600_000,
-      );
-      server.on("request", (hreq: http.IncomingMessage, hres: http.ServerResponse) => {
-        const url = new URL(hreq.url ?? "/", `http://127.0.0.1:${port}`);
-        const answer = (status: number, text: string) => {
-          hres.writeHead(status, { "content-type": "text/html; charset=utf-8", connection: "close" });
-          hres.end(DONE_PAGE(text));
-        };
-        if (url.pathname !== "/" || url.searchParams.get("state") !== req.state) {
-          answer(400, "This is not the sign-in chainmail is waiting for.");
-          return;
-        }
-        clearTimeout(timer);
-        redeemCode(client, req, url).then(
-          (tokens) => {
-            answer(200, "Signed in. You can close this window and return to the terminal.");
-            resolve(tokens);
-          },
-          (err: unknown) => {
-            answer(400, "The sign-in failed; see the terminal.");
-            try {
-              refused(err, account.name);
-            } catch (e) {
-              reject(e);
-            }
-          },
-        );
-      });
-    });
-  } finally {
+  const close = () => {
     server.closeAllConnections();
     server.close();
+  };
+  let req: Awaited<ReturnType<typeof browserRequest>>;
+  try {
+    req = await browserRequest(client, `http://127.0.0.1:${port}/`);
+  } catch (err) {
+    close();
+    throw err;
   }
+  let cancel: () => void = () => undefined;
+  const done = new Promise<Tokens>((resolve, reject) => {
+    const timer = setTimeout(
+      () =>
+        reject(
+          new MailError("AUTH_REQUIRED", "the browser sign-in was not completed in time", "Run it again."),
+        ),
+      o.timeoutMs ?? 600_000,
+    );
+    if (o.unref) timer.unref();
+    cancel = () => {
+      clearTimeout(timer);
+      reject(new MailError("AUTH_REQUIRED", "the browser sign-in was cancelled", "Run it again."));
+    };
+    server.on("request", (hreq: http.IncomingMessage, hres: http.ServerResponse) => {
+      const url = new URL(hreq.url ?? "/", `http://127.0.0.1:${port}`);
+      const answer = (status: number, text: string) => {
+        hres.writeHead(status, { "content-type": "text/html; charset=utf-8", connection: "close" });
+        hres.end(DONE_PAGE(text));
+      };
+      if (url.pathname !== "/" || url.searchParams.get("state") !== req.state) {
+        answer(400, "This is not the sign-in chainmail is waiting for.");
+        return;
+      }
+      clearTimeout(timer);
+      redeemCode(client, req, url).then(
+        (tokens) => {
+          answer(200, `Signed in. You can close this window and return to ${o.done ?? "the terminal"}.`);
+          resolve(tokens);
+        },
+        (err: unknown) => {
+          answer(400, `The sign-in failed; see ${o.done ?? "the terminal"}.`);
+          try {
+            refused(err, account.name);
+          } catch (e) {
+            reject(e);
+          }
+        },
+      );
+    });
+  });
+  // Closed however it ends; the caller still sees the outcome through `done`.
+  done.then(close, close);
+  return { url: req.url, done, cancel: () => cancel() };
+}
+
+async function browserSignIn(
+  account: AccountConfig,
+  o: SignInOptions,
+  client: ReturnType<typeof oauthClient>,
+): Promise<Tokens> {
+  const flow = await startBrowserFlow(account, client, o.timeoutMs ? { timeoutMs: o.timeoutMs } : {});
+  o.say(`To sign in ${account.name}, open this URL in a browser:`);
+  o.say(flow.url.toString());
+  if (o.openBrowser) {
+    // No shell: the URL is one argument. A missing xdg-open only means the user opens it by hand.
+    const child = spawn("xdg-open", [flow.url.toString()], { stdio: "ignore", detached: true });
+    child.on("error", () => undefined);
+    child.unref();
+  }
+  return flow.done;
 }
 
 export interface SignOutResult {

@@ -28,6 +28,7 @@ import {
   type ServiceContext,
 } from "../service/context.js";
 import { adminStatus } from "../service/admin.js";
+import { beginSignIn, waitSignIn } from "../service/auth.js";
 import { evictCache, rebuildCache } from "../service/cache-admin.js";
 import { createFolderCall, deleteFolderCall, listFolders, renameFolderCall } from "../service/folders.js";
 import { archive, expunge, move, setFlags, setLabels, trash } from "../service/organize.js";
@@ -104,6 +105,8 @@ export const HANDLERS: { [M in Method]: Handler<M> } = {
   "outbox.release": (ctx, call, p) => releaseSend(ctx, call, p.key),
   "policy.status": (ctx) => ({ ...policyStatus(ctx), ...configErrorField(ctx) }),
   "admin.status": (ctx, call) => adminStatus(ctx, call),
+  "auth.begin": (ctx, call, p) => beginSignIn(ctx, call, p.account),
+  "auth.wait": (ctx, call, p) => waitSignIn(ctx, call, p.flow_id, p.timeout_seconds),
   "policy.confirm": (ctx, call, p) => confirmPolicy(ctx, call, p.account, p.digest),
   "upload.begin": (ctx, call, p) => beginUpload(ctx, call, p.path, p.size),
   "upload.chunk": (ctx, _call, p) => spoolOf(ctx).chunk(p.upload_id, p.index, p.data),

@@ -9,6 +9,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { credentialsFor, releaseCredentials } from "../auth/credentials.js";
+import { releaseFlows } from "../auth/flows.js";
 import { type Config, changedConnections, loadConfig } from "../config.js";
 import { MailError, toWireError } from "../errors.js";
 import { removeStaleParts } from "../files/save.js";
@@ -292,6 +293,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         await pool.closeAll();
         // Access tokens live only as long as the daemon that obtained them.
         releaseCredentials(home.secretsDir);
+        releaseFlows(home.secretsDir);
         uploads.close();
         state.close();
         fs.rmSync(home.socketPath, { force: true });

@@ -6,6 +6,7 @@
 import type { z } from "zod";
 import { accountOperations } from "./accounts.js";
 import { adminOperations } from "./admin.js";
+import { authOperations } from "./auth.js";
 import { cacheOperations } from "./cache.js";
 import { composeOperations } from "./compose.js";
 import type { Operation } from "./define.js";
@@ -27,6 +28,7 @@ export const OPERATIONS = {
   ...policyOperations,
   ...uploadOperations,
   ...adminOperations,
+  ...authOperations,
 } satisfies Record<string, Operation>;
 
 export type Method = keyof typeof OPERATIONS;
