@@ -86,23 +86,23 @@ export function certificateError(
   server: { host: string },
   section: "imap" | "smtp",
 ): MailError | undefined {
-  const e = err as { code?: unknown; reason?: unknown; message?: unknown } | undefined;
-  const code = typeof e?.code === "string" ? e.code : undefined;
-  // nodemailer reports a socket error as ESOCKET and keeps Node's words only in the message.
-  const found =
-    code && code in CERT_WORDS
-      ? code
-      : Object.keys(CERT_WORDS).find((k) => typeof e?.message === "string" && e.message.includes(k));
-  // Node's own text for a wrong name: "Hostname/IP does not match certificate's altnames: …".
-  const altnames =
-    !found && typeof e?.message === "string" && /does not match certificate's altnames/.test(e.message)
-      ? "ERR_TLS_CERT_ALTNAME_INVALID"
-      : undefined;
-  const which = found ?? altnames;
+  const e = err as
+    | { code?: unknown; originalCode?: unknown; reason?: unknown; message?: unknown }
+    | undefined;
+  // nodemailer reports a socket error as ESOCKET and keeps Node's code as originalCode.
+  const which = [e?.code, e?.originalCode].find(
+    (c): c is string => typeof c === "string" && Object.hasOwn(CERT_WORDS, c),
+  );
   if (!which) return undefined;
-  // The names the certificate is for come from the server: outside text, so detail, not message.
+  // Node's account of a wrong name quotes the certificate, the server's words: detail, not message.
   const names =
-    which === "ERR_TLS_CERT_ALTNAME_INVALID" && typeof e?.reason === "string" ? e.reason : undefined;
+    which === "ERR_TLS_CERT_ALTNAME_INVALID"
+      ? typeof e?.reason === "string"
+        ? e.reason
+        : typeof e?.message === "string"
+          ? e.message
+          : undefined
+      : undefined;
   return new MailError(
     "SERVER_UNAVAILABLE",
     `the certificate of ${server.host} ${CERT_WORDS[which]}: set ca_file in [accounts.${section}] or fix the server`,
