@@ -123,6 +123,8 @@ async function smtpWith(cert: {
     cert: cert.cert,
     logger: false,
     authOptional: true,
+    // Any login: these servers test the certificate, not the password.
+    onAuth: (_auth, _session, done) => done(null, { user: "alice" }),
   });
   // A client that refuses the certificate closes the handshake: the server reports it, nothing more.
   server.on("error", () => undefined);
@@ -259,6 +261,17 @@ describe("a certificate the system does not trust", () => {
       } finally {
         await server.stop();
       }
+    }
+  });
+
+  it("trusts a self-signed certificate given as the ca_file itself", async () => {
+    const self = leaf("self-trusted", "IP:127.0.0.1", { selfSigned: true });
+    const server = await smtpWith(self);
+    try {
+      const a = account({ imapPort: dv.port, imapTls: "starttls", smtpPort: server.port, ca: self.certFile });
+      expect(await testSmtp(a, secrets)).toEqual({ ok: true });
+    } finally {
+      await server.stop();
     }
   });
 });
