@@ -4,11 +4,12 @@
  * certificates made by openssl here. Without ca_file every way in says what is wrong with the
  * certificate and names ca_file; with it, search and send work end to end.
  */
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonClient } from "../src/client/index.js";
@@ -371,4 +372,56 @@ describe("the daemon with and without ca_file", () => {
       await c.logout().catch(() => c.close());
     }
   });
+});
+
+describe("NODE_EXTRA_CA_CERTS in the daemon's environment", () => {
+  const CLI = path.join(path.dirname(new URL(import.meta.url).pathname), "..", "bin", "chainmail.js");
+  let home: string;
+  let daemon: ChildProcess | undefined;
+
+  afterAll(() => {
+    if (daemon && daemon.exitCode === null) daemon.kill("SIGKILL");
+    if (home) fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  it("trusts its CA for every server, also beside another server's ca_file", async () => {
+    // A second CA as the SMTP server's ca_file: the test CA must still come from NODE_EXTRA_CA_CERTS.
+    openssl(
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      "other-ca.key",
+      "-out",
+      "other-ca.pem",
+      "-days",
+      "30",
+      "-subj",
+      "/CN=another CA",
+    );
+    home = fs.mkdtempSync(path.join(os.tmpdir(), "cm-home-extra-"));
+    const text = configText({ imapPort: dv.port, imapTls: "starttls", smtpPort: relay.port }).replace(
+      'tls = "tls"\n',
+      `tls = "tls"\nca_file = "${path.join(certs, "other-ca.pem")}"\n`,
+    );
+    expect(text).toContain("other-ca.pem");
+    fs.writeFileSync(path.join(home, "config.toml"), text);
+    const env = { ...process.env, CHAINMAIL_HOME: home, NODE_EXTRA_CA_CERTS: path.join(certs, "ca.pem") };
+    const cli = (args: string[], input = "") =>
+      spawnSync(process.execPath, [CLI, ...args], { env, input, encoding: "utf8", timeout: 30_000 });
+    expect(cli(["secret", "set", "work"], "alice-secret-pw").status).toBe(0);
+    daemon = spawn(process.execPath, [CLI, "daemon"], { env, stdio: ["ignore", "ignore", "ignore"] });
+    const sock = path.join(home, "run", "chainmail.sock");
+    for (let i = 0; i < 400 && !fs.existsSync(sock); i++) await new Promise((r) => setTimeout(r, 25));
+    // Not spawnSync: the SMTP server runs in this process and must answer meanwhile.
+    const r = await promisify(execFile)(process.execPath, [CLI, "--json", "test", "work"], {
+      env,
+      timeout: 30_000,
+    });
+    const out = JSON.parse(r.stdout) as { imap: { ok: boolean }; smtp: { ok: boolean } };
+    expect(out.imap.ok).toBe(true);
+    expect(out.smtp.ok).toBe(true);
+  }, 60_000);
 });
