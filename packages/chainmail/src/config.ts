@@ -10,6 +10,7 @@ import { endpointProblem, isLoopbackHost, OAUTH_PRESETS, type OAuthPreset } from
 import { MailError } from "./errors.js";
 import { isProvider, PROVIDERS, type Provider, presetOf, type ServerPreset } from "./providers/presets.js";
 import { ACCOUNT_NAME_RE } from "./secrets.js";
+import { readCaFile } from "./tls.js";
 
 export type TlsMode = "tls" | "starttls" | "none";
 export type { Provider } from "./providers/presets.js";
@@ -33,6 +34,9 @@ export interface ServerConfig {
   host: string;
   port: number;
   tls: TlsMode;
+  /** `ca_file`: trusted for this server's TLS beside the system CAs; its PEM is read at config load. */
+  ca_file?: string;
+  ca?: string;
 }
 
 export interface Policy {
@@ -213,7 +217,7 @@ function server(
     c.problems.push(`${at} must be a table with host, port and tls`);
     return undefined;
   }
-  c.unknown(v, ["host", "port", "tls"], at);
+  c.unknown(v, ["host", "port", "tls", "ca_file"], at);
   const host =
     c.str(v, "host", at, preset === undefined) ?? (v["host"] === undefined ? preset?.host : undefined);
   const tlsRaw = v["tls"] ?? preset?.tls ?? "tls";
@@ -227,7 +231,17 @@ function server(
       c.problems.push(`${at}.port must be an integer from 1 to 65535`);
     } else port = p;
   }
-  return host ? { host, port, tls } : undefined;
+  const caFile = c.str(v, "ca_file", at, false);
+  let ca: { ca_file: string; ca: string } | undefined;
+  if (caFile !== undefined && !path.isAbsolute(caFile))
+    // The daemon's working directory is nobody's business: a relative path would mean different files.
+    c.problems.push(`${at}.ca_file must be an absolute path (got ${caFile})`);
+  else if (caFile !== undefined) {
+    const read = readCaFile(caFile);
+    if ("problem" in read) c.problems.push(`${at}.ca_file ${caFile} ${read.problem}`);
+    else ca = { ca_file: caFile, ca: read.pem };
+  }
+  return host ? { host, port, tls, ...ca } : undefined;
 }
 
 /** Validates parsed TOML; throws CONFIG_INVALID listing every problem. */

@@ -8,6 +8,7 @@ import type { AccountConfig } from "../config.js";
 import XOAuth2 from "nodemailer/lib/xoauth2";
 import { credentialsFor, type Login } from "../auth/credentials.js";
 import { MailError } from "../errors.js";
+import { certificateError, tlsOptions } from "../tls.js";
 
 export interface Envelope {
   from: string;
@@ -76,6 +77,8 @@ function transaction(
     secure: account.smtp.tls === "tls",
     requireTLS: account.smtp.tls === "starttls",
     ignoreTLS: account.smtp.tls === "none",
+    // The system CAs, plus the server's ca_file when it has one.
+    tls: tlsOptions(account.smtp),
     connectionTimeout: 15_000,
     greetingTimeout: 10_000,
     socketTimeout: 60_000,
@@ -145,6 +148,9 @@ async function sendOnce(
     });
     return { response: String(info.response ?? ""), refused };
   } catch (err) {
+    // A certificate failure comes before any command: the message was not sent.
+    const cert = certificateError(err, smtp, "smtp");
+    if (cert) throw new SmtpFailure(cert, false);
     const e = err as {
       code?: string;
       command?: string;

@@ -258,7 +258,8 @@ export class CacheRunner {
       const body = toWireError(err instanceof MailError ? err : mapImapError(err, account.name));
       report.error = { reason: body.reason, message: body.message };
       this.hooks.status?.(account.name, false, body.reason);
-      this.log(`cache sync of ${account.name} failed: ${body.reason}`);
+      // The message too: a certificate failure says there what to set (it holds no server text).
+      this.log(`cache sync of ${account.name} failed: ${body.reason}: ${body.message}`);
     } finally {
       await closeImap(client);
     }
@@ -296,8 +297,9 @@ export class CacheRunner {
         allFolders: true,
         // watchInbox keeps the error for cache_status; the log says that it happened.
         onError: (e) => {
-          const reason = toWireError(mapImapError(e, name)).reason;
-          this.log(`cache watch of ${name} failed: ${reason}`);
+          const wire = toWireError(mapImapError(e, name, account.imap));
+          const reason = wire.reason;
+          this.log(`cache watch of ${name} failed: ${reason}: ${wire.message}`);
           this.hooks.status?.(name, false, reason);
         },
         bodies: { dailyBudgetBytes: this.settings.daily_budget_bytes },
@@ -320,11 +322,11 @@ export class CacheRunner {
       // Closed before the retry is scheduled, so a short retry interval never overlaps it.
       await closeImap(client);
       client = undefined;
-      const body = toWireError(mapImapError(err, name));
+      const body = toWireError(mapImapError(err, name, account.imap));
       // A watch that cannot start leaves its folder on the last-sync rule; cache_status says why.
       if (!started)
         recordWatchError(name, folder, new MailError(body.reason, body.message, body.hint, body.detail));
-      this.log(`cache watch of ${name} failed: ${body.reason}`);
+      this.log(`cache watch of ${name} failed: ${body.reason}: ${body.message}`);
       this.retryWatch(name, gen);
     } finally {
       await closeImap(client);

@@ -7,6 +7,7 @@ import { ImapFlow } from "imapflow";
 import { credentialsFor, type Login } from "../auth/credentials.js";
 import type { AccountConfig } from "../config.js";
 import { isMailError, MailError } from "../errors.js";
+import { certificateError, tlsOptions } from "../tls.js";
 import { isServerRefusal, refusalOf } from "./refusal.js";
 
 const NETWORK_CODES = new Set([
@@ -27,9 +28,14 @@ const NETWORK_CODES = new Set([
   "ClosedAfterConnectTLS",
 ]);
 
-/** Maps a failure from imapflow or the network to a chainmail reason; server text is never a secret. */
-export function mapImapError(err: unknown, account: string): MailError {
+/**
+ * Maps a failure from imapflow or the network to a chainmail reason; server text is never a secret.
+ * With the server's table, a certificate failure says so in its own words (src/tls.ts).
+ */
+export function mapImapError(err: unknown, account: string, server?: { host: string }): MailError {
   if (isMailError(err)) return err;
+  const cert = server && certificateError(err, server, "imap");
+  if (cert) return cert;
   const e = err as { code?: string; authenticationFailed?: boolean; message?: string; responseText?: string };
   if (e?.authenticationFailed) {
     return new MailError("AUTH_REJECTED", `the IMAP server of account ${account} rejected the login`);
@@ -122,6 +128,8 @@ export function imapOptions(account: AccountConfig, login: Login, refusals: Refu
     port: account.imap.port,
     secure: account.imap.tls === "tls",
     doSTARTTLS: account.imap.tls === "starttls" ? true : account.imap.tls === "none" ? false : undefined,
+    // The system CAs, plus the server's ca_file when it has one.
+    tls: tlsOptions(account.imap),
     // imapflow logs in with OAUTHBEARER where the server offers it, else XOAUTH2, for an accessToken.
     auth: login,
     logger: refusalLogger(refusals),
@@ -156,7 +164,7 @@ export async function openImap(account: AccountConfig, secretsDir: string): Prom
           client.close();
           // A refused login goes back raw, so withLogin can tell it and try a fresh token once.
           if ((err as { authenticationFailed?: boolean })?.authenticationFailed) throw err;
-          throw mapImapError(err, account.name);
+          throw mapImapError(err, account.name, account.imap);
         }
         return client;
       },
@@ -167,7 +175,7 @@ export async function openImap(account: AccountConfig, secretsDir: string): Prom
         return client;
       },
       (err: unknown) => {
-        throw mapImapError(err, account.name);
+        throw mapImapError(err, account.name, account.imap);
       },
     );
 }

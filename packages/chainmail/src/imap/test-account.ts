@@ -1,7 +1,8 @@
 /** test_account: an IMAP login with the capabilities, and an SMTP connect + auth (nodemailer verify). */
 import nodemailer from "nodemailer";
 import type { AccountConfig } from "../config.js";
-import { isMailError, type Reason } from "../errors.js";
+import { isMailError, REASONS, type Reason } from "../errors.js";
+import { certificateError, tlsOptions } from "../tls.js";
 import { credentialsFor, nodemailerAuth } from "../auth/credentials.js";
 import { openImap } from "./connection.js";
 
@@ -10,7 +11,7 @@ export interface CheckResult {
   /** Server-provided text (untrusted). */
   capabilities?: string[];
   /** `detail` is the server's own text (untrusted), kept out of `message`. */
-  error?: { reason: Reason; message: string; detail?: string };
+  error?: { reason: Reason; message: string; hint?: string; detail?: string };
   skipped?: boolean;
 }
 
@@ -27,6 +28,8 @@ export async function testImap(account: AccountConfig, secretsDir: string): Prom
       error: {
         reason: e?.reason ?? "SERVER_UNAVAILABLE",
         message: e?.message ?? "IMAP check failed",
+        // A certificate failure's hint names ca_file; the others keep their reason's hint.
+        ...(e?.hint && e.hint !== REASONS[e.reason].hint ? { hint: e.hint } : {}),
         ...(e?.detail ? { detail: e.detail } : {}),
       },
     };
@@ -53,6 +56,7 @@ export async function testSmtp(account: AccountConfig, secretsDir: string): Prom
         secure: smtp.tls === "tls",
         requireTLS: smtp.tls === "starttls",
         ignoreTLS: smtp.tls === "none",
+        tls: tlsOptions(smtp),
         auth: nodemailerAuth(login),
         connectionTimeout: 15_000,
         greetingTimeout: 10_000,
@@ -67,6 +71,17 @@ export async function testSmtp(account: AccountConfig, secretsDir: string): Prom
     return { ok: true };
   } catch (err) {
     if (isMailError(err)) return { ok: false, error: { reason: err.reason, message: err.message } };
+    const cert = certificateError(err, smtp, "smtp");
+    if (cert)
+      return {
+        ok: false,
+        error: {
+          reason: cert.reason,
+          message: cert.message,
+          hint: cert.hint,
+          ...(cert.detail ? { detail: cert.detail } : {}),
+        },
+      };
     const e = err as { code?: string; responseCode?: number; response?: string; message?: string };
     return {
       ok: false,

@@ -104,6 +104,8 @@ export async function startSmtpRelay(opts: {
    * stands for, or undefined for a token it does not accept (a test authorization server's).
    */
   xoauth2?: { introspect: (token: string) => string | undefined };
+  /** Implicit TLS (port 465 style) with this certificate and key (PEM text). */
+  tls?: { key: string; cert: string };
 }): Promise<SmtpRelay> {
   const received: Relayed[] = [];
   const commands: string[] = [];
@@ -117,6 +119,7 @@ export async function startSmtpRelay(opts: {
   const server = new SMTPServer({
     disabledCommands: ["STARTTLS"],
     allowInsecureAuth: true, // plain AUTH over loopback, as a local relay would allow
+    ...(opts.tls ? { secure: true, key: opts.tls.key, cert: opts.tls.cert } : {}),
     // smtp-server logs each command line at debug level (bunyan style); nothing else is kept.
     logger: {
       debug: (meta: { tnx?: string }, _message: string, line?: unknown) => {
@@ -169,6 +172,9 @@ export async function startSmtpRelay(opts: {
       });
     },
   });
+  // With TLS, a client that refuses the certificate ends the handshake; smtp-server emits that as
+  // an error, which is the client's business, not a failure of this server.
+  if (opts.tls) server.on("error", () => undefined);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const addr = server.server.address();
   return {

@@ -18,7 +18,7 @@ const Check = z.object({
 type CheckIn = {
   ok: boolean;
   capabilities?: string[];
-  error?: { reason: string; message: string; detail?: string };
+  error?: { reason: string; message: string; hint?: string; detail?: string };
   skipped?: boolean;
 };
 
