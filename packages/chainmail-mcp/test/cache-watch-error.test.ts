@@ -2,9 +2,9 @@
  * cache_status over MCP shows why a watched INBOX is not fresh: its watch's failed sync (another
  * process holds cache.db's write lock when new mail arrives) is the folder's error, as untrusted.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // chainmail's own cache module opens the file (better-sqlite3 is its dependency, not ours).
-import { openCache } from "../../chainmail/src/cache/index.js";
+import { openCache } from "@mcpforge/chainmail/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Json, type McpEnv, startMcpEnv } from "./helpers.js";
 
 let m: McpEnv;

@@ -25,6 +25,8 @@ export {
   startDovecot,
 } from "./dovecot.js";
 export { type ImapProxy, startImapProxy } from "./imap-proxy.js";
+/** The cache's own opener, for tests that look at or lock cache.db beside a running daemon. */
+export { openCache } from "../cache/index.js";
 export { type GmailMessage, type GmailServer, gmailRawMatches, startGmail } from "./gmail.js";
 export {
   MAILBOX_VOCAB,
