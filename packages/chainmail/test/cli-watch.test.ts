@@ -65,13 +65,18 @@ describe("chainmail watch", () => {
     });
     let out = "";
     child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
-    // The group starts at the oldest kept event: let it catch up before the new mail.
-    await new Promise((r) => setTimeout(r, 1000));
+    // A new group starts at the log's end at its first read: deliver the mail only once the CLI has
+    // made that read (the group exists), however long a loaded machine takes to start it.
+    for (const until = Date.now() + 30_000; Date.now() < until; ) {
+      const { groups } = await env.client.call("watch.groups", {});
+      if (groups.some((g) => g.name === "cli")) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const other = await env.dv.connect("alice");
     await other.append("INBOX", msg("Streamed to the CLI"));
     await other.logout();
     await env.client.cacheSync({ accounts: ["work"] });
-    for (let i = 0; i < 100 && !out.includes("Streamed to the CLI"); i++)
+    for (const until = Date.now() + 20_000; Date.now() < until && !out.includes("Streamed to the CLI"); )
       await new Promise((r) => setTimeout(r, 50));
     const line = out.split("\n").find((l) => l.includes("Streamed to the CLI"))!;
     expect(line.split("\t").slice(2, 5)).toEqual(["new", "work", "INBOX"]);
