@@ -1,5 +1,5 @@
 import { type QueryNode, bindQuery, folderInScope, queryNeeds } from "../query/index.js";
-import { DEFAULT_DAILY_BUDGET, cacheSizeBytes, downloadedToday } from "./backfill.js";
+import { DEFAULT_DAILY_BUDGET, cacheSizeBytes, downloadedToday, sizeBoundStops } from "./backfill.js";
 import { type CacheDb, stmt } from "./schema.js";
 import type { FolderRow } from "./store.js";
 import { isWatched, watchError, watchKeepsFresh } from "./watch.js";
@@ -106,6 +106,14 @@ export interface CacheStatus {
     state: AccountCacheState;
     last_sync: string | null;
     download_today: { bytes: number; budget_bytes: number };
+    /**
+     * The arrival time from which on every cached message of the account has its body words
+     * indexed (stored, or evicted with its words kept), so a text search of newer mail is complete
+     * in the cache; null when no body is indexed.
+     */
+    bodies_since: string | null;
+    /** The cache's size bound stopped the body backfill: older bodies stay on the server. */
+    body_budget_reached: boolean;
     folders: {
       name: string;
       role: string | null;
@@ -177,10 +185,46 @@ export function cacheStatus(db: CacheDb, o: CacheStatusOptions = {}): CacheStatu
         bytes: downloadedToday(db, account, now),
         budget_bytes: o.dailyBudgetBytes ?? DEFAULT_DAILY_BUDGET,
       },
+      ...bodyReach(db, account, o.maxSizeBytes ?? DEFAULT_MAX_SIZE),
       folders,
     };
   });
   return { accounts, size_bytes: cacheSizeBytes(db), max_size_bytes: o.maxSizeBytes ?? DEFAULT_MAX_SIZE };
+}
+
+/**
+ * How far back an account's bodies reach: the newest message still without a body in any folder
+ * bounds the range a text search finds in the cache alone. Per folder, through messages_body
+ * (folder_id, body_state).
+ */
+function bodyReach(
+  db: CacheDb,
+  account: string,
+  maxBytes: number,
+): { bodies_since: string | null; body_budget_reached: boolean } {
+  const ids = (stmt(db, "SELECT id FROM folders WHERE account = ?").all(account) as { id: number }[]).map(
+    (f) => f.id,
+  );
+  let pending: number | null = null;
+  for (const id of ids) {
+    const r = stmt(
+      db,
+      "SELECT max(internal_date) AS d FROM messages WHERE folder_id = ? AND body_state = 0",
+    ).get(id) as { d: number | null };
+    if (r.d !== null && (pending === null || r.d > pending)) pending = r.d;
+  }
+  let since: number | null = null;
+  for (const id of ids) {
+    const r = stmt(
+      db,
+      "SELECT min(internal_date) AS d FROM messages WHERE folder_id = ? AND body_state IN (1, 2, 3) AND internal_date > ?",
+    ).get(id, pending ?? Number.MIN_SAFE_INTEGER) as { d: number | null };
+    if (r.d !== null && (since === null || r.d < since)) since = r.d;
+  }
+  return {
+    bodies_since: iso(since),
+    body_budget_reached: ids.some((id) => sizeBoundStops(db, id, maxBytes)),
+  };
 }
 
 export const DEFAULT_MAX_SIZE = 2 * 1024 * 1024 * 1024;

@@ -132,7 +132,7 @@ export async function watchInbox(
     folder?: string;
     onSync?: (r: SyncResult) => void;
     onError?: (e: unknown) => void;
-    bodies?: Pick<BackfillOptions, "dailyBudgetBytes" | "now">;
+    bodies?: Pick<BackfillOptions, "dailyBudgetBytes" | "now" | "maxSizeBytes">;
     events?: SyncEvents;
     /**
      * Besides IDLE, ask the server for news (NOOP) every this many ms while it returns more than 0:
