@@ -4,7 +4,8 @@
  * chase each other. Body fetches are counted where they happen, as FETCH commands on the wire (a
  * proxy between the cache and a real Dovecot), over several passes; new mail still gets its body,
  * which pushes the oldest stored body out without fetching any older one. cache_status says how far
- * back bodies reach.
+ * back bodies reach, and a word search decides from that: the cache when the query's date bound lies
+ * within the reach, the server otherwise.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -158,6 +159,20 @@ describe("a mailbox whose bodies do not fit the cache", () => {
       expect(bodyWord.complete).toBe(false);
       expect(bodyWord.lacking).toContainEqual({ folder: "INBOX", reason: "bodies" });
       expect(cacheCanAnswerQuery(runner.db, "work", parseQuery("from:carol")).complete).toBe(true);
+      // ...and a word search of the mail bodies reach is the cache's: every message since then has its words
+      const day = (i: number) => arrival(i).toISOString().slice(0, 10);
+      const recent = cacheCanAnswerQuery(
+        runner.db,
+        "work",
+        parseQuery(`marker${N - 1} after:${day(N - fetched)}`),
+      );
+      expect(recent).toMatchObject({ complete: true, lacking: [] });
+      const older = cacheCanAnswerQuery(
+        runner.db,
+        "work",
+        parseQuery(`marker3 after:${day(N - fetched - 1)}`),
+      );
+      expect(older.complete).toBe(false);
 
       // New mail gets its body: one fetch, and only the oldest stored bodies make room
       // (appended now: the newest arrival)

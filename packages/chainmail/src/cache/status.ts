@@ -1,4 +1,4 @@
-import { type QueryNode, bindQuery, folderInScope, queryNeeds } from "../query/index.js";
+import { type QueryNode, bindQuery, dateFloor, folderInScope, queryNeeds } from "../query/index.js";
 import { DEFAULT_DAILY_BUDGET, cacheSizeBytes, downloadedToday, sizeBoundStops } from "./backfill.js";
 import { type CacheDb, stmt } from "./schema.js";
 import type { FolderRow } from "./store.js";
@@ -63,6 +63,9 @@ export function cacheCanAnswerQuery(
   o: FreshnessOptions = {},
 ): CacheAnswerability {
   const needs = queryNeeds(ast);
+  // A word query bounded to recent mail (after:, newer_than:) is complete where every message
+  // since that bound has its body, which is how a cache settled under its size bound answers it
+  const floor = needs.bodies ? dateFloor(ast, new Date(o.now ?? Date.now())) : null;
   const folders = folderStats(db, account);
   const out: CacheAnswerability = { complete: folders.length > 0, fresh: folders.length > 0, lacking: [] };
   for (const f of folders) {
@@ -80,7 +83,7 @@ export function cacheCanAnswerQuery(
     if (!headersComplete(f)) {
       out.complete = false;
       out.lacking.push({ folder: f.path, reason: "headers" });
-    } else if (needs.bodies && !bodiesComplete(f)) {
+    } else if (needs.bodies && !bodiesComplete(f) && !bodiesSince(db, f.id, floor)) {
       out.complete = false;
       out.lacking.push({ folder: f.path, reason: "bodies" });
     }
@@ -90,6 +93,21 @@ export function cacheCanAnswerQuery(
     }
   }
   return out;
+}
+
+/**
+ * Whether every cached message of the folder that arrived at or after `floor` has its body indexed
+ * (none waits for its body, `body_state` 0). Reads the date index from the floor up, so it costs the
+ * messages since the floor; only asked of folders whose bodies are not all in.
+ */
+function bodiesSince(db: CacheDb, folderId: number, floor: number | null): boolean {
+  if (floor === null) return false;
+  return (
+    stmt(
+      db,
+      "SELECT 1 FROM messages INDEXED BY messages_newest WHERE internal_date >= ? AND folder_id = ? AND body_state = 0 LIMIT 1",
+    ).get(floor, folderId) === undefined
+  );
 }
 
 export interface CacheStatusOptions extends FreshnessOptions {
