@@ -245,20 +245,17 @@ const bodyCost = (size: number) => 2 * Math.min(size, MAX_BODY_CHARS * 4);
  * The first body refused ends the list: bodies reach back from the newest without a gap.
  */
 function bodyBudgetCut(db: CacheDb, folderId: number, pending: Pending[], maxBytes: number): number {
-  // Through messages_body (folder_id, body_state): reads the folder's evicted rows only
-  const evicted = stmt(
-    db,
-    "SELECT max(internal_date) AS d FROM messages WHERE folder_id = ? AND body_state = 2",
-  ).get(folderId) as { d: number | null };
-  const oldest = stmt(
-    db,
-    "SELECT min(m.internal_date) AS d FROM bodies b JOIN messages m ON m.id = b.message_rowid",
-  ).get() as { d: number | null };
+  // Ids follow arrival (arrival-id.ts): comparing ids is comparing (internal_date, id), and both
+  // look-ups are one index seek (messages_body is (folder_id, body_state, id); bodies by its key)
+  const evicted = stmt(db, "SELECT max(id) AS id FROM messages WHERE folder_id = ? AND body_state = 2").get(
+    folderId,
+  ) as { id: number | null };
+  const oldest = stmt(db, "SELECT min(message_rowid) AS id FROM bodies").get() as { id: number | null };
   let room = maxBytes - cacheSizeBytes(db);
   for (let i = 0; i < pending.length; i++) {
     const p = pending[i] as Pending;
-    if (evicted.d !== null && p.internal_date <= evicted.d) return i;
-    if (oldest.d !== null && p.internal_date > oldest.d) continue;
+    if (evicted.id !== null && p.id < evicted.id) return i;
+    if (oldest.id !== null && p.id > oldest.id) continue;
     room -= bodyCost(p.size);
     if (room < 0) return i;
   }
@@ -350,7 +347,7 @@ async function fetchTextParts(
 export function sizeBoundStops(db: CacheDb, folderId: number, maxBytes: number): boolean {
   const next = stmt(
     db,
-    "SELECT id, uid, size, internal_date, NULL AS text_part FROM messages WHERE folder_id = ? AND body_state = 0 ORDER BY internal_date DESC, id DESC LIMIT 1",
+    "SELECT id, uid, size, internal_date, NULL AS text_part FROM messages WHERE folder_id = ? AND body_state = 0 ORDER BY id DESC LIMIT 1",
   ).get(folderId) as Pending | undefined;
   return next !== undefined && bodyBudgetCut(db, folderId, [next], maxBytes) === 0;
 }

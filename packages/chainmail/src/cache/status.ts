@@ -1,5 +1,6 @@
 import { type QueryNode, bindQuery, dateFloor, folderInScope, queryNeeds } from "../query/index.js";
 import { DEFAULT_DAILY_BUDGET, cacheSizeBytes, downloadedToday, sizeBoundStops } from "./backfill.js";
+import { idFloorOf } from "./arrival-id.js";
 import { type CacheDb, stmt } from "./schema.js";
 import type { FolderRow } from "./store.js";
 import { isWatched, watchError, watchKeepsFresh } from "./watch.js";
@@ -97,16 +98,16 @@ export function cacheCanAnswerQuery(
 
 /**
  * Whether every cached message of the folder that arrived at or after `floor` has its body indexed
- * (none waits for its body, `body_state` 0). Reads the date index from the floor up, so it costs the
- * messages since the floor; only asked of folders whose bodies are not all in.
+ * (none waits for its body, `body_state` 0); only asked of folders whose bodies are not all in.
  */
 function bodiesSince(db: CacheDb, folderId: number, floor: number | null): boolean {
   if (floor === null) return false;
+  // One seek in messages_body (folder_id, body_state, id): ids follow arrival (arrival-id.ts)
   return (
-    stmt(
-      db,
-      "SELECT 1 FROM messages INDEXED BY messages_newest WHERE internal_date >= ? AND folder_id = ? AND body_state = 0 LIMIT 1",
-    ).get(floor, folderId) === undefined
+    stmt(db, "SELECT 1 FROM messages WHERE folder_id = ? AND body_state = 0 AND id >= ? LIMIT 1").get(
+      folderId,
+      idFloorOf(floor),
+    ) === undefined
   );
 }
 
@@ -212,8 +213,7 @@ export function cacheStatus(db: CacheDb, o: CacheStatusOptions = {}): CacheStatu
 
 /**
  * How far back an account's bodies reach: the newest message still without a body in any folder
- * bounds the range a text search finds in the cache alone. Per folder, through messages_body
- * (folder_id, body_state).
+ * bounds the range a text search finds in the cache alone.
  */
 function bodyReach(
   db: CacheDb,
@@ -223,22 +223,25 @@ function bodyReach(
   const ids = (stmt(db, "SELECT id FROM folders WHERE account = ?").all(account) as { id: number }[]).map(
     (f) => f.id,
   );
-  let pending: number | null = null;
+  // Ids follow arrival (arrival-id.ts), so each look-up is a seek in messages_body
+  let pending = Number.MIN_SAFE_INTEGER;
   for (const id of ids) {
-    const r = stmt(
-      db,
-      "SELECT max(internal_date) AS d FROM messages WHERE folder_id = ? AND body_state = 0",
-    ).get(id) as { d: number | null };
-    if (r.d !== null && (pending === null || r.d > pending)) pending = r.d;
+    const r = stmt(db, "SELECT max(id) AS id FROM messages WHERE folder_id = ? AND body_state = 0").get(
+      id,
+    ) as {
+      id: number | null;
+    };
+    if (r.id !== null && r.id > pending) pending = r.id;
   }
   let since: number | null = null;
-  for (const id of ids) {
-    const r = stmt(
-      db,
-      "SELECT min(internal_date) AS d FROM messages WHERE folder_id = ? AND body_state IN (1, 2, 3) AND internal_date > ?",
-    ).get(id, pending ?? Number.MIN_SAFE_INTEGER) as { d: number | null };
-    if (r.d !== null && (since === null || r.d < since)) since = r.d;
-  }
+  for (const id of ids)
+    for (const state of [1, 2, 3]) {
+      const r = stmt(
+        db,
+        "SELECT internal_date AS d FROM messages WHERE folder_id = ? AND body_state = ? AND id > ? ORDER BY id LIMIT 1",
+      ).get(id, state, pending) as { d: number } | undefined;
+      if (r && (since === null || r.d < since)) since = r.d;
+    }
   return {
     bodies_since: iso(since),
     body_budget_reached: ids.some((id) => sizeBoundStops(db, id, maxBytes)),
