@@ -192,6 +192,23 @@ describe("a mailbox whose bodies do not fit the cache", () => {
           .slice(0, now.length),
       );
       expect(runner.status(["work"]).accounts[0]?.body_budget_reached).toBe(true);
+
+      // A raised bound resumes the backfill where it stopped (older bodies), and it settles again
+      const settledAt = bodyFetches.length;
+      const before = stored();
+      config = { ...config, cache: { ...config.cache, max_size_bytes: 3 * MAX } };
+      const raised = await runner.sync(account);
+      expect(raised.ok).toBe(true);
+      expect(raised.bodies).toBeGreaterThan(0);
+      const resumed = bodyFetches.slice(settledAt);
+      expect(resumed.length).toBe(raised.bodies);
+      expect(Math.max(...resumed)).toBeLessThan(Math.min(...before));
+      const again = bodyFetches.length;
+      for (let pass = 0; pass < 2; pass++) {
+        await runner.sync(account);
+        expect(bodyFetches.length).toBe(again);
+      }
+      expect(runner.status(["work"]).size_bytes).toBeLessThanOrEqual(3 * MAX);
     } finally {
       await runner.stop();
     }

@@ -237,8 +237,9 @@ const bodyCost = (size: number) => 2 * Math.min(size, MAX_BODY_CHARS * 4);
 /**
  * How many of `pending` (one folder's bodies to fetch, newest first) the backfill may fetch under
  * the cache's size bound, so that fetching and eviction (oldest body first) never chase each other:
- * - a body older than a body of its folder already evicted is never fetched (eviction would drop
- *   it next; `cache rebuild` starts the account over);
+ * - while the cache is within a tenth of its bound, a body older than a body of its folder already
+ *   evicted is not fetched (eviction would drop it next, a few bodies a pass); a raised bound
+ *   resumes the backfill, and `cache rebuild` starts the account over;
  * - a body newer than the oldest stored body is fetched even when the cache is full, since eviction
  *   then drops an older one (new mail replaces the oldest);
  * - any other body is fetched only while its cost (`bodyCost`) still fits under the bound.
@@ -252,9 +253,11 @@ function bodyBudgetCut(db: CacheDb, folderId: number, pending: Pending[], maxByt
   ) as { id: number | null };
   const oldest = stmt(db, "SELECT min(message_rowid) AS id FROM bodies").get() as { id: number | null };
   let room = maxBytes - cacheSizeBytes(db);
+  // Settled: eviction left the cache near its bound. A bound raised since (room again) resumes.
+  const settled = room < maxBytes / 10;
   for (let i = 0; i < pending.length; i++) {
     const p = pending[i] as Pending;
-    if (evicted.id !== null && p.id < evicted.id) return i;
+    if (settled && evicted.id !== null && p.id < evicted.id) return i;
     if (oldest.id !== null && p.id > oldest.id) continue;
     room -= bodyCost(p.size);
     if (room < 0) return i;
