@@ -27,6 +27,11 @@ export interface BackfillOptions {
    * quadratic (about 100 merges of a growing index at 100,000 messages).
    */
   compact?: boolean;
+  /**
+   * The cache's size bound (`max_size_bytes`). When given, the backfill settles under it: see
+   * `bodyBudgetCut`. Absent: no bound (the benchmarks, the operator's tests).
+   */
+  maxSizeBytes?: number;
 }
 
 export interface BackfillResult {
@@ -34,6 +39,8 @@ export interface BackfillResult {
   bytes: number;
   /** True when the daily budget stopped it before the folder's bodies were all in. */
   budgetExhausted: boolean;
+  /** True when the cache's size bound stopped it: the older bodies stay on the server. */
+  sizeBudgetReached: boolean;
   remaining: number;
 }
 
@@ -107,12 +114,23 @@ export async function backfillBodies(
   const budget = options.dailyBudgetBytes ?? DEFAULT_DAILY_BUDGET;
   const wholeMax = options.wholeMessageMaxBytes ?? 256 * 1024;
   const folder = getFolder(db, account, path);
-  if (!folder) return { fetched: 0, bytes: 0, budgetExhausted: false, remaining: 0 };
-  const pending = stmt(
+  if (!folder)
+    return { fetched: 0, bytes: 0, budgetExhausted: false, sizeBudgetReached: false, remaining: 0 };
+  const all = stmt(
     db,
-    "SELECT m.id, m.uid, m.size, mm.text_part FROM messages m LEFT JOIN message_meta mm ON mm.id = m.id WHERE m.folder_id = ? AND m.body_state = 0 ORDER BY m.internal_date DESC, m.id DESC LIMIT ?",
+    "SELECT m.id, m.uid, m.size, m.internal_date, mm.text_part FROM messages m LEFT JOIN message_meta mm ON mm.id = m.id WHERE m.folder_id = ? AND m.body_state = 0 ORDER BY m.internal_date DESC, m.id DESC LIMIT ?",
   ).all(folder.id, options.limit ?? 500) as Pending[];
-  const result: BackfillResult = { fetched: 0, bytes: 0, budgetExhausted: false, remaining: 0 };
+  const result: BackfillResult = {
+    fetched: 0,
+    bytes: 0,
+    budgetExhausted: false,
+    sizeBudgetReached: false,
+    remaining: 0,
+  };
+  const cut =
+    options.maxSizeBytes === undefined ? all.length : bodyBudgetCut(db, folder.id, all, options.maxSizeBytes);
+  const pending = all.slice(0, cut);
+  if (cut < all.length) result.sizeBudgetReached = true;
   if (pending.length) {
     const lock = await client.getMailboxLock(path, { readOnly: true });
     try {
@@ -206,7 +224,45 @@ interface Pending {
   id: number;
   uid: number;
   size: number;
+  internal_date: number;
   text_part: string | null;
+}
+
+/**
+ * What a body may add to cache.db at most, for the size bound: its stored text (at most its
+ * message's size, cut at MAX_BODY_CHARS) and about as much again for its FTS rows.
+ */
+const bodyCost = (size: number) => 2 * Math.min(size, MAX_BODY_CHARS * 4);
+
+/**
+ * How many of `pending` (one folder's bodies to fetch, newest first) the backfill may fetch under
+ * the cache's size bound, so that fetching and eviction (oldest body first) never chase each other:
+ * - while the cache is within a tenth of its bound, a body older than a body of its folder already
+ *   evicted is not fetched (eviction would drop it next, a few bodies a pass); a raised bound
+ *   resumes the backfill, and `cache rebuild` starts the account over;
+ * - a body newer than the oldest stored body is fetched even when the cache is full, since eviction
+ *   then drops an older one (new mail replaces the oldest);
+ * - any other body is fetched only while its cost (`bodyCost`) still fits under the bound.
+ * The first body refused ends the list: bodies reach back from the newest without a gap.
+ */
+function bodyBudgetCut(db: CacheDb, folderId: number, pending: Pending[], maxBytes: number): number {
+  // Ids follow arrival (arrival-id.ts): comparing ids is comparing (internal_date, id), and both
+  // look-ups are one index seek (messages_body is (folder_id, body_state, id); bodies by its key)
+  const evicted = stmt(db, "SELECT max(id) AS id FROM messages WHERE folder_id = ? AND body_state = 2").get(
+    folderId,
+  ) as { id: number | null };
+  const oldest = stmt(db, "SELECT min(message_rowid) AS id FROM bodies").get() as { id: number | null };
+  let room = maxBytes - cacheSizeBytes(db);
+  // Settled: eviction left the cache near its bound. A bound raised since (room again) resumes.
+  const settled = room < maxBytes / 10;
+  for (let i = 0; i < pending.length; i++) {
+    const p = pending[i] as Pending;
+    if (settled && evicted.id !== null && p.id < evicted.id) return i;
+    if (oldest.id !== null && p.id > oldest.id) continue;
+    room -= bodyCost(p.size);
+    if (room < 0) return i;
+  }
+  return pending.length;
 }
 
 /** Most messages per FETCH of the backfill. */
@@ -285,6 +341,18 @@ async function fetchTextParts(
     }
   }
   return rest;
+}
+
+/**
+ * Whether the size bound keeps the backfill from a folder's next body (its newest one still to
+ * fetch), as `bodyBudgetCut` decides: the folder has settled, and its older bodies stay on the server.
+ */
+export function sizeBoundStops(db: CacheDb, folderId: number, maxBytes: number): boolean {
+  const next = stmt(
+    db,
+    "SELECT id, uid, size, internal_date, NULL AS text_part FROM messages WHERE folder_id = ? AND body_state = 0 ORDER BY id DESC LIMIT 1",
+  ).get(folderId) as Pending | undefined;
+  return next !== undefined && bodyBudgetCut(db, folderId, [next], maxBytes) === 0;
 }
 
 const left0 = (db: CacheDb, account: string, budget: number, now: number) =>

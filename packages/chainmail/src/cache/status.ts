@@ -1,5 +1,6 @@
-import { type QueryNode, bindQuery, folderInScope, queryNeeds } from "../query/index.js";
-import { DEFAULT_DAILY_BUDGET, cacheSizeBytes, downloadedToday } from "./backfill.js";
+import { type QueryNode, bindQuery, dateFloor, folderInScope, queryNeeds } from "../query/index.js";
+import { DEFAULT_DAILY_BUDGET, cacheSizeBytes, downloadedToday, sizeBoundStops } from "./backfill.js";
+import { idFloorOf } from "./arrival-id.js";
 import { type CacheDb, stmt } from "./schema.js";
 import type { FolderRow } from "./store.js";
 import { isWatched, watchError, watchKeepsFresh } from "./watch.js";
@@ -63,6 +64,9 @@ export function cacheCanAnswerQuery(
   o: FreshnessOptions = {},
 ): CacheAnswerability {
   const needs = queryNeeds(ast);
+  // A word query bounded to recent mail (after:, newer_than:) is complete where every message
+  // since that bound has its body, which is how a cache settled under its size bound answers it
+  const floor = needs.bodies ? dateFloor(ast, new Date(o.now ?? Date.now())) : null;
   const folders = folderStats(db, account);
   const out: CacheAnswerability = { complete: folders.length > 0, fresh: folders.length > 0, lacking: [] };
   for (const f of folders) {
@@ -80,7 +84,7 @@ export function cacheCanAnswerQuery(
     if (!headersComplete(f)) {
       out.complete = false;
       out.lacking.push({ folder: f.path, reason: "headers" });
-    } else if (needs.bodies && !bodiesComplete(f)) {
+    } else if (needs.bodies && !bodiesComplete(f) && !bodiesSince(db, f.id, floor)) {
       out.complete = false;
       out.lacking.push({ folder: f.path, reason: "bodies" });
     }
@@ -90,6 +94,21 @@ export function cacheCanAnswerQuery(
     }
   }
   return out;
+}
+
+/**
+ * Whether every cached message of the folder that arrived at or after `floor` has its body indexed
+ * (none waits for its body, `body_state` 0); only asked of folders whose bodies are not all in.
+ */
+function bodiesSince(db: CacheDb, folderId: number, floor: number | null): boolean {
+  if (floor === null) return false;
+  // One seek in messages_body (folder_id, body_state, id): ids follow arrival (arrival-id.ts)
+  return (
+    stmt(db, "SELECT 1 FROM messages WHERE folder_id = ? AND body_state = 0 AND id >= ? LIMIT 1").get(
+      folderId,
+      idFloorOf(floor),
+    ) === undefined
+  );
 }
 
 export interface CacheStatusOptions extends FreshnessOptions {
@@ -106,6 +125,14 @@ export interface CacheStatus {
     state: AccountCacheState;
     last_sync: string | null;
     download_today: { bytes: number; budget_bytes: number };
+    /**
+     * The arrival time from which on every cached message of the account has its body words
+     * indexed (stored, or evicted with its words kept), so a text search of newer mail is complete
+     * in the cache; null when no body is indexed.
+     */
+    bodies_since: string | null;
+    /** The cache's size bound stopped the body backfill: older bodies stay on the server. */
+    body_budget_reached: boolean;
     folders: {
       name: string;
       role: string | null;
@@ -177,10 +204,48 @@ export function cacheStatus(db: CacheDb, o: CacheStatusOptions = {}): CacheStatu
         bytes: downloadedToday(db, account, now),
         budget_bytes: o.dailyBudgetBytes ?? DEFAULT_DAILY_BUDGET,
       },
+      ...bodyReach(db, account, o.maxSizeBytes ?? DEFAULT_MAX_SIZE),
       folders,
     };
   });
   return { accounts, size_bytes: cacheSizeBytes(db), max_size_bytes: o.maxSizeBytes ?? DEFAULT_MAX_SIZE };
+}
+
+/**
+ * How far back an account's bodies reach: the newest message still without a body in any folder
+ * bounds the range a text search finds in the cache alone.
+ */
+function bodyReach(
+  db: CacheDb,
+  account: string,
+  maxBytes: number,
+): { bodies_since: string | null; body_budget_reached: boolean } {
+  const ids = (stmt(db, "SELECT id FROM folders WHERE account = ?").all(account) as { id: number }[]).map(
+    (f) => f.id,
+  );
+  // Ids follow arrival (arrival-id.ts), so each look-up is a seek in messages_body
+  let pending = Number.MIN_SAFE_INTEGER;
+  for (const id of ids) {
+    const r = stmt(db, "SELECT max(id) AS id FROM messages WHERE folder_id = ? AND body_state = 0").get(
+      id,
+    ) as {
+      id: number | null;
+    };
+    if (r.id !== null && r.id > pending) pending = r.id;
+  }
+  let since: number | null = null;
+  for (const id of ids)
+    for (const state of [1, 2, 3]) {
+      const r = stmt(
+        db,
+        "SELECT internal_date AS d FROM messages WHERE folder_id = ? AND body_state = ? AND id > ? ORDER BY id LIMIT 1",
+      ).get(id, state, pending) as { d: number } | undefined;
+      if (r && (since === null || r.d < since)) since = r.d;
+    }
+  return {
+    bodies_since: iso(since),
+    body_budget_reached: ids.some((id) => sizeBoundStops(db, id, maxBytes)),
+  };
 }
 
 export const DEFAULT_MAX_SIZE = 2 * 1024 * 1024 * 1024;

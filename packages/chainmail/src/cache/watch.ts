@@ -2,7 +2,7 @@ import { errorText } from "../errors.js";
 import type { ImapFlow } from "imapflow";
 import type { ImapAttribute } from "imapflow/lib/handler/types.js";
 import { decodePath } from "imapflow/lib/tools.js";
-import { type BackfillOptions, backfillBodies } from "./backfill.js";
+import { type BackfillOptions, backfillBodies, evictBodies } from "./backfill.js";
 import type { CacheDb } from "./schema.js";
 import { getFolder } from "./store.js";
 import { type SyncEvents, type SyncResult, syncFolder } from "./sync.js";
@@ -132,7 +132,7 @@ export async function watchInbox(
     folder?: string;
     onSync?: (r: SyncResult) => void;
     onError?: (e: unknown) => void;
-    bodies?: Pick<BackfillOptions, "dailyBudgetBytes" | "now">;
+    bodies?: Pick<BackfillOptions, "dailyBudgetBytes" | "now" | "maxSizeBytes">;
     events?: SyncEvents;
     /**
      * Besides IDLE, ask the server for news (NOOP) every this many ms while it returns more than 0:
@@ -158,8 +158,12 @@ export async function watchInbox(
   const syncOne = async (folder: string) => {
     try {
       const r = await syncFolder(db, client, account, folder, sync);
-      if (r.added > 0 && options.bodies)
-        await backfillBodies(db, client, account, folder, { ...options.bodies, limit: NEW_BODIES });
+      if (r.added > 0 && options.bodies) {
+        const b = await backfillBodies(db, client, account, folder, { ...options.bodies, limit: NEW_BODIES });
+        // New mail's bodies push the oldest stored ones out under the bound, as a pass does
+        const max = options.bodies.maxSizeBytes;
+        if (b.fetched > 0 && max !== undefined) evictBodies(db, max);
+      }
       recordWatchSync(account, folder);
       options.onSync?.(r);
     } catch (e) {

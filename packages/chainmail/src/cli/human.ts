@@ -229,7 +229,7 @@ function humanCompose(r: ComposeResult): string {
 function cacheStatus(status: CacheStatus): string {
   return [
     ...status.accounts.flatMap((a) => [
-      `${a.account}\t${a.state}\tlast sync ${a.last_sync ?? "never"}\tdownloaded today ${a.download_today.bytes} of ${a.download_today.budget_bytes} bytes`,
+      `${a.account}\t${a.state}\tlast sync ${a.last_sync ?? "never"}\tdownloaded today ${a.download_today.bytes} of ${a.download_today.budget_bytes} bytes\tbodies since ${a.bodies_since ?? "none"}${a.body_budget_reached ? " (size bound reached; older bodies stay on the server)" : ""}`,
       ...a.folders.map(
         (f) =>
           `  ${f.name}\theaders ${f.headers_cached}/${f.messages}\tbodies ${Math.round(f.body_coverage * 100)}%\t${f.complete ? "complete" : "incomplete"}\t${f.watching ? "watching, " : ""}${f.fresh ? "fresh" : "stale"}${f.error ? `\terror: ${f.error}` : ""}${f.watch_error ? `\twatch error: ${f.watch_error}` : ""}`,

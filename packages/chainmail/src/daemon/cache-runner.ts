@@ -235,21 +235,26 @@ export class CacheRunner {
         report.added += r.added;
         report.removed += r.removed;
       }
+      const maxBytes = this.settings.max_size_bytes;
       for (const r of results) {
-        // Each call fetches at most 500 bodies; loop until the folder is done or the budget is spent.
+        // Each call fetches at most 500 bodies; loop until the folder is done, the daily budget is
+        // spent or the size bound is reached (the backfill then stops for good: see bodyBudgetCut).
         for (let round = 0; round < 10_000 && !this.stopped; round++) {
           const b = await backfillBodies(this.db, client, account.name, r.folder, {
             dailyBudgetBytes: this.settings.daily_budget_bytes,
             compact: false,
+            maxSizeBytes: maxBytes,
           });
           report.bodies += b.fetched;
+          // New mail fetched over the bound pushes the oldest bodies out before the next call
+          if (b.fetched > 0) report.evicted += evictBodies(this.db, maxBytes);
           if (b.budgetExhausted) report.budget_exhausted = true;
-          if (b.budgetExhausted || b.remaining === 0 || b.fetched === 0) break;
+          if (b.budgetExhausted || b.sizeBudgetReached || b.remaining === 0 || b.fetched === 0) break;
         }
         if (report.budget_exhausted) break;
       }
       if (report.bodies > 0) await compactFts(this.db);
-      report.evicted = evictBodies(this.db, this.settings.max_size_bytes);
+      report.evicted += evictBodies(this.db, maxBytes);
       report.ok = true;
       this.hooks.status?.(account.name, true);
       const d = this.dirty.get(account.name);
@@ -302,7 +307,10 @@ export class CacheRunner {
           this.log(`cache watch of ${name} failed: ${reason}: ${wire.message}`);
           this.hooks.status?.(name, false, reason);
         },
-        bodies: { dailyBudgetBytes: this.settings.daily_budget_bytes },
+        bodies: {
+          dailyBudgetBytes: this.settings.daily_budget_bytes,
+          maxSizeBytes: this.settings.max_size_bytes,
+        },
         ...(this.hooks.events ? { events: this.hooks.events } : {}),
         ...(this.hooks.pollMs ? { pollMs: this.hooks.pollMs } : {}),
       });

@@ -16,7 +16,15 @@ export {
   roleFromSpecialUse,
   splitAccounts,
 } from "./analyze.js";
-export { type SqlWhere, type SqlOptions, compileToSql, listColumn, listItem, ftsString } from "./sql.js";
+export {
+  type SqlWhere,
+  type SqlOptions,
+  compileToSql,
+  dateFloor,
+  listColumn,
+  listItem,
+  ftsString,
+} from "./sql.js";
 export { type ImapPlan, compileToImap, compileToGmailRaw } from "./imap.js";
 export { imapSearchFolder } from "./imap-run.js";
 export { type AttachmentInfo, attachmentsFromStructure } from "./structure.js";

@@ -271,7 +271,7 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
 }
 
 /** The latest lower bound on internal_date that a match of `n` must meet, or null. */
-function dateFloor(n: QueryNode, now: Date): number | null {
+export function dateFloor(n: QueryNode, now: Date): number | null {
   if (n.kind === "date") return n.op === "after" ? dayStartMs(n.date) : null;
   if (n.kind === "age") return n.op === "newer" ? ageCutoffMs(now, n.amount, n.unit) : null;
   if (n.kind !== "and") return null;

@@ -463,7 +463,8 @@ function rowFromCache(r: CacheRow): Hit {
     message_id: r.message_id,
     // The cache stores the canonical key, so collapsing and the row's thread_id agree with the server path.
     thread_id: r.thread_key,
-    ...(r.snippet !== undefined ? { snippet: r.snippet ?? "" } : {}),
+    // No stored text (evicted, or beyond a settled cache's reach): addSnippets asks the server
+    ...(typeof r.snippet === "string" ? { snippet: r.snippet } : {}),
     sortDate: Date.parse(r.received),
     uid: r.uid,
     path: r.folder,
@@ -838,14 +839,14 @@ function overallSource(counts: SearchResult["account_counts"]): SearchResult["so
   return kinds.size > 1 ? "mixed" : kinds.has("cache") ? "cache" : "server";
 }
 
-function cacheOnly(
+async function cacheOnly(
   ctx: ServiceContext,
   call: Call,
   p: SearchParams,
   plans: Plan[],
   partial: SearchResult["partial"],
   cacheCursor: string | null,
-): SearchResult {
+): Promise<SearchResult> {
   const names = plans.map((x) => x.name);
   // Each account's bound query differs only in its account:/in: folding; bind per account and OR
   // them would lose the keyset order, so the unbound query runs with the accounts filter.
@@ -878,11 +879,16 @@ function cacheOnly(
       "allowed",
       `search (${p.query.length} chars): ${c.count} match(es) from cache`,
     );
+  const hits = res.rows.map(rowFromCache);
+  const missing = hits.filter((r) => r.snippet === undefined);
+  if (p.snippets && missing.length) {
+    // Rows whose body text is not stored (evicted, or older than a settled cache's reach) get their
+    // snippet from the server; without the server they keep an empty one, as the cache has no text.
+    await addSnippets(ctx, missing).catch(() => undefined);
+    for (const r of missing) r.snippet ??= "";
+  }
   return {
-    rows: res.rows.map((r) => {
-      const { sortDate: _d, uid: _u, path: _p, ...row } = rowFromCache(r);
-      return row;
-    }),
+    rows: hits.map(({ sortDate: _d, uid: _u, path: _p, ...row }) => row),
     count: res.count,
     next_cursor: res.next_cursor ? encodeCursor(p, { c: res.next_cursor }) : null,
     source: "cache",

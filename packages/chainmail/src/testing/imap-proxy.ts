@@ -3,7 +3,8 @@
  * that writes a stranger's text into the server's replies. Every tagged OK/NO/BAD and every untagged
  * OK/NO/BAD gets `text` after its response code, and a command whose line names `refuse` (a folder
  * name, a keyword) of the kinds in `REFUSABLE` is answered `NO` with `text` without reaching Dovecot.
- * Literals pass through unread in both directions, so message bodies are never rewritten.
+ * Literals pass through unread in both directions, so message bodies are never rewritten. Without
+ * `text` and `refuse` it only watches (`onCommand`), e.g. to count the FETCHes a backfill sends.
  */
 import net from "node:net";
 
@@ -54,10 +55,12 @@ function lineSplitter(send: (b: Buffer) => void, onLine: (line: string) => strin
 export async function startImapProxy(opts: {
   /** Dovecot's port on 127.0.0.1. */
   upstream: number;
-  /** The stranger's text written into the replies. */
-  text: string;
+  /** The stranger's text written into the replies (none when absent). */
+  text?: string;
   /** A command line naming this (and of a refusable kind) is refused with `text`. */
-  refuse: string;
+  refuse?: string;
+  /** Sees every command line the client sends (literals not included), e.g. to count FETCHes. */
+  onCommand?: (line: string) => void;
 }): Promise<ImapProxy> {
   let refusals = 0;
   const sockets = new Set<net.Socket>();
@@ -69,17 +72,18 @@ export async function startImapProxy(opts: {
       (b) => client.write(b),
       (line) => {
         const m = /^(\S+) (OK|NO|BAD)( \[[^\]]*\])?(.*)$/i.exec(line);
-        if (!m || m[1] === "+") return line;
+        if (!m || m[1] === "+" || opts.text === undefined) return line;
         return `${m[1]} ${m[2]}${m[3] ?? ""} ${opts.text}${m[4]}`;
       },
     );
     const fromClient = lineSplitter(
       (b) => upstream.write(b),
       (line) => {
+        opts.onCommand?.(line);
         const m = /^(\S+) (.*)$/.exec(line);
-        if (m && REFUSABLE.test(m[2]!) && line.includes(opts.refuse)) {
+        if (m && opts.refuse !== undefined && REFUSABLE.test(m[2]!) && line.includes(opts.refuse)) {
           refusals++;
-          client.write(`${m[1]} NO [CANNOT] ${opts.text}\r\n`);
+          client.write(`${m[1]} NO [CANNOT] ${opts.text ?? "refused"}\r\n`);
           return undefined;
         }
         return line;

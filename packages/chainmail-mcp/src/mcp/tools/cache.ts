@@ -44,6 +44,17 @@ export const cacheTools = [
           state: z.enum(["empty", "syncing", "ready", "stale", "error"]),
           last_sync: z.string().nullable().describe("RFC 3339"),
           download_today: z.object({ bytes: z.number().int(), budget_bytes: z.number().int() }),
+          bodies_since: z
+            .string()
+            .nullable()
+            .describe(
+              "RFC 3339. Every cached message that arrived from then on has its body words indexed, so word searches of newer mail are complete in the cache; null when no body is indexed",
+            ),
+          body_budget_reached: z
+            .boolean()
+            .describe(
+              "The cache's size bound stopped the body backfill: older bodies stay on the server, and word searches that may reach them go to the server",
+            ),
           folders: z.array(CacheFolder),
         }),
       ),
@@ -61,6 +72,8 @@ export const cacheTools = [
           state: a.state,
           last_sync: a.last_sync,
           download_today: { bytes: a.download_today.bytes, budget_bytes: a.download_today.budget_bytes },
+          bodies_since: a.bodies_since,
+          body_budget_reached: a.body_budget_reached,
           folders: a.folders.map((f) => ({
             name: untrusted(f.name),
             role: f.role,
