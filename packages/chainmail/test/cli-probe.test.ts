@@ -204,7 +204,13 @@ describe("chainmail accounts add", () => {
       created: true,
       provider: "google",
       imap: { host: "imap.gmail.com", port: 993, tls: "tls" },
-      next: ["chainmail secret set gmail", "chainmail test gmail"],
+      next: [
+        "chainmail secret set gmail",
+        "chainmail daemon &",
+        "chainmail policy confirm",
+        "chainmail test gmail",
+      ],
+      password_stored: false,
     });
     const srv = await run([
       "accounts",

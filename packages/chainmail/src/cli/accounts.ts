@@ -4,6 +4,7 @@
  * daemon (src/providers/probe.ts, src/providers/add.ts). This file only reads flags, asks at a
  * terminal and prints.
  */
+import { runSecret } from "./secret-command.js";
 import { REASONS } from "../errors.js";
 import type { Home } from "../home.js";
 import type { AddAnswers } from "../providers/add.js";
@@ -86,8 +87,15 @@ function port(v: string | undefined, flag: string): number | undefined {
 }
 
 async function add(home: Home, address: string, o: AccountsFlags, json: boolean): Promise<number> {
-  const { appendEntry, askMissing, draftAccount, existingAccounts, MISSING_FLAGS, renderEntry } =
-    await import("../providers/add.js");
+  const {
+    appendEntry,
+    askMissing,
+    draftAccount,
+    existingAccounts,
+    MISSING_FLAGS,
+    renderEntry,
+    signsInWithOAuth,
+  } = await import("../providers/add.js");
   const taken = existingAccounts(home.configFile).map((a) => a.name);
   let answers: AddAnswers = {
     ...(o.name !== undefined ? { name: o.name } : {}),
@@ -117,11 +125,32 @@ async function add(home: Home, address: string, o: AccountsFlags, json: boolean)
   const d = planned.draft;
   const entry = renderEntry(d);
   const { created } = appendEntry(home.configFile, entry);
-  const next = [`chainmail secret set ${d.name}`, `chainmail test ${d.name}`];
+  // At a terminal the password is asked for at once (secret set's own prompt, without echo), so the
+  // owner leaves with a working entry; an OAuth2 account signs in after the owner confirmed its server
+  // settings (a first start holds them), so the sign-in and the test stay next steps.
+  const oauth = signsInWithOAuth(d.provider);
+  const stored = interactive && !oauth ? (await runSecret(home, ["set", d.name], false)) === 0 : false;
+  const steps: Array<[string, string]> = [
+    ...(oauth || stored
+      ? []
+      : ([
+          [
+            `chainmail secret set ${d.name}`,
+            d.provider === "google" ? "an app password, on stdin" : "the password, on stdin",
+          ],
+        ] as Array<[string, string]>)),
+    ["chainmail daemon &", "start the daemon, if it is not running"],
+    ["chainmail policy confirm", "confirm the new account's server settings, in your terminal"],
+    ...(oauth
+      ? ([[`chainmail auth login ${d.name}`, "sign in with OAuth2"]] as Array<[string, string]>)
+      : []),
+    [`chainmail test ${d.name}`, "log in to IMAP and SMTP"],
+  ];
+  const next = steps.map(([cmd]) => cmd);
   const w = Math.max(...next.map((n) => n.length));
   if (json) {
     process.stdout.write(
-      `${JSON.stringify({ account: d.name, config_file: home.configFile, created, provider: d.provider, address: d.address, username: d.username, imap: d.imap, smtp: d.smtp, next })}\n`,
+      `${JSON.stringify({ account: d.name, config_file: home.configFile, created, provider: d.provider, address: d.address, username: d.username, imap: d.imap, smtp: d.smtp, password_stored: stored, next })}\n`,
     );
   } else {
     process.stdout.write(
@@ -130,13 +159,7 @@ async function add(home: Home, address: string, o: AccountsFlags, json: boolean)
         "",
         entry,
         "next:",
-        ...[
-          [
-            next[0]!,
-            `the password, on stdin${d.provider === "microsoft" ? " (Microsoft accepts only OAuth2)" : ""}`,
-          ],
-          [next[1]!, "log in to IMAP and SMTP (the daemon must be running)"],
-        ].map(([cmd, why]) => `  ${cmd!.padEnd(w)}  # ${why}`),
+        ...steps.map(([cmd, why]) => `  ${cmd.padEnd(w)}  # ${why}`),
         "",
       ].join("\n"),
     );

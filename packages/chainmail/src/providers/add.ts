@@ -178,7 +178,20 @@ export function renderEntry(d: AccountDraft, today = new Date()): string {
   if (preset) lines.push(`# login: ${preset.password_note}`);
   serverLines("imap", d.imap);
   if (d.smtp) serverLines("smtp", d.smtp);
+  // A provider whose servers take only OAuth2 signs in with it (the preset gives the endpoints and
+  // scopes; the client id comes from the environment or a client_id here); Google may, commented.
+  if (signsInWithOAuth(d.provider))
+    lines.push(
+      "[accounts.oauth]  # sign in with OAuth2: chainmail auth login (client_id, or the environment variable the docs name)",
+    );
+  else if (preset?.oauth)
+    lines.push("# [accounts.oauth]  # uncomment to sign in with OAuth2 instead of an app password");
   return `${lines.join("\n")}\n`;
+}
+
+/** Providers that accept no password for IMAP and SMTP: `accounts add` writes their [accounts.oauth]. */
+export function signsInWithOAuth(provider: string): boolean {
+  return provider === "microsoft";
 }
 
 /** The accounts config.toml has now (none when it does not exist); a broken file is CONFIG_INVALID. */
