@@ -40,11 +40,14 @@ async function folderState(env: MailEnv, name: string) {
   return s.accounts[0]?.folders.find((f) => f.name === name);
 }
 
-/** The cache's answer to `query` on the work account: its subjects, sorted; fails on a server answer. */
-async function cacheSubjects(env: MailEnv, query: string): Promise<string[]> {
+/**
+ * The cache's answer to `query` on the work account (auto source): its subjects, sorted; undefined
+ * while auto answers from the server (the folder's sync of the change under way, so not complete for
+ * that moment: the server's answer is the right one then). The tests poll until the cache answers.
+ */
+async function cacheSubjects(env: MailEnv, query: string): Promise<string[] | undefined> {
   const res = await env.client.search({ query, accounts: ["work"] });
-  expect(res.source).toBe("cache");
-  return res.rows.map((r) => r.subject).sort();
+  return res.source === "cache" ? res.rows.map((r) => r.subject).sort() : undefined;
 }
 
 const same = (a: string[], b: string[]) => JSON.stringify(a) === JSON.stringify(b);
@@ -78,7 +81,7 @@ describe("NOTIFY keeps every folder fresh", () => {
     const want = ["Notify one", "Notify two"];
     const got = await until("the appended message", async () => {
       const s = await cacheSubjects(env, `in:${FOLDER} subject:notify`);
-      return same(s, want) ? s : undefined;
+      return s && same(s, want) ? s : undefined;
     });
     expect(got).toEqual(want);
   });
@@ -90,7 +93,7 @@ describe("NOTIFY keeps every folder fresh", () => {
     expect(await other.messageFlagsAdd(uids, ["\\Flagged"], { uid: true })).toBe(true);
     const got = await until("the flag", async () => {
       const s = await cacheSubjects(env, `in:${FOLDER} is:flagged`);
-      return s.length > 0 ? s : undefined;
+      return s && s.length > 0 ? s : undefined;
     });
     expect(got).toEqual(["Notify one"]);
   });
@@ -101,7 +104,7 @@ describe("NOTIFY keeps every folder fresh", () => {
     expect(await other.messageDelete(uids, { uid: true })).toBe(true);
     const got = await until("the expunge", async () => {
       const s = await cacheSubjects(env, `in:${FOLDER} subject:notify`);
-      return same(s, ["Notify one"]) ? s : undefined;
+      return s && same(s, ["Notify one"]) ? s : undefined;
     });
     expect(got).toEqual(["Notify one"]);
   });
