@@ -10,7 +10,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
-import { CLI } from "./support/tty.js";
+import { startMailEnv } from "../src/testing/index.js";
+import { CLI, shownCode } from "./support/tty.js";
 
 let home: string;
 beforeAll(() => {
@@ -22,26 +23,29 @@ afterAll(() => {
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-/** Runs the CLI on a pseudo-terminal; types `line` once `prompt` has been printed. */
+/** Runs the CLI on a pseudo-terminal; types each answer once its prompt has been printed, in turn. */
 function inTerminal(
   args: string[],
   prompt: RegExp,
   line: string,
+  more: Array<[RegExp, (out: string) => string]> = [],
+  chainmailHome = home,
 ): Promise<{ code: number | null; out: string }> {
   const cmd = [process.execPath, CLI, ...args].map(quote).join(" ");
   return new Promise((resolve, reject) => {
     const child = spawn("script", ["-qefc", cmd, "/dev/null"], {
-      env: { ...process.env, CHAINMAIL_HOME: home },
+      env: { ...process.env, CHAINMAIL_HOME: chainmailHome },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let out = "";
-    let typed = false;
+    const answers: Array<[RegExp, (out: string) => string]> = [[prompt, () => line], ...more];
     const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
     const seen = (b: Buffer) => {
       out += b.toString("utf8");
-      if (!typed && prompt.test(out)) {
-        typed = true;
-        child.stdin.write(`${line}\r`);
+      const next = answers[0];
+      if (next && next[0].test(out)) {
+        answers.shift();
+        child.stdin.write(`${next[1](out)}\r`);
       }
     };
     child.stdout.on("data", seen);
@@ -89,4 +93,43 @@ describe("accounts add at a terminal", () => {
     expect(ms?.oauth?.token_endpoint).toBe("https://login.microsoftonline.com/common/oauth2/v2.0/token");
     expect(fs.existsSync(path.join(home, "secrets", "ms.secret"))).toBe(false);
   });
+});
+
+describe("accounts add at a terminal with the daemon running", () => {
+  it("stores the password, confirms the new server settings by the code shown, and tests the account", async () => {
+    const env = await startMailEnv();
+    try {
+      const r = await inTerminal(
+        [
+          "accounts",
+          "add",
+          "carol@example.com",
+          "--name",
+          "carol",
+          "--username",
+          "carol",
+          "--imap-host",
+          "127.0.0.1",
+          "--imap-port",
+          String(env.dv.port),
+          "--imap-tls",
+          "none",
+          "--no-smtp",
+        ],
+        /Password for carol: /,
+        "carol-secret-pw",
+        [[/type this code: [A-Z0-9]+/, (out) => shownCode(out) ?? ""]],
+        env.dir,
+      );
+      expect(r.code, r.out).toBe(0);
+      expect(r.out).toMatch(/carol \(digest [0-9a-f]+\)/);
+      // the test ran through the daemon: IMAP logged in with the password just typed
+      expect(r.out).toMatch(/IMAP\s+ok/i);
+      expect(r.out).not.toContain("next:");
+      const { accounts } = await env.client.call("accounts.list", {});
+      expect(accounts.find((a) => a.name === "carol")).toMatchObject({ confirmation_pending: false });
+    } finally {
+      await env.stop();
+    }
+  }, 60_000);
 });

@@ -125,46 +125,79 @@ async function add(home: Home, address: string, o: AccountsFlags, json: boolean)
   const d = planned.draft;
   const entry = renderEntry(d);
   const { created } = appendEntry(home.configFile, entry);
-  // At a terminal the password is asked for at once (secret set's own prompt, without echo), so the
-  // owner leaves with a working entry; an OAuth2 account signs in after the owner confirmed its server
-  // settings (a first start holds them), so the sign-in and the test stay next steps.
+  // At a terminal the owner finishes the account in one go: the password is asked for at once
+  // (secret set's own prompt, without echo); then, when the daemon is running, the new account's
+  // server settings are confirmed by the code shown here (policy confirm's own flow: a first start
+  // holds them, and no credential goes to them before), an OAuth2 account signs in (auth login's own
+  // flow), and the account is tested. Whatever could not be done is printed as the next steps.
   const oauth = signsInWithOAuth(d.provider);
   const stored = interactive && !oauth ? (await runSecret(home, ["set", d.name], false)) === 0 : false;
-  const steps: Array<[string, string]> = [
-    ...(oauth || stored
-      ? []
-      : ([
-          [
-            `chainmail secret set ${d.name}`,
-            d.provider === "google" ? "an app password, on stdin" : "the password, on stdin",
-          ],
-        ] as Array<[string, string]>)),
-    ["chainmail daemon &", "start the daemon, if it is not running"],
-    ["chainmail policy confirm", "confirm the new account's server settings, in your terminal"],
-    ...(oauth
-      ? ([[`chainmail auth login ${d.name}`, "sign in with OAuth2"]] as Array<[string, string]>)
-      : []),
-    [`chainmail test ${d.name}`, "log in to IMAP and SMTP"],
-  ];
+  if (!json) process.stdout.write(`${created ? "created" : "added to"} ${home.configFile}:\n\n${entry}\n`);
+  const done = interactive ? await finishAtTerminal(home, d.name, oauth) : undefined;
+  const steps: Array<[string, string]> = [];
+  if (!oauth && !stored)
+    steps.push([
+      `chainmail secret set ${d.name}`,
+      d.provider === "google" ? "an app password, on stdin" : "the password, on stdin",
+    ]);
+  if (!done) {
+    steps.push(["chainmail daemon &", "start the daemon, if it is not running"]);
+    steps.push(["chainmail policy confirm", "confirm the new account's server settings, in your terminal"]);
+  }
+  if (oauth && !done?.signedIn) steps.push([`chainmail auth login ${d.name}`, "sign in with OAuth2"]);
+  if (!done?.tested) steps.push([`chainmail test ${d.name}`, "log in to IMAP and SMTP"]);
   const next = steps.map(([cmd]) => cmd);
-  const w = Math.max(...next.map((n) => n.length));
+  const w = Math.max(0, ...next.map((n) => n.length));
   if (json) {
     process.stdout.write(
       `${JSON.stringify({ account: d.name, config_file: home.configFile, created, provider: d.provider, address: d.address, username: d.username, imap: d.imap, smtp: d.smtp, password_stored: stored, next })}\n`,
     );
-  } else {
+  } else if (steps.length > 0) {
     process.stdout.write(
-      [
-        `${created ? "created" : "added to"} ${home.configFile}:`,
-        "",
-        entry,
-        "next:",
-        ...steps.map(([cmd, why]) => `  ${cmd.padEnd(w)}  # ${why}`),
-        "",
-      ].join("\n"),
+      ["next:", ...steps.map(([cmd, why]) => `  ${cmd.padEnd(w)}  # ${why}`), ""].join("\n"),
     );
   }
+  if (done?.tested === false) return done.exitCode;
   return 0;
+}
+
+/**
+ * The rest of a new account at the owner's terminal, when the daemon runs: confirm its server
+ * settings (the code typed back), sign in (OAuth2), test. Undefined when the daemon is not running.
+ */
+async function finishAtTerminal(
+  home: Home,
+  name: string,
+  oauth: boolean,
+): Promise<{ signedIn: boolean; tested: boolean; exitCode: number } | undefined> {
+  const { DaemonClient } = await import("../client/index.js");
+  const { confirmRequest } = await import("./confirm.js");
+  const client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  try {
+    if (
+      !(await client.ping().then(
+        () => true,
+        () => false,
+      ))
+    )
+      return undefined;
+    await confirmRequest(name, undefined, { input: process.stdin, output: process.stdout }).send(client);
+    let signedIn = false;
+    if (oauth) {
+      const { runAuth } = await import("./auth-commands.js");
+      signedIn = (await runAuth(home, {}, ["login", name], false)) === 0;
+      if (!signedIn) return { signedIn, tested: false, exitCode: REASONS.AUTH_REQUIRED.exitCode };
+    }
+    const r = await client.testAccount({ account: name });
+    const { human } = await import("./human.js");
+    const { outcomeCode } = await import("./main.js");
+    process.stdout.write(`${human("test", r)}\n`);
+    // `chainmail test`'s own rule: both logins must work, a server not configured is skipped.
+    const exitCode = outcomeCode("test", [name], r);
+    return { signedIn, tested: exitCode === 0, exitCode };
+  } finally {
+    client.close();
+  }
 }
 
 /** Questions at the terminal: asked on stderr, so stdout keeps only the result. */
