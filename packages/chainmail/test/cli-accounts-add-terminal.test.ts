@@ -43,10 +43,9 @@ function inTerminal(
     const seen = (b: Buffer) => {
       out += b.toString("utf8");
       const next = answers[0];
-      if (next && next[0].test(out)) {
-        answers.shift();
-        child.stdin.write(`${next[1](out)}\r`);
-      }
+      if (next === undefined || !next[0].test(out)) return;
+      answers.shift();
+      child.stdin.write(`${next[1](out)}\r`);
     };
     child.stdout.on("data", seen);
     child.stderr.on("data", seen);
