@@ -248,7 +248,7 @@ describe("a server that refuses", () => {
     expect((await env.client.getMessages({ refs: [ref] })).messages).toHaveLength(1);
   });
 
-  it("reports a refused FETCH of get_thread as UNSUPPORTED with the server's text, not INTERNAL", async () => {
+  it("fails get_thread as UNSUPPORTED with the server's text when not even the ref's own message is read", async () => {
     const ref = (await search("in:inbox hello")).rows[0]!.ref;
     proxy.refuse([{ command: /^UID FETCH/i, status: "NO", text: TEXT }]);
     try {
@@ -263,6 +263,52 @@ describe("a server that refuses", () => {
       proxy.refuse([]);
     }
     expect((await env.client.getThread({ ref })).messages.map((m) => m.subject)).toEqual(["Hello inbox"]);
+  });
+
+  it("reports a refused FETCH of one member of a thread as that ref's error, the rest read", async () => {
+    // A thread of its own folder: the root is UID 1, the reply UID 2. Reading the thread by the root
+    // FETCHes the root alone (UID 1), the members' envelopes (1:2 or 1,2), then the reply alone
+    // (UID 2): only that last FETCH is refused.
+    const c = await env.dv.connect("alice");
+    await c.mailboxCreate("Talk");
+    await c.logout();
+    for (const [i, extra] of [
+      [0, {}],
+      [1, { inReplyTo: "<talk-root@example.com>", references: ["<talk-root@example.com>"] }],
+    ] as const)
+      await env.dv.appendMessage(
+        "alice",
+        "Talk",
+        buildMessage({
+          from: "Eve <eve@example.com>",
+          to: ["alice@example.com"],
+          subject: i === 0 ? "Talk root" : "Re: Talk root",
+          date: new Date(BASE + i * 60_000),
+          messageId: i === 0 ? "<talk-root@example.com>" : "<talk-reply@example.com>",
+          text: "hello\n",
+          ...extra,
+        }),
+      );
+    const rows = (await search("in:Talk")).rows;
+    const rootRef = rows.find((r) => r.subject === "Talk root")!.ref;
+    const replyRef = rows.find((r) => r.subject === "Re: Talk root")!.ref;
+    const before = proxy.refused();
+    proxy.refuse([{ command: /^UID FETCH 2 \(/i, status: "NO", text: TEXT }]);
+    let res: Awaited<ReturnType<typeof env.client.getThread>>;
+    try {
+      res = await env.client.getThread({ ref: rootRef });
+    } finally {
+      proxy.refuse([]);
+    }
+    expect(proxy.refused()).toBe(before + 1);
+    expect(res.messages.map((m) => m.subject)).toEqual(["Talk root"]);
+    expect(res.errors).toMatchObject([{ ref: replyRef, error: { reason: "UNSUPPORTED" } }]);
+    expect(res.errors[0]!.error.message).not.toContain("evil");
+    expect(res.errors[0]!.error.detail).toContain("Internal error occurred");
+    // Nothing refused: the whole thread, no errors.
+    const whole = await env.client.getThread({ ref: rootRef });
+    expect(whole.messages.map((m) => m.subject)).toEqual(["Talk root", "Re: Talk root"]);
+    expect(whole.errors).toEqual([]);
   });
 
   it("reads the other refs when one message has a 10 MB header", async () => {

@@ -4,6 +4,7 @@ import type { CacheStatus } from "../cache/index.js";
 import type { CheckResult } from "../imap/test-account.js";
 import type { ComposeResult } from "../compose/result.js";
 import type { Message } from "../imap/messages.js";
+import type { ThreadResult } from "../imap/thread-plan.js";
 import type { ConfigError } from "../service/context.js";
 import { noConfigText } from "./first-run.js";
 import type { RebuildReport } from "../daemon/operations/cache.js";
@@ -53,9 +54,7 @@ function render(command: string, result: unknown, context?: HumanContext): strin
     case "get":
       return humanMessages(r as { messages: Message[]; errors: Array<{ ref: string; error: WireLike }> });
     case "thread":
-      return humanThread(
-        r as { thread_id: string; messages: Message[]; truncated: boolean; omitted_refs: string[] },
-      );
+      return humanThread(r as unknown as ThreadResult);
     case "send":
     case "reply":
     case "forward":
@@ -118,9 +117,12 @@ interface WireLike {
   reason: string;
   message: string;
   hint?: string;
+  /** Outside text (a server's reply), printed as plain text like the mail itself. */
+  detail?: string;
 }
 
-const errorLine = (e: WireLike) => `${e.reason}: ${e.message}${e.hint ? ` (${e.hint})` : ""}`;
+const errorLine = (e: WireLike) =>
+  `${e.reason}: ${e.message}${e.hint ? ` (${e.hint})` : ""}${e.detail ? ` [${e.detail.replace(/\n/g, "; ")}]` : ""}`;
 
 /** A result's lines, then the config file's error while its last edit is not applied. */
 function withConfigError(lines: string[], err: ConfigError | undefined): string {
@@ -195,15 +197,11 @@ function humanMessages(r: { messages: Message[]; errors: Array<{ ref: string; er
   ].join(RULE);
 }
 
-function humanThread(r: {
-  thread_id: string;
-  messages: Message[];
-  truncated: boolean;
-  omitted_refs: string[];
-}): string {
+function humanThread(r: ThreadResult): string {
   return [
-    `thread ${r.thread_id}: ${r.messages.length} message(s)${r.truncated ? `, ${r.omitted_refs.length} more not shown (get them by ref: ${r.omitted_refs.join(" ")})` : ""}`,
+    `thread ${r.thread_id}: ${r.messages.length} message(s)${r.truncated ? `, ${r.omitted_refs.length} more not shown (get them by ref: ${r.omitted_refs.join(" ")})` : ""}${r.errors.length ? `, ${r.errors.length} could not be read` : ""}`,
     ...r.messages.map(humanMessage),
+    ...r.errors.map((e) => `ref ${e.ref}: error: ${errorLine(e.error)}`),
   ].join(RULE);
 }
 

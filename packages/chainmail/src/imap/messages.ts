@@ -248,7 +248,7 @@ export async function fetchMessages(
 }
 
 /** A FETCH the server answered NO or BAD: its text goes in detail, never in message. Anything else is rethrown. */
-function fetchRefused(client: ImapFlow, account: string, err: unknown): unknown {
+export function fetchRefused(client: ImapFlow, account: string, err: unknown): unknown {
   const e = err as { responseStatus?: string; responseText?: string };
   if (!client.usable || (e?.responseStatus !== "NO" && e?.responseStatus !== "BAD")) return err;
   return new MailError(

@@ -4,6 +4,7 @@
  * de-duplication, one oldest-first order and one cut at THREAD_MAX_MESSAGES, so both paths give
  * the same result for the same members.
  */
+import type { WireError } from "../errors.js";
 import type { FolderRole } from "../query/index.js";
 import { encodeRef, type MessageRef } from "../refs.js";
 import type { Message } from "./messages.js";
@@ -15,7 +16,25 @@ export interface ThreadResult {
   messages: Message[];
   truncated: boolean;
   omitted_refs: string[];
+  /**
+   * Members found but not read (the server refused their FETCH, a header too large to read, the
+   * connection to fetch them failed): one entry per ref, as get_message reports its failed refs.
+   */
+  errors: ThreadError[];
 }
+
+export interface ThreadError {
+  ref: string;
+  error: WireError;
+}
+
+/** Fetches members of one folder by UID; a member that cannot be read goes in `failures` with why. */
+export type FetchMembers = (
+  folder: string,
+  uidValidity: number,
+  uids: number[],
+  failures: Map<number, WireError>,
+) => Promise<Map<number, Message>>;
 
 /** A message that names the thread, in the folder order of `threadFolderOrder`, UIDs ascending. */
 export interface ThreadCandidate {
@@ -84,17 +103,19 @@ export function planThread(
 
 /**
  * The shown members' messages, in order: the ref's own (already read), each one the cache can give,
- * and the rest through `fetch` (one call per folder). A member that no longer exists is left out.
+ * and the rest through `fetch` (one call per folder). A member that no longer exists is left out; a
+ * member that could not be read is an entry of `errors`.
  */
 export async function threadMessages(
   ref: MessageRef,
   start: Message,
   shown: ThreadCandidate[],
   cached: (folder: string, uidValidity: number, uid: number) => Message | null,
-  fetch: (folder: string, uidValidity: number, uids: number[]) => Promise<Map<number, Message>>,
-): Promise<Message[]> {
+  fetch: FetchMembers,
+): Promise<{ messages: Message[]; errors: ThreadError[] }> {
   const key = (folder: string, uid: number) => `${folder}\u0000${uid}`;
   const got = new Map<string, Message>([[key(ref.folder, ref.uid), start]]);
+  const failed = new Map<string, WireError>();
   const byFolder = new Map<string, ThreadCandidate[]>();
   for (const h of shown) byFolder.set(h.folder, [...(byFolder.get(h.folder) ?? []), h]);
   for (const [folder, all] of byFolder) {
@@ -107,27 +128,37 @@ export async function threadMessages(
       else missing.push(h.uid);
     }
     if (missing.length === 0) continue;
-    const map = await fetch(folder, uv, missing);
+    const failures = new Map<number, WireError>();
+    const map = await fetch(folder, uv, missing, failures);
     for (const uid of missing) {
       const m = map.get(uid);
       if (m) got.set(key(folder, uid), m);
+      else if (failures.has(uid)) failed.set(key(folder, uid), failures.get(uid)!);
     }
   }
-  return shown.flatMap((h) => got.get(key(h.folder, h.uid)) ?? []);
+  return {
+    messages: shown.flatMap((h) => got.get(key(h.folder, h.uid)) ?? []),
+    errors: shown.flatMap((h) => {
+      const error = failed.get(key(h.folder, h.uid));
+      return error ? [{ ref: memberRef(ref, h), error }] : [];
+    }),
+  };
 }
+
+const memberRef = (ref: MessageRef, h: ThreadCandidate) =>
+  encodeRef({ account: ref.account, folder: h.folder, uidValidity: h.uidValidity, uid: h.uid });
 
 export function threadResult(
   ref: MessageRef,
   threadId: string,
-  messages: Message[],
+  read: { messages: Message[]; errors: ThreadError[] },
   omitted: ThreadCandidate[],
 ): ThreadResult {
   return {
     thread_id: threadId,
-    messages,
+    messages: read.messages,
     truncated: omitted.length > 0,
-    omitted_refs: omitted.map((h) =>
-      encodeRef({ account: ref.account, folder: h.folder, uidValidity: h.uidValidity, uid: h.uid }),
-    ),
+    omitted_refs: omitted.map((h) => memberRef(ref, h)),
+    errors: read.errors,
   };
 }

@@ -5,13 +5,14 @@
  * (./thread-plan.ts has the rules both this and the cache's path follow).
  */
 import type { ImapFlow, SearchObject } from "imapflow";
-import { MailError } from "../errors.js";
-import type { MessageRef } from "../refs.js";
+import { MailError, toWireError, type WireError } from "../errors.js";
+import { encodeRef, type MessageRef } from "../refs.js";
 import { listAll, roleOf } from "./folders.js";
 import { MESSAGE_GONE_HINT } from "./refusal.js";
-import { fetchMessages, type Message, type ReadOptions } from "./messages.js";
+import { fetchMessages, fetchRefused, type Message, type ReadOptions } from "./messages.js";
 import {
   type ThreadCandidate,
+  type ThreadError,
   type ThreadResult,
   planThread,
   threadFolderOrder,
@@ -67,6 +68,8 @@ export async function readThread(
     if (all.length) folders = all;
   }
   const hits: ThreadCandidate[] = [];
+  // Members whose envelope the server refused to FETCH: known by UID only, so reported, not shown.
+  const unread: ThreadError[] = [];
   for (const f of threadFolderOrder(
     folders.map((x) => ({ path: x.path, role: roleOf(x) })),
     ref.folder,
@@ -76,7 +79,19 @@ export async function readThread(
     const uidValidity = Number(client.mailbox.uidValidity);
     const uids = (await client.search(query, { uid: true })) || [];
     if (uids.length === 0) continue;
-    const env = await client.fetchAll(uids, { uid: true, envelope: true, internalDate: true }, { uid: true });
+    let env: Awaited<ReturnType<typeof client.fetchAll>>;
+    try {
+      env = await client.fetchAll(uids, { uid: true, envelope: true, internalDate: true }, { uid: true });
+    } catch (err) {
+      const refused = fetchRefused(client, ref.account, err);
+      if (!(refused instanceof MailError)) throw refused;
+      for (const uid of uids)
+        unread.push({
+          ref: encodeRef({ account: ref.account, folder: f.path, uidValidity, uid }),
+          error: toWireError(refused),
+        });
+      continue;
+    }
     for (const m of env) {
       const date = m.envelope?.date ?? m.internalDate;
       hits.push({
@@ -89,8 +104,35 @@ export async function readThread(
     }
   }
   const { shown, omitted } = planThread(ref, start, hits);
-  const messages = await threadMessages(ref, start, shown, cached, (folder, uv, uids) =>
-    fetchMessages(client, ref.account, folder, uv, uids, opts, labels),
+  const read = await threadMessages(ref, start, shown, cached, (folder, uv, uids, failures) =>
+    fetchMembers(client, ref.account, folder, uv, uids, opts, labels, failures),
   );
-  return threadResult(ref, root, messages, omitted);
+  return threadResult(ref, root, { messages: read.messages, errors: [...read.errors, ...unread] }, omitted);
+}
+
+/**
+ * Thread members of one folder by UID, as get_message reads its refs: a member that cannot be read
+ * (the server refused the FETCH, a header too large) goes in `failures` and the others are still
+ * read; a connection that broke fails the read, for the pool to retry it.
+ */
+export async function fetchMembers(
+  client: ImapFlow,
+  account: string,
+  folder: string,
+  uidValidity: number,
+  uids: number[],
+  opts: ReadOptions,
+  labels: boolean,
+  failures: Map<number, WireError>,
+): Promise<Map<number, Message>> {
+  const unreadable = new Map<number, MailError>();
+  try {
+    const got = await fetchMessages(client, account, folder, uidValidity, uids, opts, labels, unreadable);
+    for (const [uid, why] of unreadable) failures.set(uid, toWireError(why));
+    return got;
+  } catch (err) {
+    if (!client.usable) throw err;
+    for (const uid of uids) failures.set(uid, toWireError(err));
+    return new Map();
+  }
 }

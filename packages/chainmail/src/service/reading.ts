@@ -3,7 +3,7 @@ import { type WireError, MailError, toWireError } from "../errors.js";
 import { MESSAGE_GONE_HINT } from "../imap/refusal.js";
 import { checkDir, sanitizeFilename, saveForbidden, writeNewFile } from "../files/save.js";
 import { fetchMessages, fetchPart, fetchRaw, type Message } from "../imap/messages.js";
-import { readThread, type ThreadResult } from "../imap/thread.js";
+import { fetchMembers, readThread, type ThreadResult } from "../imap/thread.js";
 import { threadMessages, threadResult } from "../imap/thread-plan.js";
 import { decodeRef, type MessageRef } from "../refs.js";
 import { readCached } from "./cached-read.js";
@@ -132,7 +132,13 @@ export async function getThread(
       (await ctx.pool.read(a, (c) =>
         readThread(c, r, { full, bodyLimit: ctx.config.daemon.body_limit }, google, cached),
       ));
-    auditRead(ctx, call, account, "allowed", `thread of ${res.messages.length} message(s)`);
+    auditRead(
+      ctx,
+      call,
+      account,
+      "allowed",
+      `thread of ${res.messages.length} message(s)${res.errors.length ? `, ${res.errors.length} not read` : ""}`,
+    );
     return { ...res, source: overall(res.messages) };
   } catch (err) {
     auditRead(ctx, call, account, "error", `thread: ${toWireError(err).reason}`);
@@ -154,20 +160,27 @@ async function threadFromCache(
 ): Promise<ThreadResult | null> {
   const plan = cachedThreadPlan(ctx, r, { full }, google);
   if (!plan) return null;
-  const messages = await threadMessages(r, plan.start, plan.shown, cached, (folder, uv, uids) =>
-    ctx.pool.read(a, (c) =>
-      fetchMessages(
-        c,
-        r.account,
-        folder,
-        uv,
-        uids,
-        { full, bodyLimit: ctx.config.daemon.body_limit },
-        google,
-      ),
-    ),
-  );
-  return threadResult(r, plan.start.thread_id, messages, plan.omitted);
+  const read = await threadMessages(r, plan.start, plan.shown, cached, async (folder, uv, uids, failures) => {
+    try {
+      return await ctx.pool.read(a, (c) =>
+        fetchMembers(
+          c,
+          r.account,
+          folder,
+          uv,
+          uids,
+          { full, bodyLimit: ctx.config.daemon.body_limit },
+          google,
+          failures,
+        ),
+      );
+    } catch (err) {
+      // The ref's own message came from the cache: the thread is answered, these members are errors.
+      for (const uid of uids) failures.set(uid, toWireError(err));
+      return new Map();
+    }
+  });
+  return threadResult(r, plan.start.thread_id, read, plan.omitted);
 }
 
 export interface SavedFile {

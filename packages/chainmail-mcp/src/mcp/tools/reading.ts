@@ -110,7 +110,7 @@ export const readingTools = [
     name: "get_thread",
     title: "Read a thread",
     description:
-      "Reads every message in the thread of a ref, oldest first. Each message says whether it came from the cache or the server. When truncated is true, pass omitted_refs to get_message for the rest.",
+      "Reads every message in the thread of a ref, oldest first. Each message says whether it came from the cache or the server. When truncated is true, pass omitted_refs to get_message for the rest. The call succeeds when the ref's own message is read; each member that could not be read is in errors.",
     input: {
       ref: ref("Any message of the thread"),
       full: full("bodies"),
@@ -120,11 +120,14 @@ export const readingTools = [
       messages: z.array(Message),
       truncated: z.boolean(),
       omitted_refs: z.array(z.string()).describe("Refs of the messages left out; read them with get_message"),
+      errors: z
+        .array(z.object({ ref: z.string(), error: ItemError }))
+        .describe("One entry per member of the thread that could not be read"),
       source: Source,
     },
     annotations: openWorld(hints.readOnly),
     summary: (r) =>
-      `Thread of ${r.messages.length + r.omitted_refs.length} message${r.messages.length + r.omitted_refs.length === 1 ? "" : "s"}${r.truncated ? `; ${r.omitted_refs.length} omitted` : ""}`,
+      `Thread of ${threadSize(r)} message${threadSize(r) === 1 ? "" : "s"}${r.truncated ? `; ${r.omitted_refs.length} omitted` : ""}${r.errors.length ? `; ${r.errors.length} failed` : ""}`,
     handler: async ({ ref, full }, { ctx }) => {
       const r = await ctx.client.getThread({ ref, full });
       return {
@@ -132,8 +135,13 @@ export const readingTools = [
         messages: r.messages.map(message),
         truncated: r.truncated,
         omitted_refs: r.omitted_refs,
+        errors: r.errors.map((e) => ({ ref: e.ref, error: itemError(e.error) })),
         source: r.source,
       };
     },
   }),
 ];
+
+/** Every member of a thread: those shown, those left out and those that could not be read. */
+const threadSize = (r: { messages: unknown[]; omitted_refs: string[]; errors: unknown[] }) =>
+  r.messages.length + r.omitted_refs.length + r.errors.length;
