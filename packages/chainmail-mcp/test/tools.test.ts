@@ -282,6 +282,7 @@ describe("reading", () => {
     expect(r["thread_id"]).toEqual(u("<thread1.msg0@example.com>"));
     expect(r["truncated"]).toBe(false);
     expect(r["omitted_refs"]).toEqual([]);
+    expect(r["errors"]).toEqual([]);
     expect(r["source"]).toBe("server");
     expect(msgs.every((x) => typeof x["ref"] === "string")).toBe(true);
   });

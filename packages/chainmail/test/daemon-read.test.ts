@@ -221,6 +221,7 @@ describe("reading", () => {
       thread_id: "<thread2.msg0@example.com>",
       truncated: false,
       omitted_refs: [],
+      errors: [],
       source: "server",
     });
   });
