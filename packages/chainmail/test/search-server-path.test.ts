@@ -272,10 +272,11 @@ describe("a server that refuses", () => {
     const c = await env.dv.connect("alice");
     await c.mailboxCreate("Talk");
     await c.logout();
-    for (const [i, extra] of [
+    const talk: Array<[number, { inReplyTo?: string; references?: string[] }]> = [
       [0, {}],
       [1, { inReplyTo: "<talk-root@example.com>", references: ["<talk-root@example.com>"] }],
-    ] as const)
+    ];
+    for (const [i, extra] of talk)
       await env.dv.appendMessage(
         "alice",
         "Talk",

@@ -6,6 +6,7 @@
  */
 import { main } from "../cli/main.js";
 import { exitCodeOf, toWireError } from "../errors.js";
+import { terminalText } from "../cli/human.js";
 
 main(process.argv.slice(2)).then(
   (code) => {
@@ -32,5 +33,5 @@ main(process.argv.slice(2)).then(
  * owner reads, so they go; its further lines are indented under the label.
  */
 function forTerminal(text: string): string {
-  return text.replace(/[^\P{Cc}\t\n]|\p{Cf}/gu, "").replace(/\n/g, "\n  ");
+  return terminalText(text).replace(/\n/g, "\n  ");
 }

@@ -1,5 +1,4 @@
 /** The CLI's text output (without --json): one line per row for the lists, readable text for the rest. */
-import { humanItems } from "./item-command.js";
 import type { CacheStatus } from "../cache/index.js";
 import type { CheckResult } from "../imap/test-account.js";
 import type { ComposeResult } from "../compose/result.js";
@@ -9,25 +8,41 @@ import type { ConfigError } from "../service/context.js";
 import { noConfigText } from "./first-run.js";
 import type { RebuildReport } from "../daemon/operations/cache.js";
 import type { AdminStatus } from "../service/admin.js";
+import type { AccountSyncReport } from "../daemon/cache-runner.js";
+import type { Criterion, Item, ItemDetail, ItemSummary, ThreadLink } from "../items/model.js";
+import type { BatchResult } from "../service/organize.js";
+import type { WatchStatus } from "../service/events.js";
+import type { AuditRow } from "../store/state.js";
+import type { OutboxRow } from "../store/outbox.js";
 
 export interface HumanContext {
   /** The config file, named when there are no accounts yet. */
   configFile: string;
   /** Whether that file exists. */
   configExists: boolean;
+  /** The sub-command, for results that do not say which one they answer (item delete|restore). */
+  sub?: string;
 }
 
 /**
  * The text of a result for a terminal. Mail text (subjects, bodies, names, server replies) is
- * printed as it is, less the control characters a terminal would act on (escape sequences that
- * move the cursor, retitle the window or hide text) and bidi overrides; tabs and newlines stay.
+ * printed as it is, less what a terminal would act on (terminalText).
  */
 export function human(command: string, result: unknown, context?: HumanContext): string {
-  return render(command, result, context).replace(TERMINAL_CONTROLS, "");
+  return terminalText(render(command, result, context));
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
-const TERMINAL_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+/**
+ * Outside text made safe for a terminal: control characters (escape sequences that move the
+ * cursor, retitle the window or hide text) and invisible format characters (bidi overrides and
+ * marks, zero-width characters) are removed; tabs and newlines stay. The one filter of the CLI's
+ * output: results (human), the watch stream and an error's detail (the bin) all pass through it.
+ */
+export function terminalText(text: string): string {
+  return text.replace(TERMINAL_UNSAFE, "");
+}
+
+const TERMINAL_UNSAFE = /[^\P{Cc}\t\n]|\p{Cf}/gu;
 
 function render(command: string, result: unknown, context?: HumanContext): string {
   const r = result as Record<string, unknown>;
@@ -71,18 +86,23 @@ function render(command: string, result: unknown, context?: HumanContext): strin
         `${r["count"]} match(es)${r["next_cursor"] ? `; next: --cursor ${r["next_cursor"]}` : ""}`,
       ].join("\n");
     case "audit":
-      return (r["rows"] as Array<Record<string, unknown>>)
-        .map(
-          (x) =>
-            `${x["time"]}\t${x["client"]}\t${x["action"]}\t${x["account"] ?? "-"}\t${x["decision"]}\t${x["summary"]}`,
-        )
-        .join("\n");
+      return humanAudit(r["rows"] as AuditRow[]);
     case "watch":
-      if (Array.isArray(r["groups"]))
-        return (r["groups"] as Array<Record<string, unknown>>)
-          .map((x) => `${x["name"]}	acked ${x["acked"]}	pending ${x["pending"]}	updated ${x["updated"]}`)
-          .join("\n");
-      return JSON.stringify(result, null, 2);
+      if (typeof r["last_id"] === "number") return humanWatchStatus(result as WatchStatus);
+      return humanWatch(r);
+    case "outbox":
+      return humanOutbox(r);
+    case "move":
+    case "copy":
+    case "archive":
+    case "trash":
+    case "expunge":
+    case "flags":
+    case "labels":
+      return humanBatch(command, result as BatchResult);
+    case "attachment":
+    case "raw":
+      return humanSaved(r);
     case "cache":
       if (typeof r["size_bytes"] === "number") return cacheStatus(result as CacheStatus);
       if (Array.isArray(r["accounts"]) && r["accounts"].every((a: Record<string, unknown>) => a["dropped"]))
@@ -94,7 +114,7 @@ function render(command: string, result: unknown, context?: HumanContext): strin
           .join("\n");
       if (typeof r["bodies"] === "number" && typeof r["bytes"] === "number")
         return `evicted ${r["bodies"]} bodies, ${r["bytes"]} bytes${r["account"] ? ` of ${r["account"]}` : ""}`;
-      return JSON.stringify(result, null, 2);
+      return humanSync(r["accounts"] as AccountSyncReport[]);
     case "send-raw":
       return [
         `${r["status"]}\t${r["message_id"] ?? ""}\tkey ${r["idempotency_key"]}`,
@@ -103,13 +123,17 @@ function render(command: string, result: unknown, context?: HumanContext): strin
         ...(r["hint"] ? [String(r["hint"])] : []),
       ].join("\n");
     case "item":
+      if (Array.isArray(r["ids"]) && context?.sub)
+        return `${context.sub === "restore" ? "restored" : "deleted"}: ${(r["ids"] as string[]).join(", ")}\nrevision ${r["revision"]}`;
       return humanItems(r);
     case "admin":
       return adminStatus(result as AdminStatus);
     case "policy":
       return withConfigError([humanPolicy(r)], r["config_error"] as ConfigError | undefined);
     default:
-      return JSON.stringify(result, null, 2);
+      return fields(
+        Object.entries(r).map(([k, v]) => [k, typeof v === "object" && v !== null ? JSON.stringify(v) : v]),
+      );
   }
 }
 
@@ -287,4 +311,286 @@ function adminStatus(s: AdminStatus): string {
     `state.db ${s.sizes.state_db_bytes} bytes\tcache.db ${s.sizes.cache_db_bytes ?? "off"}${s.sizes.cache_max_bytes !== null ? ` bytes of ${s.sizes.cache_max_bytes}` : ""}`,
   );
   return lines.join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared pieces: aligned columns, key: value blocks, readable times.
+
+/** Columns a string takes in a terminal: wide (CJK, fullwidth) characters take two. */
+export function displayWidth(s: string): number {
+  let w = 0;
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    if (c < 0x20 || (c >= 0x7f && c < 0xa0) || (c >= 0x300 && c <= 0x36f) || c === 0x200b) continue;
+    w += WIDE.some(([lo, hi]) => c >= lo && c <= hi) ? 2 : 1;
+  }
+  return w;
+}
+
+// East Asian Wide and Fullwidth ranges (Unicode's EastAsianWidth W/F, the large blocks).
+const WIDE: Array<[number, number]> = [
+  [0x1100, 0x115f],
+  [0x2e80, 0x303e],
+  [0x3041, 0x33ff],
+  [0x3400, 0x4dbf],
+  [0x4e00, 0x9fff],
+  [0xa000, 0xa4cf],
+  [0xac00, 0xd7a3],
+  [0xf900, 0xfaff],
+  [0xfe30, 0xfe4f],
+  [0xff00, 0xff60],
+  [0xffe0, 0xffe6],
+  [0x1f300, 0x1f64f],
+  [0x1f900, 0x1f9ff],
+  [0x20000, 0x3fffd],
+];
+
+/** One line of a cell: a newline or tab in outside text would break the columns. */
+const cell = (v: unknown): string =>
+  v === null || v === undefined || v === "" ? "-" : String(v).replace(/[\t\r\n]+/g, " ");
+
+/**
+ * Rows as aligned columns under a header, each column as wide as its widest cell; the last
+ * column is not padded (it holds free text such as a subject or a summary).
+ */
+export function columns(header: string[], rows: unknown[][]): string {
+  const all = [header, ...rows.map((r) => r.map(cell))];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => displayWidth(r[i] ?? ""))));
+  return all
+    .map((r) =>
+      r
+        .map((c, i) => (i === r.length - 1 ? c : c + " ".repeat(widths[i]! - displayWidth(c))))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}
+
+/** `key: value` lines with the values aligned; undefined values are left out. */
+export function fields(pairs: Array<[string, unknown]>): string {
+  const kept = pairs.filter(([, v]) => v !== undefined);
+  const width = Math.max(0, ...kept.map(([k]) => k.length));
+  return kept.map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${cell(v)}`).join("\n");
+}
+
+/**
+ * An RFC 3339 time as `2026-12-06 07:30:47 UTC`, in the local time zone when it is not UTC
+ * (`2026-12-06 08:30:47 +01:00`); anything that is not a time is shown as it is.
+ */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return "-";
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const d = new Date(t);
+  const off = -d.getTimezoneOffset();
+  const p = (n: number) => String(n).padStart(2, "0");
+  const local = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+  if (off === 0) return `${local} UTC`;
+  return `${local} ${off < 0 ? "-" : "+"}${p(Math.floor(Math.abs(off) / 60))}:${p(Math.abs(off) % 60)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands that had no text form.
+
+function humanAudit(rows: AuditRow[]): string {
+  if (rows.length === 0) return "no audit rows match";
+  return columns(
+    ["TIME", "CLIENT", "ACTION", "ACCOUNT", "DECISION", "SUMMARY"],
+    rows.map((x) => [when(x.time), x.client, x.action, x.account, x.decision, x.summary]),
+  );
+}
+
+function humanOutbox(r: Record<string, unknown>): string {
+  if (Array.isArray(r["rows"])) {
+    const rows = r["rows"] as OutboxRow[];
+    if (rows.length === 0) return "the outbox is empty";
+    return columns(
+      ["KEY", "ACCOUNT", "TOOL", "STATUS", "CREATED", "UPDATED", "MESSAGE-ID"],
+      rows.map((x) => [
+        x.key,
+        x.account,
+        x.tool,
+        x.status === "pending" ? "unconfirmed" : x.status,
+        when(x.created),
+        when(x.updated),
+        x.message_id,
+      ]),
+    );
+  }
+  if (typeof r["confirmed"] === "boolean")
+    return r["confirmed"]
+      ? `send ${r["key"]} confirmed as sent: a retry with its key answers duplicate`
+      : `send ${r["key"]} is not awaiting a decision; nothing changed (chainmail outbox list shows its status)`;
+  if (typeof r["released"] === "boolean") return `send ${r["key"]} released: a retry with its key sends it`;
+  return fields(Object.entries(r));
+}
+
+function humanBatch(command: string, r: BatchResult): string {
+  const rows = r.outcomes.map((o) => [
+    o.ref,
+    o.error ? "failed" : "ok",
+    o.error ? errorLine(o.error) : o.new_ref ? `now ${o.new_ref}` : "",
+  ]);
+  return [
+    columns(["REF", "OUTCOME", "DETAIL"], rows),
+    `${command}: ${r.succeeded} done, ${r.failed} failed`,
+  ].join("\n");
+}
+
+function humanSaved(r: Record<string, unknown>): string {
+  return fields([
+    ["saved", r["path"]],
+    ["size", `${r["size"]} bytes`],
+    ["type", r["content_type"]],
+    ["filename", r["filename"]],
+  ]);
+}
+
+function humanSync(reports: AccountSyncReport[]): string {
+  return columns(
+    ["ACCOUNT", "RESULT", "FOLDERS", "ADDED", "REMOVED", "BODIES", "EVICTED", "NOTE"],
+    reports.map((a) => [
+      a.account,
+      a.ok ? "synced" : "failed",
+      a.folders,
+      a.added,
+      a.removed,
+      a.bodies,
+      a.evicted,
+      a.error
+        ? errorLine(a.error)
+        : a.budget_exhausted
+          ? "today's download budget is spent; the rest follows tomorrow"
+          : "",
+    ]),
+  );
+}
+
+function humanWatch(r: Record<string, unknown>): string {
+  if (Array.isArray(r["groups"])) {
+    return (r["groups"] as Array<Record<string, unknown>>)
+      .map((x) => `${x["name"]}\tacked ${x["acked"]}\tpending ${x["pending"]}\tupdated ${x["updated"]}`)
+      .join("\n");
+  }
+  if (typeof r["deleted"] === "boolean")
+    return r["deleted"] ? `group ${r["group"]} deleted` : `no group named ${r["group"]}`;
+  return fields(
+    Object.entries(r).map(([k, v]) => [k, typeof v === "object" && v !== null ? JSON.stringify(v) : v]),
+  );
+}
+
+function humanWatchStatus(s: WatchStatus): string {
+  return fields([
+    ["events kept", s.count],
+    ["newest event", s.last_id],
+    ["oldest event", s.oldest_id === null ? "none" : `${s.oldest_id} (${when(s.oldest_time)})`],
+    ["kept for", `${Math.round(s.retention_seconds / 3600)} hours`],
+    ["mail events", s.cache_enabled ? "on (from the cache's sync)" : "off (the cache is off)"],
+    ["groups", s.groups],
+  ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Work items.
+
+const itemFlags = (i: Item) =>
+  [i.deleted ? "deleted" : "", i.ongoing ? "ongoing" : ""].filter(Boolean).join(",");
+
+function itemList(r: { items: Item[]; revision: number; next_page_token: string | null }): string {
+  return [
+    r.items.length
+      ? columns(
+          ["ID", "TYPE", "STATE", "PRIO", "AREA", "DUE", "FLAGS", "TITLE"],
+          r.items.map((i) => [i.id, i.type, i.state, i.priority, i.area, i.due_date, itemFlags(i), i.title]),
+        )
+      : "no items match",
+    `revision ${r.revision}${r.next_page_token ? `; next page: --page ${r.next_page_token}` : ""}`,
+  ].join("\n");
+}
+
+function itemBlock(i: Item): string {
+  const inherited = (v: string, yes: boolean) => (yes ? `${v} (inherited)` : v);
+  return fields([
+    ["id", i.id],
+    ["title", i.title],
+    ["type", i.type],
+    ["state", i.state],
+    ["priority", inherited(i.priority, i.priority_inherited)],
+    ["area", inherited(i.area, i.area_inherited)],
+    ["parent", i.parent_id ?? "none"],
+    ["start", i.start_date ?? undefined],
+    ["due", i.due_date ?? undefined],
+    ["estimate", i.estimate ?? undefined],
+    ["ongoing", i.ongoing ? "yes" : undefined],
+    ["deleted", i.deleted ? when(i.deleted_at) : undefined],
+    ["created", when(i.created_at)],
+    ["updated", `${when(i.updated_at)} (revision ${i.revision})`],
+  ]);
+}
+
+const criterionLine = (c: Criterion) =>
+  `[${c.ticked ? "x" : " "}] ${c.id}  ${cell(c.text)}${c.ticked && c.evidence ? ` (evidence: ${cell(c.evidence)})` : ""}`;
+
+const summaryLine = (s: ItemSummary) =>
+  `${s.id}  ${s.type}  ${s.state}${s.deleted ? "  deleted" : ""}  ${cell(s.title)}`;
+
+function section(title: string, lines: string[], total?: number): string[] {
+  if (lines.length === 0) return [];
+  const more = total !== undefined && total > lines.length ? ` (${lines.length} of ${total} shown)` : "";
+  return ["", `${title}${more}:`, ...lines.map((l) => `  ${l}`)];
+}
+
+function itemDetail(d: ItemDetail): string {
+  return [
+    itemBlock(d.item),
+    ...(d.item.description ? ["", d.item.description] : []),
+    ...section("criteria", d.criteria.map(criterionLine)),
+    ...section("ancestors", d.ancestors.map(summaryLine)),
+    ...section("children", d.children.map(summaryLine), d.children_total),
+    ...section("blocked by", d.blocked_by.map(summaryLine)),
+    ...section("blocks", d.blocks.map(summaryLine)),
+    ...section(
+      "threads",
+      d.threads.map(
+        (t) =>
+          `${t.account}  ${t.thread_key}${t.note ? `  note: ${cell(t.note)}` : ""}${t.latest ? `\n    latest: ${when(t.latest.date)}  ${cell(t.latest.from)}  ${cell(t.latest.subject)}  ${t.latest.ref}` : ""}`,
+      ),
+      d.threads_total,
+    ),
+  ].join("\n");
+}
+
+/** The text of each `item` sub-command's result, told apart by its fields. */
+export function humanItems(r: Record<string, unknown>): string {
+  if (Array.isArray(r["items"])) return itemList(r as unknown as Parameters<typeof itemList>[0]);
+  if (Array.isArray(r["ancestors"])) return itemDetail(r as unknown as ItemDetail);
+  const revision = `revision ${r["revision"]}`;
+  if (r["item"] && Array.isArray(r["criteria"]))
+    return [
+      ...(r["duplicate"] ? ["already created with this key; nothing new was made", ""] : []),
+      itemBlock(r["item"] as Item),
+      ...section("criteria", (r["criteria"] as Criterion[]).map(criterionLine)),
+    ].join("\n");
+  if (r["item"]) return itemBlock(r["item"] as Item);
+  if (Array.isArray(r["ids"])) return `${(r["ids"] as string[]).join(", ")}\n${revision}`;
+  if (Array.isArray(r["criteria"]))
+    return [...(r["criteria"] as Criterion[]).map(criterionLine), revision].join("\n");
+  if (r["criterion"]) return [criterionLine(r["criterion"] as Criterion), revision].join("\n");
+  if (typeof r["changed"] === "boolean")
+    return `${r["changed"] ? "changed" : "already so; nothing changed"}\n${revision}`;
+  if (r["link"]) {
+    const l = r["link"] as ThreadLink;
+    return [
+      fields([
+        ["linked", r["created"] ? "yes" : "already linked (note updated)"],
+        ["account", l.account],
+        ["thread", l.thread_key],
+        ["anchor", l.anchor_message_id],
+        ["note", l.note ?? undefined],
+        ["at", when(l.linked_at)],
+      ]),
+      revision,
+    ].join("\n");
+  }
+  return revision;
 }

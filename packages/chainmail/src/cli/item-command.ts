@@ -169,17 +169,3 @@ export const itemCommand: DaemonCommand = command({
     }
   },
 });
-
-/** Text output: one line per item for a list, JSON for everything else. */
-export function humanItems(result: Record<string, unknown>): string {
-  const items = result["items"];
-  if (!Array.isArray(items)) return JSON.stringify(result, null, 2);
-  const lines = (items as Array<Record<string, unknown>>).map(
-    (i) =>
-      `${i["id"]}\t${i["type"]}\t${i["state"]}\t${i["priority"]}\t${i["area"]}${i["deleted"] ? "\tdeleted" : ""}\t${i["title"]}`,
-  );
-  return [
-    ...lines,
-    `revision ${result["revision"]}${result["next_page_token"] ? `; next: --page ${result["next_page_token"]}` : ""}`,
-  ].join("\n");
-}

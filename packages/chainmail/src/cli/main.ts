@@ -17,7 +17,7 @@ import { exitCodeOf } from "../errors.js";
 import type { CheckResult } from "../imap/test-account.js";
 import { chainmailVersion } from "../version.js";
 import { noConfigText } from "./first-run.js";
-import { human } from "./human.js";
+import { human, terminalText } from "./human.js";
 import { ITEM_USAGE } from "./item-command.js";
 import { eventLine } from "./watch.js";
 import { mcpArgs, runMcp } from "./mcp.js";
@@ -145,7 +145,7 @@ export async function main(argv: string[]): Promise<number> {
       try {
         await req.stream(
           client,
-          (e) => process.stdout.write(`${g.json ? JSON.stringify(e) : eventLine(e)}\n`),
+          (e) => process.stdout.write(`${g.json ? JSON.stringify(e) : terminalText(eventLine(e))}\n`),
           () => stopped,
         );
       } catch (err) {
@@ -158,7 +158,11 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const result = await req.send(client);
-    const context = { configFile: home.configFile, configExists: fs.existsSync(home.configFile) };
+    const context = {
+      configFile: home.configFile,
+      configExists: fs.existsSync(home.configFile),
+      ...(args[0] !== undefined ? { sub: args[0] } : {}),
+    };
     process.stdout.write(`${g.json ? JSON.stringify(result) : human(cmd, result, context)}\n`);
     // A batch where some refs failed is a success; its per-ref errors are in the output. A command
     // that answered without doing what it was asked exits with the reason of its first failure.
@@ -189,8 +193,23 @@ export function outcomeCode(cmd: string, args: string[], result: unknown): numbe
     const whole = partial.filter((p) => p.folder === undefined);
     if (accounts.length === 0 && whole.length > 0) return exitCodeOf(whole[0]!.error.reason);
   }
+  if (cmd === "cache" && Array.isArray(r["accounts"])) {
+    // cache sync and rebuild: an account whose pass failed was not synced.
+    for (const a of r["accounts"] as Array<Record<string, unknown>>) {
+      const pass = (a["sync"] ?? a) as { ok?: boolean; error?: { reason: string } };
+      if (pass.ok === false) return exitCodeOf(pass.error?.reason ?? "SERVER_UNAVAILABLE");
+    }
+  }
+  // A send the policy held was saved to Drafts, not sent: the policy's code, as for a refusal.
+  if (COMPOSE.has(cmd) && r["status"] === "held") return exitCodeOf("POLICY_DENIED");
+  // outbox confirm of a send that is not awaiting a decision changed nothing (release says CONFLICT).
+  if (cmd === "outbox" && r["confirmed"] === false) return exitCodeOf("CONFLICT");
+  if (cmd === "watch" && args[0] === "groups" && r["deleted"] === false) return exitCodeOf("NOT_FOUND");
   return 0;
 }
+
+/** The commands that may send (a draft send included). */
+const COMPOSE = new Set(["send", "reply", "forward", "draft", "send-raw"]);
 
 async function runDaemon(home: Home): Promise<number> {
   // Loaded only here, so the other commands start without IMAP, MIME and SQLite code.

@@ -25,7 +25,7 @@ export const WATCH_USAGE =
 export function eventLine(e: MailEvent): string {
   const detail =
     e.kind === "new" || e.kind === "item_mail"
-      ? `${e.row?.from?.address ?? ""}\t${e.row?.subject ?? ""}\t${e.ref ?? ""}`
+      ? `${e.row?.from?.address ?? ""}\t${oneLine(e.row?.subject ?? "")}\t${e.ref ?? ""}`
       : e.kind === "flags"
         ? `${[...(e.flags ?? []), ...(e.keywords ?? [])].join(",")}\t${e.ref ?? ""}`
         : e.kind === "expunged"
@@ -38,6 +38,9 @@ export function eventLine(e: MailEvent): string {
   const who = e.item_id ? `\t${e.item_id}` : "";
   return `${e.id}\t${e.time}\t${e.kind}\t${e.account ?? "-"}\t${e.folder ?? ""}${who}\t${detail}`;
 }
+
+/** A subject's tabs and line breaks would split the event over columns or lines. */
+const oneLine = (s: string) => s.replace(/[\t\r\n]+/g, " ");
 
 function whole(v: string | undefined, name: string, fail: (m: string) => never): number | undefined {
   if (v === undefined) return undefined;
