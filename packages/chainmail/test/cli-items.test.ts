@@ -152,7 +152,7 @@ describe("chainmail item", () => {
     ).toBeGreaterThan(link.revision);
 
     const text = await run("item", "list", "--under", epic.item.id);
-    expect(text.out).toContain(`${id}\ttask\tbacklog\tp1\tpersonal\tPlant roses`);
+    expect(text.out).toMatch(new RegExp(`^${id}\\s+task\\s+backlog\\s+p1\\s+personal\\s.*Plant roses$`, "m"));
     expect(
       (await run("item", "list", "--inbox", "--json")).json().items.map((i: { id: string }) => i.id),
     ).toEqual([other.item.id]);

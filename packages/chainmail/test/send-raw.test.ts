@@ -130,7 +130,8 @@ describe("chainmail send-raw", () => {
     const n = env.relay.received.length;
     const drafts = await env.dv.messageCount("alice", "Drafts");
     const r = await cli(["--json", "send-raw", "work", file]);
-    expect(r.code, r.err).toBe(0);
+    // Held, not sent: the command did not do what it was asked (the policy's exit code).
+    expect(r.code, r.err).toBe(REASONS.POLICY_DENIED.exitCode);
     expect(JSON.parse(r.out)).toMatchObject({
       status: "held",
       blocked: ["eve@elsewhere.test"],
@@ -161,7 +162,7 @@ describe("chainmail send-raw", () => {
     );
     const n = env.relay.received.length;
     const r = await cli(["--json", "send-raw", "work", message("three.eml", headers)]);
-    expect(r.code, r.err).toBe(0);
+    expect(r.code, r.err).toBe(REASONS.POLICY_DENIED.exitCode);
     const res = JSON.parse(r.out) as { status: string; hint: string };
     expect(res.status).toBe("held");
     expect(res.hint).toMatch(/From/);
