@@ -106,6 +106,13 @@ describe("text by default, JSON with --json", () => {
       expect(r.out).toContain("gnp.exe");
     }
     expect((await run("get", ref, "--json")).json().messages[0].subject).toBe(HOSTILE);
+    const search = await run("search", "in:inbox", "--source", "server");
+    expectAligned(search.out, ["DATE", "ACCOUNT", "FOLDER", "FROM", "REF", "SUBJECT"]);
+    expect(search.out).toMatch(
+      /^2026-03-01 10:00:00 UTC\s+work\s+INBOX\s+eve@example\.com\s+m\d\.\S+\s+Pay /m,
+    );
+    expect(search.out).toMatch(/^1 match\(es\)$/m);
+    expect((await run("get", ref)).out).toMatch(/^date: 2026-03-01 10:00:00 UTC$/m);
   });
 
   it("the batch commands: one aligned row per ref and a count", async () => {

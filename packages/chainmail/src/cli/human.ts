@@ -11,6 +11,7 @@ import type { AdminStatus } from "../service/admin.js";
 import type { AccountSyncReport } from "../daemon/cache-runner.js";
 import type { Criterion, Item, ItemDetail, ItemSummary, ThreadLink } from "../items/model.js";
 import type { BatchResult } from "../service/organize.js";
+import type { SearchResult } from "../service/search.js";
 import type { WatchStatus } from "../service/events.js";
 import type { AuditRow } from "../store/state.js";
 import type { OutboxRow } from "../store/outbox.js";
@@ -78,13 +79,7 @@ function render(command: string, result: unknown, context?: HumanContext): strin
       if (typeof r["status"] === "string") return humanCompose(result as ComposeResult);
       return humanChange(r);
     case "search":
-      return [
-        ...(r["rows"] as Array<Record<string, unknown>>).map(
-          (x) =>
-            `${x["date"] ?? ""}\t${x["account"]}\t${x["folder"]}\t${(x["from"] as { address?: string } | null)?.address ?? ""}\t${x["subject"]}\t${x["ref"]}`,
-        ),
-        `${r["count"]} match(es)${r["next_cursor"] ? `; next: --cursor ${r["next_cursor"]}` : ""}`,
-      ].join("\n");
+      return humanSearch(result as SearchResult);
     case "audit":
       return humanAudit(r["rows"] as AuditRow[]);
     case "watch":
@@ -153,7 +148,7 @@ function withConfigError(lines: string[], err: ConfigError | undefined): string 
   if (!err) return lines.join("\n");
   return [
     ...lines,
-    `config error since ${err.since}: ${err.file}: ${err.message}`,
+    `config error since ${when(err.since)}: ${err.file}: ${err.message}`,
     "  the daemon keeps running on the last config that loaded; fix the file and it is read again on its own",
   ].join("\n");
 }
@@ -199,7 +194,7 @@ function humanMessage(m: Message): string {
   return [
     `ref: ${m.ref}`,
     `account: ${m.account}\tfolder: ${m.folder}`,
-    `date: ${m.date ?? "-"}`,
+    `date: ${when(m.date)}`,
     `from: ${addresses(m.from)}`,
     `to: ${addresses(m.to)}`,
     ...(m.cc.length ? [`cc: ${addresses(m.cc)}`] : []),
@@ -251,7 +246,7 @@ function humanCompose(r: ComposeResult): string {
 function cacheStatus(status: CacheStatus): string {
   return [
     ...status.accounts.flatMap((a) => [
-      `${a.account}\t${a.state}\tlast sync ${a.last_sync ?? "never"}\tdownloaded today ${a.download_today.bytes} of ${a.download_today.budget_bytes} bytes\tbodies since ${a.bodies_since ?? "none"}${a.body_budget_reached ? " (size bound reached; older bodies stay on the server)" : ""}`,
+      `${a.account}\t${a.state}\tlast sync ${a.last_sync ? when(a.last_sync) : "never"}\tdownloaded today ${a.download_today.bytes} of ${a.download_today.budget_bytes} bytes\tbodies since ${a.bodies_since ? when(a.bodies_since) : "none"}${a.body_budget_reached ? " (size bound reached; older bodies stay on the server)" : ""}`,
       ...a.folders.map(
         (f) =>
           `  ${f.name}\theaders ${f.headers_cached}/${f.messages}\tbodies ${Math.round(f.body_coverage * 100)}%\t${f.complete ? "complete" : "incomplete"}\t${f.watching ? "watching, " : ""}${f.fresh ? "fresh" : "stale"}${f.error ? `\terror: ${f.error}` : ""}${f.watch_error ? `\twatch error: ${f.watch_error}` : ""}`,
@@ -280,20 +275,20 @@ function humanPolicy(r: Record<string, unknown>): string {
 function adminStatus(s: AdminStatus): string {
   const d = s.daemon;
   const lines = [
-    `daemon ${d.version}\tpid ${d.pid}\tup ${d.uptime_seconds ?? "?"}s since ${d.started ?? "?"}`,
+    `daemon ${d.version}\tpid ${d.pid}\tup ${d.uptime_seconds ?? "?"}s since ${d.started ? when(d.started) : "?"}`,
     ...(s.config_error
       ? [
-          `config.toml: the last reload failed (first seen ${s.config_error.since}), running on the config before it: ${s.config_error.message}`,
+          `config.toml: the last reload failed (first seen ${when(s.config_error.since)}), running on the config before it: ${s.config_error.message}`,
         ]
       : ["config.toml: loaded"]),
   ];
   for (const a of s.accounts) {
     const err = a.connection.last_error;
     const cache = a.cache
-      ? `cache ${a.cache.state}, ${a.cache.complete_folders}/${a.cache.folders} folders complete, last sync ${a.cache.last_sync ?? "never"}, watching ${a.cache.watching.join(", ") || "nothing"}`
+      ? `cache ${a.cache.state}, ${a.cache.complete_folders}/${a.cache.folders} folders complete, last sync ${a.cache.last_sync ? when(a.cache.last_sync) : "never"}, watching ${a.cache.watching.join(", ") || "nothing"}`
       : "cache off";
     lines.push(
-      `${a.account}\tauth ${a.auth}\tconnection ${a.connection.state}${err ? ` (last error ${err.reason} at ${err.at})` : ""}\t${cache}`,
+      `${a.account}\tauth ${a.auth}\tconnection ${a.connection.state}${err ? ` (last error ${err.reason} at ${when(err.at)})` : ""}\t${cache}`,
     );
     for (const w of a.cache?.watch_errors ?? []) lines.push(`  watch error in ${w.folder}: ${w.error}`);
   }
@@ -304,7 +299,7 @@ function adminStatus(s: AdminStatus): string {
   );
   lines.push(
     s.unconfirmed_sends.length
-      ? `sends awaiting a decision: ${s.unconfirmed_sends.map((u) => `${u.key} (${u.account}, ${u.created})`).join(", ")} (chainmail outbox confirm|release KEY)`
+      ? `sends awaiting a decision: ${s.unconfirmed_sends.map((u) => `${u.key} (${u.account}, ${when(u.created)})`).join(", ")} (chainmail outbox confirm|release KEY)`
       : "sends awaiting a decision: none",
   );
   lines.push(
@@ -392,6 +387,27 @@ export function when(iso: string | null | undefined): string {
 // ---------------------------------------------------------------------------------------------
 // Commands that had no text form.
 
+function humanSearch(r: SearchResult): string {
+  const table = r.rows.length
+    ? columns(
+        ["DATE", "ACCOUNT", "FOLDER", "FROM", "REF", "SUBJECT"],
+        r.rows.map((x) => [when(x.date), x.account, x.folder, x.from?.address, x.ref, x.subject]),
+      ).split("\n")
+    : [];
+  // A snippet goes under its row (--snippets), indented, so the columns stay aligned.
+  const lines = table.flatMap((line, i) => {
+    const snippet = i > 0 ? r.rows[i - 1]!.snippet : undefined;
+    return snippet ? [line, `    ${cell(snippet)}`] : [line];
+  });
+  return [
+    ...lines,
+    `${r.count} match(es)${r.next_cursor ? `; next page: --cursor ${r.next_cursor}` : ""}`,
+    ...r.partial.map(
+      (p) => `not searched: ${p.account}${p.folder ? ` ${p.folder}` : ""}: ${errorLine(p.error)}`,
+    ),
+  ].join("\n");
+}
+
 function humanAudit(rows: AuditRow[]): string {
   if (rows.length === 0) return "no audit rows match";
   return columns(
@@ -469,7 +485,10 @@ function humanSync(reports: AccountSyncReport[]): string {
 function humanWatch(r: Record<string, unknown>): string {
   if (Array.isArray(r["groups"])) {
     return (r["groups"] as Array<Record<string, unknown>>)
-      .map((x) => `${x["name"]}\tacked ${x["acked"]}\tpending ${x["pending"]}\tupdated ${x["updated"]}`)
+      .map(
+        (x) =>
+          `${x["name"]}\tacked ${x["acked"]}\tpending ${x["pending"]}\tupdated ${when(x["updated"] as string)}`,
+      )
       .join("\n");
   }
   if (typeof r["deleted"] === "boolean")
