@@ -288,3 +288,40 @@ describe("the text of a thread", () => {
     expect(text).not.toContain("\u001b");
   });
 });
+
+describe("the docs' example of the text output", () => {
+  it("audit-log.mdx shows what the CLI prints for its rows", () => {
+    const page = fs.readFileSync(
+      path.join(pkg, "../../apps/docs/content/docs/chainmail/audit-log.mdx"),
+      "utf8",
+    );
+    const example = /Without `--json` the rows are aligned columns[^\n]*\n\n```text\n([\s\S]*?)\n```/.exec(
+      page,
+    )?.[1];
+    expect(example, "the example block").toBeTruthy();
+    // The rows the example shows, read back from it; printed again they must give the same text.
+    const rows = example!
+      .split("\n")
+      .slice(1)
+      .map((line, i) => {
+        const [date, time, , client, action, account, decision, ...summary] = line.split(/ +/);
+        return {
+          id: i,
+          time: `${date}T${time}Z`,
+          client,
+          action,
+          account,
+          decision,
+          summary: summary.join(" "),
+        };
+      });
+    const tz = process.env["TZ"];
+    process.env["TZ"] = "UTC";
+    try {
+      expect(human("audit", { rows })).toBe(example);
+    } finally {
+      if (tz === undefined) delete process.env["TZ"];
+      else process.env["TZ"] = tz;
+    }
+  });
+});
