@@ -74,6 +74,35 @@ describe("the commands the docs name", () => {
   }
 });
 
+describe("every command of chainmail --help", () => {
+  const usage = run(["--help"]).stdout;
+  // The first word of each usage line (`  search [QUERY] ...`), and of each `| word` alternative on it.
+  const words = new Set(
+    [...usage.matchAll(/^ {2}([a-z][a-z-]*)\b(.*)$/gm)].flatMap((m) => [
+      m[1]!,
+      ...[...m[2]!.matchAll(/\| +([a-z][a-z-]*)\b/g)].map((x) => x[1]!),
+    ]),
+  );
+  const readme = text("packages/chainmail/README.md");
+  const cliSection = readme.slice(
+    readme.indexOf("\n## CLI"),
+    readme.indexOf("\n## ", readme.indexOf("\n## CLI") + 1),
+  );
+
+  it("finds the commands in the usage (the scan works)", () => {
+    for (const w of ["search", "get", "thread", "audit", "outbox", "item", "flags", "raw"])
+      expect(words.has(w), w).toBe(true);
+  });
+
+  for (const word of words) {
+    it(`chainmail ${word} answers --help and is named in the README's CLI section`, () => {
+      const r = run([word, "--help"]);
+      expect(r.status, r.stderr).toBe(0);
+      expect(cliSection).toMatch(new RegExp(`\`${word}\\b`));
+    });
+  }
+});
+
 describe("the tool counts the docs state", () => {
   const all = chainmailTools.length;
   const ungated = chainmailTools.filter((t) => t.visibleWhen === undefined).length;
