@@ -35,6 +35,22 @@ afterAll(async () => {
   await env?.stop();
 });
 
+/**
+ * A ref of "Table one" that no longer names it: the message was moved to the other of INBOX and
+ * Moved after the ref was taken.
+ */
+async function movedRef(): Promise<string> {
+  const row = (
+    await env.client.search({ query: 'subject:"Table one"', accounts: ["work"], source: "server" })
+  ).rows[0]!;
+  const moved = await env.client.move({
+    refs: [row.ref],
+    folder: row.folder === "Moved" ? "INBOX" : "Moved",
+  });
+  expect(moved.succeeded).toBe(1);
+  return row.ref;
+}
+
 const failure = async (p: Promise<unknown>): Promise<Failure> => {
   try {
     await p;
@@ -111,6 +127,27 @@ const ROWS: Row[] = [
     },
     reason: "NOT_FOUND",
     hint: /new_ref/,
+  },
+  {
+    name: "get_thread with a ref whose message was moved",
+    run: async () => failure(env.client.getThread({ ref: await movedRef() })),
+    reason: "NOT_FOUND",
+    hint: /new_ref.*search again/,
+  },
+  {
+    name: "save_raw_message with a ref whose message was moved",
+    run: async () => failure(env.client.call("raw.save", { ref: await movedRef() })),
+    reason: "NOT_FOUND",
+    hint: /new_ref.*search again/,
+  },
+  {
+    name: 'create_item with due_date "2026-13-01" (not INTERNAL)',
+    run: () =>
+      failure(
+        env.client.call("item.create", { type: "task", title: "x", area: "work", due_date: "2026-13-01" }),
+      ),
+    reason: "INVALID_ARGUMENT",
+    hint: /named argument/,
   },
   {
     name: "a draft saved into a Drafts folder whose ACL forbids it (APPEND: NO [NOPERM])",
