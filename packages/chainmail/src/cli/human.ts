@@ -503,7 +503,12 @@ function humanWatchStatus(s: WatchStatus): string {
     ["events kept", s.count],
     ["newest event", s.last_id],
     ["oldest event", s.oldest_id === null ? "none" : `${s.oldest_id} (${when(s.oldest_time)})`],
-    ["kept for", `${Math.round(s.retention_seconds / 3600)} hours`],
+    [
+      "kept for",
+      s.retention_seconds % 86_400 === 0
+        ? `${s.retention_seconds / 86_400} day(s)`
+        : `${Math.round(s.retention_seconds / 3600)} hour(s)`,
+    ],
     ["mail events", s.cache_enabled ? "on (from the cache's sync)" : "off (the cache is off)"],
     ["groups", s.groups],
   ]);
