@@ -2,14 +2,19 @@
  * A change another client makes in a folder other than INBOX reaches the cache within seconds: the
  * daemon's watch asks the server for NOTIFY (RFC 5465) on every personal folder and syncs the folder
  * a notification names. The background pass runs once an hour here, so only the watch can explain
- * a fresh answer; every answer checked is the cache's (`source: "cache"`). A server that does not
- * offer NOTIFY keeps today's watch on INBOX alone.
+ * a fresh answer; every answer checked is the cache's (`source: "cache"`). A folder another client
+ * creates or deletes is added to or dropped from the cache the same way (NOTIFY's MailboxName). On a
+ * server without NOTIFY (Dovecot with NOTIFY left out of its capabilities) the watch IDLEs on INBOX
+ * and checks the folders searches read by STATUS every few seconds in the background: a change
+ * there reaches the cache's answer within seconds too, and `admin status` says which way each
+ * account is watched.
  */
 import type { ImapFlow } from "imapflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { capabilitiesWithout } from "../src/testing/dovecot.js";
 import { buildMessage } from "../src/testing/corpus.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
+import type { AdminStatus } from "../src/service/admin.js";
 
 const CACHE = "background = true\nsync_interval_seconds = 3600\nfresh_seconds = 3600";
 const FOLDER = "Projects";
@@ -108,31 +113,85 @@ describe("NOTIFY keeps every folder fresh", () => {
     });
     expect(got).toEqual(["Notify one"]);
   });
+  it("says in admin status that the account is watched by NOTIFY", async () => {
+    const st = (await env.client.call("admin.status", {})) as AdminStatus;
+    const work = st.accounts.find((a) => a.account === "work");
+    expect(work?.cache).toMatchObject({ watch: "notify" });
+    expect(work?.cache?.watching).toEqual(expect.arrayContaining(["INBOX", FOLDER]));
+  });
+
+  it("adds a folder another client creates, and drops one it deletes", async () => {
+    await other.mailboxCreate("Fresh folder");
+    await other.append("Fresh folder", msg("Notify fresh"));
+    const got = await until("the new folder's message", async () => {
+      const s = await cacheSubjects(env, 'subject:notify in:"Fresh folder"');
+      return s && same(s, ["Notify fresh"]) ? s : undefined;
+    });
+    expect(got).toEqual(["Notify fresh"]);
+    await other.mailboxDelete("Fresh folder");
+    await until("the folder gone from the cache", async () =>
+      (await folderState(env, "Fresh folder")) === undefined ? true : undefined,
+    );
+  });
 });
 
 describe("a server without NOTIFY", () => {
   let env: MailEnv;
+  let other: ImapFlow;
 
   beforeAll(async () => {
     env = await startMailEnv({ cache: CACHE }, capabilitiesWithout("NOTIFY"));
-    const other = await env.dv.connect("alice");
+    other = await env.dv.connect("alice");
     await other.mailboxCreate(FOLDER);
-    await other.logout();
+    await other.append(FOLDER, msg("Checked one"));
     // A pass brings the new folder into the cache (no watch would).
     const { accounts } = await env.client.cacheSync({ accounts: ["work"] });
     expect(accounts.map((a) => a.ok)).toEqual([true]);
     await until("the watch on INBOX", async () => {
       const inbox = await folderState(env, "INBOX");
-      const projects = await folderState(env, FOLDER);
-      return inbox?.watching && projects ? inbox : undefined;
+      return inbox?.watching ? inbox : undefined;
     });
   }, 60_000);
   afterAll(async () => {
+    await other?.logout().catch(() => undefined);
     await env?.stop();
   });
 
-  it("watches INBOX alone, and other folders keep the last-sync rule", async () => {
-    expect(await folderState(env, "INBOX")).toMatchObject({ watching: true });
-    expect(await folderState(env, FOLDER)).toMatchObject({ watching: false });
+  it("watches INBOX by IDLE, says so in admin status, and other folders are not watched", async () => {
+    expect(await folderState(env, FOLDER)).toMatchObject({ watching: false, fresh: true });
+    const st = (await env.client.call("admin.status", {})) as AdminStatus;
+    expect(st.accounts.find((a) => a.account === "work")?.cache).toMatchObject({
+      watch: "idle",
+      watching: ["INBOX"],
+    });
+  });
+
+  it("finds a change in a folder a search read, within seconds, from the cache", async () => {
+    // The search reads Projects from the cache (fresh by the last-sync rule): the watch checks it now
+    expect(await cacheSubjects(env, `in:${FOLDER} subject:checked`)).toEqual(["Checked one"]);
+    await other.append(FOLDER, msg("Checked two"));
+    const want = ["Checked one", "Checked two"];
+    const got = await until(
+      "the appended message",
+      async () => {
+        const s = await cacheSubjects(env, `in:${FOLDER} subject:checked`);
+        return s && same(s, want) ? s : undefined;
+      },
+      20_000,
+    );
+    expect(got).toEqual(want);
+
+    await other.mailboxOpen(FOLDER);
+    const uids = (await other.search({ subject: "Checked one" }, { uid: true })) || [];
+    expect(await other.messageFlagsAdd(uids, ["\\Flagged"], { uid: true })).toBe(true);
+    const flagged = await until(
+      "the flag",
+      async () => {
+        const s = await cacheSubjects(env, `in:${FOLDER} is:flagged`);
+        return s && s.length > 0 ? s : undefined;
+      },
+      20_000,
+    );
+    expect(flagged).toEqual(["Checked one"]);
   });
 });

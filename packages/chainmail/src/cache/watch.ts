@@ -270,8 +270,7 @@ export async function watchInbox(
       if (!roles.has(cached.path)) dropFolder(db, cached.id);
     }
     for (const f of listed) {
-      if (f.path !== path && statusDiffers(db, account, f.path, folderStatus(f.status)))
-        pending.add(f.path);
+      if (f.path !== path && statusDiffers(db, account, f.path, folderStatus(f.status))) pending.add(f.path);
     }
   };
 
