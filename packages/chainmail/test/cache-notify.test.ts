@@ -194,4 +194,22 @@ describe("a server without NOTIFY", () => {
     );
     expect(flagged).toEqual(["Checked one"]);
   });
+  it("drops a folder another client deleted after a search read it, with no watch error", async () => {
+    await other.mailboxCreate("Gone soon");
+    await other.append("Gone soon", msg("Checked gone"));
+    const { accounts } = await env.client.cacheSync({ accounts: ["work"] });
+    expect(accounts.map((a) => a.ok)).toEqual([true]);
+    expect(await cacheSubjects(env, 'in:"Gone soon"')).toEqual(["Checked gone"]);
+    await other.mailboxDelete("Gone soon");
+    await until(
+      "the folder gone from the cache",
+      async () => ((await folderState(env, "Gone soon")) === undefined ? true : undefined),
+      20_000,
+    );
+    const st = (await env.client.call("admin.status", {})) as AdminStatus;
+    expect(st.accounts.find((a) => a.account === "work")?.cache).toMatchObject({
+      watch: "idle",
+      watch_errors: [],
+    });
+  });
 });

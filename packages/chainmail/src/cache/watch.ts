@@ -282,7 +282,18 @@ export async function watchInbox(
   const checkRead = async () => {
     for (const folder of recentReads(account, Date.now() - RECENT_READ_MS, CHECK_MAX)) {
       if (stopped || folder === path || !getFolder(db, account, folder)) continue;
-      const st = await client.status(folder, STATUS_QUERY(client));
+      let st: StatusObject | false;
+      try {
+        st = await client.status(folder, STATUS_QUERY(client));
+      } catch (e) {
+        // A dropped connection ends the watch (IDLE reports it). A NO (the folder deleted or
+        // renamed by another client) is no failure of the watch: the folder is no longer checked,
+        // and the folder list is read again, which drops it from the cache.
+        if (!client.usable) throw e;
+        reads.delete(key(account, folder));
+        relist = true;
+        continue;
+      }
       if (st && statusDiffers(db, account, folder, folderStatus(st))) pending.add(folder);
     }
   };
@@ -323,7 +334,7 @@ export async function watchInbox(
         const next = pending.values().next();
         if (next.done) {
           if (!left) break;
-          // Others were synced (or a LIST/STATUS ran): the watched folder last, see above
+          // Another folder was synced, so selected: the watched folder last, see above
           left = false;
           pending.add(path);
           continue;
