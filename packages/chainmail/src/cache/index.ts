@@ -47,6 +47,10 @@ export {
   watchError,
   watchInbox,
   watchKeepsFresh,
+  watchFolderFor,
+  watchMode,
+  type WatchMode,
+  noteCacheRead,
 } from "./watch.js";
 export { compactFts, ftsNeedsMerge } from "./fts.js";
 export { type FolderRow, getFolder } from "./store.js";

@@ -3,7 +3,7 @@ import { DEFAULT_DAILY_BUDGET, cacheSizeBytes, downloadedToday, sizeBoundStops }
 import { idFloorOf } from "./arrival-id.js";
 import { type CacheDb, stmt } from "./schema.js";
 import type { FolderRow } from "./store.js";
-import { isWatched, watchError, watchKeepsFresh } from "./watch.js";
+import { isWatched, noteCacheRead, watchError, watchKeepsFresh } from "./watch.js";
 
 /** A folder synced within this many seconds is fresh (see README "Fresh and complete"). */
 export const DEFAULT_FRESH_SECONDS = 300;
@@ -75,6 +75,8 @@ export function cacheCanAnswerQuery(
     const labels = f.role === "all";
     if (!labels && (!folderInScope(ast, info) || bindQuery(ast, { account, folder: info }).kind === "none"))
       continue;
+    // The folders this query reads: a watch without NOTIFY checks them in the background (a Map write)
+    noteCacheRead(account, f.path);
     if (f.last_sync === null) {
       out.complete = false;
       out.fresh = false;

@@ -285,7 +285,7 @@ function adminStatus(s: AdminStatus): string {
   for (const a of s.accounts) {
     const err = a.connection.last_error;
     const cache = a.cache
-      ? `cache ${a.cache.state}, ${a.cache.complete_folders}/${a.cache.folders} folders complete, last sync ${a.cache.last_sync ? when(a.cache.last_sync) : "never"}, watching ${a.cache.watching.join(", ") || "nothing"}`
+      ? `cache ${a.cache.state}, ${a.cache.complete_folders}/${a.cache.folders} folders complete, last sync ${a.cache.last_sync ? when(a.cache.last_sync) : "never"}, watching ${a.cache.watching.join(", ") || "nothing"}${a.cache.watch === "none" ? "" : ` (${a.cache.watch})`}`
       : "cache off";
     lines.push(
       `${a.account}\tauth ${a.auth}\tconnection ${a.connection.state}${err ? ` (last error ${err.reason} at ${when(err.at)})` : ""}\t${cache}`,

@@ -4,7 +4,9 @@
  * budget, and eviction down to the size bound. Passes of one account never overlap (a second request
  * waits for the running one and then runs again, so it sees the server as it is now). With
  * `background`, each account gets a first pass at start, a pass every `sync_interval_seconds`, and an
- * IDLE watch on its INBOX over a connection of its own, restarted after a drop. Every pass and watch
+ * IDLE watch on its INBOX (All Mail on Gmail) over a connection of its own, restarted after a drop;
+ * the same watch keeps the other folders fresh, by NOTIFY where the server offers it, else by a STATUS
+ * check of the folders queries read (see watchInbox's allFolders). Every pass and watch
  * uses its own IMAP connection, so user calls on the pooled connection never wait for a sync.
  */
 import type { ImapFlow } from "imapflow";
@@ -292,12 +294,13 @@ export class CacheRunner {
     try {
       client = await openImap(account, this.secretsDir);
       if (!current()) return;
-      folder = await newMailFolder(client);
+      folder = await newMailFolder(client, account.provider);
       this.watchFolders.set(name, folder);
       if (!current()) return;
       started = true;
       const w = await watchInbox(this.db, client, name, {
         folder,
+        allFolders: true,
         // watchInbox keeps the error for cache_status; the log says that it happened.
         onError: (e) => {
           const wire = toWireError(mapImapError(e, name, account.imap));

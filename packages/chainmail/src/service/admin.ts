@@ -6,6 +6,7 @@
  */
 import fs from "node:fs";
 import { type AuthMethod, type AuthState, credentialsFor } from "../auth/credentials.js";
+import { watchMode } from "../cache/index.js";
 import type { AccountCacheState } from "../cache/status.js";
 import { MailError } from "../errors.js";
 import type { ConnectionState } from "../imap/connection.js";
@@ -29,6 +30,12 @@ export interface AdminStatus {
       folders: number;
       complete_folders: number;
       watching: string[];
+      /**
+       * How the account's watch hears other clients' changes: "notify", NOTIFY (RFC 5465) on every
+       * personal folder; "idle", IDLE on `watching` alone, the folders queries read checked every few
+       * seconds in the background; "none", no watch runs (background off, or it is being restarted).
+       */
+      watch: "notify" | "idle" | "none";
       watch_errors: Array<{ folder: string; error: string }>;
     } | null;
   }>;
@@ -88,6 +95,7 @@ export function adminStatus(ctx: ServiceContext, call: Call): AdminStatus {
               folders: c?.folders.length ?? 0,
               complete_folders: c?.folders.filter((f) => f.complete).length ?? 0,
               watching: c?.folders.filter((f) => f.watching).map((f) => f.name) ?? [],
+              watch: watchMode(name) ?? "none",
               watch_errors:
                 c?.folders.flatMap((f) =>
                   f.watch_error ? [{ folder: f.name, error: f.watch_error }] : [],

@@ -4,7 +4,7 @@
  * at the cache's 100,000 characters), and the row has Reply-To (rows synced before migration 2 do
  * not). Otherwise the server answers.
  */
-import { folderFresh } from "../cache/index.js";
+import { folderFresh, noteCacheRead } from "../cache/index.js";
 import { MAX_BODY_CHARS } from "../cache/body.js";
 import { stmt } from "../cache/schema.js";
 import type { AttachmentInfo as CachedAttachment } from "../query/structure.js";
@@ -71,6 +71,8 @@ export function readCached(
   ).get(r.account, r.folder, r.uid) as Row | undefined;
   if (!row || row.reply_to_json === null || row.text.length >= MAX_BODY_CHARS) return null;
   if (String(row.uidvalidity) !== String(r.uidValidity)) return null;
+  // A watch without NOTIFY checks the folders read lately in the background (a Map write)
+  noteCacheRead(r.account, row.path);
   const fresh = folderFresh(
     { account: r.account, path: row.path, last_sync: row.last_sync, last_error: row.last_error },
     { freshSeconds: cache.settings.fresh_seconds },
