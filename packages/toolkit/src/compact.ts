@@ -208,6 +208,8 @@ export function compactSchema(schema: Record<string, unknown>): Record<string, u
         descBytes(description) +
         name.length +
         4 +
+        // The first definition also pays for `,"$defs":{}`.
+        (Object.keys(defs).length === 0 ? 11 : 0) +
         group.reduce(
           (sum, s) => sum + ref + (description === undefined ? descBytes(s.node["description"]) : 0),
           0,
