@@ -273,3 +273,30 @@ function shapeName(node: Node): string {
   const nullable = Array.isArray(node["type"]) && node["type"].includes("null") ? "Nullable" : "";
   return typeof type[0] === "string" && type.length === 1 ? `${nullable}${pascal(type[0])}` : "Value";
 }
+
+/**
+ * The inverse of compactSchema: every `#/$defs/...` ref written out in place (the ref's own
+ * keywords, such as its description, over the definition's) and `$defs` dropped. For readers that
+ * walk a schema's properties directly, such as a test looking for the untrusted wrapper. A
+ * definition that refers to itself is left as a ref.
+ */
+export function inlineRefs(schema: Record<string, unknown>): Record<string, unknown> {
+  const defs = isNode(schema["$defs"]) ? schema["$defs"] : {};
+  const walk = (value: unknown, open: ReadonlySet<string>): unknown => {
+    if (Array.isArray(value)) return value.map((v) => walk(v, open));
+    if (!isNode(value)) return value;
+    const { $ref, ...own } = value;
+    const name = typeof $ref === "string" && $ref.startsWith("#/$defs/") ? $ref.slice(8) : undefined;
+    const target = name !== undefined && !open.has(name) ? defs[name] : undefined;
+    const base = isNode(target)
+      ? (walk(target, new Set([...open, name!])) as Node)
+      : $ref !== undefined
+        ? { $ref }
+        : {};
+    for (const [k, v] of Object.entries(own)) base[k] = walk(v, open);
+    return base;
+  };
+  const { $defs: _drop, ...rest } = walk(schema, new Set()) as Node;
+  // Keep $defs only if a recursive definition still needs it.
+  return JSON.stringify(rest).includes('"$ref":"#/$defs/') ? { ...rest, $defs: defs } : rest;
+}

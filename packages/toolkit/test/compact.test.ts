@@ -8,7 +8,7 @@ import { Ajv, type AnySchema } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compactSchema } from "../src/compact.js";
+import { compactSchema, inlineRefs as inline } from "../src/compact.js";
 import { createExampleServer } from "../src/example/app.js";
 import { compileSchemas, ERROR_SCHEMA } from "../src/schema.js";
 import { Untrusted, untrustedField } from "../src/untrusted.js";
@@ -18,25 +18,6 @@ type Json = Record<string, unknown>;
 
 function isNode(v: unknown): v is Json {
   return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** Replaces every `#/$defs/...` ref by its definition (the ref's own keywords win) and drops $defs. */
-function inline(schema: Json): Json {
-  const defs = (schema["$defs"] ?? {}) as Json;
-  const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(walk);
-    if (!isNode(v)) return v;
-    const { $ref, ...own } = v;
-    const base =
-      typeof $ref === "string" && $ref.startsWith("#/$defs/")
-        ? (walk(defs[$ref.slice("#/$defs/".length)]) as Json)
-        : typeof $ref === "string"
-          ? { $ref }
-          : {};
-    return { ...base, ...Object.fromEntries(Object.entries(own).map(([k, x]) => [k, walk(x)])) };
-  };
-  const { $defs: _drop, ...rest } = walk(schema) as Json;
-  return rest;
 }
 
 /** JSON with sorted keys: equal exactly when the two values are the same JSON. */
@@ -238,6 +219,24 @@ describe("compactSchema", () => {
     expect(Object.keys(compact["$defs"] as Json)).toEqual(["Outcomes"]);
     const plain = { type: "object", properties: { a: { type: "string" }, b: { type: "string" } } };
     expect(compactSchema(plain)).toEqual(plain);
+  });
+
+  it("inlineRefs leaves a definition that refers to itself as a ref, with the $defs it needs", () => {
+    const tree = {
+      type: "object",
+      properties: { children: { type: "array", items: { $ref: "#/$defs/Node" } } },
+    };
+    const schema = { type: "object", properties: { root: { $ref: "#/$defs/Node" } }, $defs: { Node: tree } };
+    expect(inline(schema)).toEqual({
+      type: "object",
+      properties: {
+        root: {
+          type: "object",
+          properties: { children: { type: "array", items: { $ref: "#/$defs/Node" } } },
+        },
+      },
+      $defs: { Node: tree },
+    });
   });
 
   it("gives back the written-out schema when its refs are inlined, never longer, the same bytes every time", () => {
