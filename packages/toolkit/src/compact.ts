@@ -175,6 +175,7 @@ function refFor(name: string, node: Node, defDescription: string | undefined): N
 export function compactSchema(schema: Record<string, unknown>): Record<string, unknown> {
   // A JSON copy, not structuredClone: that would keep one object shared by two places as one.
   const root = JSON.parse(JSON.stringify(schema)) as Node;
+  if (!movable(root)) return root;
   const defs: Node = isNode(root["$defs"]) ? (root["$defs"] as Node) : {};
   // Each pass writes out the shape that saves the most bytes, then counts again: a shape that
   // contained a now-shared one may have become a shared shape itself.
@@ -239,6 +240,33 @@ export function compactSchema(schema: Record<string, unknown>): Record<string, u
     };
   }
   return root;
+}
+
+/**
+ * Whether subschemas can move into `$defs` without changing what a ref means: not when the schema
+ * names places of its own (`$id`, anchors) or points into itself other than at the root or a
+ * `$defs` entry (`#/properties/a/items` would lose its target once `a` became a ref).
+ */
+function movable(root: Node): boolean {
+  let ok = true;
+  const walk = (value: unknown): void => {
+    if (!ok) return;
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item);
+      return;
+    }
+    if (!isNode(value)) return;
+    for (const [key, v] of Object.entries(value)) {
+      if (
+        ["$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef", "$recursiveAnchor"].includes(key)
+      )
+        ok = false;
+      else if (key === "$ref" && (typeof v !== "string" || !/^#(\/\$defs\/[^/]+)?$/.test(v))) ok = false;
+      else walk(v);
+    }
+  };
+  walk(root);
+  return ok;
 }
 
 /**

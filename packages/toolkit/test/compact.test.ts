@@ -221,6 +221,19 @@ describe("compactSchema", () => {
     expect(compactSchema(plain)).toEqual(plain);
   });
 
+  it("leaves alone a schema whose refs point into its own properties, or that names places with $id", () => {
+    const shape = { type: "object", properties: { x: { type: "string", minLength: 1, maxLength: 9 } } };
+    const pointing = {
+      type: "object",
+      properties: { a: shape, b: shape, c: { $ref: "#/properties/a/properties/x" } },
+    };
+    expect(compactSchema(pointing)).toEqual(pointing);
+    const named = { type: "object", properties: { a: { ...shape, $id: "urn:a" }, b: shape, c: shape } };
+    expect(compactSchema(named)).toEqual(named);
+    // The same shapes with no such refs or ids are compacted.
+    expect(compactSchema({ type: "object", properties: { a: shape, b: shape } })).toHaveProperty("$defs");
+  });
+
   it("inlineRefs leaves a definition that refers to itself as a ref, with the $defs it needs", () => {
     const tree = {
       type: "object",
