@@ -6,7 +6,7 @@ import fs from "node:fs";
 import { REASONS } from "@mcpforge/chainmail";
 import { DaemonClient } from "@mcpforge/chainmail";
 import type { Tool } from "@modelcontextprotocol/client";
-import { isUntrustedSchema } from "@mcpforge/toolkit";
+import { inlineRefs, isUntrustedSchema } from "@mcpforge/toolkit";
 import { connectInMemory, expectToolsListGolden } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chainmailReasons, createChainmailMcpServer, VERSION } from "../src/index.js";
@@ -302,8 +302,9 @@ describe("tools/list against the spec's tool table", () => {
       "task",
     ]);
     const out = (name: string) =>
+      // Written out: tools/list carries each repeated shape once, in the schema's $defs.
       (
-        byName(name).outputSchema as unknown as {
+        inlineRefs(byName(name).outputSchema as Record<string, unknown>) as unknown as {
           anyOf: Array<{ properties: Record<string, Record<string, unknown>> }>;
         }
       ).anyOf[0]!.properties;
@@ -321,8 +322,9 @@ describe("tools/list against the spec's tool table", () => {
 
   it("wraps untrusted output fields and never a ref", () => {
     const result = (name: string) =>
+      // Written out: tools/list carries each repeated shape once, in the schema's $defs.
       (
-        byName(name).outputSchema as unknown as {
+        inlineRefs(byName(name).outputSchema as Record<string, unknown>) as unknown as {
           anyOf: Array<{ properties: Record<string, Record<string, unknown>> }>;
         }
       ).anyOf[0]!.properties;

@@ -54,7 +54,7 @@ describe("example calls validate against the input schema", () => {
     expectValid(listing.tools, generateReference(listing.tools, listing.server));
 
     // The generator's untrusted check is a copy of the kit's; both must agree on every schema node.
-    const { isUntrustedSchema } = await import("@mcpforge/toolkit");
+    const { inlineRefs, isUntrustedSchema } = await import("@mcpforge/toolkit");
     const nodes: Record<string, unknown>[] = [];
     const walk = (v: unknown): void => {
       if (Array.isArray(v)) v.forEach(walk);
@@ -63,9 +63,14 @@ describe("example calls validate against the input schema", () => {
         Object.values(v).forEach(walk);
       }
     };
-    walk(listing.tools.map((t) => t.outputSchema));
+    // With the refs written out (tools/list has read_message's wrapper once, in its $defs):
     // read_message's two untrusted fields, and each tool's error branch's untrusted detail.
+    walk(listing.tools.map((t) => inlineRefs(t.outputSchema ?? {})));
     expect(nodes.filter((n) => isUntrusted(n))).toHaveLength(2 + listing.tools.length);
+    // And as listed: the wrapper in read_message's $defs, and the other tools' details.
+    const inlined = nodes.length;
+    walk(listing.tools.map((t) => t.outputSchema));
+    expect(nodes.slice(inlined).filter((n) => isUntrusted(n))).toHaveLength(listing.tools.length);
     for (const node of nodes) expect(isUntrusted(node)).toBe(isUntrustedSchema(node));
   });
 
@@ -110,5 +115,38 @@ describe("example calls validate against the input schema", () => {
       method: "tools/call",
       params: { name: "list_notes", arguments: {} },
     });
+  });
+});
+
+describe("a schema that writes repeated shapes once ($defs + $ref)", () => {
+  const tmp = tempDir("compact");
+  beforeAll(() => ensureKitBuilt());
+  afterAll(() => tmp.remove());
+
+  it("gets the same pages as the schema it was made from, and example calls that validate", async () => {
+    const { compactSchema } = await import("@mcpforge/toolkit");
+    const example = await readTools({
+      kind: "stdio",
+      command: "node",
+      args: [EXAMPLE_CLI, "--gate-file", openGate(tmp.path)],
+    });
+    let shrunk = 0;
+    for (const { tools, server } of [example, loadFixture("tricky-tools.json")]) {
+      // Inputs too: the kit leaves them written out, but other servers may not. (The fixture's
+      // recursive trees already use $defs; their repeated shapes join them.)
+      const compact = tools.map((t) => ({
+        ...t,
+        inputSchema: compactSchema(t.inputSchema),
+        ...(t.outputSchema ? { outputSchema: compactSchema(t.outputSchema) } : {}),
+      }));
+      const written = tools;
+      if (JSON.stringify(compact).length < JSON.stringify(written).length) shrunk++;
+      const pagesOf = (listed: ListedTool[]) =>
+        [...generateReference(listed, server)].filter(([name]) => name !== "mcp-tools.json");
+      expect(pagesOf(compact)).toEqual(pagesOf(written));
+      expectValid(compact, generateReference(compact, server));
+    }
+    // The example's read_message repeats the untrusted wrapper, so it does get $refs.
+    expect(shrunk).toBeGreaterThan(0);
   });
 });

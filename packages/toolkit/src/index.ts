@@ -24,6 +24,7 @@ export {
   type Reasons,
   ToolError,
 } from "./errors.js";
+export { compactSchema, inlineRefs } from "./compact.js";
 export { errorBody, errorResult, successResult, type TextMode } from "./result.js";
 export {
   ERROR_SCHEMA,

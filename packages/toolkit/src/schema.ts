@@ -1,8 +1,13 @@
 import { z } from "zod";
+import { compactSchema } from "./compact.js";
 import type { AnyTool } from "./define.js";
 import { ToolError } from "./errors.js";
 import { UNTRUSTED_TITLE } from "./untrusted.js";
 
+/**
+ * The dialect of every schema the kit emits. Not written into the schemas: MCP (2025-11-25 and
+ * 2026-07-28, "JSON Schema Usage") makes 2020-12 the default for a schema without `$schema`.
+ */
 export const JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
 export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
 
@@ -45,8 +50,11 @@ export interface CompiledSchemas {
   inputSchema: JsonSchema;
   /** The success schema alone (what a result must match). */
   resultSchema: JsonSchema;
-  /** What tools/list advertises: the success schema or the error branch. */
-  outputSchema: JsonSchema;
+  /**
+   * What tools/list advertises: the success schema or the error branch, each shape that repeats
+   * written once in its `$defs` (see compactSchema). Built on first use, not at start-up.
+   */
+  readonly outputSchema: JsonSchema;
 }
 
 /** zod states the safe-integer range on every `.int()`; it says nothing a reader needs, so it goes. */
@@ -111,13 +119,18 @@ export function compileSchemas(tool: AnyTool): CompiledSchemas {
     }
   }
   const resultSchema = toJson(outputZod, "output", `${where} output`);
-  const outputSchema: JsonSchema = { type: "object", anyOf: [resultSchema, ERROR_SCHEMA] };
+  // Input schemas stay written out: a model fills them in, and not every model provider or client
+  // that builds a form from one resolves `$ref` (and they repeat little: under 1 KB in chainmail).
+  let outputSchema: JsonSchema | undefined;
   return {
     inputZod,
     outputZod,
-    inputSchema: { $schema: JSON_SCHEMA_DIALECT, ...inputSchema },
+    inputSchema,
     resultSchema,
-    outputSchema: { $schema: JSON_SCHEMA_DIALECT, ...outputSchema },
+    get outputSchema() {
+      outputSchema ??= compactSchema({ type: "object", anyOf: [resultSchema, ERROR_SCHEMA] });
+      return outputSchema;
+    },
   };
 }
 

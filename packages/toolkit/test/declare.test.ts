@@ -92,7 +92,7 @@ describe("tools/list is deterministic", () => {
     expect(JSON.parse(one).map((t: { name: string }) => t.name)).toEqual(["alpha", "beta", "echo"]);
   });
 
-  it("emits every annotation explicitly, the dialect, the group and the scope", () => {
+  it("emits every annotation explicitly, the group and the scope, and no $schema (2020-12 is MCP's default)", () => {
     const scoped = tool({ ...base, name: "scoped", scope: "x:read", input: {} });
     const [listed] = serverOf([scoped]).kit.listTools();
     expect(listed?.annotations).toEqual({
@@ -102,7 +102,8 @@ describe("tools/list is deterministic", () => {
       idempotentHint: true,
       openWorldHint: false,
     });
-    expect(listed?.inputSchema.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
+    expect(listed?.inputSchema).not.toHaveProperty("$schema");
+    expect(listed?.outputSchema).not.toHaveProperty("$schema");
     expect(listed?.inputSchema).toMatchObject({ type: "object", additionalProperties: false });
     expect(listed?._meta).toEqual({ "io.mcpforge/group": "G", "io.mcpforge/scope": "x:read" });
   });

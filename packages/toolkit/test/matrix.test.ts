@@ -39,6 +39,36 @@ describe("the example bin in every client and transport", () => {
   );
 });
 
+/**
+ * A server whose output schemas carry repeated shapes once in their $defs (test/fixtures): each
+ * client validates a batch result that goes through every shape, and an error whose detail is the
+ * shared untrusted wrapper (compact-clients.test.ts checks that these results reach every definition).
+ */
+const shapes: MatrixTarget = {
+  spawn: {
+    command: process.execPath,
+    args: [fileURLToPath(new URL("./fixtures/shapes-server.mjs", import.meta.url))],
+  },
+  serverInfo: { name: "shapes", version: "0.0.0" },
+  listed: ["file_letters", "read_letter"],
+  ok: {
+    tool: "file_letters",
+    args: { refs: ["a", "b"] },
+    check: (s) => expect(s).toMatchObject({ succeeded: 1, failed: 1 }),
+  },
+  error: { tool: "read_letter", args: { ref: "gone" }, reason: "MAILBOX_REFUSED" },
+};
+
+describe("compact output schemas in every client and transport", () => {
+  it.each(MATRIX)(
+    "$client over $transport",
+    async (combination) => {
+      await checkCombination(combination, shapes);
+    },
+    60_000,
+  );
+});
+
 /** The example's forward_message (Send / Keep as draft) and connect_mailbag (a URL), its sends counted in the outbox file. */
 function askTarget(dir: string): AskTarget {
   const outbox = join(dir, "outbox.jsonl");

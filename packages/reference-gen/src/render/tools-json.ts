@@ -9,7 +9,7 @@ export function sortKeys(value: unknown): unknown {
   return out;
 }
 
-/** `mcp-tools.json`: every tool's facts and full schemas, for agents, scripts and the docs site. */
+/** `mcp-tools.json`: every tool's facts and its schemas as listed, for agents, scripts and the docs site. */
 export function renderToolsJson(tools: readonly ListedTool[], server: ServerInfo): string {
   const sorted = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const doc = {

@@ -5,7 +5,8 @@
  *   BENCH_ROUNDS, BENCH_CALLS, BENCH_STDIO_CALLS  round trips (item 1)
  *   BENCH_SPAWNS                                   spawns per side and era (item 2)
  *   BENCH_HTTP_CLIENTS, BENCH_HTTP_CALLS, BENCH_HTTP_WARMUP   HTTP load (item 3)
- *   BENCH_ONLY=roundtrip,startup,http              run only these parts
+ *   BENCH_LISTS                                    tools/list calls per server after the first (item 4)
+ *   BENCH_ONLY=roundtrip,startup,http,toolslist    run only these parts
  */
 import { dirname } from "node:path";
 import { loadavg } from "node:os";
@@ -16,6 +17,7 @@ import type { Bins } from "./proc.js";
 import { measureRoundTrips } from "./roundtrip.js";
 import { measureStartup } from "./startup.js";
 import { printTable } from "./table.js";
+import { measureToolsLists, printToolsLists } from "./tools-list.js";
 
 const num = (name: string, fallback: number) => {
   const raw = process.env[name];
@@ -38,7 +40,7 @@ async function main() {
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
   log(`load average at start: ${loadAtStart}`);
 
-  const only = (process.env["BENCH_ONLY"] ?? "roundtrip,startup,http").split(",");
+  const only = (process.env["BENCH_ONLY"] ?? "roundtrip,startup,http,toolslist").split(",");
   const roundTrips = only.includes("roundtrip")
     ? await measureRoundTrips(bins, {
         rounds: num("BENCH_ROUNDS", 5),
@@ -57,6 +59,9 @@ async function main() {
     warmup: num("BENCH_HTTP_WARMUP", 1000),
   };
   const http = only.includes("http") ? await measureHttp(bins, httpOptions, log) : [];
+  log(`HTTP done (${elapsed()})`);
+  const lists = num("BENCH_LISTS", 20);
+  const toolsLists = only.includes("toolslist") ? await measureToolsLists(bins, lists) : [];
 
   console.log(`mcpforge toolkit bench, node ${process.version}, ${elapsed()}`);
   console.log(`load average at start: ${loadAtStart}; at end: ${load()}`);
@@ -69,6 +74,11 @@ async function main() {
     `3. Streamable HTTP, ${httpOptions.clients} clients x ${httpOptions.calls} calls each ` +
       `(after ${httpOptions.warmup} warm-up calls each per instance; RSS "before" is read after them)`,
     http,
+  );
+  printToolsLists(
+    `4. tools/list of each server in this repository over stdio (v2 client, 2025 handshake): bytes of ` +
+      `the result as sent, the first call and the p50 of ${lists} more`,
+    toolsLists,
   );
   console.log(
     [

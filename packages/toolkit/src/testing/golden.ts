@@ -65,7 +65,7 @@ function sortedKeys(value: unknown): unknown {
  * the same fields and values, whatever the order of keys inside an object. This is for a second
  * client of a server whose golden file another client writes: the v2 client's 2025-era parse puts
  * the keys its schemas declare (`type`, `properties`, `required`) before the others, and its
- * 2026-07-28 parse keeps the server's order (`$schema` first), so the two render one list in two key
+ * 2026-07-28 parse keeps the server's order, so the two render one list in two key
  * orders. It never writes the file; `expectToolsListGolden` does.
  */
 export async function expectToolsListMatchesGolden(client: Client, golden: string | URL): Promise<void> {
