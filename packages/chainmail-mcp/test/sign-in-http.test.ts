@@ -22,8 +22,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type SignInEnv, startSignInEnv } from "./helpers/sign-in-env.js";
 
 type Json = Record<string, unknown>;
-/** What the person does: sign in on the page, decline or cancel, or the client has no URL mode. */
-type Person = "sign-in" | "decline" | "cancel" | "no-url-mode";
+/**
+ * What the person does: sign in on the page, decline or cancel; or the client cannot ask in URL mode
+ * (it declares form mode only), or cannot ask at all (it declares no elicitation).
+ */
+type Person = "sign-in" | "decline" | "cancel" | "no-url-mode" | "no-elicitation";
 
 interface Asked {
   mode?: string;
@@ -93,15 +96,20 @@ async function searchV1(person: Person): Promise<Outcome> {
   const asked: Asked[] = [];
   const completed: string[] = [];
   const opened: Promise<void>[] = [];
+  const asks = person !== "no-elicitation";
   const client = new Client(
     { name: "signin-v1", version: "0.0.0" },
-    { capabilities: { elicitation: person === "no-url-mode" ? { form: {} } : { form: {}, url: {} } } },
+    asks
+      ? { capabilities: { elicitation: person === "no-url-mode" ? { form: {} } : { form: {}, url: {} } } }
+      : {},
   );
-  const answer = personOf(person, asked, opened);
-  client.setRequestHandler(ElicitRequestSchema, async (request) => answer(request.params) as never);
-  client.setNotificationHandler(ElicitationCompleteNotificationSchema, async (n) => {
-    completed.push(n.params.elicitationId);
-  });
+  if (asks) {
+    const answer = personOf(person, asked, opened);
+    client.setRequestHandler(ElicitRequestSchema, async (request) => answer(request.params) as never);
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, async (n) => {
+      completed.push(n.params.elicitationId);
+    });
+  }
   const transport = new V1Http(new URL(instances[0]!.url), {
     requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
   });
@@ -132,11 +140,12 @@ async function searchModern(person: Person): Promise<Outcome> {
   const asked: Asked[] = [];
   const opened: Promise<void>[] = [];
   const calls: Outcome["calls"] = [];
+  const answer = personOf(person, asked, opened);
   const client = newClient({
     era: "modern",
-    ...(person === "no-url-mode"
-      ? { elicitation: { modes: ["form"], answer: personOf(person, asked, opened) } }
-      : { elicitation: { modes: ["form", "url"], answer: personOf(person, asked, opened) } }),
+    ...(person === "no-elicitation"
+      ? {}
+      : { elicitation: { modes: person === "no-url-mode" ? ["form"] : ["form", "url"], answer } }),
   });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(proxy.url), {
@@ -202,21 +211,29 @@ describe("a 2025-11-25 client (v1 SDK) in an HTTP session", () => {
     expect(await env.authState()).toBe("ok");
   }, 120_000);
 
-  it("a declined question: AUTH_REQUIRED, nothing stored, nothing completed", async () => {
-    const r = await searchV1("decline");
-    expect(r.isError).toBe(true);
-    expect(r.structured["error"]).toMatchObject(NOT_SIGNED_IN);
-    expect(r.asked).toHaveLength(1);
-    expect(r.completed).toEqual([]);
-    expect(fs.existsSync(env.grantFile())).toBe(false);
-  }, 60_000);
+  it.each(["decline", "cancel"] as const)(
+    "a %s answer is no consent: AUTH_REQUIRED, nothing stored, nothing completed",
+    async (person) => {
+      const r = await searchV1(person);
+      expect(r.isError).toBe(true);
+      expect(r.structured["error"]).toMatchObject(NOT_SIGNED_IN);
+      expect(r.asked).toHaveLength(1);
+      expect(r.completed).toEqual([]);
+      expect(fs.existsSync(env.grantFile())).toBe(false);
+    },
+    60_000,
+  );
 
-  it("a client without URL mode: AUTH_REQUIRED, asked nothing", async () => {
-    const r = await searchV1("no-url-mode");
-    expect(r.structured["error"]).toMatchObject(NOT_SIGNED_IN);
-    expect(r.asked).toHaveLength(0);
-    expect(fs.existsSync(env.grantFile())).toBe(false);
-  }, 60_000);
+  it.each(["no-url-mode", "no-elicitation"] as const)(
+    "a client that cannot ask in URL mode (%s): AUTH_REQUIRED, asked nothing",
+    async (person) => {
+      const r = await searchV1(person);
+      expect(r.structured["error"]).toMatchObject(NOT_SIGNED_IN);
+      expect(r.asked).toHaveLength(0);
+      expect(fs.existsSync(env.grantFile())).toBe(false);
+    },
+    60_000,
+  );
 });
 
 describe("a 2026-07-28 client (v2) through a round-robin proxy in front of two instances", () => {
@@ -249,10 +266,14 @@ describe("a 2026-07-28 client (v2) through a round-robin proxy in front of two i
     60_000,
   );
 
-  it("a client without URL mode: AUTH_REQUIRED, asked nothing", async () => {
-    const r = await searchModern("no-url-mode");
-    expect(r.structured["error"]).toMatchObject(NOT_SIGNED_IN);
-    expect(r.asked).toHaveLength(0);
-    expect(fs.existsSync(env.grantFile())).toBe(false);
-  }, 60_000);
+  it.each(["no-url-mode", "no-elicitation"] as const)(
+    "a client that cannot ask in URL mode (%s): AUTH_REQUIRED, asked nothing",
+    async (person) => {
+      const r = await searchModern(person);
+      expect(r.structured["error"]).toMatchObject(NOT_SIGNED_IN);
+      expect(r.asked).toHaveLength(0);
+      expect(fs.existsSync(env.grantFile())).toBe(false);
+    },
+    60_000,
+  );
 });
