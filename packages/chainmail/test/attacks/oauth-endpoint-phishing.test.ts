@@ -14,9 +14,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonClient } from "../../src/client/index.js";
-import { parseConfig } from "../../src/config.js";
+import { type AccountConfig, parseConfig } from "../../src/config.js";
 import { diffEndpoint, endpointOf } from "../../src/policy/endpoints.js";
 import { reconcilePolicies } from "../../src/policy/service.js";
 import { EndpointStore } from "../../src/store/endpoints.js";
@@ -208,4 +209,97 @@ ${oauth}
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe("any edit of an OAuth2 account's endpoints (property)", () => {
+  const KEYS = [
+    "authorization_endpoint",
+    "token_endpoint",
+    "device_authorization_endpoint",
+    "revocation_endpoint",
+  ] as const;
+  type Key = (typeof KEYS)[number];
+  const OWN: Record<Key, string> = {
+    authorization_endpoint: "https://auth.example/authorize",
+    token_endpoint: "https://auth.example/token",
+    device_authorization_endpoint: "https://auth.example/device",
+    revocation_endpoint: "https://auth.example/revoke",
+  };
+  const account = (provider: string, oauth: Partial<Record<Key, string>>) => {
+    const [imap, smtp] =
+      provider === "google" ? ["imap.gmail.com", "smtp.gmail.com"] : ["imap.example.com", "smtp.example.com"];
+    const keys = Object.entries(oauth)
+      .map(([k, v]) => `${k} = ${JSON.stringify(v)}`)
+      .join("\n");
+    return parseConfig(`
+[[accounts]]
+name = "a"
+provider = "${provider}"
+address = "alice@example.com"
+username = "alice"
+[accounts.imap]
+host = "${imap}"
+port = 993
+tls = "tls"
+[accounts.smtp]
+host = "${smtp}"
+port = 465
+tls = "tls"
+[accounts.oauth]
+client_id = "id"
+scopes = ["mail"]
+${keys}
+`);
+  };
+  const endpoints = (a: AccountConfig) => Object.fromEntries(KEYS.map((k) => [k, a.oauth?.[k]]));
+  const url = fc
+    .tuple(fc.domain(), fc.constantFrom("/authorize", "/token", "/o/oauth2/v2/auth", "/device/code", ""))
+    .map(([host, at]) => `https://${host}${at}`);
+
+  it("leaves the account on its confirmed endpoints, pending exactly when one differs, naming each", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom("imap", "google"),
+        fc.record(
+          {
+            authorization_endpoint: url,
+            token_endpoint: url,
+            device_authorization_endpoint: url,
+            revocation_endpoint: url,
+          },
+          { requiredKeys: [] },
+        ),
+        (provider, edit) => {
+          const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-endpoint-prop-"));
+          const state = new StateDb(path.join(dir, "state.db"));
+          try {
+            const base = account(provider, provider === "imap" ? OWN : {});
+            reconcilePolicies(state, base);
+            const store = new EndpointStore(state.db);
+            store.put("a", store.get("a")!.pending!, null);
+            const confirmed = endpoints(reconcilePolicies(state, base).accounts[0]!);
+            const edited = account(provider, { ...(provider === "imap" ? OWN : {}), ...edit });
+            const effective = reconcilePolicies(state, edited).accounts[0]!;
+            const changed = KEYS.filter((k) => edited.accounts[0]!.oauth?.[k] !== confirmed[k]);
+            // Whatever the file says, the daemon signs in and refreshes where the owner confirmed.
+            expect(endpoints(effective)).toEqual(confirmed);
+            expect(store.get("a")?.pending != null).toBe(changed.length > 0);
+            const named = diffEndpoint(endpointOf(base.accounts[0]!), endpointOf(edited.accounts[0]!));
+            expect(named.map((line) => line.split(" ")[0])).toEqual(
+              [
+                ...changed.filter((k) => k === "token_endpoint" || k === "revocation_endpoint"),
+                ...changed.filter(
+                  (k) => k === "authorization_endpoint" || k === "device_authorization_endpoint",
+                ),
+              ].map((k) => `oauth.${k}`),
+            );
+          } finally {
+            state.close();
+            fs.rmSync(dir, { recursive: true, force: true });
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  }, 60_000);
 });
