@@ -5,7 +5,9 @@
  * (`auth.begin`, `auth.wait`), so the sign-in finishes however long the page stays open. Once it has,
  * the call runs once more. A client without URL mode, a declined or cancelled question, or a sign-in
  * that does not finish in time: the AUTH_REQUIRED error as before. The URL goes to the person through
- * the client, never to the model.
+ * the client, never to the model, and is only ever the sign-in page the owner confirmed: while the
+ * account's server settings wait for `chainmail policy confirm`, `auth.begin` is POLICY_DENIED and that
+ * is the call's error (nothing is asked).
  *
  * Asking is safe before anything irreversible: starting a sign-in changes no mail, and the daemon keys
  * the flow by account, so when the kit runs the handler again with the answer, `auth.begin` hands back

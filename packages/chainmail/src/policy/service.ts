@@ -279,6 +279,16 @@ export function confirmationPending(ctx: ServiceContext, account: string): boole
   const a = (ctx.fileConfig ?? ctx.config).accounts.find((x) => x.name === account);
   if (!a) return false;
   if (storeOf(ctx.state).get(account)?.pending != null) return true;
+  return endpointPending(ctx, account);
+}
+
+/**
+ * Whether config.toml's server settings of the account (servers, token endpoints, sign-in pages) are
+ * not the ones the owner confirmed: none confirmed yet, or a change waits.
+ */
+export function endpointPending(ctx: ServiceContext, account: string): boolean {
+  const a = (ctx.fileConfig ?? ctx.config).accounts.find((x) => x.name === account);
+  if (!a) return false;
   const row = endpointsOf(ctx.state).get(account);
   const confirmed = row ? parseEndpoint(row.confirmed) : null;
   return !confirmed || !sameEndpoint(confirmed, endpointOf(a));

@@ -2,6 +2,7 @@
 import { credentialsFor } from "../auth/credentials.js";
 import { flowsFor } from "../auth/flows.js";
 import { MailError } from "../errors.js";
+import { endpointPending } from "../policy/service.js";
 import { accountOf, audit, type Call, type ServiceContext } from "./context.js";
 
 function mcpOnly(call: Call): void {
@@ -27,6 +28,18 @@ export async function beginSignIn(ctx: ServiceContext, call: Call, name: string)
       `account ${name} does not sign in with OAuth2`,
       `The user runs \`chainmail secret set ${name}\`.`,
     );
+  // The page the person is sent to and the endpoint the code goes to must be the ones the owner
+  // confirmed: config.toml may have been edited by anything with a file tool to name a phishing page.
+  // While a change waits (or nothing is confirmed yet), no sign-in starts from the chat at all, as
+  // `chainmail auth login` refuses one: the person would be signing in under settings in flux.
+  if (account.endpoint_unconfirmed || endpointPending(ctx, name)) {
+    audit(ctx, call, name, "denied", "browser sign-in refused: the server settings wait for the owner");
+    throw new MailError(
+      "POLICY_DENIED",
+      `the server settings of account ${name} (its sign-in page and token endpoint among them) wait for the owner's confirmation: no sign-in starts from the chat until then`,
+      "Ask the user to run `chainmail policy status` and `chainmail policy confirm` in their terminal.",
+    );
+  }
   if (!account.oauth.authorization_endpoint)
     throw new MailError(
       "UNSUPPORTED",
