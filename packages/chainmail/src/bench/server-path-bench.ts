@@ -10,6 +10,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { ImapFlow } from "imapflow";
+import { RawFetch } from "../imap/raw-fetch.js";
 import { buildMessage } from "../testing/corpus.js";
 import { startMailEnv } from "../testing/mailenv.js";
 
@@ -36,7 +38,64 @@ async function timed(runs: number, f: () => Promise<unknown>): Promise<number[]>
   return out;
 }
 
+/**
+ * BENCH_SERVER_TRACE=1: where one server-path search's time goes. Every IMAP command the daemon's
+ * connection sends (imapflow's `exec`, which every command goes through) is timed from its send to
+ * its tagged answer; what is left of the search's time is the daemon's own (socket, JSON, planning,
+ * row building) and the client's. Off by default: the wrapper itself costs a little.
+ */
+const TRACE = process.env.BENCH_SERVER_TRACE === "1";
+const traced: Array<{ cmd: string; ms: number }> = [];
+function traceImap(): void {
+  type Exec = (this: ImapFlow, command: string, ...rest: unknown[]) => Promise<unknown>;
+  const proto = ImapFlow.prototype as unknown as { exec: Exec };
+  const exec = proto.exec;
+  proto.exec = async function (this: ImapFlow, command: string, ...rest: unknown[]) {
+    const t = process.hrtime.bigint();
+    try {
+      return await exec.call(this, command, ...rest);
+    } finally {
+      traced.push({ cmd: command, ms: Number(process.hrtime.bigint() - t) / 1e6 });
+    }
+  };
+  // The page's FETCH goes around imapflow's exec (the lean reader of imap/raw-fetch.ts).
+  type Fetch = (this: RawFetch, ...args: unknown[]) => Promise<unknown>;
+  const rawProto = RawFetch.prototype as unknown as { fetch: Fetch };
+  const fetch = rawProto.fetch;
+  rawProto.fetch = async function (this: RawFetch, ...args: unknown[]) {
+    const t = process.hrtime.bigint();
+    try {
+      return await fetch.apply(this, args);
+    } finally {
+      traced.push({ cmd: "UID FETCH (lean reader)", ms: Number(process.hrtime.bigint() - t) / 1e6 });
+    }
+  };
+}
+
+async function traceSearches(search: () => Promise<unknown>, runs: number): Promise<void> {
+  const per = new Map<string, number[]>();
+  const totals: number[] = [];
+  const rest: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    traced.length = 0;
+    const t = process.hrtime.bigint();
+    await search();
+    const total = Number(process.hrtime.bigint() - t) / 1e6;
+    totals.push(total);
+    const sums = new Map<string, number>();
+    for (const { cmd, ms } of traced) sums.set(cmd, (sums.get(cmd) ?? 0) + ms);
+    for (const [cmd, ms] of sums) per.set(cmd, [...(per.get(cmd) ?? []), ms]);
+    rest.push(total - traced.reduce((s, x) => s + x.ms, 0));
+  }
+  line(`trace of ${runs} server-path searches (p50 per step, ${load()}):`);
+  line(`  whole search ${p50(totals).toFixed(2)} ms`);
+  for (const [cmd, xs] of per)
+    line(`  IMAP ${cmd}: ${p50(xs).toFixed(2)} ms (in ${xs.length} of ${runs} searches)`);
+  line(`  outside IMAP commands (socket, JSON, daemon code): ${p50(rest).toFixed(2)} ms`);
+}
+
 async function main(): Promise<void> {
+  if (TRACE) traceImap();
   const env = await startMailEnv();
   try {
     const c = await env.dv.connect("alice");
@@ -70,6 +129,7 @@ async function main(): Promise<void> {
       throw new Error(
         `server path answered count ${first.count}, ${first.rows.length} rows, ${first.partial.length} partial`,
       );
+    if (TRACE) await traceSearches(search, RUNS);
     const searchMs = await timed(RUNS, search);
     // The reference: one page of 25 envelopes as a cacheless server fetches it, on a connection
     // that keeps the folder selected (as the daemon's pooled one does).

@@ -95,27 +95,45 @@ export async function newestFirst(client: ImapFlow, uids: number[]): Promise<num
   return sorted.filter((u) => wanted.has(u)).reverse();
 }
 
-/** Sends `UID SORT (ARRIVAL) UTF-8 <criteria>` and collects the `* SORT` numbers, oldest first. */
+/**
+ * Sends `UID SORT (ARRIVAL) UTF-8 <criteria>` and collects the matching UIDs, oldest first. Where the
+ * server offers ESORT (RFC 5267) it asks `RETURN (ALL)`: the answer is one sequence set in sort
+ * order ("1:12000" rather than 12,000 numbers), which the server writes and imapflow's parser reads
+ * in a fraction of the time: most of a plain SORT's cost at 12,000 matches was the list itself.
+ */
 async function uidSortByArrival(client: ImapFlow, criteria: unknown[]): Promise<number[]> {
   const out: number[] = [];
+  let esearch: EsearchAttributes | undefined;
+  const esort = client.capabilities.has("ESORT");
   // imapflow has no SORT command; `exec` is its (undocumented, untyped) way to send one and read the
   // untagged answers, the same path its own commands take.
   const exec = (client as unknown as { exec: RawExec }).exec.bind(client);
   try {
     const res = await exec(
       "UID SORT",
-      [[{ type: "ATOM", value: "ARRIVAL" }], { type: "ATOM", value: "UTF-8" }, ...criteria],
+      [
+        ...(esort ? [{ type: "ATOM", value: "RETURN" }, [{ type: "ATOM", value: "ALL" }]] : []),
+        [{ type: "ATOM", value: "ARRIVAL" }],
+        { type: "ATOM", value: "UTF-8" },
+        ...criteria,
+      ],
       {
         untagged: {
           SORT: async (untagged) => {
-            const nums = untagged?.numbers ?? (untagged?.attributes ?? []).map((a) => Number(a?.value));
+            const nums =
+              untagged?.numbers ??
+              (untagged?.attributes ?? []).map((a) => Number((a as { value?: unknown } | undefined)?.value));
             for (const n of nums) if (Number.isSafeInteger(n) && n > 0) out.push(n);
+          },
+          ESEARCH: async (untagged) => {
+            esearch = untagged?.attributes ?? [];
           },
         },
       },
     );
     res.next();
-    return out;
+    // Read after the command completed: a set it cannot read fails the search, not imapflow's parser.
+    return esearch ? esortAll(esearch) : out;
   } catch (err) {
     const e = err as { responseStatus?: string; responseText?: string; serverResponseCode?: string };
     if (e?.responseStatus === "NO" || e?.responseStatus === "BAD")
@@ -124,13 +142,47 @@ async function uidSortByArrival(client: ImapFlow, criteria: unknown[]): Promise<
   }
 }
 
+/**
+ * The numbers of an ESORT answer's ALL (`* ESEARCH (TAG "x") UID ALL 3,1:2 COUNT 3`), in the order
+ * the set lists them: in an ESORT answer the set is in sort order (RFC 5267 section 3.2), so a range
+ * `a:b` counts from a towards b (downwards when a > b). No ALL (nothing matched): none.
+ */
+export function esortAll(attributes: EsearchAttributes): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < attributes.length - 1; i++) {
+    const a = attributes[i];
+    if (Array.isArray(a) || String(a?.value).toUpperCase() !== "ALL") continue;
+    const set = (attributes[i + 1] as { value?: unknown } | undefined)?.value;
+    if (typeof set !== "string") return out;
+    for (const part of set.split(",")) {
+      const m = /^(\d+)(?::(\d+))?$/.exec(part);
+      if (!m) throw new Error(`an ESORT answer with an unreadable set: ${JSON.stringify(part.slice(0, 40))}`);
+      const from = Number(m[1]);
+      const to = m[2] === undefined ? from : Number(m[2]);
+      const step = to >= from ? 1 : -1;
+      for (let n = from; ; n += step) {
+        out.push(n);
+        if (n === to) break;
+      }
+    }
+    return out;
+  }
+  return out;
+}
+
+type EsearchAttributes = ReadonlyArray<{ type?: unknown; value?: unknown } | unknown[]>;
+
 type RawExec = (
   command: string,
   attributes: unknown[],
   options: {
     untagged: Record<
       string,
-      (u: { numbers?: number[]; attributes?: Array<{ value?: unknown }> } | undefined) => Promise<void>
+      (
+        u:
+          | { numbers?: number[]; attributes?: Array<{ type?: unknown; value?: unknown } | unknown[]> }
+          | undefined,
+      ) => Promise<void>
     >;
   },
 ) => Promise<{ next: () => void }>;
