@@ -229,6 +229,47 @@ describe("a server that refuses", () => {
     }
   });
 
+  it("reports a refused FETCH of a search's page as a partial entry with the server's text, the count still exact", async () => {
+    const before = proxy.refused();
+    proxy.refuse([{ command: /^UID FETCH/i, status: "NO", text: TEXT }]);
+    try {
+      const res = await search("in:MergeA");
+      expect(res.count).toBe(30);
+      expect(res.rows).toEqual([]);
+      expect(res.partial).toMatchObject([
+        { account: "work", folder: "MergeA", error: { reason: "SERVER_UNAVAILABLE" } },
+      ]);
+      expect(res.partial[0]!.error.detail).toContain("Internal error occurred");
+      expect(res.partial[0]!.error.message).not.toContain("evil");
+    } finally {
+      proxy.refuse([]);
+    }
+    expect(proxy.refused()).toBeGreaterThan(before);
+    const again = await search("in:MergeA");
+    expect(again).toMatchObject({ count: 30, partial: [] });
+    expect(again.rows).toHaveLength(25);
+  });
+
+  it("keeps the page a FETCH answered with NO [EXPUNGEISSUED] brought, as for any FETCH of expunged mail", async () => {
+    const expected = (await search("in:MergeA")).rows;
+    const before = proxy.refused();
+    proxy.refuse([
+      {
+        command: /^UID FETCH/i,
+        status: "NO",
+        text: "[EXPUNGEISSUED] Some of the requested messages no longer exist (0.001 + 0.000 secs).",
+      },
+    ]);
+    try {
+      const res = await search("in:MergeA");
+      expect(res.partial).toEqual([]);
+      expect(res.rows).toEqual(expected);
+    } finally {
+      proxy.refuse([]);
+    }
+    expect(proxy.refused()).toBeGreaterThan(before);
+  });
+
   it("reports a refused FETCH of get_message as a per-ref error, not INTERNAL", async () => {
     const ref = (await search("in:inbox hello")).rows[0]!.ref;
     const before = proxy.refused();
