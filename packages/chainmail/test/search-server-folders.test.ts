@@ -107,6 +107,35 @@ describe("a search that names its folders, after another client's change", () =>
   });
 });
 
+describe("the same search again, in a folder that may have changed", () => {
+  it("answers each change between two identical searches: another client's flags, appends and expunges, the daemon's own flags", async () => {
+    await other.mailboxCreate("Same");
+    for (let i = 0; i < 5; i++) await other.append("Same", msg(`Same ${i}`, `2026-03-0${i + 1}T10:00:00Z`));
+    const unread = async () => {
+      const res = await search("in:Same is:unread");
+      return { count: res.count, subjects: res.rows.map((r) => r.subject) };
+    };
+    const all = ["Same 4", "Same 3", "Same 2", "Same 1", "Same 0"];
+    expect(await unread()).toEqual({ count: 5, subjects: all });
+    expect(await unread()).toEqual({ count: 5, subjects: all });
+    // Another client reads one (a flag change: no message added or removed).
+    await other.mailboxOpen("Same");
+    await other.messageFlagsAdd({ subject: "Same 3" }, ["\\Seen"]);
+    expect(await unread()).toEqual({ count: 4, subjects: ["Same 4", "Same 2", "Same 1", "Same 0"] });
+    // One arrives and another goes in the same interval: the number of messages stays the same.
+    await other.append("Same", msg("Same 5", "2026-03-09T10:00:00Z"));
+    await other.messageDelete({ subject: "Same 0" });
+    expect(await unread()).toEqual({ count: 4, subjects: ["Same 5", "Same 4", "Same 2", "Same 1"] });
+    // The daemon's own change, made through its own connection.
+    const ref = (await search('in:Same subject:"Same 4"')).rows[0]!.ref;
+    await env.client.setFlags({ refs: [ref], add: ["seen"] });
+    expect(await unread()).toEqual({ count: 3, subjects: ["Same 5", "Same 2", "Same 1"] });
+    await env.client.setFlags({ refs: [ref], remove: ["seen"] });
+    expect(await unread()).toEqual({ count: 4, subjects: ["Same 5", "Same 4", "Same 2", "Same 1"] });
+    await other.mailboxClose();
+  });
+});
+
 describe("esortAll", () => {
   const answer = (set: string | null, more: Array<{ type: string; value: string }> = []) => [
     [

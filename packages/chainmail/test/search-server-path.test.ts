@@ -229,6 +229,44 @@ describe("a server that refuses", () => {
     }
   });
 
+  it("sends no SORT for the same search in an unchanged folder, and SORTs again once another client changed it", async () => {
+    const first = await search("in:MergeB");
+    expect(first).toMatchObject({ count: 30, partial: [] });
+    const before = proxy.refused();
+    // Any SORT sent now is refused: the answers below show whether one was sent.
+    proxy.refuse([{ command: /^UID SORT/i, status: "BAD", text: TEXT }]);
+    try {
+      const again = await search("in:MergeB");
+      expect(again).toMatchObject({ count: 30, partial: [] });
+      expect(again.rows).toEqual(first.rows);
+      const next = await search("in:MergeB", { cursor: first.next_cursor! });
+      expect(next.partial).toEqual([]);
+      expect(next.rows.map((r) => r.subject)).toEqual(
+        MERGE.filter((m) => m.folder === "MergeB")
+          .sort((a, b) => b.arrival - a.arrival)
+          .slice(25)
+          .map((m) => m.subject),
+      );
+      expect(proxy.refused()).toBe(before);
+      // Another client flags a message (straight to Dovecot, not through the proxy).
+      const c = await env.dv.connect("alice");
+      try {
+        await c.mailboxOpen("MergeB");
+        await c.messageFlagsAdd("1", ["$Changed"]);
+      } finally {
+        await c.logout();
+      }
+      const changed = await search("in:MergeB");
+      expect(changed.partial).toMatchObject([{ folder: "MergeB", error: { reason: "UNSUPPORTED" } }]);
+      // Refused, so sent (twice: a refusal in a folder of a reused folder list makes the search
+      // LIST and run once more, see withFolderList).
+      expect(proxy.refused()).toBeGreaterThan(before);
+    } finally {
+      proxy.refuse([]);
+    }
+    expect(await search("in:MergeB")).toMatchObject({ count: 30, partial: [] });
+  });
+
   it("reports a refused FETCH of a search's page as a partial entry with the server's text, the count still exact", async () => {
     const before = proxy.refused();
     proxy.refuse([{ command: /^UID FETCH/i, status: "NO", text: TEXT }]);

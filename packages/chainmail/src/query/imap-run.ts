@@ -224,6 +224,8 @@ async function searchFolder(
 ): Promise<FolderMatches> {
   const plan = compileToImap(ast, scope.now, { folder: scope.folder, account: scope.account });
   if (!plan) return { count: 0, uids: [] };
+  // Counting starts before the NOOP, so what the NOOP reports is counted.
+  changesReported(client);
   const reused = client.mailbox
     ? client.mailbox.path === scope.folder.path && client.mailbox.readOnly
     : false;
@@ -246,7 +248,29 @@ async function searchFolder(
       if (String((criteria[0] as { value?: unknown } | undefined)?.value).toUpperCase() === "CHARSET")
         criteria = criteria.slice(2);
       if (criteria.length === 0) criteria = [{ type: "ATOM", value: "ALL" }];
+      const memo = {
+        path: scope.folder.path,
+        uidValidity: String(client.mailbox ? client.mailbox.uidValidity : ""),
+        key: JSON.stringify(criteria),
+        changes: changesReported(client),
+      };
+      const last = sortMemos.get(client);
+      if (
+        reused &&
+        last &&
+        !timeDependent(plan.bound) &&
+        last.path === memo.path &&
+        last.uidValidity === memo.uidValidity &&
+        last.key === memo.key &&
+        last.changes === memo.changes &&
+        tagsSent(client) === last.tag + 1
+      ) {
+        // This NOOP heard of no change either: the answer still holds after it.
+        last.tag = tagsSent(client);
+        return { count: last.uids.length, uids: last.uids };
+      }
       const uids = (await uidSortByArrival(client, criteria)).reverse();
+      sortMemos.set(client, { ...memo, uids, tag: tagsSent(client) });
       return { count: uids.length, uids };
     }
     const matches = await matchesInLock(client, plan, scope);
@@ -256,6 +280,55 @@ async function searchFolder(
   } finally {
     lock.release();
   }
+}
+
+/**
+ * The last SORT answer of each connection, reused by the next search of the same criteria in the
+ * same folder when nothing can have changed it: the folder stayed selected, the only command sent
+ * since is the search's NOOP (which makes the server report every change since its last sync
+ * point), and the server reported no change (EXISTS, EXPUNGE/VANISHED, FLAGS, no other folder
+ * opened) from just before that SORT on. A repeated search, or the next page of one, then skips
+ * the SORT of every match, the bulk of the server's work for a large folder. Criteria with dates
+ * are never reused: imapflow sends them as WITHIN's YOUNGER/OLDER seconds, whose answer moves
+ * with the clock.
+ */
+const sortMemos = new WeakMap<
+  ImapFlow,
+  { path: string; uidValidity: string; key: string; changes: number; tag: number; uids: number[] }
+>();
+
+const changeCounters = new WeakMap<ImapFlow, { n: number }>();
+
+/** How many changes the server has reported on this connection since counting began (see sortMemos). */
+function changesReported(client: ImapFlow): number {
+  let counter = changeCounters.get(client);
+  if (!counter) {
+    const c = { n: 0 };
+    const bump = () => {
+      c.n++;
+    };
+    for (const event of ["exists", "expunge", "flags", "mailboxOpen", "mailboxClose", "close"])
+      client.on(event, bump);
+    changeCounters.set(client, c);
+    counter = c;
+  }
+  return counter.n;
+}
+
+/** How many commands imapflow has sent on this connection (its tag counter; not in its typings). */
+function tagsSent(client: ImapFlow): number {
+  return (client as unknown as { tagCounter: number }).tagCounter;
+}
+
+function timeDependent(bound: QueryNode): boolean {
+  let found = false;
+  const visit = (n: QueryNode): void => {
+    if (n.kind === "and" || n.kind === "or") n.children.forEach(visit);
+    else if (n.kind === "not") visit(n.child);
+    else if (n.kind === "date" || n.kind === "age") found = true;
+  };
+  visit(bound);
+  return found;
 }
 
 /** The plan's matching UIDs, ascending, in the selected folder. */
