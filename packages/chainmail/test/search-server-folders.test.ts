@@ -122,6 +122,19 @@ describe("the same search again, in a folder that may have changed", () => {
     await other.mailboxOpen("Same");
     await other.messageFlagsAdd({ subject: "Same 3" }, ["\\Seen"]);
     expect(await unread()).toEqual({ count: 4, subjects: ["Same 4", "Same 2", "Same 1", "Same 0"] });
+    // A keyword the query does not read, then the same message unread again (it matches anew).
+    await other.messageFlagsAdd({ subject: "Same 2" }, ["$Later"]);
+    expect(await unread()).toEqual({ count: 4, subjects: ["Same 4", "Same 2", "Same 1", "Same 0"] });
+    await other.messageFlagsRemove({ subject: "Same 3" }, ["\\Seen"]);
+    expect(await unread()).toEqual({ count: 5, subjects: all });
+    // Two read at once, one of them the newest.
+    await other.messageFlagsAdd({ subject: "Same 4" }, ["\\Seen"]);
+    await other.messageFlagsAdd({ subject: "Same 1" }, ["\\Seen"]);
+    expect(await unread()).toEqual({ count: 3, subjects: ["Same 3", "Same 2", "Same 0"] });
+    await other.messageFlagsRemove({ subject: "Same 4" }, ["\\Seen"]);
+    await other.messageFlagsRemove({ subject: "Same 1" }, ["\\Seen"]);
+    await other.messageFlagsAdd({ subject: "Same 3" }, ["\\Seen"]);
+    expect(await unread()).toEqual({ count: 4, subjects: ["Same 4", "Same 2", "Same 1", "Same 0"] });
     // One arrives and another goes in the same interval: the number of messages stays the same.
     await other.append("Same", msg("Same 5", "2026-03-09T10:00:00Z"));
     await other.messageDelete({ subject: "Same 0" });

@@ -229,12 +229,17 @@ describe("a server that refuses", () => {
     }
   });
 
-  it("sends no SORT for the same search in an unchanged folder, and SORTs again once another client changed it", async () => {
+  it("sends no SORT of every match for the same search in an unchanged folder or after flag changes, and sorts again once messages came or went", async () => {
     const first = await search("in:MergeB");
     expect(first).toMatchObject({ count: 30, partial: [] });
     const before = proxy.refused();
-    // Any SORT sent now is refused: the answers below show whether one was sent.
-    proxy.refuse([{ command: /^UID SORT/i, status: "BAD", text: TEXT }]);
+    // The SORT of every match in MergeB (criteria ALL) is refused from now on: the answers below
+    // show whether one was sent. The SORTs of a few changed messages (criteria start with their
+    // sequence numbers) go through.
+    proxy.refuse([
+      { command: /^UID SORT RETURN \(ALL\) \(ARRIVAL\) UTF-8 ALL\s*$/i, status: "BAD", text: TEXT },
+    ]);
+    const other = await env.dv.connect("alice");
     try {
       const again = await search("in:MergeB");
       expect(again).toMatchObject({ count: 30, partial: [] });
@@ -247,15 +252,16 @@ describe("a server that refuses", () => {
           .slice(25)
           .map((m) => m.subject),
       );
+      // Another client flags a message (straight to Dovecot, not through the proxy): only that
+      // message is searched again.
+      await other.mailboxOpen("MergeB");
+      await other.messageFlagsAdd("1", ["$Changed"]);
+      const flagged = await search("in:MergeB");
+      expect(flagged).toMatchObject({ count: 30, partial: [] });
+      expect(flagged.rows.map((r) => r.ref)).toEqual(first.rows.map((r) => r.ref));
       expect(proxy.refused()).toBe(before);
-      // Another client flags a message (straight to Dovecot, not through the proxy).
-      const c = await env.dv.connect("alice");
-      try {
-        await c.mailboxOpen("MergeB");
-        await c.messageFlagsAdd("1", ["$Changed"]);
-      } finally {
-        await c.logout();
-      }
+      // A message comes: its place in the order is found by sorting the folder anew.
+      await other.append("MergeB", Buffer.from("Subject: Passing\r\n\r\nhello\r\n"));
       const changed = await search("in:MergeB");
       expect(changed.partial).toMatchObject([{ folder: "MergeB", error: { reason: "UNSUPPORTED" } }]);
       // Refused, so sent (twice: a refusal in a folder of a reused folder list makes the search
@@ -263,6 +269,8 @@ describe("a server that refuses", () => {
       expect(proxy.refused()).toBeGreaterThan(before);
     } finally {
       proxy.refuse([]);
+      await other.messageDelete({ subject: "Passing" });
+      await other.logout();
     }
     expect(await search("in:MergeB")).toMatchObject({ count: 30, partial: [] });
   });

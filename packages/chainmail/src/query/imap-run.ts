@@ -252,7 +252,7 @@ async function searchFolder(
         path: scope.folder.path,
         uidValidity: String(client.mailbox ? client.mailbox.uidValidity : ""),
         key: JSON.stringify(criteria),
-        changes: changesReported(client),
+        ...changesReported(client),
       };
       const last = sortMemos.get(client);
       if (
@@ -262,12 +262,20 @@ async function searchFolder(
         last.path === memo.path &&
         last.uidValidity === memo.uidValidity &&
         last.key === memo.key &&
-        last.changes === memo.changes &&
+        last.others === memo.others &&
         tagsSent(client) === last.tag + 1
       ) {
+        const flagged = changeLog(client).flagged.slice(last.flags, memo.flags);
         // This NOOP heard of no change either: the answer still holds after it.
-        last.tag = tagsSent(client);
-        return { count: last.uids.length, uids: last.uids };
+        if (flagged.length === 0) {
+          last.tag = tagsSent(client);
+          return { count: last.uids.length, uids: last.uids };
+        }
+        const uids = await afterFlagChanges(client, criteria, last.uids, flagged);
+        if (uids) {
+          sortMemos.set(client, { ...memo, uids, tag: tagsSent(client) });
+          return { count: uids.length, uids };
+        }
       }
       const uids = (await uidSortByArrival(client, criteria)).reverse();
       sortMemos.set(client, { ...memo, uids, tag: tagsSent(client) });
@@ -288,31 +296,86 @@ async function searchFolder(
  * since is the search's NOOP (which makes the server report every change since its last sync
  * point), and the server reported no change (EXISTS, EXPUNGE/VANISHED, FLAGS, no other folder
  * opened) from just before that SORT on. A repeated search, or the next page of one, then skips
- * the SORT of every match, the bulk of the server's work for a large folder. Criteria with dates
- * are never reused: imapflow sends them as WITHIN's YOUNGER/OLDER seconds, whose answer moves
- * with the clock.
+ * the SORT of every match, the bulk of the server's work for a large folder. When the only changes
+ * reported are flags, the changed messages alone are searched again (afterFlagChanges). Criteria
+ * with dates are never reused: imapflow sends them as WITHIN's YOUNGER/OLDER seconds, whose answer
+ * moves with the clock.
  */
 const sortMemos = new WeakMap<
   ImapFlow,
-  { path: string; uidValidity: string; key: string; changes: number; tag: number; uids: number[] }
+  {
+    path: string;
+    uidValidity: string;
+    key: string;
+    others: number;
+    flags: number;
+    tag: number;
+    uids: number[];
+  }
 >();
 
-const changeCounters = new WeakMap<ImapFlow, { n: number }>();
+/**
+ * What the server reported on a connection since counting began: the sequence numbers of messages
+ * whose flags changed (untagged FETCH FLAGS), and how many other changes (EXISTS, EXPUNGE,
+ * VANISHED, a folder opened or closed).
+ */
+interface ChangeLog {
+  flagged: number[];
+  others: number;
+}
 
-/** How many changes the server has reported on this connection since counting began (see sortMemos). */
-function changesReported(client: ImapFlow): number {
-  let counter = changeCounters.get(client);
-  if (!counter) {
-    const c = { n: 0 };
-    const bump = () => {
-      c.n++;
+const changeLogs = new WeakMap<ImapFlow, ChangeLog>();
+
+function changeLog(client: ImapFlow): ChangeLog {
+  let log = changeLogs.get(client);
+  if (!log) {
+    const l: ChangeLog = { flagged: [], others: 0 };
+    const other = () => {
+      l.others++;
     };
-    for (const event of ["exists", "expunge", "flags", "mailboxOpen", "mailboxClose", "close"])
-      client.on(event, bump);
-    changeCounters.set(client, c);
-    counter = c;
+    for (const event of ["exists", "expunge", "mailboxOpen", "mailboxClose", "close"])
+      client.on(event, other);
+    client.on("flags", (e: { seq?: unknown }) => {
+      if (typeof e?.seq === "number" && Number.isSafeInteger(e.seq) && e.seq > 0) l.flagged.push(e.seq);
+      else l.others++;
+    });
+    changeLogs.set(client, l);
+    log = l;
   }
-  return counter.n;
+  return log;
+}
+
+/** Where the change log stands (see sortMemos). */
+function changesReported(client: ImapFlow): { others: number; flags: number } {
+  const log = changeLog(client);
+  return { others: log.others, flags: log.flagged.length };
+}
+
+/** At most this many changed messages are searched again one by one; more and the folder is sorted anew. */
+const FLAG_CHANGES_MAX = 200;
+
+/**
+ * The previous SORT answer after flag changes alone (no message added or removed since, so the
+ * messages' order by arrival and the sequence numbers the server gave are unchanged): each changed
+ * message that no longer matches leaves the list; when one that was not in it matches now, its
+ * place in the order is unknown and the answer is null (the caller sorts the folder anew). Two
+ * small SORTs over the changed messages' sequence numbers stand for one over every match.
+ */
+async function afterFlagChanges(
+  client: ImapFlow,
+  criteria: unknown[],
+  uids: number[],
+  flagged: number[],
+): Promise<number[] | null> {
+  const seqs = [...new Set(flagged)];
+  if (seqs.length > FLAG_CHANGES_MAX) return null;
+  const set = { type: "SEQUENCE", value: uidSet(seqs) };
+  const changed = await uidSortByArrival(client, [set]);
+  const matching = new Set(await uidSortByArrival(client, [set, ...criteria]));
+  const had = new Set(uids);
+  for (const uid of matching) if (!had.has(uid)) return null;
+  const left = new Set(changed.filter((uid) => !matching.has(uid)));
+  return left.size === 0 ? uids : uids.filter((uid) => !left.has(uid));
 }
 
 /** How many commands imapflow has sent on this connection (its tag counter; not in its typings). */
