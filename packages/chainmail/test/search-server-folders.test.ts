@@ -145,6 +145,27 @@ describe("the same search again, in a folder that may have changed", () => {
     expect(await unread()).toEqual({ count: 3, subjects: ["Same 5", "Same 2", "Same 1"] });
     await env.client.setFlags({ refs: [ref], remove: ["seen"] });
     expect(await unread()).toEqual({ count: 4, subjects: ["Same 5", "Same 4", "Same 2", "Same 1"] });
+    // Arrivals alone: new mail, a read one (no match), and one imported with an old date (placed
+    // by its arrival, not first).
+    await other.append("Same", msg("Same 6"));
+    expect(await unread()).toEqual({
+      count: 5,
+      subjects: ["Same 6", "Same 5", "Same 4", "Same 2", "Same 1"],
+    });
+    await other.append("Same", msg("Same read"), ["\\Seen"]);
+    expect((await unread()).count).toBe(5);
+    await other.append("Same", msg("Same imported"), [], new Date("2020-01-01T00:00:00Z"));
+    expect(await unread()).toEqual({
+      count: 6,
+      subjects: ["Same 6", "Same 5", "Same 4", "Same 2", "Same 1", "Same imported"],
+    });
+    // New mail and a flag change together.
+    await other.append("Same", msg("Same 7"));
+    await other.messageFlagsAdd({ subject: "Same 5" }, ["\\Seen"]);
+    expect(await unread()).toEqual({
+      count: 6,
+      subjects: ["Same 7", "Same 6", "Same 4", "Same 2", "Same 1", "Same imported"],
+    });
     await other.mailboxClose();
   });
 });

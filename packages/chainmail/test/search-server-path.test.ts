@@ -229,7 +229,7 @@ describe("a server that refuses", () => {
     }
   });
 
-  it("sends no SORT of every match for the same search in an unchanged folder or after flag changes, and sorts again once messages came or went", async () => {
+  it("sends no SORT of every match for the same search in an unchanged folder, after flag changes or new mail, and sorts again once a message went", async () => {
     const first = await search("in:MergeB");
     expect(first).toMatchObject({ count: 30, partial: [] });
     const before = proxy.refused();
@@ -260,8 +260,17 @@ describe("a server that refuses", () => {
       expect(flagged).toMatchObject({ count: 30, partial: [] });
       expect(flagged.rows.map((r) => r.ref)).toEqual(first.rows.map((r) => r.ref));
       expect(proxy.refused()).toBe(before);
-      // A message comes: its place in the order is found by sorting the folder anew.
+      // New mail that arrived last goes in front, found by a SORT of the new messages alone.
       await other.append("MergeB", Buffer.from("Subject: Passing\r\n\r\nhello\r\n"));
+      const arrived = await search("in:MergeB");
+      expect(arrived).toMatchObject({ count: 31, partial: [] });
+      expect(arrived.rows.map((r) => r.subject)).toEqual([
+        "Passing",
+        ...first.rows.slice(0, 24).map((r) => r.subject),
+      ]);
+      expect(proxy.refused()).toBe(before);
+      // A message goes: what the remaining sequence numbers mean changed, so the folder is sorted.
+      await other.messageDelete({ subject: "Passing" });
       const changed = await search("in:MergeB");
       expect(changed.partial).toMatchObject([{ folder: "MergeB", error: { reason: "UNSUPPORTED" } }]);
       // Refused, so sent (twice: a refusal in a folder of a reused folder list makes the search
@@ -269,7 +278,6 @@ describe("a server that refuses", () => {
       expect(proxy.refused()).toBeGreaterThan(before);
     } finally {
       proxy.refuse([]);
-      await other.messageDelete({ subject: "Passing" });
       await other.logout();
     }
     expect(await search("in:MergeB")).toMatchObject({ count: 30, partial: [] });

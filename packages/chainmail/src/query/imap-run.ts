@@ -252,6 +252,7 @@ async function searchFolder(
         path: scope.folder.path,
         uidValidity: String(client.mailbox ? client.mailbox.uidValidity : ""),
         key: JSON.stringify(criteria),
+        exists: client.mailbox ? client.mailbox.exists : -1,
         ...changesReported(client),
       };
       const last = sortMemos.get(client);
@@ -262,16 +263,25 @@ async function searchFolder(
         last.path === memo.path &&
         last.uidValidity === memo.uidValidity &&
         last.key === memo.key &&
-        last.others === memo.others &&
+        last.removed === memo.removed &&
+        last.exists >= 0 &&
+        memo.exists >= last.exists &&
         tagsSent(client) === last.tag + 1
       ) {
-        const flagged = changeLog(client).flagged.slice(last.flags, memo.flags);
+        // Only messages after the old count are new (nothing was removed, so the old ones kept
+        // their sequence numbers); flag changes of new ones are read with them.
+        const flagged = changeLog(client)
+          .flagged.slice(last.flags, memo.flags)
+          .filter((seq) => seq <= last.exists);
         // This NOOP heard of no change either: the answer still holds after it.
-        if (flagged.length === 0) {
+        if (flagged.length === 0 && memo.exists === last.exists) {
           last.tag = tagsSent(client);
           return { count: last.uids.length, uids: last.uids };
         }
-        const uids = await afterFlagChanges(client, criteria, last.uids, flagged);
+        let uids: number[] | null = last.uids;
+        if (flagged.length > 0) uids = await afterFlagChanges(client, criteria, uids, flagged);
+        if (uids && memo.exists > last.exists)
+          uids = await afterArrivals(client, criteria, uids, last.exists + 1, memo.exists);
         if (uids) {
           sortMemos.set(client, { ...memo, uids, tag: tagsSent(client) });
           return { count: uids.length, uids };
@@ -296,8 +306,9 @@ async function searchFolder(
  * since is the search's NOOP (which makes the server report every change since its last sync
  * point), and the server reported no change (EXISTS, EXPUNGE/VANISHED, FLAGS, no other folder
  * opened) from just before that SORT on. A repeated search, or the next page of one, then skips
- * the SORT of every match, the bulk of the server's work for a large folder. When the only changes
- * reported are flags, the changed messages alone are searched again (afterFlagChanges). Criteria
+ * the SORT of every match, the bulk of the server's work for a large folder. When the changes
+ * reported are flags and new messages, the changed messages alone are searched again
+ * (afterFlagChanges) and the new ones placed in front when they arrived last (afterArrivals). Criteria
  * with dates are never reused: imapflow sends them as WITHIN's YOUNGER/OLDER seconds, whose answer
  * moves with the clock.
  */
@@ -307,7 +318,9 @@ const sortMemos = new WeakMap<
     path: string;
     uidValidity: string;
     key: string;
-    others: number;
+    /** The folder's message count as of that SORT (after its NOOP). */
+    exists: number;
+    removed: number;
     flags: number;
     tag: number;
     uids: number[];
@@ -316,12 +329,13 @@ const sortMemos = new WeakMap<
 
 /**
  * What the server reported on a connection since counting began: the sequence numbers of messages
- * whose flags changed (untagged FETCH FLAGS), and how many other changes (EXISTS, EXPUNGE,
- * VANISHED, a folder opened or closed).
+ * whose flags changed (untagged FETCH FLAGS), and how many changes that remove messages or change
+ * what sequence numbers mean (EXPUNGE, VANISHED, a folder opened or closed). New messages are
+ * read from the folder's message count (EXISTS), which only grows while nothing is removed.
  */
 interface ChangeLog {
   flagged: number[];
-  others: number;
+  removed: number;
 }
 
 const changeLogs = new WeakMap<ImapFlow, ChangeLog>();
@@ -329,15 +343,14 @@ const changeLogs = new WeakMap<ImapFlow, ChangeLog>();
 function changeLog(client: ImapFlow): ChangeLog {
   let log = changeLogs.get(client);
   if (!log) {
-    const l: ChangeLog = { flagged: [], others: 0 };
-    const other = () => {
-      l.others++;
+    const l: ChangeLog = { flagged: [], removed: 0 };
+    const removed = () => {
+      l.removed++;
     };
-    for (const event of ["exists", "expunge", "mailboxOpen", "mailboxClose", "close"])
-      client.on(event, other);
+    for (const event of ["expunge", "mailboxOpen", "mailboxClose", "close"]) client.on(event, removed);
     client.on("flags", (e: { seq?: unknown }) => {
       if (typeof e?.seq === "number" && Number.isSafeInteger(e.seq) && e.seq > 0) l.flagged.push(e.seq);
-      else l.others++;
+      else l.removed++;
     });
     changeLogs.set(client, l);
     log = l;
@@ -346,9 +359,9 @@ function changeLog(client: ImapFlow): ChangeLog {
 }
 
 /** Where the change log stands (see sortMemos). */
-function changesReported(client: ImapFlow): { others: number; flags: number } {
+function changesReported(client: ImapFlow): { removed: number; flags: number } {
   const log = changeLog(client);
-  return { others: log.others, flags: log.flagged.length };
+  return { removed: log.removed, flags: log.flagged.length };
 }
 
 /** At most this many changed messages are searched again one by one; more and the folder is sorted anew. */
@@ -376,6 +389,38 @@ async function afterFlagChanges(
   for (const uid of matching) if (!had.has(uid)) return null;
   const left = new Set(changed.filter((uid) => !matching.has(uid)));
   return left.size === 0 ? uids : uids.filter((uid) => !left.has(uid));
+}
+
+/**
+ * The previous SORT answer (newest first) with the messages that arrived since (sequence numbers
+ * `from` to `to`) placed in front, when every new match arrived no earlier than the newest
+ * previous match: one SORT of that match and the new matches says so (by arrival, ties by sequence
+ * number, as a SORT of every match orders them). A new match that arrived earlier (mail appended
+ * with an old date) has a place the answer cannot tell: null, and the caller sorts anew.
+ */
+async function afterArrivals(
+  client: ImapFlow,
+  criteria: unknown[],
+  uids: number[],
+  from: number,
+  to: number,
+): Promise<number[] | null> {
+  const fresh = [{ type: "SEQUENCE", value: `${from}:${to}` }, ...criteria];
+  const newest = uids[0];
+  const sorted = await uidSortByArrival(
+    client,
+    newest === undefined
+      ? fresh
+      : [
+          { type: "ATOM", value: "OR" },
+          { type: "ATOM", value: "UID" },
+          { type: "SEQUENCE", value: String(newest) },
+          fresh,
+        ],
+  );
+  if (newest === undefined) return sorted.reverse();
+  if (sorted[0] !== newest) return null;
+  return [...sorted.slice(1).reverse(), ...uids];
 }
 
 /** How many commands imapflow has sent on this connection (its tag counter; not in its typings). */
