@@ -301,16 +301,15 @@ async function searchFolder(
 }
 
 /**
- * The last SORT answer of each connection, reused by the next search of the same criteria in the
- * same folder when nothing can have changed it: the folder stayed selected, the only command sent
- * since is the search's NOOP (which makes the server report every change since its last sync
- * point), and the server reported no change (EXISTS, EXPUNGE/VANISHED, FLAGS, no other folder
- * opened) from just before that SORT on. A repeated search, or the next page of one, then skips
- * the SORT of every match, the bulk of the server's work for a large folder. When the changes
- * reported are flags and new messages, the changed messages alone are searched again
- * (afterFlagChanges) and the new ones placed in front when they arrived last (afterArrivals). Criteria
- * with dates are never reused: imapflow sends them as WITHIN's YOUNGER/OLDER seconds, whose answer
- * moves with the clock.
+ * The last SORT answer of each connection, for the next search of the same criteria in the same
+ * folder: the folder stayed selected and the only command sent since is the search's NOOP, which
+ * makes the server report every change since its last sync point (the change log below, counted
+ * from just before that SORT). No change reported: the answer stands, and a repeated search, or
+ * the next page of one, skips the SORT of every match, the bulk of the server's work for a large
+ * folder. Flag changes and new messages only: the changed messages alone are searched again
+ * (afterFlagChanges) and the new ones placed in front when they arrived last (afterArrivals). A
+ * message removed, another folder opened: sorted anew. Criteria with dates are never reused:
+ * imapflow sends them as WITHIN's YOUNGER/OLDER seconds, whose answer moves with the clock.
  */
 const sortMemos = new WeakMap<
   ImapFlow,
