@@ -229,6 +229,101 @@ describe("a server that refuses", () => {
     }
   });
 
+  it("sends no SORT of every match for the same search in an unchanged folder, after flag changes or new mail, and sorts again once a message went", async () => {
+    const first = await search("in:MergeB");
+    expect(first).toMatchObject({ count: 30, partial: [] });
+    const before = proxy.refused();
+    // The SORT of every match in MergeB (criteria ALL) is refused from now on: the answers below
+    // show whether one was sent. The SORTs of a few changed messages (criteria start with their
+    // sequence numbers) go through.
+    proxy.refuse([
+      { command: /^UID SORT RETURN \(ALL\) \(ARRIVAL\) UTF-8 ALL\s*$/i, status: "BAD", text: TEXT },
+    ]);
+    const other = await env.dv.connect("alice");
+    try {
+      const again = await search("in:MergeB");
+      expect(again).toMatchObject({ count: 30, partial: [] });
+      expect(again.rows).toEqual(first.rows);
+      const next = await search("in:MergeB", { cursor: first.next_cursor! });
+      expect(next.partial).toEqual([]);
+      expect(next.rows.map((r) => r.subject)).toEqual(
+        MERGE.filter((m) => m.folder === "MergeB")
+          .sort((a, b) => b.arrival - a.arrival)
+          .slice(25)
+          .map((m) => m.subject),
+      );
+      // Another client flags a message (straight to Dovecot, not through the proxy): only that
+      // message is searched again.
+      await other.mailboxOpen("MergeB");
+      await other.messageFlagsAdd("1", ["$Changed"]);
+      const flagged = await search("in:MergeB");
+      expect(flagged).toMatchObject({ count: 30, partial: [] });
+      expect(flagged.rows.map((r) => r.ref)).toEqual(first.rows.map((r) => r.ref));
+      expect(proxy.refused()).toBe(before);
+      // New mail that arrived last goes in front, found by a SORT of the new messages alone.
+      await other.append("MergeB", Buffer.from("Subject: Passing\r\n\r\nhello\r\n"));
+      const arrived = await search("in:MergeB");
+      expect(arrived).toMatchObject({ count: 31, partial: [] });
+      expect(arrived.rows.map((r) => r.subject)).toEqual([
+        "Passing",
+        ...first.rows.slice(0, 24).map((r) => r.subject),
+      ]);
+      expect(proxy.refused()).toBe(before);
+      // A message goes: what the remaining sequence numbers mean changed, so the folder is sorted.
+      await other.messageDelete({ subject: "Passing" });
+      const changed = await search("in:MergeB");
+      expect(changed.partial).toMatchObject([{ folder: "MergeB", error: { reason: "UNSUPPORTED" } }]);
+      // Refused, so sent (twice: a refusal in a folder of a reused folder list makes the search
+      // LIST and run once more, see withFolderList).
+      expect(proxy.refused()).toBeGreaterThan(before);
+    } finally {
+      proxy.refuse([]);
+      await other.logout();
+    }
+    expect(await search("in:MergeB")).toMatchObject({ count: 30, partial: [] });
+  });
+
+  it("reports a refused FETCH of a search's page as a partial entry with the server's text, the count still exact", async () => {
+    const before = proxy.refused();
+    proxy.refuse([{ command: /^UID FETCH/i, status: "NO", text: TEXT }]);
+    try {
+      const res = await search("in:MergeA");
+      expect(res.count).toBe(30);
+      expect(res.rows).toEqual([]);
+      expect(res.partial).toMatchObject([
+        { account: "work", folder: "MergeA", error: { reason: "SERVER_UNAVAILABLE" } },
+      ]);
+      expect(res.partial[0]!.error.detail).toContain("Internal error occurred");
+      expect(res.partial[0]!.error.message).not.toContain("evil");
+    } finally {
+      proxy.refuse([]);
+    }
+    expect(proxy.refused()).toBeGreaterThan(before);
+    const again = await search("in:MergeA");
+    expect(again).toMatchObject({ count: 30, partial: [] });
+    expect(again.rows).toHaveLength(25);
+  });
+
+  it("keeps the page a FETCH answered with NO [EXPUNGEISSUED] brought, as for any FETCH of expunged mail", async () => {
+    const expected = (await search("in:MergeA")).rows;
+    const before = proxy.refused();
+    proxy.refuse([
+      {
+        command: /^UID FETCH/i,
+        status: "NO",
+        text: "[EXPUNGEISSUED] Some of the requested messages no longer exist (0.001 + 0.000 secs).",
+      },
+    ]);
+    try {
+      const res = await search("in:MergeA");
+      expect(res.partial).toEqual([]);
+      expect(res.rows).toEqual(expected);
+    } finally {
+      proxy.refuse([]);
+    }
+    expect(proxy.refused()).toBeGreaterThan(before);
+  });
+
   it("reports a refused FETCH of get_message as a per-ref error, not INTERNAL", async () => {
     const ref = (await search("in:inbox hello")).rows[0]!.ref;
     const before = proxy.refused();

@@ -113,6 +113,19 @@ export function toMessage(client: MessageContext, r: FetchResponse): SyncedMessa
   return m as SyncedMessage;
 }
 
+/**
+ * A FETCH the server answered NO or BAD, shaped as imapflow shapes a refused command (its status,
+ * its text without the response code, the code), so callers tell a refusal from a failure alike.
+ */
+function refusedFetch(status: string, text: string): Error {
+  const m = /^\[([^\]\s]+)[^\]]*\]\s*(.*)$/s.exec(text);
+  return Object.assign(new Error(`the IMAP server refused the header FETCH: ${status} ${text}`), {
+    responseStatus: status,
+    responseText: m ? m[2] : text,
+    ...(m ? { serverResponseCode: m[1] } : {}),
+  });
+}
+
 /** imapflow's connection internals a RawFetch borrows (not in its typings). */
 interface Internals {
   socket?: NodeJS.ReadableStream & { pause(): unknown; resume(): unknown };
@@ -246,7 +259,10 @@ export class RawFetch {
       if (!head || r.tag !== head.tag) throw new FetchParseError(`an unexpected tagged response ${r.tag}`);
       this.queue.shift();
       if (r.status === "OK") head.resolve(head.out);
-      else head.reject(new Error(`the IMAP server refused the header FETCH: ${r.status} ${r.text}`));
+      // As imapflow does: messages another session expunged are left out, the others are the answer
+      else if (r.status === "NO" && r.text.includes("Some of the requested messages no longer exist"))
+        head.resolve(head.out);
+      else head.reject(refusedFetch(r.status, r.text));
       return;
     }
     // Copied: the view would change under it when the splitter's buffer is reused

@@ -6,7 +6,7 @@
  * both kinds are merged newest first and paged by offset.
  */
 import crypto from "node:crypto";
-import type { ImapFlow, ListResponse } from "imapflow";
+import type { FetchMessageObject, ImapFlow, ListResponse } from "imapflow";
 import { simpleParser } from "mailparser";
 import type { AccountConfig } from "../config.js";
 import { type WireError, MailError, isMailError, toWireError } from "../errors.js";
@@ -14,6 +14,7 @@ import { htmlToText } from "../imap/body.js";
 import type { SearchSource } from "../limits.js";
 import { displayName, listAll, roleOf } from "../imap/folders.js";
 import { splitFlags } from "../imap/messages.js";
+import { RawFetch, headerItems } from "../imap/raw-fetch.js";
 import {
   bindQuery,
   type FolderInfo,
@@ -207,6 +208,99 @@ function folderError(client: ImapFlow, err: unknown, what: string): WireError {
   return toWireError(err);
 }
 
+/**
+ * Each account's folder list as a search's last LIST gave it, per daemon (keyed by its pool), so a
+ * search that names its folders (`in:Bulk`) does not LIST again each time. See rememberedFor.
+ */
+const rememberedLists = new WeakMap<object, Map<string, ListResponse[]>>();
+
+function remember(ctx: ServiceContext, account: string, list: ListResponse[]): void {
+  let lists = rememberedLists.get(ctx.pool);
+  if (!lists) {
+    lists = new Map();
+    rememberedLists.set(ctx.pool, lists);
+  }
+  lists.set(account, list);
+}
+
+/** The query's `in:` values that name folders by name (not a role alias or anywhere). */
+function namedInValues(ast: QueryNode): string[] {
+  return [
+    ...new Set(
+      leaves(ast)
+        .filter((l) => l.kind === "in")
+        .map((l) => l.value)
+        .filter((v) => !IN_ANYWHERE.has(v.toLowerCase()) && IN_ROLE_ALIASES[v.toLowerCase()] === undefined),
+    ),
+  ];
+}
+
+/**
+ * The account's remembered folder list, when it alone can tell which folders this query reads: the
+ * query matches nothing outside the folders its `in:` terms name (by name, or `in:inbox`, whose role
+ * only INBOX has), and the list knows a folder for each name. A folder created since by another
+ * client under another name cannot be one of them; one deleted, renamed or made unselectable since
+ * is refused by the server when selected, and the search then asks for the list again
+ * (StaleFolderList). Google accounts always LIST (`in:` names labels there).
+ */
+function rememberedFor(
+  ctx: ServiceContext,
+  account: AccountConfig,
+  ast: QueryNode,
+): ListResponse[] | undefined {
+  if (account.provider === "google") return undefined;
+  const list = rememberedLists.get(ctx.pool)?.get(account.name);
+  if (!list) return undefined;
+  const values = [...new Set(leaves(ast).flatMap((l) => (l.kind === "in" ? [l.value.toLowerCase()] : [])))];
+  if (values.length === 0) return undefined;
+  if (values.some((v) => IN_ANYWHERE.has(v) || (IN_ROLE_ALIASES[v] !== undefined && v !== "inbox")))
+    return undefined;
+  // A folder no in: term names (no path, no role) can match nothing: the scope is the named folders.
+  if (bindQuery(ast, { folder: { path: "\u0000", role: null } }).kind !== "none") return undefined;
+  const infos = list.map((f) => ({ path: f.path, role: roleOf(f) }));
+  return values.every((v) => infos.some((f) => inMatchesFolder(v, f))) ? list : undefined;
+}
+
+/** A remembered folder list no longer matches the server: the search runs again on a fresh LIST. */
+class StaleFolderList extends Error {}
+
+/**
+ * Runs one account's server-path search (`attempt`) on the right folder list: the one checkInFolders
+ * already asked for, else the remembered one where it can answer (rememberedFor), else a fresh LIST.
+ * When a remembered folder turns out gone, the fresh list decides, and an `in:` name it lacks is
+ * refused as checkInFolders refuses it.
+ */
+async function withFolderList<T>(
+  ctx: ServiceContext,
+  client: ImapFlow,
+  account: AccountConfig,
+  ast: QueryNode,
+  listed: ReadonlyMap<string, ListResponse[]>,
+  attempt: (folders: ReadonlyMap<string, ListResponse[]>, remembered: boolean) => Promise<T>,
+): Promise<T> {
+  let list = listed.get(account.name);
+  if (!list) {
+    const known = rememberedFor(ctx, account, ast);
+    if (known) {
+      try {
+        return await attempt(new Map([[account.name, known]]), true);
+      } catch (err) {
+        if (!(err instanceof StaleFolderList)) throw err;
+      }
+    }
+    list = await listAll(client, false);
+    remember(ctx, account.name, list);
+    if (known) {
+      const lists = [list.map((f) => ({ path: f.path, role: roleOf(f) }))];
+      const unknown = namedInValues(ast).filter(
+        (v) => !lists.some((l) => l.some((f) => inMatchesFolder(v, f))),
+      );
+      if (unknown.length > 0) throw unknownFolders(unknown, 1);
+    }
+  }
+  return attempt(new Map([[account.name, list]]), false);
+}
+
 /** Every folder of the account the query reads, with its exact number of matches (and their UIDs newest first unless only counted). */
 async function serverMatches(
   client: ImapFlow,
@@ -218,6 +312,8 @@ async function serverMatches(
   onFolder: (s: Stream) => Promise<void> = async () => undefined,
   /** The account's folder list if this call already has it (checkInFolders asked), saving a LIST. */
   listed?: ReadonlyMap<string, ListResponse[]>,
+  /** `listed` is a remembered list (see withFolderList): a folder the server refuses throws StaleFolderList. */
+  remembered = false,
 ): Promise<Stream[]> {
   const now = new Date();
   const folders = (listed?.get(account.name) ?? (await listAll(client, false))).filter(
@@ -253,6 +349,8 @@ async function serverMatches(
       found = stream;
     } catch (err) {
       if (!client.usable) throw err;
+      // Perhaps deleted, renamed or made unselectable since the list was taken: ask the server again.
+      if (remembered) throw new StaleFolderList();
       partial.push({
         account: account.name,
         folder: displayName(f.path, f.delimiter),
@@ -264,6 +362,12 @@ async function serverMatches(
   return streams;
 }
 
+/** What a page's row is built from: the fields RawFetch and imapflow's `fetch` both give. */
+type PageMessage = Pick<
+  FetchMessageObject,
+  "uid" | "envelope" | "flags" | "size" | "internalDate" | "bodyStructure" | "headers" | "threadId"
+>;
+
 /** The search rows of these UIDs of one folder, in the order given; only their envelopes are fetched. */
 async function serverRows(
   client: ImapFlow,
@@ -273,26 +377,41 @@ async function serverRows(
 ): Promise<Hit[]> {
   if (uids.length === 0) return [];
   const gmail = account.provider === "google" && client.capabilities.has("X-GM-EXT-1");
-  // The folder's search just selected it: selecting it again would cost a round trip per page.
-  const box =
-    client.mailbox && client.mailbox.path === stream.path
-      ? client.mailbox
-      : await client.mailboxOpen(stream.path, { readOnly: true });
-  const uidValidity = Number(box.uidValidity);
-  const fetched = await client.fetchAll(
-    uidSet(uids),
-    {
-      uid: true,
-      envelope: true,
-      flags: true,
-      size: true,
-      internalDate: true,
-      bodyStructure: true,
-      headers: ["references", "in-reply-to"],
-      ...(gmail ? { threadId: true } : {}),
-    },
-    { uid: true },
-  );
+  // The folder's search just selected it, so the lock sends nothing: selecting it again would cost
+  // a round trip per page. The lock keeps imapflow from sending anything while RawFetch reads.
+  const lock = await client.getMailboxLock(stream.path, { readOnly: true });
+  let uidValidity: number;
+  let fetched: PageMessage[];
+  try {
+    uidValidity = Number(client.mailbox ? client.mailbox.uidValidity : Number.NaN);
+    // The page's envelopes through the lean FETCH reader (imap/raw-fetch.ts): imapflow's tokenizer
+    // took most of the page's time. imapflow answers when the connection cannot be borrowed.
+    const raw = RawFetch.open(client);
+    if (raw) {
+      try {
+        fetched = await raw.fetch(uidSet(uids), headerItems(client, gmail));
+      } finally {
+        raw.close();
+      }
+    } else {
+      fetched = await client.fetchAll(
+        uidSet(uids),
+        {
+          uid: true,
+          envelope: true,
+          flags: true,
+          size: true,
+          internalDate: true,
+          bodyStructure: true,
+          headers: ["references"],
+          ...(gmail ? { threadId: true } : {}),
+        },
+        { uid: true },
+      );
+    }
+  } finally {
+    lock.release();
+  }
   const byUid = new Map<number, Hit>();
   for (const m of fetched) {
     const env = m.envelope;
@@ -559,34 +678,37 @@ export async function search(ctx: ServiceContext, call: Call, p: SearchParams): 
       const account = accountOf(ctx, name);
       try {
         // Each attempt collects its own partial entries and rows: a read may run twice after a reconnect.
-        const got = await ctx.pool.read(account, async (c) => {
-          const mine: SearchResult["partial"] = [];
-          const pages: typeof streams = [];
-          await serverMatches(
-            c,
-            account,
-            bound,
-            mine,
-            p.count_only,
-            async (s) => {
-              const pos = from.get(s.key);
-              const after = pos?.uid === undefined ? -1 : s.uids.indexOf(pos.uid);
-              const start = after >= 0 ? after + 1 : (pos?.taken ?? 0);
-              const page = { key: s.key, start, count: s.count, rows: [] as Hit[], failed: false };
-              pages.push(page);
-              if (p.count_only) return;
-              try {
-                page.rows = await serverRows(c, account, s, s.uids.slice(start, start + p.limit));
-              } catch (err) {
-                if (!c.usable) throw err;
-                page.failed = true;
-                mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
-              }
-            },
-            listed,
-          );
-          return { pages, mine };
-        });
+        const got = await ctx.pool.read(account, (c) =>
+          withFolderList(ctx, c, account, bound, listed, async (folders, remembered) => {
+            const mine: SearchResult["partial"] = [];
+            const pages: typeof streams = [];
+            await serverMatches(
+              c,
+              account,
+              bound,
+              mine,
+              p.count_only,
+              async (s) => {
+                const pos = from.get(s.key);
+                const after = pos?.uid === undefined ? -1 : s.uids.indexOf(pos.uid);
+                const start = after >= 0 ? after + 1 : (pos?.taken ?? 0);
+                const page = { key: s.key, start, count: s.count, rows: [] as Hit[], failed: false };
+                pages.push(page);
+                if (p.count_only) return;
+                try {
+                  page.rows = await serverRows(c, account, s, s.uids.slice(start, start + p.limit));
+                } catch (err) {
+                  if (!c.usable) throw err;
+                  page.failed = true;
+                  mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
+                }
+              },
+              folders,
+              remembered,
+            );
+            return { pages, mine };
+          }),
+        );
         partial.push(...got.mine);
         streams.push(...got.pages);
         const n = got.pages.reduce((sum, s) => sum + s.count, 0);
@@ -714,19 +836,30 @@ async function collapsedSearch(
     onServer.map(async ({ name, bound }) => {
       const account = accountOf(ctx, name);
       try {
-        const got = await ctx.pool.read(account, async (c) => {
-          const mine: SearchResult["partial"] = [];
-          const hits: Hit[] = [];
-          for (const s of await serverMatches(c, account, bound, mine, false, undefined, listed)) {
-            try {
-              hits.push(...(await serverRows(c, account, s, s.uids)));
-            } catch (err) {
-              if (!c.usable) throw err;
-              mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
+        const got = await ctx.pool.read(account, (c) =>
+          withFolderList(ctx, c, account, bound, listed, async (folders, remembered) => {
+            const mine: SearchResult["partial"] = [];
+            const hits: Hit[] = [];
+            for (const s of await serverMatches(
+              c,
+              account,
+              bound,
+              mine,
+              false,
+              undefined,
+              folders,
+              remembered,
+            )) {
+              try {
+                hits.push(...(await serverRows(c, account, s, s.uids)));
+              } catch (err) {
+                if (!c.usable) throw err;
+                mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
+              }
             }
-          }
-          return { hits, mine };
-        });
+            return { hits, mine };
+          }),
+        );
         partial.push(...got.mine);
         all.push(...got.hits);
         auditRead(
@@ -792,14 +925,7 @@ async function checkInFolders(
   /** Where the folder lists it asks the server for are kept, for the server path to reuse. */
   listed: Map<string, ListResponse[]>,
 ): Promise<void> {
-  let values = [
-    ...new Set(
-      leaves(ast)
-        .filter((l) => l.kind === "in")
-        .map((l) => l.value)
-        .filter((v) => !IN_ANYWHERE.has(v.toLowerCase()) && IN_ROLE_ALIASES[v.toLowerCase()] === undefined),
-    ),
-  ];
+  let values = namedInValues(ast);
   const accounts = names.map((n) => accountOf(ctx, n));
   if (values.length === 0 || accounts.length === 0 || accounts.some((a) => a.provider === "google")) return;
   const known = (lists: FolderInfo[][]) => (v: string) =>
@@ -810,6 +936,12 @@ async function checkInFolders(
     values = values.filter((v) => !known(cached)(v));
     if (values.length === 0) return;
   }
+  // Nor when the lists the last searches took know it (a folder gone since: see withFolderList).
+  const remembered = accounts.map((a) =>
+    (rememberedLists.get(ctx.pool)?.get(a.name) ?? []).map((f) => ({ path: f.path, role: roleOf(f) })),
+  );
+  values = values.filter((v) => !known(remembered)(v));
+  if (values.length === 0) return;
   let lists: FolderInfo[][];
   try {
     lists = await Promise.all(
@@ -817,6 +949,7 @@ async function checkInFolders(
         ctx.pool.read(a, async (c) => {
           const all = await listAll(c, false);
           listed.set(a.name, all);
+          remember(ctx, a.name, all);
           return all.map((f) => ({ path: f.path, role: roleOf(f) }));
         }),
       ),
@@ -825,13 +958,17 @@ async function checkInFolders(
     return;
   }
   const unknown = values.filter((v) => !known(lists)(v));
-  if (unknown.length > 0)
-    throw new MailError(
-      "NOT_FOUND",
-      `in: names no folder of the ${accounts.length === 1 ? "account" : "accounts"} searched; the name is in detail`,
-      "list_folders gives the folder names; in: also takes inbox, sent, drafts, trash, junk, archive and anywhere.",
-      unknown.map((v) => `folder: ${v}`).join("\n"),
-    );
+  if (unknown.length > 0) throw unknownFolders(unknown, accounts.length);
+}
+
+/** in: names no folder of the accounts searched. */
+function unknownFolders(unknown: string[], accounts: number): MailError {
+  return new MailError(
+    "NOT_FOUND",
+    `in: names no folder of the ${accounts === 1 ? "account" : "accounts"} searched; the name is in detail`,
+    "list_folders gives the folder names; in: also takes inbox, sent, drafts, trash, junk, archive and anywhere.",
+    unknown.map((v) => `folder: ${v}`).join("\n"),
+  );
 }
 
 function overallSource(counts: SearchResult["account_counts"]): SearchResult["source"] {
