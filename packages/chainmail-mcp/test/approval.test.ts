@@ -43,14 +43,17 @@ const spawnOf = () => ({
   env: { CHAINMAIL_MCP_GATE_MAX_AGE_MS: "0" },
 });
 
-function answerOf(person: Person) {
-  return (): { action: "accept" | "decline" | "cancel"; content?: Json } =>
-    person === "send" || person === "keep"
+/** The person's answer, given `paceMs` after the question (a person reads before answering). */
+function answerOf(person: Person, paceMs = 0) {
+  return async (): Promise<{ action: "accept" | "decline" | "cancel"; content?: Json }> => {
+    if (paceMs > 0) await new Promise((r) => setTimeout(r, paceMs));
+    return person === "send" || person === "keep"
       ? { action: "accept", content: { decision: person } }
       : { action: person === "decline" ? "decline" : "cancel" };
+  };
 }
 
-async function v1Driver(person: Person): Promise<Driver> {
+async function v1Driver(person: Person, paceMs?: number): Promise<Driver> {
   const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
   const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
   const { ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
@@ -61,10 +64,10 @@ async function v1Driver(person: Person): Promise<Driver> {
     asks ? { capabilities: { elicitation: { form: {} } } } : {},
   );
   if (asks) {
-    const answer = answerOf(person);
+    const answer = answerOf(person, paceMs);
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       asked.push(request.params as Question);
-      return answer() as never;
+      return (await answer()) as never;
     });
   }
   const s = spawnOf();
@@ -87,9 +90,9 @@ async function v1Driver(person: Person): Promise<Driver> {
   };
 }
 
-async function modernDriver(person: Person): Promise<Driver> {
+async function modernDriver(person: Person, paceMs?: number): Promise<Driver> {
   const asked: Question[] = [];
-  const answer = answerOf(person);
+  const answer = answerOf(person, paceMs);
   const conn = await connectStdio(spawnOf(), {
     era: "modern",
     ...(person === "cannot-ask"
@@ -115,11 +118,16 @@ async function modernDriver(person: Person): Promise<Driver> {
   };
 }
 
-const driverOf = (era: Era, person: Person) =>
-  era === "2025-11-25" ? v1Driver(person) : modernDriver(person);
+const driverOf = (era: Era, person: Person, paceMs?: number) =>
+  era === "2025-11-25" ? v1Driver(person, paceMs) : modernDriver(person, paceMs);
 
-async function withDriver<T>(era: Era, person: Person, fn: (d: Driver) => Promise<T>): Promise<T> {
-  const d = await driverOf(era, person);
+async function withDriver<T>(
+  era: Era,
+  person: Person,
+  fn: (d: Driver) => Promise<T>,
+  paceMs?: number,
+): Promise<T> {
+  const d = await driverOf(era, person, paceMs);
   try {
     return await fn(d);
   } finally {
@@ -282,6 +290,37 @@ describe.each(ERAS)("hold_approval = client, a %s client over stdio", (era) => {
       expect(draft.structured).toMatchObject({ status: "draft" });
       expect(d.asked).toHaveLength(2);
     });
+  });
+
+  it("asks once before a reply and a forward of a message without a Date, however slowly the person answers", async () => {
+    // The handler builds the question again when the answer comes back: a quote that named the
+    // time of building (the original has no Date) changed with the clock, so a person slower than
+    // the turn of a second was asked a second time. Answering after 1.1 s always crosses one.
+    const m = await env.dv.appendMessage(
+      "alice",
+      "INBOX",
+      `From: Mallory <mallory@evil.test>\r\nTo: alice@example.com\r\nSubject: undated ${era}\r\nMessage-ID: <undated-${era}@evil.test>\r\n\r\npay now\r\n`,
+    );
+    const ref = encodeRef({ account: "work", folder: "INBOX", uidValidity: m.uidValidity, uid: m.uid });
+    await withDriver(
+      era,
+      "send",
+      async (d) => {
+        const before = delivered();
+        const reply = await d.call("reply", { ref, body: "paid slowly" });
+        expect(reply.structured).toMatchObject({ status: "sent" });
+        expect(d.asked).toHaveLength(1);
+        expect(d.asked[0]?.message).toContain("Mallory <mallory@evil.test> wrote:");
+        const fwd = await d.call("forward", { ref, to: ["eve@elsewhere.test"], body: "slowly" });
+        expect(fwd.structured).toMatchObject({ status: "sent" });
+        expect(d.asked).toHaveLength(2);
+        expect(env.relay.transactions().slice(before)).toEqual([
+          { from: "alice@example.com", rcpts: ["mallory@evil.test"] },
+          { from: "alice@example.com", rcpts: ["eve@elsewhere.test"] },
+        ]);
+      },
+      1100,
+    );
   });
 
   it("approves a held draft with send_draft: sent once, the draft gone", async () => {

@@ -91,16 +91,26 @@ export async function parseOriginal(raw: Buffer): Promise<Original> {
 
 export const showAddress = (a: MailAddress) => (a.name ? `${a.name} <${a.address}>` : a.address);
 
+/**
+ * The original's Date as the quote shows it, or undefined when it has none (or none that parses).
+ * Never the time of building: the quote is a function of the original alone, so the text a person
+ * approves in the client (built again when the answer comes back) is the text that is sent.
+ */
+const quotedDate = (o: Original) =>
+  o.date && !Number.isNaN(o.date.getTime()) ? o.date.toUTCString() : undefined;
+
 export function replyQuote(o: Original): Quote {
   const who = o.from.map(showAddress).join(", ") || "someone";
-  return { intro: `On ${(o.date ?? new Date()).toUTCString()}, ${who} wrote:`, text: o.text, style: "quote" };
+  const date = quotedDate(o);
+  return { intro: `${date ? `On ${date}, ` : ""}${who} wrote:`, text: o.text, style: "quote" };
 }
 
 export function forwardQuote(o: Original): Quote {
+  const date = quotedDate(o);
   const lines = [
     "---------- Forwarded message ---------",
     `From: ${o.from.map(showAddress).join(", ")}`,
-    `Date: ${(o.date ?? new Date()).toUTCString()}`,
+    ...(date ? [`Date: ${date}`] : []),
     `Subject: ${o.subject}`,
     `To: ${o.to.map(showAddress).join(", ")}`,
   ];
