@@ -8,6 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectStdio } from "@mcpforge/toolkit/testing";
 import { ImapFlow } from "imapflow";
+import { DaemonClient } from "../client/index.js";
 import { loadConfig } from "../config.js";
 import { CacheRunner } from "../daemon/cache-runner.js";
 import { EventLog } from "../events/log.js";
@@ -74,7 +75,11 @@ export function benchHome(dir: string, dv: BenchServer, budgetBytes: number): Ho
   return home;
 }
 
-/** `chainmail daemon` for the home in `dir`, once its socket is there (its stderr is ours). */
+/**
+ * `chainmail daemon` for the home in `dir`, once its socket is there (its stderr is ours), with the
+ * account's server settings confirmed as the owner would (`chainmail policy confirm`): a new
+ * account connects nowhere before that, and the daemon's own syncs would be refused.
+ */
 export async function startDaemon(dir: string, home: Home): Promise<ChildProcess> {
   const daemon = spawn(process.execPath, [CLI, "daemon"], {
     env: { ...process.env, CHAINMAIL_HOME: dir },
@@ -82,6 +87,12 @@ export async function startDaemon(dir: string, home: Home): Promise<ChildProcess
   });
   for (let i = 0; i < 400 && !fs.existsSync(home.socketPath); i++)
     await new Promise((r) => setTimeout(r, 25));
+  const owner = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  try {
+    await owner.call("policy.confirm", {});
+  } finally {
+    owner.close();
+  }
   return daemon;
 }
 
