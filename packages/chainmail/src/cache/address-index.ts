@@ -1,0 +1,68 @@
+// An index of the addresses in From, To, Cc and Bcc, so `from:ann@example.com` (a whole address) is
+// a range of one b-tree, newest first, instead of an FTS5 phrase: the phrase's tokens are common
+// (`example`, `com` are in nearly every address), so counting its matches read the position lists
+// of most of the mailbox (1.2 ms for 2,895 matches at 100,000 messages, 10 ms for the owner's own
+// address, growing with the mailbox). Triggers on message_meta keep it, in the same transaction as
+// whatever writes or removes a message's headers (an INSERT OR REPLACE deletes first: the old
+// addresses go), so no writer can forget it. Addresses are stored in ASCII lower case (SQLite's
+// lower()); the query side looks up only ASCII addresses (src/query/sql.ts, exactAddress).
+import type { CacheDb } from "./schema.js";
+
+/** message_addresses.field for each address header. */
+export const ADDRESS_FIELDS = { from: 0, to: 1, cc: 2, bcc: 3 } as const;
+
+const COLUMNS = [
+  ["from_json", ADDRESS_FIELDS.from],
+  ["to_json", ADDRESS_FIELDS.to],
+  ["cc_json", ADDRESS_FIELDS.cc],
+  ["bcc_json", ADDRESS_FIELDS.bcc],
+] as const;
+
+const ADDRESS = "lower(json_extract(j.value, '$.address'))";
+
+const insertFrom = (row: string, folder: string) =>
+  COLUMNS.map(
+    ([col, field]) =>
+      `INSERT OR IGNORE INTO message_addresses (address, field, id, folder_id)
+       SELECT ${ADDRESS}, ${field}, ${row}.id, ${folder} FROM json_each(${row}.${col}) j
+       WHERE coalesce(json_extract(j.value, '$.address'), '') != '';`,
+  ).join("\n");
+
+export const ADDRESS_INDEX_SQL = `
+  CREATE TABLE message_addresses (
+    address TEXT NOT NULL,
+    field INTEGER NOT NULL,
+    -- messages.id: ids follow arrival time, so a range of (address, field) is newest first by id
+    id INTEGER NOT NULL,
+    -- the message's folder, so the Trash/Junk scope is tested without reading the message row
+    folder_id INTEGER NOT NULL,
+    PRIMARY KEY (address, field, id)
+  ) WITHOUT ROWID;
+  CREATE TRIGGER message_addresses_ins AFTER INSERT ON message_meta BEGIN
+    ${insertFrom("new", "(SELECT folder_id FROM messages WHERE id = new.id)")}
+  END;
+  CREATE TRIGGER message_addresses_del AFTER DELETE ON message_meta BEGIN
+    ${COLUMNS.map(
+      ([col, field]) =>
+        `DELETE FROM message_addresses WHERE field = ${field} AND id = old.id
+           AND address IN (SELECT ${ADDRESS} FROM json_each(old.${col}) j);`,
+    ).join("\n")}
+  END;
+  CREATE TRIGGER message_addresses_move AFTER UPDATE OF folder_id ON messages
+  WHEN old.folder_id IS NOT new.folder_id BEGIN
+    UPDATE message_addresses SET folder_id = new.folder_id WHERE id = new.id
+      AND address IN (SELECT ${ADDRESS} FROM message_meta x, json_each(x.from_json) j WHERE x.id = new.id
+        UNION ALL SELECT ${ADDRESS} FROM message_meta x, json_each(x.to_json) j WHERE x.id = new.id
+        UNION ALL SELECT ${ADDRESS} FROM message_meta x, json_each(x.cc_json) j WHERE x.id = new.id
+        UNION ALL SELECT ${ADDRESS} FROM message_meta x, json_each(x.bcc_json) j WHERE x.id = new.id);
+  END;`;
+
+/** The migration step: the table, its triggers, and the addresses of the messages cached so far. */
+export function addAddressIndex(db: CacheDb): void {
+  db.exec(ADDRESS_INDEX_SQL);
+  for (const [col, field] of COLUMNS)
+    db.exec(`INSERT OR IGNORE INTO message_addresses (address, field, id, folder_id)
+      SELECT ${ADDRESS}, ${field}, x.id, m.folder_id FROM message_meta x JOIN messages m ON m.id = x.id,
+        json_each(x.${col}) j
+      WHERE coalesce(json_extract(j.value, '$.address'), '') != ''`);
+}
