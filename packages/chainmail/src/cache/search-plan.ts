@@ -272,7 +272,8 @@ export function pageMatches(
   let page = q.threads
     ? `SELECT * FROM (SELECT m.id, m.internal_date, row_number() OVER (PARTITION BY m.account, m.thread_key ORDER BY m.internal_date DESC, m.id DESC) AS rn,
          count(*) OVER (PARTITION BY m.account, m.thread_key) AS thread_count FROM ${messagesFor(q)} WHERE ${q.where}) p WHERE rn = 1`
-    : `SELECT m.id, m.internal_date FROM messages m ${byDate && q.where.includes("messages_fts") ? "INDEXED BY messages_newest " : ""}WHERE ${q.where}`;
+    : // (the where in parentheses: an OR at its top must not take the cursor's AND as its operand)
+      `SELECT m.id, m.internal_date FROM messages m ${byDate && q.where.includes("messages_fts") ? "INDEXED BY messages_newest " : ""}WHERE (${q.where})`;
   const alias = q.threads ? "p" : "m";
   if (cur) {
     page += ` AND (${alias}.internal_date < ? OR (${alias}.internal_date = ? AND ${alias}.id < ?))`;
