@@ -17,7 +17,7 @@
  *   - words: a vocabulary of 20,000 with weight 1/(r + 1) (Zipf's law), for subjects and bodies
  *     alike; the benchmark's query words sit at fixed ranks (`update` is the second commonest word,
  *     in about a fifth of the subjects), and `RARE_WORD` is in one message in 20,000.
- * The mail spans 3 years up to 66,667 messages and 15 years from 1,000,000 (a fifteen-year archive).
+ * The mail spans 3 years up to 200,000 messages and 15 years from 1,000,000 (a fifteen-year archive).
  * Bump MAILBOX_GENERATOR_VERSION whenever the mail it makes changes (the scale run's prepared data
  * says which version made it).
  */
@@ -129,8 +129,8 @@ export const mailboxSender = (i: number) => mailboxSenderIdentity(i).address;
 /** The address of mailing list rank `i` (0 gets the most mail), for `to:` queries. */
 export const mailboxList = (i: number) => `${word(3000 + i)}-list@lists.example`;
 
-/** How many years the mailbox spans: 3 up to 66,667 messages, then growing to 15 at 1,000,000. */
-export const mailboxYears = (n: number) => Math.min(15, Math.max(3, n / 66_667));
+/** How many years the mailbox spans: 3 up to 200,000 messages, then growing to 15 at 1,000,000. */
+export const mailboxYears = (n: number) => Math.min(15, Math.max(3, (15 * n) / 1_000_000));
 
 export interface MailboxMessage {
   raw: string;
