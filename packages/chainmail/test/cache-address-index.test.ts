@@ -227,6 +227,18 @@ describe("the address index", () => {
       db.transaction(() => clearFolder(db, trash.id))();
       const inboxOnly = left.filter((s) => s.folder === "INBOX");
       for (const q of QUERIES) expect(allPages(db, q, 5).rows, q).toEqual(expected(q, inboxOnly));
+      // The per-folder counts are the index's rows counted
+      expect(
+        db
+          .prepare("SELECT address, field, folder_id, n FROM address_counts WHERE n > 0 ORDER BY 1, 2, 3")
+          .all(),
+      ).toEqual(
+        db
+          .prepare(
+            "SELECT address, field, folder_id, count(*) AS n FROM message_addresses GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+          )
+          .all(),
+      );
       // No row left behind for a message that is not cached
       expect(
         db

@@ -107,6 +107,16 @@ export function totals(counts: Record<string, number>) {
  * instead of counting the filter's own index and grouping the few accounts in a temp table.
  */
 export function countMatches(db: CacheDb, q: Plan): Record<string, number> {
+  // A whole address alone (the Trash/Junk scope aside) over one account: its per-folder counts
+  if (q.addr && !q.addr.join && !q.threads && !fromFloor(q) && q.single !== null)
+    return {
+      [q.single]: (
+        stmt(
+          db,
+          `SELECT coalesce(sum(a.n), 0) AS n FROM address_counts a WHERE a.address = ? AND a.field = ? AND (${q.addr.where})`,
+        ).get(q.addr.address, q.addr.field, ...q.addr.params) as { n: number }
+      ).n,
+    };
   const what = q.threads ? "count(DISTINCT m.thread_key)" : "count(*)";
   // Text after a date floor: only the hits from the floor's id up are read (ids follow arrival)
   const src =
