@@ -17,8 +17,10 @@
  *      25 and count_only; targets 3 / 6 ms), through the daemon's socket and in process (the
  *      daemon's dispatch), beside `notmuch search --limit=25` (target 10x), with both counts.
  * Every line carries the load average. BENCH_SCALE_MESSAGES (default 1,000,000), BENCH_SCALE_DIR
- * (default .bench-data/scale-N in this package), BENCH_SCALE_RUNS and BENCH_SCALE_NOTMUCH_RUNS
- * change size, place and repetitions.
+ * (default .bench-data/scale-N in this package), BENCH_SCALE_RUNS, BENCH_SCALE_NOTMUCH_RUNS and
+ * BENCH_SCALE_DURING_PAUSE_MS (between searches during the sync, default 50) change size, place,
+ * repetitions and pace. `npm run bench:scale-plans` runs the same queries in process on a cache.db
+ * written without Dovecot (./scale-plans.ts), for query plans.
  */
 import type { ChildProcess } from "node:child_process";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -53,6 +55,9 @@ const PKG = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const DATA = path.resolve(process.env.BENCH_SCALE_DIR ?? path.join(PKG, ".bench-data", `scale-${N}`));
 const RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 100);
 const NM_RUNS = Number(process.env.BENCH_SCALE_NOTMUCH_RUNS ?? 7);
+// The pause between searches during the sync: an agent's pace, not a loop that takes the daemon's
+// one thread from the sync it measures (20 searches a second by default)
+const DURING_PAUSE_MS = Number(process.env.BENCH_SCALE_DURING_PAUSE_MS ?? 50);
 const T = {
   sync: 15_000,
   bodies1M: 15 * 60,
@@ -248,6 +253,7 @@ async function main() {
       const t0 = performance.now();
       await search(q, { source: "cache" });
       (headersAt === null ? during.headers : during.bodies).push(performance.now() - t0);
+      if (DURING_PAUSE_MS > 0) await new Promise((r) => setTimeout(r, DURING_PAUSE_MS));
     }
     const report = (await pass) as {
       accounts: { ok: boolean; added: number; bodies: number; error?: { message: string } }[];
