@@ -107,6 +107,15 @@ function prepareMaildir(owner: fs.Stats): { maildir: string; now: Date } {
     return { maildir, now: new Date(marker.now) };
   }
   if (marker) line("maildir: the generator or the size changed since the mail was made: making it again");
+  // About 14 KiB a message in the Maildir, and as much again for notmuch, cache.db and Dovecot's index
+  const need = N * 14_500 * 2;
+  const free = (() => {
+    const st = fs.statfsSync(DATA);
+    return st.bavail * st.bsize;
+  })();
+  line(
+    `disk: about ${mib(need)} needed in ${DATA} (the Maildir and the indexes over it), ${mib(free)} free${free < need ? ": NOT ENOUGH, the run may fail part way" : ""}`,
+  );
   // A partial, other-sized or older run: start over, and drop the indexes built over the old mail
   for (const p of ["Maildir", "dovecot", "notmuch", "maildir.json"])
     fs.rmSync(path.join(DATA, p), { recursive: true, force: true });
