@@ -13,26 +13,29 @@
  * Build first (npm run build here and in ../chainmail-mcp). BENCH_MESSAGES, BENCH_RUNS,
  * BENCH_NOTMUCH_RUNS and BENCH_DOVECOT_RUNS change the size and repetitions.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { connectStdio } from "@mcpforge/toolkit/testing";
-import { ImapFlow } from "imapflow";
 import { backfillBodies, compactFts, openCache, syncFolder } from "../cache/index.js";
 import { DaemonClient } from "../client/index.js";
-import { loadConfig } from "../config.js";
-import { CacheRunner } from "../daemon/cache-runner.js";
 import { dispatch } from "../daemon/methods.js";
-import { resolveHome } from "../home.js";
-import { ImapPool } from "../imap/connection.js";
-import { setSecret } from "../secrets.js";
-import type { ServiceContext } from "../service/context.js";
-import { StateDb } from "../store/state.js";
-import { EventLog } from "../events/log.js";
 import { startDovecot } from "../testing/dovecot.js";
 import { mailboxSender } from "../testing/mailbox.js";
+import {
+  benchHome,
+  benchImap,
+  inProcessContext,
+  line,
+  load,
+  met,
+  ms,
+  pct,
+  startDaemon,
+  startMcp,
+  timed,
+} from "./harness.js";
 import { writeMaildir } from "./maildir.js";
 
 const N = Number(process.env.BENCH_MESSAGES ?? 100_000);
@@ -47,7 +50,6 @@ const DV_RUNS = Number(process.env.BENCH_DOVECOT_RUNS ?? 1);
 // The mail ends today: the daemon's newer_than: counts from the real clock
 const NOW = new Date(new Date().toISOString().slice(0, 10));
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../bin/chainmail.js");
 const T = { p50: 3, p95: 6, notmuch: 10, socket: 0.5, sync: 10_000, backfill100k: 90, duringSync: 20 };
 
 const QUERIES: Array<[string, string | null]> = [
@@ -65,48 +67,12 @@ const QUERIES: Array<[string, string | null]> = [
   ["subject:meeting", "subject:meeting"],
 ];
 
-const load = () =>
-  `load ${os
-    .loadavg()
-    .map((x) => x.toFixed(1))
-    .join(" ")}`;
-const line = (s: string) => process.stdout.write(`${s}\n`);
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
-};
-const ms = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(0));
-const met = (ok: boolean) => (ok ? "met" : "NOT MET");
-async function timed(runs: number, f: () => Promise<unknown>, warmup = 3): Promise<number[]> {
-  for (let i = 0; i < warmup; i++) await f();
-  const out: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await f();
-    out.push(performance.now() - t);
-  }
-  return out;
-}
-
-interface ToolResult {
-  structuredContent?: Record<string, unknown>;
-  isError?: boolean;
-}
-
 async function main() {
   const started = performance.now();
   const dv = await startDovecot({ users: [{ name: "bench", password: "bench-pw" }] });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-bench-"));
   let daemon: ChildProcess | undefined;
-  const imap = () =>
-    new ImapFlow({
-      host: dv.host,
-      port: dv.port,
-      secure: false,
-      doSTARTTLS: false,
-      auth: { user: "bench", pass: "bench-pw" },
-      logger: false,
-    });
+  const imap = () => benchImap(dv);
   try {
     line(`chainmail benchmark: ${N} messages; ${load()} on ${os.cpus().length} cores`);
     const first = imap();
@@ -122,12 +88,7 @@ async function main() {
     line(`maildir: ${mib} MiB in ${((performance.now() - t) / 1000).toFixed(1)} s (${load()})`);
     dv.doveadm(["force-resync", "-u", "bench", "INBOX"]);
 
-    const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
-    fs.writeFileSync(
-      home.configFile,
-      `[cache]\nbackground = false\nfresh_seconds = 604800\ndaily_budget_bytes = 10737418240\nmax_size_bytes = 10737418240\n[[accounts]]\nname = "bench"\nprovider = "imap"\naddress = "bench@example.com"\nusername = "bench"\n[accounts.imap]\nhost = "127.0.0.1"\nport = ${dv.port}\ntls = "none"\n`,
-    );
-    setSecret(home.secretsDir, "bench", "bench-pw");
+    const home = benchHome(dir, dv, 10737418240);
 
     // The daemon's sync and backfill code, timed in this process on the daemon's cache.db
     const db = openCache(home.cacheFile);
@@ -173,34 +134,12 @@ async function main() {
         : `notmuch new failed: ${nmNew.stderr}`,
     );
 
-    daemon = spawn(process.execPath, [CLI, "daemon"], {
-      env: { ...process.env, CHAINMAIL_HOME: dir },
-      stdio: ["ignore", "ignore", "inherit"],
-    });
-    for (let i = 0; i < 400 && !fs.existsSync(home.socketPath); i++)
-      await new Promise((r) => setTimeout(r, 25));
+    daemon = await startDaemon(dir, home);
     const sock = new DaemonClient({ socketPath: home.socketPath, client: "mcp" });
-    const config = loadConfig(home.configFile);
-    const state = new StateDb(path.join(dir, "bench-state.db"), { log: () => undefined });
-    const ctx: ServiceContext = {
-      config,
-      home,
-      pool: new ImapPool(home.secretsDir),
-      state,
-      events: new EventLog(state, { retentionSeconds: () => config.events.retention_seconds }),
-      cache: new CacheRunner(
-        home.cacheFile,
-        () => config,
-        home.secretsDir,
-        () => undefined,
-      ),
-    };
-    const mcp = await connectStdio({ command: process.execPath, args: [CLI, "--home", dir, "mcp"] });
-    const tool = async (name: string, args: Record<string, unknown>) => {
-      const r = (await mcp.client.callTool({ name, arguments: args })) as ToolResult;
-      if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r).slice(0, 300)}`);
-      return r.structuredContent ?? {};
-    };
+    const inProcess = inProcessContext(dir, home);
+    const ctx = inProcess.ctx;
+    const mcp = await startMcp(dir);
+    const tool = mcp.tool;
 
     // Every path warm before anything is timed: the MCP server and the daemon are fresh processes
     // whose code V8 compiles and optimizes over the first few hundred calls, and the first query
@@ -331,10 +270,7 @@ async function main() {
     line(`  whole run ${((performance.now() - started) / 60_000).toFixed(1)} min`);
     await mcp.close();
     sock.close();
-    await ctx.cache?.stop();
-    // Its prune timer would otherwise fire on the closed state.db (a 20-minute run reaches it)
-    ctx.events.close();
-    ctx.state.close();
+    await inProcess.close();
   } finally {
     if (daemon && daemon.exitCode === null) daemon.kill("SIGTERM");
     await dv.stop();

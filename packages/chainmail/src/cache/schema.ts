@@ -6,6 +6,7 @@ import { checkpointInBackground } from "./checkpoint.js";
 import { recomputeThreadKeys } from "./thread-migration.js";
 import { renumberByArrival } from "./arrival-migration.js";
 import { indexCjkCharacters } from "./cjk-migration.js";
+import { addAddressIndex } from "./address-index.js";
 
 export type CacheDb = Database.Database;
 
@@ -212,6 +213,9 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   // each CJK character its own token, so a Chinese or Japanese word inside a run is found
   // (src/query/cjk.ts); the rows holding CJK text are indexed again
   indexCjkCharacters,
+  // an index of the From/To/Cc/Bcc addresses, kept by triggers, for whole-address terms
+  // (./address-index.ts)
+  addAddressIndex,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -225,6 +229,8 @@ export const THREAD_KEYS_VERSION = MIGRATIONS.indexOf(recomputeThreadKeys) + 1;
 export const ARRIVAL_IDS_VERSION = MIGRATIONS.indexOf(renumberByArrival) + 1;
 /** The version from which CJK characters are indexed one token each (its test migrates to the one before). */
 export const CJK_TOKENS_VERSION = MIGRATIONS.indexOf(indexCjkCharacters) + 1;
+/** The version that adds the address index (its test migrates to the one before). */
+export const ADDRESS_INDEX_VERSION = MIGRATIONS.indexOf(addAddressIndex) + 1;
 
 /** The default cache file: $XDG_DATA_HOME/chainmail/cache.db (or ~/.local/share/...). */
 export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,5 +1,6 @@
 // How searchCache counts and pages: the SQL for each plan and the rules that choose between them.
 import { idFloorOf } from "./arrival-id.js";
+import type { AddrDriver } from "../query/index.js";
 import { type CacheDb, stmt } from "./schema.js";
 
 export interface CursorBody {
@@ -46,6 +47,8 @@ export interface Plan {
   fts?: { expr: string; where: string; params: (string | number)[] };
   /** The arrival time (ms) every match is at or after (compileToSql's dateFloor), or null. */
   dateFloor?: number | null;
+  /** A whole address AND the rest (compileToSql's addr): count and page read the address index. */
+  addr?: AddrDriver;
 }
 
 /** `messages m`, pointed at the date index when the plan says so. */
@@ -104,12 +107,25 @@ export function totals(counts: Record<string, number>) {
  * instead of counting the filter's own index and grouping the few accounts in a temp table.
  */
 export function countMatches(db: CacheDb, q: Plan): Record<string, number> {
+  // A whole address alone (the Trash/Junk scope aside) over one account: its per-folder counts
+  if (q.addr && !q.addr.join && !q.threads && !fromFloor(q) && q.single !== null)
+    return {
+      [q.single]: (
+        stmt(
+          db,
+          `SELECT coalesce(sum(a.n), 0) AS n FROM address_counts a WHERE a.address = ? AND a.field = ? AND (${q.addr.where})`,
+        ).get(q.addr.address, q.addr.field, ...q.addr.params) as { n: number }
+      ).n,
+    };
   const what = q.threads ? "count(DISTINCT m.thread_key)" : "count(*)";
   // Text after a date floor: only the hits from the floor's id up are read (ids follow arrival)
   const src =
-    q.fts && fromFloor(q) && !q.threads
-      ? ftsSource(q, q.fts)
-      : { sql: `${messagesFor(q)} WHERE ${q.where}`, params: q.params };
+    q.addr && !q.threads
+      ? // (per account: the message row says which)
+        addrSource(q, q.single === null ? { ...q.addr, join: true } : q.addr)
+      : q.fts && fromFloor(q) && !q.threads
+        ? ftsSource(q, q.fts)
+        : { sql: `${messagesFor(q)} WHERE ${q.where}`, params: q.params };
   if (q.single !== null)
     return {
       [q.single]: (stmt(db, `SELECT ${what} AS n FROM ${src.sql}`).get(...src.params) as { n: number }).n,
@@ -140,6 +156,36 @@ function ftsSource(q: Plan, fts: NonNullable<Plan["fts"]>, before?: number) {
   sql += ` AND (${fts.where})`;
   params.push(...fts.params);
   return { sql, params };
+}
+
+/**
+ * The matches read from the address index's range for the address, newest first by id (ids follow
+ * arrival), the rest tested on the index row (the folder) or, with `join`, on the message row; from
+ * the date floor's id up when the query has one. `before` bounds the ids from above.
+ */
+function addrSource(q: Plan, addr: AddrDriver, before?: number) {
+  const params: (string | number)[] = [addr.address, addr.field];
+  let sql = `message_addresses a${addr.join ? " CROSS JOIN messages m ON m.id = a.id" : ""} WHERE a.address = ? AND a.field = ?`;
+  if (fromFloor(q)) {
+    sql += " AND a.id >= ?";
+    params.push(idFloorOf(q.dateFloor as number));
+  }
+  if (before !== undefined) {
+    sql += " AND a.id < ?";
+    params.push(before);
+  }
+  sql += ` AND (${addr.where})`;
+  params.push(...addr.params);
+  return { sql, params };
+}
+
+/** A page read from the address index newest first, the rest tested per row. */
+function addrPage(db: CacheDb, q: Plan, addr: AddrDriver, cur: CursorBody | null, limit: number): Hit[] {
+  const src = addrSource(q, { ...addr, join: true }, cur?.i);
+  return stmt(db, `SELECT a.id, m.internal_date FROM ${src.sql} ORDER BY a.id DESC LIMIT ?`).all(
+    ...src.params,
+    limit + 1,
+  ) as Hit[];
 }
 
 /**
@@ -227,6 +273,7 @@ export function pageMatches(
   limit: number,
   order: PageOrder,
 ): Hit[] {
+  if (q.addr && !q.threads) return addrPage(db, q, q.addr, cur, limit);
   if (order === "fts" && q.fts) return ftsPage(db, q, q.fts, cur, limit);
   const walk = order === "walk";
   const params = [...q.params];
@@ -235,7 +282,8 @@ export function pageMatches(
   let page = q.threads
     ? `SELECT * FROM (SELECT m.id, m.internal_date, row_number() OVER (PARTITION BY m.account, m.thread_key ORDER BY m.internal_date DESC, m.id DESC) AS rn,
          count(*) OVER (PARTITION BY m.account, m.thread_key) AS thread_count FROM ${messagesFor(q)} WHERE ${q.where}) p WHERE rn = 1`
-    : `SELECT m.id, m.internal_date FROM messages m ${byDate && q.where.includes("messages_fts") ? "INDEXED BY messages_newest " : ""}WHERE ${q.where}`;
+    : // (the where in parentheses: an OR at its top must not take the cursor's AND as its operand)
+      `SELECT m.id, m.internal_date FROM messages m ${byDate && q.where.includes("messages_fts") ? "INDEXED BY messages_newest " : ""}WHERE (${q.where})`;
   const alias = q.threads ? "p" : "m";
   if (cur) {
     page += ` AND (${alias}.internal_date < ? OR (${alias}.internal_date = ? AND ${alias}.id < ?))`;

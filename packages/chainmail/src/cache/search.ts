@@ -183,11 +183,19 @@ export function searchCache(
   let where = sql.where;
   const params: (string | number)[] = [...sql.params];
   let fts = sql.ftsRest && sql.ftsBound !== null ? { expr: sql.ftsBound, ...sql.ftsRest } : undefined;
-  // A condition on the scope, AND-ed to the where and to its FTS-driven form alike
+  let addr = sql.addr && !options.threads ? sql.addr : undefined;
+  // A condition on the scope, AND-ed to the where and to its FTS- and address-driven forms alike
   const restrict = (clause: string, values: readonly (string | number)[]) => {
     where = `(${where}) AND ${clause}`;
     params.push(...values);
     if (fts) fts = { ...fts, where: `(${fts.where}) AND ${clause}`, params: [...fts.params, ...values] };
+    if (addr)
+      addr = {
+        ...addr,
+        where: `(${addr.where}) AND ${clause}`,
+        params: [...addr.params, ...values],
+        join: true,
+      };
   };
   const present = [...new Set(folderRows.map((f) => f.account))].sort();
   // An accounts filter that names every account present filters nothing: leave it out. Otherwise
@@ -210,7 +218,7 @@ export function searchCache(
   const single = inScope.length === 1 ? (inScope[0] as string) : null;
   // (the All Mail scope is a condition the FTS match alone does not carry)
   const ftsOnly = FTS_ONLY.test(sql.where) && !allMailScope;
-  const q: Plan = { where, params, single, threads: !!options.threads, fts, dateFloor: sql.dateFloor };
+  const q: Plan = { where, params, single, threads: !!options.threads, fts, addr, dateFloor: sql.dateFloor };
   // A text term AND-ed with after:/newer_than: over a short stretch of time: every match is in
   // the date index's range, which is cheaper to walk than the text's hits are to look up
   let boundHits: number | undefined;

@@ -17,9 +17,11 @@ export {
   splitAccounts,
 } from "./analyze.js";
 export {
+  type AddrDriver,
   type SqlWhere,
   type SqlOptions,
   compileToSql,
+  exactAddress,
   dateFloor,
   listColumn,
   listItem,

@@ -27,7 +27,39 @@ export interface SqlWhere {
    * rowid (arrival) order with the rest tested per hit (src/cache/search-plan.ts); else null.
    */
   ftsRest: { where: string; params: (string | number)[] } | null;
+  /**
+   * When the query is a whole address (`from:ann@example.com`) AND-ed with the rest, and has no text
+   * term: the address, its field (src/cache/address-index.ts) and the rest as a condition on the
+   * address index's rows `a` (joined to `m` when `join`), so count and page read that index's
+   * range (src/cache/search-plan.ts); else null.
+   */
+  addr: AddrDriver | null;
 }
+
+export interface AddrDriver {
+  address: string;
+  field: number;
+  where: string;
+  params: (string | number)[];
+  /** Whether `where` reads the message row (`m`), not only the index row (`a`). */
+  join: boolean;
+}
+
+/** message_addresses.field of each address term (the same numbers as src/cache/address-index.ts). */
+const ADDRESS_FIELD = { from: 0, to: 1, cc: 2, bcc: 3 } as const;
+
+/**
+ * A whole ASCII address, unquoted (`ann@example.com`): matched as that address, in any ASCII case,
+ * from the address index. Anything else (`acme.com`, `ann`, a quoted phrase, a non-ASCII address)
+ * stays a phrase in the field's words.
+ */
+export function exactAddress(n: QueryNode): boolean {
+  return n.kind === "address" && !n.phrase && /^[!#-~]+@[!#-~]+\.[!#-~]+$/.test(n.value);
+}
+
+/** The address as the index stores it: SQLite's lower() folds ASCII letters only. */
+const asciiLower = (v: string) => v.replace(/[A-Z]+/g, (c) => c.toLowerCase());
+const addressIn = "m.id IN (SELECT id FROM message_addresses WHERE address = ? AND field = ?)";
 
 /** Delimiter of the *_norm list columns, so `instr` matches whole items. */
 export const LIST_SEP = "\u001f";
@@ -55,6 +87,7 @@ export const ftsString = (value: string) => `"${cjkSpaced(value).replace(/"/g, '
 const searchable = (value: string) => /[\p{L}\p{N}]/u.test(value);
 
 function ftsLeaf(node: QueryNode): string | null {
+  if (exactAddress(node)) return null;
   if (node.kind === "text") return ftsString(node.value);
   if (node.kind === "subject") return `${FTS_COLUMN.subject} : ${ftsString(node.value)}`;
   if (node.kind === "address") return `${FTS_COLUMN[node.field]} : ${ftsString(node.value)}`;
@@ -173,9 +206,15 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
         for (const c of rest) parts.push(`(${compile(c, !driven)})`);
         return parts.join(n.kind === "and" ? " AND " : " OR ");
       }
+      case "address":
+        if (exactAddress(n)) {
+          params.push(asciiLower(n.value), ADDRESS_FIELD[n.field]);
+          return addressIn;
+        }
+        params.push(ftsLeaf(n) as string);
+        return inFts;
       case "text":
       case "subject":
-      case "address":
         params.push(ftsLeaf(n) as string);
         return inFts;
       case "in": {
@@ -253,7 +292,9 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
     else if (where.startsWith(`${inFts} AND `))
       ftsRest = { where: where.slice(inFts.length + 5), params: params.slice(1) };
   }
-  if ((options.defaultScope ?? true) && !mentionsIn(ast)) {
+  const scoped = (options.defaultScope ?? true) && !mentionsIn(ast);
+  const addr = ftsBound === null ? addrDriver(node, now, options, scoped) : null;
+  if (scoped) {
     const ids = options.excludedFolderIds;
     const scope = !ids
       ? "m.folder_id NOT IN (SELECT id FROM folders WHERE role IN ('trash', 'junk'))"
@@ -267,7 +308,52 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
         ftsRest = { where: `(${ftsRest.where}) AND ${scope}`, params: [...ftsRest.params, ...(ids ?? [])] };
     }
   }
-  return { where, params, ftsBound, dateFloor: dateFloor(node, now), ftsRest };
+  return { where, params, ftsBound, dateFloor: dateFloor(node, now), ftsRest, addr };
+}
+
+/**
+ * The address driver of `node` (see SqlWhere.addr): its first whole-address term, not negated, at
+ * the top or directly under a top-level AND; the other terms compiled as the rest.
+ */
+function addrDriver(node: QueryNode, now: Date, options: SqlOptions, scoped: boolean): AddrDriver | null {
+  const kids = node.kind === "and" ? node.children : [node];
+  const lead = kids.find(exactAddress) as Extract<QueryNode, { kind: "address" }> | undefined;
+  if (!lead) return null;
+  const others = kids.filter((k) => k !== lead);
+  const conds: string[] = [];
+  const params: (string | number)[] = [];
+  let join = false;
+  if (others.length) {
+    const rest = compileToSql(
+      others.length === 1 ? (others[0] as QueryNode) : { kind: "and", children: others },
+      now,
+      {
+        ...options,
+        defaultScope: false,
+      },
+    );
+    conds.push(`(${rest.where})`);
+    params.push(...rest.params);
+    join = true;
+  }
+  if (scoped) {
+    const ids = options.excludedFolderIds;
+    if (!ids) {
+      conds.push("m.folder_id NOT IN (SELECT id FROM folders WHERE role IN ('trash', 'junk'))");
+      join = true;
+    } else if (ids.length) {
+      // (the index row carries the folder: no message row read for the scope)
+      conds.push(`a.folder_id NOT IN (${ids.map(() => "?").join(", ")})`);
+      params.push(...ids);
+    }
+  }
+  return {
+    address: asciiLower(lead.value),
+    field: ADDRESS_FIELD[lead.field],
+    where: conds.length ? conds.join(" AND ") : "1",
+    params,
+    join,
+  };
 }
 
 /** The latest lower bound on internal_date that a match of `n` must meet, or null. */

@@ -24,6 +24,11 @@ export interface MessageSpec {
   html?: string;
   attachments?: Attachment[];
   headers?: Record<string, string>;
+  /**
+   * Names the MIME boundaries after this key instead of a process-wide counter, so the message's
+   * bytes do not depend on what was built before it (the benchmark's generated mail).
+   */
+  boundaryKey?: string;
 }
 
 export interface CorpusMessage {
@@ -94,8 +99,12 @@ export function buildMessage(spec: MessageSpec): string {
     `Content-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n${base64Lines(Buffer.from(html, "utf8"))}`;
   const attPart = (a: Attachment) =>
     `Content-Type: ${a.contentType}; name="${a.filename}"\r\nContent-Disposition: attachment; filename="${a.filename}"\r\nContent-Transfer-Encoding: base64\r\n\r\n${base64Lines(a.content)}`;
+  let own = 0;
   const multipart = (subtype: string, parts: string[]) => {
-    const b = `=_chainmail_${++boundarySeq}_${subtype}`;
+    const b =
+      spec.boundaryKey !== undefined
+        ? `=_chainmail_${spec.boundaryKey}_${++own}_${subtype}`
+        : `=_chainmail_${++boundarySeq}_${subtype}`;
     return {
       header: `Content-Type: multipart/${subtype}; boundary="${b}"`,
       body: `${parts.map((p) => `--${b}\r\n${p}\r\n`).join("")}--${b}--`,

@@ -1,0 +1,153 @@
+// What the benchmarks that go through `chainmail mcp` share (mcp-bench.ts, scale-bench.ts): a home
+// with one IMAP account on the testing Dovecot, the daemon as its own process, the MCP server over
+// stdio, the daemon's dispatch in this process (the in-process column), and the table helpers.
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { connectStdio } from "@mcpforge/toolkit/testing";
+import { ImapFlow } from "imapflow";
+import { DaemonClient } from "../client/index.js";
+import { loadConfig } from "../config.js";
+import { CacheRunner } from "../daemon/cache-runner.js";
+import { EventLog } from "../events/log.js";
+import { type Home, resolveHome } from "../home.js";
+import { ImapPool } from "../imap/connection.js";
+import { setSecret } from "../secrets.js";
+import type { ServiceContext } from "../service/context.js";
+import { StateDb } from "../store/state.js";
+
+/** bin/chainmail.js, from dist/bench/ once bundled. */
+export const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../bin/chainmail.js");
+
+export const load = () =>
+  `load ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ")}`;
+export const line = (s: string) => process.stdout.write(`${s}\n`);
+export const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
+};
+export const ms = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(0));
+export const met = (ok: boolean) => (ok ? "met" : "NOT MET");
+export async function timed(runs: number, f: () => Promise<unknown>, warmup = 3): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await f();
+  const out: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await f();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+/** The testing Dovecot's address and the bench user's password. */
+export interface BenchServer {
+  host: string;
+  port: number;
+}
+
+/** An IMAP connection as the bench user (the daemon's sync code runs over one in some runs). */
+export const benchImap = (dv: BenchServer) =>
+  new ImapFlow({
+    host: dv.host,
+    port: dv.port,
+    secure: false,
+    doSTARTTLS: false,
+    auth: { user: "bench", pass: "bench-pw" },
+    logger: false,
+  });
+
+/**
+ * A chainmail home in `dir` with the account "bench" on the Dovecot, no background sync, a week's
+ * freshness and the body budget and size bound raised to `budgetBytes`.
+ */
+export function benchHome(dir: string, dv: BenchServer, budgetBytes: number): Home {
+  const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
+  fs.writeFileSync(
+    home.configFile,
+    `[cache]\nbackground = false\nfresh_seconds = 604800\ndaily_budget_bytes = ${budgetBytes}\nmax_size_bytes = ${budgetBytes}\n[[accounts]]\nname = "bench"\nprovider = "imap"\naddress = "bench@example.com"\nusername = "bench"\n[accounts.imap]\nhost = "127.0.0.1"\nport = ${dv.port}\ntls = "none"\n`,
+  );
+  setSecret(home.secretsDir, "bench", "bench-pw");
+  return home;
+}
+
+/**
+ * `chainmail daemon` for the home in `dir`, once its socket is there (its stderr is ours), with the
+ * account's server settings confirmed as the owner would (`chainmail policy confirm`): a new
+ * account connects nowhere before that, and the daemon's own syncs would be refused.
+ */
+export async function startDaemon(dir: string, home: Home): Promise<ChildProcess> {
+  const daemon = spawn(process.execPath, [CLI, "daemon"], {
+    env: { ...process.env, CHAINMAIL_HOME: dir },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  try {
+    // Until the daemon accepts on its socket (the file can be there a moment before): to a deadline
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const owner = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+      try {
+        await owner.call("policy.confirm", {});
+        return daemon;
+      } catch (err) {
+        if ((err as { reason?: string }).reason !== "DAEMON_UNAVAILABLE" || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 50));
+      } finally {
+        owner.close();
+      }
+    }
+  } catch (err) {
+    // Not left running behind a benchmark that stops here (it holds the output pipe open)
+    daemon.kill("SIGTERM");
+    throw err;
+  }
+}
+
+interface ToolResult {
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/** `chainmail mcp` over stdio for the home in `dir`; `tool` throws on an error result. */
+export async function startMcp(dir: string) {
+  const mcp = await connectStdio({ command: process.execPath, args: [CLI, "--home", dir, "mcp"] });
+  const tool = async (name: string, args: Record<string, unknown>) => {
+    const r = (await mcp.client.callTool({ name, arguments: args })) as ToolResult;
+    if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r).slice(0, 300)}`);
+    return r.structuredContent ?? {};
+  };
+  return { close: () => mcp.close(), tool };
+}
+
+/**
+ * The daemon's service in this process over the same cache.db (its own state.db), for the
+ * in-process column: `dispatch(ctx, ...)` as the daemon runs it, without the socket. `close` stops it.
+ */
+export function inProcessContext(dir: string, home: Home) {
+  const config = loadConfig(home.configFile);
+  const state = new StateDb(path.join(dir, "bench-state.db"), { log: () => undefined });
+  const ctx: ServiceContext = {
+    config,
+    home,
+    pool: new ImapPool(home.secretsDir),
+    state,
+    events: new EventLog(state, { retentionSeconds: () => config.events.retention_seconds }),
+    cache: new CacheRunner(
+      home.cacheFile,
+      () => config,
+      home.secretsDir,
+      () => undefined,
+    ),
+  };
+  const close = async () => {
+    await ctx.cache?.stop();
+    // Its prune timer would otherwise fire on the closed state.db (a 20-minute run reaches it)
+    ctx.events.close();
+    ctx.state.close();
+  };
+  return { ctx, close };
+}

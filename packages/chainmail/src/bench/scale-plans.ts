@@ -1,0 +1,193 @@
+/**
+ * The scale run's queries in process, without Dovecot (`npm run bench:scale-plans`; issue 34): a
+ * cache.db of N generated messages (src/testing/mailbox.ts) written by the cache's own code
+ * (`upsertMessage` for the headers, the backfill's statements for the bodies), then per query of
+ * scale-queries.ts the in-process `searchCache` p50/p95 (limit 25 and count_only) and, with
+ * BENCH_PLANS_EXPLAIN=1, SQLite's plan of each statement the search runs. The cache.db is kept
+ * (BENCH_PLANS_DIR, default .bench-data/plans-N) and rebuilt when the generator or N changes.
+ * BENCH_PLANS_MESSAGES (default 100,000), BENCH_PLANS_BODIES=0 (headers only), BENCH_PLANS_RUNS.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { MessageStructureObject } from "imapflow";
+import { type CacheDb, openCache } from "../cache/index.js";
+import { htmlToPlain } from "../cache/body.js";
+import { stmt } from "../cache/schema.js";
+import { searchCache } from "../cache/search.js";
+import { ensureFolder, type FtsWrite, indexMessage, runFtsWrites, upsertMessage } from "../cache/store.js";
+import type { SyncedMessage } from "../imap/raw-fetch.js";
+import { parseQuery } from "../query/index.js";
+import { MAILBOX_GENERATOR_VERSION, mailboxMessage } from "../testing/mailbox.js";
+import { scaleQueries } from "./scale-queries.js";
+
+const N = Number(process.env.BENCH_PLANS_MESSAGES ?? 100_000);
+const BODIES = process.env.BENCH_PLANS_BODIES !== "0";
+const RUNS = Number(process.env.BENCH_PLANS_RUNS ?? 200);
+const EXPLAIN = process.env.BENCH_PLANS_EXPLAIN === "1";
+const PKG = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const DATA = path.resolve(
+  process.env.BENCH_PLANS_DIR ?? path.join(PKG, ".bench-data", `plans-${N}${BODIES ? "" : "-headers"}`),
+);
+// A fixed end of the mail, so a kept cache.db is the same mail on another day
+const NOW = new Date("2026-01-01T00:00:00Z");
+
+const line = (s: string) => process.stdout.write(`${s}\n`);
+const load = () =>
+  `load ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ")}`;
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
+};
+const ms = (x: number) => x.toFixed(3);
+
+const addr = (s: string) => {
+  const m = /^(.*)<([^>]+)>$/.exec(s.trim());
+  return m ? { name: (m[1] as string).trim(), address: m[2] as string } : { name: "", address: s };
+};
+
+/** What the header FETCH would give for a generated message (envelope, structure, flags). */
+function synced(i: number, uid: number): { msg: SyncedMessage; text: string } {
+  const m = mailboxMessage(i, N, { now: NOW });
+  const s = m.spec;
+  const leaf = (type: string, part: string, extra: Partial<MessageStructureObject> = {}) =>
+    ({ type, part, size: 0, ...extra }) as MessageStructureObject;
+  let body: MessageStructureObject =
+    s.text !== undefined && s.html !== undefined
+      ? ({
+          type: "multipart/alternative",
+          childNodes: [leaf("text/plain", "1"), leaf("text/html", "2")],
+        } as MessageStructureObject)
+      : leaf(s.html !== undefined ? "text/html" : "text/plain", "1");
+  if (s.attachments?.length)
+    body = {
+      type: "multipart/mixed",
+      childNodes: [
+        body,
+        ...s.attachments.map((a, k) =>
+          leaf(a.contentType, String(k + 2), {
+            size: a.content.length,
+            disposition: "attachment",
+            dispositionParameters: { filename: a.filename },
+          }),
+        ),
+      ],
+    } as MessageStructureObject;
+  const msg: SyncedMessage = {
+    seq: uid,
+    uid,
+    flags: new Set(m.flags),
+    size: Buffer.byteLength(m.raw),
+    internalDate: m.date,
+    envelope: {
+      date: s.date,
+      subject: s.subject,
+      messageId: s.messageId,
+      inReplyTo: s.inReplyTo,
+      from: [addr(s.from)],
+      to: s.to.map(addr),
+      cc: (s.cc ?? []).map(addr),
+    },
+    bodyStructure: body,
+    headers: s.references ? Buffer.from(`References: ${s.references.join(" ")}\r\n`) : undefined,
+  } as SyncedMessage;
+  return { msg, text: s.text ?? htmlToPlain(s.html ?? "") };
+}
+
+function build(db: CacheDb) {
+  const folder = ensureFolder(db, "bench", "INBOX", "inbox");
+  const t = performance.now();
+  const batch = 1000;
+  for (let from = 0; from < N; from += batch) {
+    const bodies: { id: number; text: string }[] = [];
+    db.transaction(() => {
+      const fts: FtsWrite[] = [];
+      for (let i = from; i < Math.min(N, from + batch); i++) {
+        const { msg, text } = synced(i, i + 1);
+        const id = upsertMessage(db, folder, msg, null, fts);
+        bodies.push({ id, text });
+      }
+      runFtsWrites(fts);
+    })();
+    if (BODIES)
+      db.transaction(() => {
+        // The backfill's statements (src/cache/backfill.ts, storeBodies)
+        for (const { id, text } of bodies) {
+          stmt(
+            db,
+            "INSERT OR REPLACE INTO bodies (message_rowid, text, bytes, fetched_at) VALUES (?, ?, ?, ?)",
+          ).run(id, text, Buffer.byteLength(text), Date.now());
+          stmt(db, "UPDATE messages SET body_state = 1 WHERE id = ?").run(id);
+        }
+        runFtsWrites(bodies.map(({ id, text }) => ({ id, write: () => indexMessage(db, id, text) })));
+      })();
+    if ((from / batch) % 20 === 19)
+      line(`  ${from + batch}/${N} (${((performance.now() - t) / 1000).toFixed(0)} s, ${load()})`);
+  }
+  db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')");
+  stmt(db, "UPDATE folders SET complete = 1, last_sync = ?, server_count = ? WHERE id = ?").run(
+    Date.now(),
+    N,
+    folder.id,
+  );
+  line(`built ${N} messages in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+}
+
+function main() {
+  fs.mkdirSync(DATA, { recursive: true });
+  const file = path.join(DATA, "cache.db");
+  const markerFile = path.join(DATA, "plans.json");
+  const want = JSON.stringify({ n: N, generator: MAILBOX_GENERATOR_VERSION, bodies: BODIES, now: NOW });
+  const fresh = !fs.existsSync(markerFile) || fs.readFileSync(markerFile, "utf8") !== want;
+  if (fresh) for (const f of fs.readdirSync(DATA)) fs.rmSync(path.join(DATA, f), { force: true });
+  const db = openCache(file);
+  line(`scale plans: ${N} messages${BODIES ? " with bodies" : ", headers only"} in ${file}; ${load()}`);
+  if (fresh) {
+    build(db);
+    fs.writeFileSync(markerFile, want);
+  }
+  // Every statement a search prepares, to show its plan (the statement map keeps each once)
+  const prepared: string[] = [];
+  const prepare = db.prepare.bind(db);
+  (db as { prepare: CacheDb["prepare"] }).prepare = ((sql: string) => {
+    prepared.push(sql);
+    return prepare(sql);
+  }) as CacheDb["prepare"];
+  line("query | matches | in-process p50/p95 ms | count_only p50/p95 ms");
+  for (const q of scaleQueries(N, NOW, NOW)) {
+    const ast = parseQuery(q.query);
+    const opts = { limit: 25, accounts: ["bench"], now: NOW };
+    prepared.length = 0;
+    const res = searchCache(db, ast, opts);
+    const times = (countOnly: boolean) => {
+      for (let i = 0; i < 5; i++) searchCache(db, ast, { ...opts, countOnly });
+      const out: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const t = performance.now();
+        searchCache(db, ast, { ...opts, countOnly });
+        out.push(performance.now() - t);
+      }
+      return out;
+    };
+    searchCache(db, ast, { ...opts, countOnly: true });
+    if (EXPLAIN)
+      for (const sql of prepared) {
+        line(`    ${sql.replace(/\s+/g, " ")}`);
+        const nulls = Array.from(sql.matchAll(/\?/g), () => null);
+        for (const r of prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...nulls) as { detail: string }[])
+          line(`      ${r.detail}`);
+      }
+    const page = times(false);
+    const count = times(true);
+    line(
+      `${q.query} | ${res.count} | ${ms(pct(page, 50))} / ${ms(pct(page, 95))} | ${ms(pct(count, 50))} / ${ms(pct(count, 95))}`,
+    );
+  }
+  db.close();
+}
+
+main();
