@@ -95,6 +95,13 @@ export const ADDRESS_COUNTS_SQL = `
  * (the counts from them in one pass, then kept by triggers).
  */
 export function addAddressIndex(db: CacheDb): void {
+  // A step runs again when an older user_version is found (a copy restored from a backup, a
+  // downgrade and upgrade): built anew from the cached headers, never on top of an old copy
+  db.exec(`DROP TRIGGER IF EXISTS message_addresses_ins;
+    DROP TRIGGER IF EXISTS message_addresses_del;
+    DROP TRIGGER IF EXISTS message_addresses_move;
+    DROP TABLE IF EXISTS address_counts;
+    DROP TABLE IF EXISTS message_addresses;`);
   db.exec(ADDRESS_INDEX_SQL);
   for (const [col, field] of COLUMNS)
     db.exec(`INSERT OR IGNORE INTO message_addresses (address, field, id, folder_id)
