@@ -1,4 +1,7 @@
-/** The text of work items: a list as columns, one item as a block with its criteria, relations and threads. */
+/**
+ * The text of work items: a list as columns, one item as a block with its criteria, relations and
+ * threads.
+ */
 import type { Criterion, Item, ItemDetail, ItemSummary, ThreadLink } from "../../items/model.js";
 import { cell, columns, fields, when } from "./format.js";
 

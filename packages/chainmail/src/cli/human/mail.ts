@@ -1,4 +1,7 @@
-/** The text of mail results: folders, messages and threads, search rows, sends and drafts, batch changes, saved files. */
+/**
+ * The text of mail results: folders, messages and threads, search rows, sends and drafts, batch
+ * changes, saved files.
+ */
 import type { ComposeResult } from "../../compose/result.js";
 import type { Message } from "../../imap/messages.js";
 import type { ThreadResult } from "../../imap/thread-plan.js";

@@ -1,4 +1,7 @@
-/** threads: true off the cache fast path: every match of every path, collapsed to one row per thread, paged by offset. */
+/**
+ * threads: true off the cache fast path: every match of every path, collapsed to one row per
+ * thread, paged by offset.
+ */
 import type { ListResponse } from "imapflow";
 import { MailError, toWireError } from "../../errors.js";
 import { type Call, type ServiceContext, accountOf, auditRead } from "../context.js";

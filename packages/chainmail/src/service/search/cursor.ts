@@ -1,4 +1,7 @@
-/** A search's next_cursor: what it holds (the query's hash and where the next page starts), and its decoding. */
+/**
+ * A search's next_cursor: what it holds (the query's hash and where the next page starts), and its
+ * decoding.
+ */
 import crypto from "node:crypto";
 import { MailError } from "../../errors.js";
 import type { SearchParams } from "./types.js";

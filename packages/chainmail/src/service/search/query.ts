@@ -1,4 +1,7 @@
-/** The query as the search service takes it: parsed (a parse error as INVALID_ARGUMENT), with item: terms bound to their threads. */
+/**
+ * The query as the search service takes it: parsed (a parse error as INVALID_ARGUMENT), with item:
+ * terms bound to their threads.
+ */
 import { MailError } from "../../errors.js";
 import { leaves, mapLeaves, type QueryNode } from "../../query/ast.js";
 import { QueryParseError } from "../../query/errors.js";

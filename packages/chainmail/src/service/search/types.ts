@@ -1,4 +1,7 @@
-/** The search service's shapes: its parameters, the rows and result it answers, and the internal hit/stream/plan records the paths pass around. */
+/**
+ * The search service's shapes: its parameters, the rows and result it answers, and the internal
+ * hit/stream/plan records the paths pass around.
+ */
 import type { WireError } from "../../errors.js";
 import type { SearchSource } from "../../limits.js";
 import type { QueryNode } from "../../query/ast.js";
