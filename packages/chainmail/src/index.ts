@@ -56,7 +56,7 @@ export type { AccountSummary } from "./service/accounts.js";
 export type { ListFoldersResult, FolderRow } from "./service/folders.js";
 export type { BatchResult, Outcome } from "./service/organize.js";
 export type { GetMessagesResult, SavedFile } from "./service/reading.js";
-export type { SearchResult, SearchRow } from "./service/search.js";
+export type { SearchResult, SearchRow } from "./service/search/index.js";
 export type { Message, AttachmentInfo, Address } from "./imap/messages.js";
 export type { ThreadResult } from "./imap/thread.js";
 export type { AuditRow } from "./store/state.js";

@@ -5,7 +5,7 @@
  * the next sync, and a UIDVALIDITY change recovers.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SearchResult } from "../src/service/search.js";
+import type { SearchResult } from "../src/service/search/index.js";
 import { generateCorpus } from "../src/testing/corpus.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 

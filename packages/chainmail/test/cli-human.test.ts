@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { human } from "../src/cli/human.js";
+import { human } from "../src/cli/human/index.js";
 import { REASONS } from "../src/errors.js";
 import { buildMessage } from "../src/testing/corpus.js";
 import { freePort } from "../src/testing/smtp.js";

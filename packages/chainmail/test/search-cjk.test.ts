@@ -5,7 +5,7 @@
  * folded as the query docs state for each source (src/query/README.md, "Accents").
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SearchResult } from "../src/service/search.js";
+import type { SearchResult } from "../src/service/search/index.js";
 import { type MessageSpec, buildMessage } from "../src/testing/corpus.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 

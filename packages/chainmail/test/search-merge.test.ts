@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { mergePage } from "../src/service/search.js";
+import { mergePage } from "../src/service/search/index.js";
 
 type Row = { sortDate: number; id: string };
 

@@ -1,8 +1,9 @@
 /**
- * The server path's folder list between searches (service/search.ts, withFolderList): a search that
- * names its folders reuses the folder list an earlier search took instead of asking LIST again, and
- * still answers exactly what a fresh daemon would when another client created, renamed, deleted or
- * filled folders in between. Also the ESORT answer reader (`RETURN (ALL)` in sort order).
+ * The server path's folder list between searches (service/search/folder-lists.ts, withFolderList):
+ * a search that names its folders reuses the folder list an earlier search took instead of asking
+ * LIST again, and still answers exactly what a fresh daemon would when another client created,
+ * renamed, deleted or filled folders in between. Also the ESORT answer reader (`RETURN (ALL)` in
+ * sort order).
  */
 import type { ImapFlow } from "imapflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -142,7 +142,7 @@ export class Credentials {
         );
       return { user: account.username, pass };
     }
-    // config.ts refuses this already; checked again where the token is handed out.
+    // config/validate.ts refuses this already; checked again where the token is handed out.
     if (server.tls === "none" && !isLoopbackHost(server.host))
       throw new MailError(
         "CONFIG_INVALID",

@@ -21,7 +21,7 @@ export interface OAuthClient {
   client: oauth.Client;
   auth: oauth.ClientAuth;
   config: OAuthConfig;
-  /** oauth4webapi refuses http:// unless told; config.ts allows it only on loopback hosts. */
+  /** oauth4webapi refuses http:// unless told; config/validate.ts allows it only on loopback hosts. */
   options: { [oauth.allowInsecureRequests]?: boolean };
 }
 

@@ -6,7 +6,7 @@
  */
 import { main } from "../cli/main.js";
 import { exitCodeOf, toWireError } from "../errors.js";
-import { terminalText } from "../cli/human.js";
+import { terminalText } from "../cli/human/index.js";
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -189,7 +189,7 @@ async function finishAtTerminal(
       if (!signedIn) return { signedIn, tested: false, exitCode: REASONS.AUTH_REQUIRED.exitCode };
     }
     const r = await client.testAccount({ account: name });
-    const { human } = await import("./human.js");
+    const { human } = await import("./human/index.js");
     const { outcomeCode } = await import("./main.js");
     process.stdout.write(`${human("test", r)}\n`);
     // `chainmail test`'s own rule: both logins must work, a server not configured is skipped.

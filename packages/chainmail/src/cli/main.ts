@@ -17,7 +17,7 @@ import { exitCodeOf } from "../errors.js";
 import type { CheckResult } from "../imap/test-account.js";
 import { chainmailVersion } from "../version.js";
 import { noConfigText } from "./first-run.js";
-import { human, terminalText } from "./human.js";
+import { human, terminalText } from "./human/index.js";
 import { ITEM_USAGE } from "./item-command.js";
 import { eventLine } from "./watch.js";
 import { mcpArgs, runMcp } from "./mcp.js";

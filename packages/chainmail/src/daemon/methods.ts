@@ -35,7 +35,7 @@ import { archive, expunge, move, setFlags, setLabels, trash } from "../service/o
 import { downloadAttachment, getMessages, getThread, saveRaw } from "../service/reading.js";
 import { ITEM_HANDLERS } from "./item-handlers.js";
 import { ackEvents, deleteWatchGroup, readEvents, watchGroups, watchStatus } from "../service/events.js";
-import { search } from "../service/search.js";
+import { search } from "../service/search/index.js";
 import type { ClientKind } from "../store/state.js";
 import {
   type CheckedParamsOf,

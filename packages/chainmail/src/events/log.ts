@@ -6,7 +6,7 @@
  */
 import type { ItemChange } from "../items/model.js";
 import { MailError } from "../errors.js";
-import type { SearchRow } from "../service/search.js";
+import type { SearchRow } from "../service/search/index.js";
 import type { StateDb } from "../store/state.js";
 import { type EventInput, type EventRow, EventStore } from "../store/events.js";
 import { ALWAYS_KINDS, EVENT_KINDS, type EventKind, OPT_IN_KINDS } from "./limits.js";

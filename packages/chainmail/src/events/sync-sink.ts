@@ -5,7 +5,7 @@ import { parseReferences } from "../cache/store.js";
 import { splitFlags } from "../imap/messages.js";
 import { attachmentsFromStructure } from "../query/index.js";
 import { encodeRef } from "../refs.js";
-import type { SearchRow } from "../service/search.js";
+import type { SearchRow } from "../service/search/index.js";
 import { canonicalThreadKey } from "../thread-key.js";
 import type { EventLog } from "./log.js";
 

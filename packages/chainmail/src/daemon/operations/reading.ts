@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { ThreadResult } from "../../imap/thread.js";
 import { SEARCH_LIMIT } from "../../limits.js";
 import type { GetMessagesResult, SavedFile } from "../../service/reading.js";
-import type { SearchResult } from "../../service/search.js";
+import type { SearchResult } from "../../service/search/index.js";
 import { operation } from "./define.js";
 import {
   AccountsField,

@@ -1,0 +1,231 @@
+/**
+ * The server path: each folder's matches by IMAP SEARCH/SORT (one X-GM-RAW search of All Mail on
+ * Gmail), a page's envelopes fetched while its folder is still selected, and snippets read from the
+ * server. A folder the server refuses becomes a partial entry, not a failed search.
+ */
+import type { FetchMessageObject, ImapFlow, ListResponse } from "imapflow";
+import { simpleParser } from "mailparser";
+import type { AccountConfig } from "../../config.js";
+import { type WireError, isMailError, toWireError } from "../../errors.js";
+import { htmlToText } from "../../imap/body.js";
+import { displayName, listAll, roleOf } from "../../imap/folders.js";
+import { splitFlags } from "../../imap/messages.js";
+import { RawFetch, headerItems } from "../../imap/raw-fetch.js";
+import { bindQuery, folderInScope, mentionsIn } from "../../query/analyze.js";
+import type { QueryNode } from "../../query/ast.js";
+import { compileToGmailRaw } from "../../query/imap.js";
+import {
+  type FolderMatches,
+  imapFolderMatches,
+  newestFirst,
+  searchRefused,
+  uidSet,
+} from "../../query/imap-run.js";
+import { attachmentsFromStructure } from "../../query/structure.js";
+import { encodeRef } from "../../refs.js";
+import { canonicalThreadKey } from "../../thread-key.js";
+import { type ServiceContext, accountOf } from "../context.js";
+import { StaleFolderList } from "./folder-lists.js";
+import type { Hit, SearchResult, Stream } from "./types.js";
+
+/** The error of one folder: a server's NO/BAD is a refusal with its text in detail, not INTERNAL. */
+export function folderError(client: ImapFlow, err: unknown, what: string): WireError {
+  const e = err as { responseStatus?: string; responseText?: string; serverResponseCode?: string };
+  if (!isMailError(err) && (e?.responseStatus === "NO" || e?.responseStatus === "BAD"))
+    return toWireError(searchRefused(client, what, { text: e.responseText, code: e.serverResponseCode }));
+  return toWireError(err);
+}
+
+/** Every folder of the account the query reads, with its exact number of matches (and their UIDs newest first unless only counted). */
+export async function serverMatches(
+  client: ImapFlow,
+  account: AccountConfig,
+  ast: QueryNode,
+  partial: SearchResult["partial"],
+  countOnly: boolean,
+  /** Called right after each folder's matches, while the folder is still selected (the page's fetch). */
+  onFolder: (s: Stream) => Promise<void> = async () => undefined,
+  /** The account's folder list if this call already has it (checkInFolders asked), saving a LIST. */
+  listed?: ReadonlyMap<string, ListResponse[]>,
+  /** `listed` is a remembered list (see withFolderList): a folder the server refuses throws StaleFolderList. */
+  remembered = false,
+): Promise<Stream[]> {
+  const now = new Date();
+  const folders = (listed?.get(account.name) ?? (await listAll(client, false))).filter(
+    (f) => !f.flags.has("\\Noselect") && !f.flags.has("\\NonExistent"),
+  );
+  let scope = folders.filter((f) => folderInScope(ast, { path: f.path, role: roleOf(f) }));
+  // On Gmail every message is in All Mail: searching it alone avoids one row per label.
+  const all = folders.find((f) => roleOf(f) === "all");
+  if (account.provider === "google" && all && !mentionsIn(ast)) scope = [all];
+  const gmail = account.provider === "google" && client.capabilities.has("X-GM-EXT-1");
+  const streams: Stream[] = [];
+  for (const f of scope) {
+    let found: Stream | null = null;
+    try {
+      const m =
+        gmail && roleOf(f) === "all"
+          ? await gmailSearch(client, f.path, ast, account.name, countOnly)
+          : await imapFolderMatches(
+              client,
+              ast,
+              { folder: { path: f.path, role: roleOf(f) }, account: account.name, now },
+              { countOnly },
+            );
+      if (m.count === 0) continue;
+      const stream = {
+        key: `${account.name}\u0000${f.path}`,
+        path: f.path,
+        name: displayName(f.path, f.delimiter),
+        count: m.count,
+        uids: m.uids,
+      };
+      streams.push(stream);
+      found = stream;
+    } catch (err) {
+      if (!client.usable) throw err;
+      // Perhaps deleted, renamed or made unselectable since the list was taken: ask the server again.
+      if (remembered) throw new StaleFolderList();
+      partial.push({
+        account: account.name,
+        folder: displayName(f.path, f.delimiter),
+        error: folderError(client, err, "SEARCH"),
+      });
+    }
+    if (found) await onFolder(found);
+  }
+  return streams;
+}
+
+/** What a page's row is built from: the fields RawFetch and imapflow's `fetch` both give. */
+type PageMessage = Pick<
+  FetchMessageObject,
+  "uid" | "envelope" | "flags" | "size" | "internalDate" | "bodyStructure" | "headers" | "threadId"
+>;
+
+/** The search rows of these UIDs of one folder, in the order given; only their envelopes are fetched. */
+export async function serverRows(
+  client: ImapFlow,
+  account: AccountConfig,
+  stream: Stream,
+  uids: number[],
+): Promise<Hit[]> {
+  if (uids.length === 0) return [];
+  const gmail = account.provider === "google" && client.capabilities.has("X-GM-EXT-1");
+  // The folder's search just selected it, so the lock sends nothing: selecting it again would cost
+  // a round trip per page. The lock keeps imapflow from sending anything while RawFetch reads.
+  const lock = await client.getMailboxLock(stream.path, { readOnly: true });
+  let uidValidity: number;
+  let fetched: PageMessage[];
+  try {
+    uidValidity = Number(client.mailbox ? client.mailbox.uidValidity : Number.NaN);
+    // The page's envelopes through the lean FETCH reader (imap/raw-fetch.ts): imapflow's tokenizer
+    // took most of the page's time. imapflow answers when the connection cannot be borrowed.
+    const raw = RawFetch.open(client);
+    if (raw) {
+      try {
+        fetched = await raw.fetch(uidSet(uids), headerItems(client, gmail));
+      } finally {
+        raw.close();
+      }
+    } else {
+      fetched = await client.fetchAll(
+        uidSet(uids),
+        {
+          uid: true,
+          envelope: true,
+          flags: true,
+          size: true,
+          internalDate: true,
+          bodyStructure: true,
+          headers: ["references"],
+          ...(gmail ? { threadId: true } : {}),
+        },
+        { uid: true },
+      );
+    }
+  } finally {
+    lock.release();
+  }
+  const byUid = new Map<number, Hit>();
+  for (const m of fetched) {
+    const env = m.envelope;
+    const hdr = m.headers?.toString("utf8") ?? "";
+    const refsLine = /^references:\s*([\s\S]*?)(?=^\S|$(?![\s\S]))/im.exec(hdr)?.[1] ?? "";
+    const references = refsLine.match(/<[^>]+>/g) ?? [];
+    const inReplyTo = env?.inReplyTo?.match(/<[^>]+>/)?.[0] ?? null;
+    const ref = encodeRef({ account: account.name, folder: stream.path, uidValidity, uid: m.uid });
+    const date = env?.date ?? m.internalDate;
+    // Rows are ordered by arrival (INTERNALDATE), as the server's SORT ARRIVAL and the cache order them.
+    const arrived = m.internalDate ?? env?.date;
+    const from = env?.from?.[0];
+    const { flags, keywords } = splitFlags(m.flags);
+    byUid.set(m.uid, {
+      ref,
+      account: account.name,
+      folder: stream.name,
+      date: date ? new Date(date).toISOString() : null,
+      from: from ? { name: from.name ?? "", address: from.address ?? "" } : null,
+      subject: env?.subject ?? "",
+      flags,
+      keywords,
+      size: m.size ?? 0,
+      has_attachment: attachmentsFromStructure(m.bodyStructure).length > 0,
+      message_id: env?.messageId ?? null,
+      thread_id: canonicalThreadKey({
+        gmThreadId: m.threadId,
+        references,
+        inReplyTo,
+        messageId: env?.messageId,
+        date: env?.date,
+        fromAddress: from?.address,
+        subject: env?.subject,
+      }),
+      sortDate: arrived ? new Date(arrived).getTime() : 0,
+      uid: m.uid,
+      path: stream.path,
+    });
+  }
+  // A message expunged since the SEARCH has no FETCH answer and is left out.
+  return uids.flatMap((u) => byUid.get(u) ?? []);
+}
+
+/** On Gmail, All Mail answers the whole query in one X-GM-RAW search (Gmail's own syntax). */
+async function gmailSearch(
+  client: ImapFlow,
+  path: string,
+  ast: QueryNode,
+  account: string,
+  countOnly: boolean,
+): Promise<FolderMatches> {
+  const raw = compileToGmailRaw(bindQuery(ast, { account }));
+  if (raw === null) return { count: 0, uids: [] };
+  await client.mailboxOpen(path, { readOnly: true });
+  const uids = await client.search(raw === "" ? { all: true } : { gmraw: raw }, { uid: true });
+  if (!Array.isArray(uids)) throw searchRefused(client, "SEARCH");
+  return { count: uids.length, uids: countOnly ? [] : await newestFirst(client, uids) };
+}
+
+export async function addSnippets(ctx: ServiceContext, rows: Hit[]): Promise<void> {
+  const byAccount = new Map<string, Hit[]>();
+  for (const r of rows) byAccount.set(r.account, [...(byAccount.get(r.account) ?? []), r]);
+  for (const [name, list] of byAccount) {
+    const account = accountOf(ctx, name);
+    await ctx.pool.read(account, async (client) => {
+      for (const r of list) {
+        await client.mailboxOpen(r.path, { readOnly: true });
+        const m = await client.fetchOne(
+          String(r.uid),
+          { uid: true, source: { maxLength: 256 * 1024 } },
+          { uid: true },
+        );
+        const source = m ? m.source : undefined; // fetchOne answers false for a UID that is gone
+        if (!source) continue;
+        const parsed = await simpleParser(source);
+        let text = parsed.text ?? "";
+        if (!text.trim() && typeof parsed.html === "string") text = htmlToText(parsed.html);
+        r.snippet = text.replace(/\s+/g, " ").trim().slice(0, 200);
+      }
+    });
+  }
+}
