@@ -129,3 +129,36 @@ export function insertFts(db: CacheDb, id: number, f: FtsFields): void {
     cjkSpaced(f.body),
   );
 }
+
+/**
+ * Adds (with `replace`, first removes) a message's row in the subjects' own index
+ * (./storage-migration.ts), through `cjkSpaced` as `insertFts` writes the subject column. A subject
+ * with nothing to index gets no row. A message row's deletion removes its row (a trigger).
+ */
+export function insertSubject(db: CacheDb, id: number, subject: string, replace = false): void {
+  if (!hasSubjectIndex(db)) return;
+  if (replace) stmt(db, "DELETE FROM subjects_fts WHERE rowid = ?").run(id);
+  if (subject)
+    stmt(db, "INSERT INTO subjects_fts (rowid, subject) VALUES (?, ?)").run(id, cjkSpaced(subject));
+}
+
+const subjectIndex = new WeakMap<CacheDb, boolean>();
+
+/**
+ * Whether the cache has the subjects' index: a cache file at an earlier schema version has not (the
+ * tests of each migration write such files with this code; openCache migrates before any write).
+ * Asked once per connection; `migrate` forgets the answer.
+ */
+function hasSubjectIndex(db: CacheDb): boolean {
+  let has = subjectIndex.get(db);
+  if (has === undefined) {
+    has = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'subjects_fts'").get() !== undefined;
+    subjectIndex.set(db, has);
+  }
+  return has;
+}
+
+/** Forgets what `hasSubjectIndex` found (the schema changed). */
+export function schemaChanged(db: CacheDb): void {
+  subjectIndex.delete(db);
+}

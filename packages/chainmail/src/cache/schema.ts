@@ -7,6 +7,8 @@ import { recomputeThreadKeys } from "./thread-migration.js";
 import { renumberByArrival } from "./arrival-migration.js";
 import { indexCjkCharacters } from "./cjk-migration.js";
 import { addAddressIndex } from "./address-index.js";
+import { compactStorage } from "./storage-migration.js";
+import { schemaChanged } from "./fts.js";
 
 export type CacheDb = Database.Database;
 
@@ -216,6 +218,9 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   // an index of the From/To/Cc/Bcc addresses, kept by triggers, for whole-address terms
   // (./address-index.ts)
   addAddressIndex,
+  // bodies stored compressed from now on (bodies.enc), an index of the subjects alone, and a new
+  // cache's word index with the body first (./storage-migration.ts)
+  compactStorage,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -231,6 +236,8 @@ export const ARRIVAL_IDS_VERSION = MIGRATIONS.indexOf(renumberByArrival) + 1;
 export const CJK_TOKENS_VERSION = MIGRATIONS.indexOf(indexCjkCharacters) + 1;
 /** The version that adds the address index (its test migrates to the one before). */
 export const ADDRESS_INDEX_VERSION = MIGRATIONS.indexOf(addAddressIndex) + 1;
+/** The version that compresses bodies and indexes subjects alone (its test migrates to the one before). */
+export const COMPACT_STORAGE_VERSION = MIGRATIONS.indexOf(compactStorage) + 1;
 
 /** The default cache file: $XDG_DATA_HOME/chainmail/cache.db (or ~/.local/share/...). */
 export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {
@@ -288,6 +295,7 @@ export function migrate(db: CacheDb, target: number = MIGRATIONS.length): void {
       db.pragma(`user_version = ${v + 1}`);
     })();
   }
+  schemaChanged(db);
 }
 
 const statements = new WeakMap<CacheDb, Map<string, Database.Statement>>();
