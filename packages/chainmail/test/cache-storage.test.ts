@@ -16,7 +16,7 @@ import {
   putBody,
   readBody,
 } from "../src/cache/body-store.js";
-import { type CacheDb, openCache } from "../src/cache/index.js";
+import { type CacheDb, compactFts, openCache } from "../src/cache/index.js";
 import { COMPACT_STORAGE_VERSION, SCHEMA_VERSION, migrate, stmt } from "../src/cache/schema.js";
 import { searchCache } from "../src/cache/search.js";
 import {
@@ -316,5 +316,31 @@ describe("subject: terms from the subjects' own index", () => {
       .prepare("SELECT count(*) AS n FROM subjects_fts WHERE subjects_fts MATCH 'update'")
       .get();
     expect(rows).toEqual({ n: after.count });
+  });
+});
+
+describe("free pages", () => {
+  it("go back to the file system after a full merge in a new cache; an older cache keeps its mode", async () => {
+    expect(fresh.pragma("auto_vacuum", { simple: true })).toBe(2);
+    expect(upgraded.pragma("auto_vacuum", { simple: true })).toBe(0);
+    const folder = ensureFolder(fresh, "a", "INBOX", "inbox");
+    fresh.transaction(() =>
+      removeUids(
+        fresh,
+        folder.id,
+        Array.from({ length: 400 }, (_, i) => i + 401),
+      ),
+    )();
+    const pages = fresh.pragma("page_count", { simple: true }) as number;
+    expect(await compactFts(fresh, { force: true })).toBe(true);
+    expect(fresh.pragma("freelist_count", { simple: true })).toBe(0);
+    expect(fresh.pragma("page_count", { simple: true })).toBeLessThan(pages);
+    // what is left still answers as the word index's subject column does
+    const n = (
+      fresh
+        .prepare("SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH ?")
+        .get('subject : "update"') as { n: number }
+    ).n;
+    expect(answer(fresh, "subject:update").count).toBe(n);
   });
 });

@@ -76,6 +76,8 @@ function build(db: CacheDb) {
   }
   db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')");
   db.exec("INSERT INTO subjects_fts (subjects_fts) VALUES ('optimize')");
+  // (what compactFts does after its merge: ../cache/fts.ts, releaseFreePages)
+  if (db.pragma("auto_vacuum", { simple: true }) === 2) db.pragma("incremental_vacuum");
   stmt(db, "UPDATE folders SET complete = 1, last_sync = ?, server_count = ? WHERE id = ?").run(
     Date.now(),
     N,

@@ -96,8 +96,30 @@ export async function compactFts(db: CacheDb, options: { force?: boolean } = {})
     const before = changes(db);
     step.run(-STEP_PAGES);
     checkpointSoon(db);
-    if (changes(db) - before < 2) return true;
+    if (changes(db) - before < 2) break;
     await backgroundTurn();
+  }
+  await releaseFreePages(db);
+  return true;
+}
+
+/** Free pages given back per step of `releaseFreePages` (each step moves pages from the file's end). */
+const VACUUM_PAGES = 256;
+
+/**
+ * Gives the free pages back to the file system in steps of VACUUM_PAGES, each its own transaction
+ * with a background turn before it, in a cache created with `auto_vacuum = INCREMENTAL` (openCache
+ * sets it on a new file; an older cache has none and keeps its free pages for later writes). A
+ * full merge frees the pages of every segment it merged.
+ */
+export async function releaseFreePages(db: CacheDb): Promise<void> {
+  if (db.pragma("auto_vacuum", { simple: true }) !== 2) return;
+  const free = () => db.pragma("freelist_count", { simple: true }) as number;
+  // (a step that gives nothing back ends it: nothing here waits on another connection)
+  for (let left = free(), was = Number.POSITIVE_INFINITY; left > 0 && left < was; was = left, left = free()) {
+    await backgroundTurn();
+    db.pragma(`incremental_vacuum(${VACUUM_PAGES})`);
+    checkpointSoon(db);
   }
 }
 

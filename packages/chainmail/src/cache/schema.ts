@@ -256,6 +256,10 @@ export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {
 export function openCache(file: string = defaultCachePath(), log?: (line: string) => void): CacheDb {
   if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const db = new Database(file);
+  // A new cache gives the pages an FTS merge frees back to the file system (`releaseFreePages`,
+  // ./fts.ts): a full merge leaves the old segments' pages free, 10 MiB at 100,000 messages. The
+  // mode can only be chosen before the first table (and before WAL); an existing cache keeps its own.
+  if (db.pragma("user_version", { simple: true }) === 0) db.pragma("auto_vacuum = INCREMENTAL");
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.pragma("foreign_keys = ON");
