@@ -220,6 +220,11 @@ describe("an upgraded cache and a new one", () => {
       (db.prepare("SELECT name FROM pragma_table_info('messages_fts')").pluck().all() as string[])[0];
     expect(first(upgraded)).toBe("subject");
     expect(first(fresh)).toBe("body");
+    // (and its date indexes ascending, read backwards for newest first)
+    const desc = (db: CacheDb) =>
+      db.prepare("SELECT \"desc\" FROM pragma_index_xinfo('messages_unread') WHERE cid >= 0").pluck().all();
+    expect(desc(upgraded)).toEqual([1, 1, 0, 0]);
+    expect(desc(fresh)).toEqual([0, 0, 0, 0]);
   });
 
   it("answer every search alike", () => {
