@@ -92,7 +92,9 @@ export function runFtsWrites(writes: FtsWrite[]): void {
   // the last one written, and ids follow arrival time (./arrival-id.ts), which UID order need not
   writes.sort((a, b) => a.id - b.id);
   for (const w of writes) w.write();
-  // The subjects' index after the whole batch of the word index, for the same reason
+  // The subjects' index after the word index's writes, also in ascending id order (FTS5 writes its
+  // pending terms out at a lower rowid; plain INSERTs into the two FTS tables interleaved do not
+  // flush either: one segment each for a batch of 1,000)
   for (const w of writes) w.subject?.();
   writes.length = 0;
 }
