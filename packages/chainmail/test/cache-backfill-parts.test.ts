@@ -1,6 +1,7 @@
 // The backfill on realistic mail (src/testing/mailbox.ts: attachments, HTML-only, alternatives, RFC
 // 2047): only the text part of multipart and HTML-only mail is downloaded, its text is what the whole
 // message gave, and the FTS writes of a batch make one index segment.
+import { decodeBody } from "../src/cache/body-store.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FetchMessageObject } from "imapflow";
 import { backfillBodies, compactFts, openCache, searchCache, syncFolder } from "../src/cache/index.js";
@@ -115,10 +116,13 @@ describe("body backfill on realistic mail", () => {
     expect(attachmentBytes).toBeGreaterThan(total / 2);
     expect(bytes).toBeLessThan(total - attachmentBytes);
     const rows = env.db
-      .prepare("SELECT mm.message_id, b.text FROM bodies b JOIN message_meta mm ON mm.id = b.message_rowid")
-      .all() as { message_id: string; text: string }[];
+      .prepare(
+        "SELECT mm.message_id, b.text, b.enc FROM bodies b JOIN message_meta mm ON mm.id = b.message_rowid",
+      )
+      .all() as { message_id: string; text: string | Buffer; enc: number }[];
     expect(rows).toHaveLength(N);
-    const text = new Map(rows.map((r) => [r.message_id, r.text]));
+    // (stored compressed: src/cache/body-store.ts)
+    const text = new Map(rows.map((r) => [r.message_id, decodeBody(r.text, r.enc)]));
     for (const [i, m] of mail.entries()) {
       const whole = await textFromSource(Buffer.from(m.raw));
       expect(norm(text.get(`<m${i}@bench.example>`) as string), `${m.kind} message ${i}`).toBe(norm(whole));

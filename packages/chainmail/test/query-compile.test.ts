@@ -32,6 +32,8 @@ beforeAll(() => {
   const fts = db.prepare(
     "INSERT INTO messages_fts (rowid, subject, from_addr, to_addr, cc_addr, bcc_addr, body) VALUES (?, ?, ?, '', '', '', ?)",
   );
+  // (the subjects alone, for queries of subject: terms only: src/cache/storage-migration.ts)
+  const subjects = db.prepare("INSERT INTO subjects_fts (rowid, subject) VALUES (?, ?)");
   const rows = [
     {
       id: 1,
@@ -127,6 +129,7 @@ beforeAll(() => {
       s: r.s,
     });
     fts.run(id, r.s, r.from, r.body);
+    subjects.run(id, r.s);
   }
 });
 afterAll(() => db.close());

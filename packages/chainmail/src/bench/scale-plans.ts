@@ -11,15 +11,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { MessageStructureObject } from "imapflow";
 import { type CacheDb, openCache } from "../cache/index.js";
-import { htmlToPlain } from "../cache/body.js";
+import { putBody } from "../cache/body-store.js";
 import { stmt } from "../cache/schema.js";
 import { searchCache } from "../cache/search.js";
 import { ensureFolder, type FtsWrite, indexMessage, runFtsWrites, upsertMessage } from "../cache/store.js";
-import type { SyncedMessage } from "../imap/raw-fetch.js";
 import { parseQuery } from "../query/index.js";
-import { MAILBOX_GENERATOR_VERSION, mailboxMessage } from "../testing/mailbox.js";
+import { MAILBOX_GENERATOR_VERSION } from "../testing/mailbox.js";
+import { syncedMailboxMessage } from "../testing/mailbox-synced.js";
 import { scaleQueries } from "./scale-queries.js";
 
 const N = Number(process.env.BENCH_PLANS_MESSAGES ?? 100_000);
@@ -45,58 +44,8 @@ const pct = (xs: number[], p: number) => {
 };
 const ms = (x: number) => x.toFixed(3);
 
-const addr = (s: string) => {
-  const m = /^(.*)<([^>]+)>$/.exec(s.trim());
-  return m ? { name: (m[1] as string).trim(), address: m[2] as string } : { name: "", address: s };
-};
-
-/** What the header FETCH would give for a generated message (envelope, structure, flags). */
-function synced(i: number, uid: number): { msg: SyncedMessage; text: string } {
-  const m = mailboxMessage(i, N, { now: NOW });
-  const s = m.spec;
-  const leaf = (type: string, part: string, extra: Partial<MessageStructureObject> = {}) =>
-    ({ type, part, size: 0, ...extra }) as MessageStructureObject;
-  let body: MessageStructureObject =
-    s.text !== undefined && s.html !== undefined
-      ? ({
-          type: "multipart/alternative",
-          childNodes: [leaf("text/plain", "1"), leaf("text/html", "2")],
-        } as MessageStructureObject)
-      : leaf(s.html !== undefined ? "text/html" : "text/plain", "1");
-  if (s.attachments?.length)
-    body = {
-      type: "multipart/mixed",
-      childNodes: [
-        body,
-        ...s.attachments.map((a, k) =>
-          leaf(a.contentType, String(k + 2), {
-            size: a.content.length,
-            disposition: "attachment",
-            dispositionParameters: { filename: a.filename },
-          }),
-        ),
-      ],
-    } as MessageStructureObject;
-  const msg: SyncedMessage = {
-    seq: uid,
-    uid,
-    flags: new Set(m.flags),
-    size: Buffer.byteLength(m.raw),
-    internalDate: m.date,
-    envelope: {
-      date: s.date,
-      subject: s.subject,
-      messageId: s.messageId,
-      inReplyTo: s.inReplyTo,
-      from: [addr(s.from)],
-      to: s.to.map(addr),
-      cc: (s.cc ?? []).map(addr),
-    },
-    bodyStructure: body,
-    headers: s.references ? Buffer.from(`References: ${s.references.join(" ")}\r\n`) : undefined,
-  } as SyncedMessage;
-  return { msg, text: s.text ?? htmlToPlain(s.html ?? "") };
-}
+/** What the header FETCH would give for generated message `i` (src/testing/mailbox-synced.ts). */
+const synced = (i: number, uid: number) => syncedMailboxMessage(i, N, uid, NOW);
 
 function build(db: CacheDb) {
   const folder = ensureFolder(db, "bench", "INBOX", "inbox");
@@ -117,10 +66,7 @@ function build(db: CacheDb) {
       db.transaction(() => {
         // The backfill's statements (src/cache/backfill.ts, storeBodies)
         for (const { id, text } of bodies) {
-          stmt(
-            db,
-            "INSERT OR REPLACE INTO bodies (message_rowid, text, bytes, fetched_at) VALUES (?, ?, ?, ?)",
-          ).run(id, text, Buffer.byteLength(text), Date.now());
+          putBody(db, id, text, Date.now());
           stmt(db, "UPDATE messages SET body_state = 1 WHERE id = ?").run(id);
         }
         runFtsWrites(bodies.map(({ id, text }) => ({ id, write: () => indexMessage(db, id, text) })));
@@ -129,6 +75,9 @@ function build(db: CacheDb) {
       line(`  ${from + batch}/${N} (${((performance.now() - t) / 1000).toFixed(0)} s, ${load()})`);
   }
   db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')");
+  db.exec("INSERT INTO subjects_fts (subjects_fts) VALUES ('optimize')");
+  // (what compactFts does after its merge: ../cache/fts.ts, releaseFreePages)
+  if (db.pragma("auto_vacuum", { simple: true }) === 2) db.pragma("incremental_vacuum");
   stmt(db, "UPDATE folders SET complete = 1, last_sync = ?, server_count = ? WHERE id = ?").run(
     Date.now(),
     N,

@@ -7,6 +7,7 @@ import {
   textFromSource,
   textPart,
 } from "./body.js";
+import { putBody } from "./body-store.js";
 import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { turnEvery, writeInSlices } from "./slices.js";
@@ -82,10 +83,7 @@ async function storeBodies(
         stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(id);
         return;
       }
-      stmt(
-        db,
-        "INSERT OR REPLACE INTO bodies (message_rowid, text, bytes, fetched_at) VALUES (?, ?, ?, ?)",
-      ).run(id, text, Buffer.byteLength(text), now);
+      putBody(db, id, text, now);
       stmt(db, "UPDATE messages SET body_state = 1 WHERE id = ?").run(id);
       fts.push({ id, text });
     },

@@ -3,7 +3,7 @@
  * migration 4 and addFlagCounters, kept by triggers in the same transaction as every row change) or
  * FTS5 alone can answer. Anything else returns null and is counted by SQL.
  */
-import { type FolderRole, type QueryNode, bindQuery, folderInScope } from "../query/index.js";
+import { type FolderRole, type FtsTable, type QueryNode, bindQuery, folderInScope } from "../query/index.js";
 import { type CacheDb, stmt } from "./schema.js";
 
 export interface CountedFolder {
@@ -66,7 +66,13 @@ export function countFromFolders(
  * these. The cheaper side is read: the folders' rows tested against the match (usually few), or
  * each hit looked up (`+` keeps SQLite from reading the folders' rows instead).
  */
-export function ftsHitsIn(db: CacheDb, expr: string, hits: number, folders: CountedFolder[]): number {
+export function ftsHitsIn(
+  db: CacheDb,
+  expr: string,
+  table: FtsTable,
+  hits: number,
+  folders: CountedFolder[],
+): number {
   const rows = folders.reduce((n, f) => n + f.cached_count, 0);
   const ids = folders.map((f) => f.id);
   const folderTest = `${rows <= hits ? "" : "+"}m.folder_id IN (${ids.map(() => "?").join(", ")})`;
@@ -74,7 +80,7 @@ export function ftsHitsIn(db: CacheDb, expr: string, hits: number, folders: Coun
     stmt(
       db,
       `SELECT count(*) AS n FROM messages m WHERE ${folderTest}
-       AND m.id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)`,
+       AND m.id IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ?)`,
     ).get(...ids, expr) as { n: number }
   ).n;
 }

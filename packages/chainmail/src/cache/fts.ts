@@ -96,8 +96,30 @@ export async function compactFts(db: CacheDb, options: { force?: boolean } = {})
     const before = changes(db);
     step.run(-STEP_PAGES);
     checkpointSoon(db);
-    if (changes(db) - before < 2) return true;
+    if (changes(db) - before < 2) break;
     await backgroundTurn();
+  }
+  await releaseFreePages(db);
+  return true;
+}
+
+/** Free pages given back per step of `releaseFreePages` (each step moves pages from the file's end). */
+const VACUUM_PAGES = 256;
+
+/**
+ * Gives the free pages back to the file system in steps of VACUUM_PAGES, each its own transaction
+ * with a background turn before it, in a cache created with `auto_vacuum = INCREMENTAL` (openCache
+ * sets it on a new file; an older cache has none and keeps its free pages for later writes). A
+ * full merge frees the pages of every segment it merged.
+ */
+export async function releaseFreePages(db: CacheDb): Promise<void> {
+  if (db.pragma("auto_vacuum", { simple: true }) !== 2) return;
+  const free = () => db.pragma("freelist_count", { simple: true }) as number;
+  // (a step that gives nothing back ends it: nothing here waits on another connection)
+  for (let left = free(), was = Number.POSITIVE_INFINITY; left > 0 && left < was; was = left, left = free()) {
+    await backgroundTurn();
+    db.pragma(`incremental_vacuum(${VACUUM_PAGES})`);
+    checkpointSoon(db);
   }
 }
 
@@ -128,4 +150,37 @@ export function insertFts(db: CacheDb, id: number, f: FtsFields): void {
     cjkSpaced(f.bcc),
     cjkSpaced(f.body),
   );
+}
+
+/**
+ * Adds (with `replace`, first removes) a message's row in the subjects' own index
+ * (./storage-migration.ts), through `cjkSpaced` as `insertFts` writes the subject column. A subject
+ * with nothing to index gets no row. A message row's deletion removes its row (a trigger).
+ */
+export function insertSubject(db: CacheDb, id: number, subject: string, replace = false): void {
+  if (!hasSubjectIndex(db)) return;
+  if (replace) stmt(db, "DELETE FROM subjects_fts WHERE rowid = ?").run(id);
+  if (subject)
+    stmt(db, "INSERT INTO subjects_fts (rowid, subject) VALUES (?, ?)").run(id, cjkSpaced(subject));
+}
+
+const subjectIndex = new WeakMap<CacheDb, boolean>();
+
+/**
+ * Whether the cache has the subjects' index: a cache file at an earlier schema version has not (the
+ * tests of each migration write such files with this code; openCache migrates before any write).
+ * Asked once per connection; `migrate` forgets the answer.
+ */
+function hasSubjectIndex(db: CacheDb): boolean {
+  let has = subjectIndex.get(db);
+  if (has === undefined) {
+    has = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'subjects_fts'").get() !== undefined;
+    subjectIndex.set(db, has);
+  }
+  return has;
+}
+
+/** Forgets what `hasSubjectIndex` found (the schema changed). */
+export function schemaChanged(db: CacheDb): void {
+  subjectIndex.delete(db);
 }

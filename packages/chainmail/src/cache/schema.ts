@@ -7,6 +7,8 @@ import { recomputeThreadKeys } from "./thread-migration.js";
 import { renumberByArrival } from "./arrival-migration.js";
 import { indexCjkCharacters } from "./cjk-migration.js";
 import { addAddressIndex } from "./address-index.js";
+import { compactStorage } from "./storage-migration.js";
+import { schemaChanged } from "./fts.js";
 
 export type CacheDb = Database.Database;
 
@@ -216,6 +218,9 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   // an index of the From/To/Cc/Bcc addresses, kept by triggers, for whole-address terms
   // (./address-index.ts)
   addAddressIndex,
+  // bodies stored compressed from now on (bodies.enc), an index of the subjects alone, and a new
+  // cache's word index with the body first (./storage-migration.ts)
+  compactStorage,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -231,6 +236,8 @@ export const ARRIVAL_IDS_VERSION = MIGRATIONS.indexOf(renumberByArrival) + 1;
 export const CJK_TOKENS_VERSION = MIGRATIONS.indexOf(indexCjkCharacters) + 1;
 /** The version that adds the address index (its test migrates to the one before). */
 export const ADDRESS_INDEX_VERSION = MIGRATIONS.indexOf(addAddressIndex) + 1;
+/** The version that compresses bodies and indexes subjects alone (its test migrates to the one before). */
+export const COMPACT_STORAGE_VERSION = MIGRATIONS.indexOf(compactStorage) + 1;
 
 /** The default cache file: $XDG_DATA_HOME/chainmail/cache.db (or ~/.local/share/...). */
 export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {
@@ -249,6 +256,10 @@ export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {
 export function openCache(file: string = defaultCachePath(), log?: (line: string) => void): CacheDb {
   if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const db = new Database(file);
+  // A new cache gives the pages an FTS merge frees back to the file system (`releaseFreePages`,
+  // ./fts.ts): a full merge leaves the old segments' pages free, 10 MiB at 100,000 messages. The
+  // mode can only be chosen before the first table (and before WAL); an existing cache keeps its own.
+  if (db.pragma("user_version", { simple: true }) === 0) db.pragma("auto_vacuum = INCREMENTAL");
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.pragma("foreign_keys = ON");
@@ -288,6 +299,7 @@ export function migrate(db: CacheDb, target: number = MIGRATIONS.length): void {
       db.pragma(`user_version = ${v + 1}`);
     })();
   }
+  schemaChanged(db);
 }
 
 const statements = new WeakMap<CacheDb, Map<string, Database.Statement>>();

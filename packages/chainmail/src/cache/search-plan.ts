@@ -1,6 +1,6 @@
 // How searchCache counts and pages: the SQL for each plan and the rules that choose between them.
 import { idFloorOf } from "./arrival-id.js";
-import type { AddrDriver } from "../query/index.js";
+import type { AddrDriver, FtsTable } from "../query/index.js";
 import { type CacheDb, stmt } from "./schema.js";
 
 export interface CursorBody {
@@ -24,7 +24,7 @@ export function newestFirst(db: CacheDb, count: number, limit: number, stepsPerL
   return count > 0 && count * count * stepsPerLookup > (limit + 1) * total;
 }
 
-export const FTS_ONLY = /^m\.id IN \(SELECT rowid FROM messages_fts WHERE messages_fts MATCH \?\)$/;
+export const FTS_ONLY = /^m\.id IN \(SELECT rowid FROM (messages_fts|subjects_fts) WHERE \1 MATCH \?\)$/;
 
 /**
  * Up to this many FTS hits, `allMatches` answers count and page in one pass. Above it, when most
@@ -44,7 +44,7 @@ export interface Plan {
    */
   dateIndex?: boolean;
   /** The where as `expr` matched by FTS5 AND `where` (compileToSql's ftsRest), when it has that form. */
-  fts?: { expr: string; where: string; params: (string | number)[] };
+  fts?: { expr: string; table: FtsTable; where: string; params: (string | number)[] };
   /** The arrival time (ms) every match is at or after (compileToSql's dateFloor), or null. */
   dateFloor?: number | null;
   /** A whole address AND the rest (compileToSql's addr): count and page read the address index. */
@@ -86,9 +86,8 @@ export interface Hit {
   thread_count?: number;
 }
 
-export const ftsCount = (db: CacheDb, expr: string) =>
-  (stmt(db, "SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH ?").get(expr) as { n: number })
-    .n;
+export const ftsCount = (db: CacheDb, expr: string, table: FtsTable) =>
+  (stmt(db, `SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`).get(expr) as { n: number }).n;
 
 export function totals(counts: Record<string, number>) {
   const account_counts: Record<string, number> = {};
@@ -144,7 +143,7 @@ const fromFloor = (q: Plan) => q.dateFloor !== null && q.dateFloor !== undefined
  */
 function ftsSource(q: Plan, fts: NonNullable<Plan["fts"]>, before?: number) {
   const params: (string | number)[] = [fts.expr];
-  let sql = "messages_fts f CROSS JOIN messages m ON m.id = f.rowid WHERE f.messages_fts MATCH ?";
+  let sql = `${fts.table} f CROSS JOIN messages m ON m.id = f.rowid WHERE f.${fts.table} MATCH ?`;
   if (fromFloor(q)) {
     sql += " AND f.rowid >= ?";
     params.push(idFloorOf(q.dateFloor as number));
@@ -283,7 +282,7 @@ export function pageMatches(
     ? `SELECT * FROM (SELECT m.id, m.internal_date, row_number() OVER (PARTITION BY m.account, m.thread_key ORDER BY m.internal_date DESC, m.id DESC) AS rn,
          count(*) OVER (PARTITION BY m.account, m.thread_key) AS thread_count FROM ${messagesFor(q)} WHERE ${q.where}) p WHERE rn = 1`
     : // (the where in parentheses: an OR at its top must not take the cursor's AND as its operand)
-      `SELECT m.id, m.internal_date FROM messages m ${byDate && q.where.includes("messages_fts") ? "INDEXED BY messages_newest " : ""}WHERE (${q.where})`;
+      `SELECT m.id, m.internal_date FROM messages m ${byDate && q.where.includes("_fts MATCH") ? "INDEXED BY messages_newest " : ""}WHERE (${q.where})`;
   const alias = q.threads ? "p" : "m";
   if (cur) {
     page += ` AND (${alias}.internal_date < ? OR (${alias}.internal_date = ? AND ${alias}.id < ?))`;

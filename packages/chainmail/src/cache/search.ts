@@ -7,6 +7,7 @@ import {
   mentionsIn,
   type QueryNode,
 } from "../query/index.js";
+import { decodeBody } from "./body-store.js";
 import { type CountedFolder, countFromFolders, ftsHitsIn } from "./folder-counts.js";
 import { type CacheDb, stmt } from "./schema.js";
 import {
@@ -182,7 +183,10 @@ export function searchCache(
   const sql = compileToSql(ast, now, { excludedFolderIds, labels });
   let where = sql.where;
   const params: (string | number)[] = [...sql.params];
-  let fts = sql.ftsRest && sql.ftsBound !== null ? { expr: sql.ftsBound, ...sql.ftsRest } : undefined;
+  let fts =
+    sql.ftsRest && sql.ftsBound !== null
+      ? { expr: sql.ftsBound, table: sql.ftsTable, ...sql.ftsRest }
+      : undefined;
   let addr = sql.addr && !options.threads ? sql.addr : undefined;
   // A condition on the scope, AND-ed to the where and to its FTS- and address-driven forms alike
   const restrict = (clause: string, values: readonly (string | number)[]) => {
@@ -223,7 +227,7 @@ export function searchCache(
   // the date index's range, which is cheaper to walk than the text's hits are to look up
   let boundHits: number | undefined;
   const hitsOf = (expr: string) => {
-    boundHits ??= ftsCount(db, expr);
+    boundHits ??= ftsCount(db, expr, sql.ftsTable);
     return boundHits;
   };
   // (other text queries with a date floor read FTS5 from the floor's id up: see countMatches)
@@ -241,12 +245,13 @@ export function searchCache(
   const core =
     scoped && sql.ftsBound !== null ? compileToSql(ast, now, { excludedFolderIds: [], labels }) : sql;
   const textOnly = sql.ftsBound !== null && FTS_ONLY.test(core.where);
-  if (!counts && onlyAccount && ftsOnly) counts = { [single]: ftsCount(db, sql.params[0] as string) };
+  if (!counts && onlyAccount && ftsOnly)
+    counts = { [single]: ftsCount(db, sql.params[0] as string, sql.ftsTable) };
   else if (!counts && onlyAccount && scoped && textOnly) {
     const expr = core.params[0] as string;
-    const hits = ftsCount(db, expr);
+    const hits = ftsCount(db, expr, core.ftsTable);
     const excluded = folderRows.filter((f) => excludedFolderIds.includes(f.id));
-    counts = { [single]: hits === 0 ? 0 : hits - ftsHitsIn(db, expr, hits, excluded) };
+    counts = { [single]: hits === 0 ? 0 : hits - ftsHitsIn(db, expr, core.ftsTable, hits, excluded) };
   }
   // Text terms AND-ed with filters, with few FTS hits: one statement that evaluates the query once
   // for both count and page beats a count and a page query that each repeat the FTS match
@@ -272,7 +277,7 @@ export function searchCache(
     `SELECT m.id, m.account, m.uid, m.thread_key, m.internal_date, ${FLAG_COLS.map((c) => `m.${c}`).join(", ")},
        m.size, m.has_attachment, x.message_id, x.date, x.from_json, x.to_json, x.cc_json, x.subject,
        x.keywords_json, x.labels_json, x.attachments_json, x.in_reply_to, x.refs, x.gm_thread_id,
-       f.path AS folder_path, f.uidvalidity AS folder_uidvalidity${options.snippets ? ", b.text AS body_text" : ""}
+       f.path AS folder_path, f.uidvalidity AS folder_uidvalidity${options.snippets ? ", b.text AS body_text, b.enc AS body_enc" : ""}
      FROM messages m JOIN message_meta x ON x.id = m.id JOIN folders f ON f.id = m.folder_id
      ${options.snippets ? "LEFT JOIN bodies b ON b.message_rowid = m.id" : ""}
      WHERE m.id IN (SELECT value FROM json_each(?))`,
@@ -307,8 +312,11 @@ export function searchCache(
     };
     if (options.threads) row.thread_count = hit.thread_count as number;
     if (options.snippets) {
-      const text = r.body_text as string | null | undefined;
-      row.snippet = typeof text === "string" ? makeSnippet(text, words) : null;
+      const stored = r.body_text as string | Buffer | null | undefined;
+      row.snippet =
+        stored === null || stored === undefined
+          ? null
+          : makeSnippet(decodeBody(stored, r.body_enc as number), words);
     }
     return row;
   });

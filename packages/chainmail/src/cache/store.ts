@@ -6,7 +6,8 @@ import { classifyFlags, type ShortFlag } from "../imap/flags.js";
 import { canonicalThreadKey } from "../thread-key.js";
 import { textPartRef } from "./body.js";
 import { newMessageSlot } from "./arrival-id.js";
-import { insertFts } from "./fts.js";
+import { insertFts, insertSubject } from "./fts.js";
+import { readBody } from "./body-store.js";
 
 export interface FolderRow {
   id: number;
@@ -91,6 +92,10 @@ export function runFtsWrites(writes: FtsWrite[]): void {
   // the last one written, and ids follow arrival time (./arrival-id.ts), which UID order need not
   writes.sort((a, b) => a.id - b.id);
   for (const w of writes) w.write();
+  // The subjects' index after the word index's writes, also in ascending id order (FTS5 writes its
+  // pending terms out at a lower rowid; plain INSERTs into the two FTS tables interleaved do not
+  // flush either: one segment each for a batch of 1,000)
+  for (const w of writes) w.subject?.();
   writes.length = 0;
 }
 
@@ -98,6 +103,8 @@ export function runFtsWrites(writes: FtsWrite[]): void {
 export interface FtsWrite {
   id: number;
   write: () => void;
+  /** The message's write to the subjects' index (./fts.ts, insertSubject), run after every `write`. */
+  subject?: () => void;
 }
 
 const ftsDelete = (db: CacheDb, id: number) => stmt(db, "DELETE FROM messages_fts WHERE rowid = ?").run(id);
@@ -288,21 +295,26 @@ export function upsertMessage(
     stmt(db, INSERT_NARROW).run(...narrow, id);
     stmt(db, PUT_META).run(...meta, id);
     const fts = () => writeFts(db, id, subject, env, "");
-    if (ftsLater) ftsLater.push({ id, write: fts });
-    else fts();
+    const subjectFts = () => insertSubject(db, id, subject);
+    if (ftsLater) ftsLater.push({ id, write: fts, subject: subjectFts });
+    else {
+      fts();
+      subjectFts();
+    }
     return id;
   }
   const id = existing.id;
   narrow.splice(DATE_COL, 1);
   stmt(db, UPDATE_NARROW).run(...narrow, id);
   stmt(db, PUT_META).run(...meta, id);
-  const body =
-    existing.body_state === 1
-      ? ((stmt(db, "SELECT text FROM bodies WHERE message_rowid = ?").get(id) as { text: string } | undefined)
-          ?.text ?? "")
-      : "";
-  if (ftsLater) ftsLater.push({ id, write: () => indexMessage(db, id, body) });
-  else indexMessage(db, id, body);
+  const body = existing.body_state === 1 ? (readBody(db, id) ?? "") : "";
+  // (a message's headers do not change under its UID, but the row is written again as it is now)
+  const subjectFts = () => insertSubject(db, id, subject, true);
+  if (ftsLater) ftsLater.push({ id, write: () => indexMessage(db, id, body), subject: subjectFts });
+  else {
+    indexMessage(db, id, body);
+    subjectFts();
+  }
   if (existing.body_state === 2) stmt(db, "UPDATE messages SET body_state = 0 WHERE id = ?").run(id);
   return id;
 }

@@ -18,6 +18,7 @@ export {
 } from "./analyze.js";
 export {
   type AddrDriver,
+  type FtsTable,
   type SqlWhere,
   type SqlOptions,
   compileToSql,

@@ -17,6 +17,8 @@ export interface SqlWhere {
    * to the rest by AND), or null. Its FTS5 count bounds the number of matches cheaply.
    */
   ftsBound: string | null;
+  /** The FTS5 table `ftsBound` is matched against (`ftsTableOf`). */
+  ftsTable: FtsTable;
   /**
    * The arrival time (ms) every matching row is at or after (the latest top-level after: or
    * newer_than: AND-ed to the rest), or null: the date index's range from it holds every match.
@@ -123,7 +125,27 @@ const hasOwnIndex = (n: QueryNode): boolean =>
   (n.kind === "is" && (n.flag === "unread" || n.flag === "flagged")) ||
   ["has_attachment", "size", "date", "age", "text", "subject", "address"].includes(n.kind);
 
-const inFts = "m.id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)";
+/**
+ * The word index a MATCH runs against. `subjects_fts` holds the subjects alone
+ * (src/cache/storage-migration.ts), indexed as messages_fts indexes its subject column, so an
+ * expression of `subject:` terms only matches the same rows there; it reads only the subject's
+ * position lists, where messages_fts reads a word's list over every column (`subject:update` read
+ * the list of `update` in nearly every body).
+ */
+export type FtsTable = "messages_fts" | "subjects_fts";
+
+/** Whether every word of an FTS-only subtree is a `subject:` term (negated ones too). */
+const subjectsOnly = (n: QueryNode): boolean => {
+  if (n.kind === "subject") return true;
+  if (n.kind !== "and" && n.kind !== "or") return false;
+  return n.children.every((c) => (c.kind === "not" ? subjectsOnly(c.child) : subjectsOnly(c)));
+};
+
+/** The table for the MATCH of these FTS-only subtrees (AND-ed or OR-ed together). */
+export const ftsTableOf = (nodes: QueryNode[]): FtsTable =>
+  nodes.length > 0 && nodes.every(subjectsOnly) ? "subjects_fts" : "messages_fts";
+
+const inFtsOf = (table: FtsTable) => `m.id IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ?)`;
 
 /** Drops text terms that cannot match a token (e.g. a lone "&"), as Gmail ignores them. */
 function dropUnsearchable(node: QueryNode): QueryNode {
@@ -185,22 +207,26 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
         const whole = ftsExpr(n);
         if (whole !== null) {
           params.push(whole);
-          return inFts;
+          return inFtsOf(ftsTableOf([n]));
         }
         // Merge the text-only children into one MATCH; compile the rest as SQL
         const fts: string[] = [];
+        const ftsNodes: QueryNode[] = [];
         const rest: QueryNode[] = [];
         for (const c of n.children) {
           const e = c.kind === "not" ? null : ftsExpr(c);
           if (e === null) rest.push(c);
-          else fts.push(e);
+          else {
+            fts.push(e);
+            ftsNodes.push(c);
+          }
         }
         const parts: string[] = [];
         if (fts.length) {
           params.push(
             fts.length === 1 ? (fts[0] as string) : `(${fts.join(n.kind === "and" ? " AND " : " OR ")})`,
           );
-          parts.push(inFts);
+          parts.push(inFtsOf(ftsTableOf(ftsNodes)));
         }
         const driven = n.kind === "and" && (fts.length > 0 || rest.some(hasOwnIndex));
         for (const c of rest) parts.push(`(${compile(c, !driven)})`);
@@ -212,11 +238,11 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
           return addressIn;
         }
         params.push(ftsLeaf(n) as string);
-        return inFts;
+        return inFtsOf("messages_fts");
       case "text":
       case "subject":
         params.push(ftsLeaf(n) as string);
-        return inFts;
+        return inFtsOf(ftsTableOf([n]));
       case "in": {
         const v = n.value.toLowerCase();
         if (IN_ANYWHERE.has(v)) return "1";
@@ -278,13 +304,14 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
 
   let where = compile(node);
   let ftsBound = ftsExpr(node);
+  let ftsTable = ftsTableOf(ftsBound === null ? [] : [node]);
   if (ftsBound === null && node.kind === "and") {
-    const fts = node.children.flatMap((c) => {
-      const e = c.kind === "not" ? null : ftsExpr(c);
-      return e === null ? [] : [e];
-    });
+    const kids = node.children.filter((c) => c.kind !== "not" && ftsExpr(c) !== null);
+    const fts = kids.map((c) => ftsExpr(c) as string);
     if (fts.length) ftsBound = fts.length === 1 ? (fts[0] as string) : `(${fts.join(" AND ")})`;
+    ftsTable = ftsTableOf(kids);
   }
+  const inFts = inFtsOf(ftsTable);
   // compile puts a merged text match first, its expression first in params
   let ftsRest: SqlWhere["ftsRest"] = null;
   if (ftsBound !== null && params[0] === ftsBound) {
@@ -308,7 +335,7 @@ export function compileToSql(ast: QueryNode, now: Date, options: SqlOptions = {}
         ftsRest = { where: `(${ftsRest.where}) AND ${scope}`, params: [...ftsRest.params, ...(ids ?? [])] };
     }
   }
-  return { where, params, ftsBound, dateFloor: dateFloor(node, now), ftsRest, addr };
+  return { where, params, ftsBound, ftsTable, dateFloor: dateFloor(node, now), ftsRest, addr };
 }
 
 /**

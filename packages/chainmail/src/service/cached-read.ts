@@ -6,6 +6,7 @@
  */
 import { folderFresh, noteCacheRead } from "../cache/index.js";
 import { MAX_BODY_CHARS } from "../cache/body.js";
+import { decodeBody } from "../cache/body-store.js";
 import { stmt } from "../cache/schema.js";
 import type { AttachmentInfo as CachedAttachment } from "../query/structure.js";
 import { shapeBody } from "../imap/body.js";
@@ -40,7 +41,9 @@ interface Row {
   keywords_json: string;
   labels_json: string;
   attachments_json: string;
-  text: string;
+  /** The stored body (src/cache/body-store.ts): text, or compressed per `enc`. */
+  text: string | Buffer;
+  enc: number;
 }
 
 /**
@@ -64,12 +67,16 @@ export function readCached(
     cache.db,
     `SELECT f.path, f.uidvalidity, f.last_sync, f.last_error, m.uid, m.seen, m.flagged, m.answered, m.draft,
          m.deleted, m.size, x.message_id, x.in_reply_to, x.refs, x.gm_thread_id, x.date, x.from_json, x.to_json,
-         x.cc_json, x.bcc_json, x.reply_to_json, x.subject, x.keywords_json, x.labels_json, x.attachments_json, b.text
+         x.cc_json, x.bcc_json, x.reply_to_json, x.subject, x.keywords_json, x.labels_json, x.attachments_json, b.text,
+         b.enc
        FROM folders f JOIN messages m ON m.folder_id = f.id JOIN message_meta x ON x.id = m.id
        JOIN bodies b ON b.message_rowid = m.id
        WHERE f.account = ? AND f.path = ? AND m.uid = ? AND m.body_state = 1`,
   ).get(r.account, r.folder, r.uid) as Row | undefined;
-  if (!row || row.reply_to_json === null || row.text.length >= MAX_BODY_CHARS) return null;
+  if (!row || row.reply_to_json === null) return null;
+  // (bodies are stored compressed: src/cache/body-store.ts)
+  const stored = decodeBody(row.text, row.enc);
+  if (stored.length >= MAX_BODY_CHARS) return null;
   if (String(row.uidvalidity) !== String(r.uidValidity)) return null;
   // A watch without NOTIFY checks the folders read lately in the background (a Map write)
   noteCacheRead(r.account, row.path);
@@ -84,7 +91,7 @@ export function readCached(
   const inReplyTo = row.in_reply_to?.match(/<[^>]+>/)?.[0] ?? null;
   // A text part the backfill stored as the server sent it keeps its CRLF line ends; the server path
   // (mailparser) gives LF, and both paths must give the same body
-  const text = row.text.includes("\r") ? row.text.replace(/\r\n?/g, "\n") : row.text;
+  const text = stored.includes("\r") ? stored.replace(/\r\n?/g, "\n") : stored;
   const { body, truncated } = shapeBody(text, opts.full, ctx.config.daemon.body_limit);
   const flags = (["answered", "deleted", "draft", "flagged", "seen"] as const).filter((f) => row[f] === 1);
   return {

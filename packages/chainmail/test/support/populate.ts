@@ -4,6 +4,7 @@
 import type { CacheDb } from "../../src/cache/index.js";
 import { listColumn } from "../../src/query/index.js";
 import { newMessageSlot } from "../../src/cache/arrival-id.js";
+import { insertSubject } from "../../src/cache/fts.js";
 
 export const POP_NOW = Date.UTC(2025, 0, 1);
 const SYL = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "so", "di", "an", "el", "or", "us"];
@@ -113,6 +114,7 @@ export function populateCache(db: CacheDb, o: PopulateOptions): Map<string, numb
           date,
         );
         addFts.run(id, subject, `${from} ${senderAddress(sender)}`, body);
+        insertSubject(db, id, subject);
         addBody.run(id, body, body.length, POP_NOW);
       }
       db.prepare(
