@@ -6,7 +6,7 @@ import { checkpointInBackground } from "./checkpoint.js";
 import { recomputeThreadKeys } from "./thread-migration.js";
 import { renumberByArrival } from "./arrival-migration.js";
 import { indexCjkCharacters } from "./cjk-migration.js";
-import { addAddressIndex } from "./address-index.js";
+import { addAddressIndex, dropAddressInsertTriggers } from "./address-index.js";
 
 export type CacheDb = Database.Database;
 
@@ -216,6 +216,9 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   // an index of the From/To/Cc/Bcc addresses, kept by triggers, for whole-address terms
   // (./address-index.ts)
   addAddressIndex,
+  // the address rows of written messages added per batch by the header write, not by row triggers
+  // (./address-index.ts, indexAddresses)
+  dropAddressInsertTriggers,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -231,6 +234,8 @@ export const ARRIVAL_IDS_VERSION = MIGRATIONS.indexOf(renumberByArrival) + 1;
 export const CJK_TOKENS_VERSION = MIGRATIONS.indexOf(indexCjkCharacters) + 1;
 /** The version that adds the address index (its test migrates to the one before). */
 export const ADDRESS_INDEX_VERSION = MIGRATIONS.indexOf(addAddressIndex) + 1;
+/** The version from which the header write adds the address rows itself (./address-index.ts). */
+export const ADDRESS_BATCH_VERSION = MIGRATIONS.indexOf(dropAddressInsertTriggers) + 1;
 
 /** The default cache file: $XDG_DATA_HOME/chainmail/cache.db (or ~/.local/share/...). */
 export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {

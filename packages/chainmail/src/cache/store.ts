@@ -7,6 +7,7 @@ import { canonicalThreadKey } from "../thread-key.js";
 import { textPartRef } from "./body.js";
 import { newMessageSlot } from "./arrival-id.js";
 import { insertFts } from "./fts.js";
+import { type AddressRow, addressRows, indexAddresses } from "./address-index.js";
 
 export interface FolderRow {
   id: number;
@@ -87,6 +88,13 @@ export function splitFlags(flags: Set<string> | undefined) {
  * batch of 1,000 messages became dozens of tiny segments for automerge to fold together again.
  */
 export function runFtsWrites(writes: FtsWrite[]): void {
+  // The address rows of the batch's messages first, all in two statements (./address-index.ts)
+  const first = writes.find((w) => w.addresses)?.addresses;
+  if (first)
+    indexAddresses(
+      first.db,
+      writes.flatMap((w) => w.addresses?.rows ?? []),
+    );
   // In ascending rowid order: FTS5 also writes its pending terms out whenever a rowid is lower than
   // the last one written, and ids follow arrival time (./arrival-id.ts), which UID order need not
   writes.sort((a, b) => a.id - b.id);
@@ -98,6 +106,8 @@ export function runFtsWrites(writes: FtsWrite[]): void {
 export interface FtsWrite {
   id: number;
   write: () => void;
+  /** From upsertMessage: the message's address index rows, added with the batch's (one cache). */
+  addresses?: { db: CacheDb; rows: AddressRow[] };
 }
 
 const ftsDelete = (db: CacheDb, id: number) => stmt(db, "DELETE FROM messages_fts WHERE rowid = ?").run(id);
@@ -288,8 +298,12 @@ export function upsertMessage(
     stmt(db, INSERT_NARROW).run(...narrow, id);
     stmt(db, PUT_META).run(...meta, id);
     const fts = () => writeFts(db, id, subject, env, "");
-    if (ftsLater) ftsLater.push({ id, write: fts });
-    else fts();
+    const addresses = { db, rows: addressRows(id, folder.id, env) };
+    if (ftsLater) ftsLater.push({ id, write: fts, addresses });
+    else {
+      indexAddresses(db, addresses.rows);
+      fts();
+    }
     return id;
   }
   const id = existing.id;
@@ -301,8 +315,12 @@ export function upsertMessage(
       ? ((stmt(db, "SELECT text FROM bodies WHERE message_rowid = ?").get(id) as { text: string } | undefined)
           ?.text ?? "")
       : "";
-  if (ftsLater) ftsLater.push({ id, write: () => indexMessage(db, id, body) });
-  else indexMessage(db, id, body);
+  const addresses = { db, rows: addressRows(id, folder.id, env) };
+  if (ftsLater) ftsLater.push({ id, write: () => indexMessage(db, id, body), addresses });
+  else {
+    indexAddresses(db, addresses.rows);
+    indexMessage(db, id, body);
+  }
   if (existing.body_state === 2) stmt(db, "UPDATE messages SET body_state = 0 WHERE id = ?").run(id);
   return id;
 }
