@@ -7,9 +7,9 @@
 // old addresses go), and move them with the message. The rows of a message written go in with its
 // headers (`indexAddresses`, from the one function that writes message_meta, src/cache/store.ts
 // upsertMessage), a whole batch in two statements: a row trigger for each message and another for
-// each address, counting one at a time, cost the header sync a third of its CPU. Addresses are
-// stored in ASCII lower case (SQLite's lower()); the query side looks up only ASCII addresses
-// (src/query/sql.ts, exactAddress).
+// each address cost the header write about 15 us of CPU per message more (101-105 -> 86-90 us,
+// 10,000 generated headers written alone, load 11). Addresses are stored in ASCII lower case
+// (SQLite's lower()); the query side looks up only ASCII addresses (src/query/sql.ts, exactAddress).
 import { ADDRESS_BATCH_VERSION, type CacheDb, stmt } from "./schema.js";
 
 /** message_addresses.field for each address header. */
