@@ -80,6 +80,8 @@ async function storeBodies(
   if (download && download.bytes > 0) countDownload(db, download.account, download.bytes, now);
   const fts: { id: number; text: string }[] = [];
   await writeInSlices(db, bodies, {
+    // A body's writes cost about as much as indexing a thousand characters, then its length
+    weight: ({ text }) => 1000 + (text?.length ?? 0),
     write: ({ id, text }) => {
       if (text === null) {
         stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(id);
