@@ -11,7 +11,14 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { type CacheDb, openCache, searchCache } from "../src/cache/index.js";
 import { ADDRESS_INDEX_VERSION, SCHEMA_VERSION, migrate } from "../src/cache/schema.js";
-import { clearFolder, ensureFolder, removeUids, upsertMessage } from "../src/cache/store.js";
+import {
+  type FtsWrite,
+  clearFolder,
+  ensureFolder,
+  removeUids,
+  runFtsWrites,
+  upsertMessage,
+} from "../src/cache/store.js";
 import type { SyncedMessage } from "../src/imap/raw-fetch.js";
 import { parseQuery } from "../src/query/index.js";
 
@@ -88,6 +95,37 @@ function write(db: CacheDb, specs: Spec[]) {
       );
   })();
 }
+
+/**
+ * As the header sync writes: `size` messages per transaction, their address rows and FTS rows added
+ * together after the batch's other writes (runFtsWrites).
+ */
+function writeBatched(db: CacheDb, specs: Spec[], size: number) {
+  for (let i = 0; i < specs.length; i += size)
+    db.transaction(() => {
+      const later: FtsWrite[] = [];
+      for (const s of specs.slice(i, i + size))
+        upsertMessage(
+          db,
+          ensureFolder(db, "a", s.folder, s.folder === "Trash" ? "trash" : "inbox"),
+          message(s),
+          undefined,
+          later,
+        );
+      runFtsWrites(later);
+    })();
+}
+
+const indexRows = (db: CacheDb) =>
+  db.prepare("SELECT address, field, id, folder_id FROM message_addresses ORDER BY 1, 2, 3").all();
+const countRows = (db: CacheDb) =>
+  db.prepare("SELECT address, field, folder_id, n FROM address_counts WHERE n > 0 ORDER BY 1, 2, 3").all();
+const recount = (db: CacheDb) =>
+  db
+    .prepare(
+      "SELECT address, field, folder_id, count(*) AS n FROM message_addresses GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+    )
+    .all();
 
 /** A cache file at the version before the address index, written by the cache's own code. */
 function oldCache(file: string, specs: Spec[]): void {
@@ -247,6 +285,45 @@ describe("the address index", () => {
       ).toEqual({ n: 0 });
     } finally {
       db.close();
+    }
+  });
+
+  it("holds the same rows and counts when a batch's headers are written together, new or again (property)", () => {
+    // An address twice in one header, and in two headers of one message
+    const specs = SPECS.slice(0, 60).map((s, i) => (i % 11 === 3 ? { ...s, to: [2, 2], cc: [2] } : s));
+    const one = openCache(":memory:");
+    try {
+      write(one, specs);
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 1, max: 40 }),
+          fc.subarray(specs.map((s) => s.uid)),
+          fc.integer({ min: 0, max: PEOPLE.length - 1 }),
+          (size, again, from) => {
+            const db = openCache(":memory:");
+            const ref = openCache(":memory:");
+            try {
+              writeBatched(db, specs, size);
+              expect(indexRows(db)).toEqual(indexRows(one));
+              expect(countRows(db)).toEqual(countRows(one));
+              // Headers written again (another sender), mixed with new mail in the batches
+              const rewritten = specs.map((s) => (again.includes(s.uid) ? { ...s, from } : s));
+              const more = SPECS.slice(60, 80);
+              writeBatched(db, [...rewritten.filter((s) => again.includes(s.uid)), ...more], size);
+              write(ref, [...rewritten, ...more]);
+              expect(indexRows(db)).toEqual(indexRows(ref));
+              expect(countRows(db)).toEqual(countRows(ref));
+              expect(countRows(db)).toEqual(recount(db));
+            } finally {
+              db.close();
+              ref.close();
+            }
+          },
+        ),
+        { numRuns: 25 },
+      );
+    } finally {
+      one.close();
     }
   });
 

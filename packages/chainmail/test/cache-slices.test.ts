@@ -54,6 +54,35 @@ describe("writeInSlices", () => {
     expect((db.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(40);
   });
 
+  it("sizes transactions by the items' weight when given, so heavy items after light ones stay few per commit", async () => {
+    const db = openCache(":memory:");
+    // 30 light items (weight 1, at least 0.2 ms each), then 20 heavy ones (weight 10, at least 2 ms)
+    const items = Array.from({ length: 50 }, (_, i) => ({ i, heavy: i >= 30 }));
+    const transactions: (typeof items)[] = [];
+    let current: typeof items = [];
+    await writeInSlices(
+      db,
+      items,
+      {
+        begin: () => {
+          current = [];
+        },
+        write: (item) => {
+          busy(item.heavy ? 2 : 0.2);
+          current.push(item);
+        },
+        end: () => transactions.push(current),
+        weight: (item) => (item.heavy ? 10 : 1),
+      },
+      5,
+    );
+    expect(transactions.flat()).toEqual(items);
+    // A unit costs at least 0.2 ms, so a 5 ms transaction holds at most 25 units: two heavy items
+    // (by count, the light items' pace let the first transaction over heavy ones take 20 of them)
+    const heavyPer = transactions.map((t) => t.filter((x) => x.heavy).length);
+    expect(Math.max(...heavyPer)).toBeLessThanOrEqual(2);
+  });
+
   it("rolls back only the transaction whose write threw, leaving the earlier ones committed", async () => {
     const db = openCache(":memory:");
     db.exec("CREATE TABLE t (i INTEGER)");

@@ -132,6 +132,16 @@ describe("bodies", () => {
     expect(tight.budgetExhausted).toBe(true);
     expect(tight.bytes).toBeLessThanOrEqual(3000);
     expect(tight.remaining).toBeGreaterThan(0);
+    // What remains is the folder's messages without a body (read from its counters)
+    const pending = () =>
+      (
+        env.db
+          .prepare(
+            "SELECT count(*) AS n FROM messages m JOIN folders f ON f.id = m.folder_id WHERE f.account = ? AND f.path = 'INBOX' AND m.body_state = 0",
+          )
+          .get(A) as { n: number }
+      ).n;
+    expect(tight.remaining).toBe(pending());
     const st = cacheStatus(env.db, { accounts: [A], dailyBudgetBytes: 3000 }).accounts[0];
     expect(st?.download_today.bytes).toBe(tight.bytes);
     const inbox = st?.folders.find((f) => f.name === "INBOX");
@@ -145,6 +155,7 @@ describe("bodies", () => {
       wholeMessageMaxBytes: 64 * 1024,
     });
     expect(all.remaining).toBe(0);
+    expect(pending()).toBe(0);
     expect(cacheCanAnswerQuery(env.db, A, parseQuery("budget")).complete).toBe(true);
     assertConsistent();
   });

@@ -6,7 +6,7 @@ import { checkpointInBackground } from "./checkpoint.js";
 import { recomputeThreadKeys } from "./thread-migration.js";
 import { renumberByArrival } from "./arrival-migration.js";
 import { indexCjkCharacters } from "./cjk-migration.js";
-import { addAddressIndex } from "./address-index.js";
+import { addAddressIndex, dropAddressInsertTriggers } from "./address-index.js";
 import { compactStorage } from "./storage-migration.js";
 import { schemaChanged } from "./fts.js";
 
@@ -221,6 +221,9 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   // bodies stored compressed from now on (bodies.enc), an index of the subjects alone, and a new
   // cache's word index with the body first (./storage-migration.ts)
   compactStorage,
+  // the address rows of written messages added per batch by the header write, not by row triggers
+  // (./address-index.ts, indexAddresses)
+  dropAddressInsertTriggers,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -238,6 +241,8 @@ export const CJK_TOKENS_VERSION = MIGRATIONS.indexOf(indexCjkCharacters) + 1;
 export const ADDRESS_INDEX_VERSION = MIGRATIONS.indexOf(addAddressIndex) + 1;
 /** The version that compresses bodies and indexes subjects alone (its test migrates to the one before). */
 export const COMPACT_STORAGE_VERSION = MIGRATIONS.indexOf(compactStorage) + 1;
+/** The version from which the header write adds the address rows itself (./address-index.ts). */
+export const ADDRESS_BATCH_VERSION = MIGRATIONS.indexOf(dropAddressInsertTriggers) + 1;
 
 /** The default cache file: $XDG_DATA_HOME/chainmail/cache.db (or ~/.local/share/...). */
 export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {

@@ -8,6 +8,7 @@ import { textPartRef } from "./body.js";
 import { newMessageSlot } from "./arrival-id.js";
 import { insertFts, insertSubject } from "./fts.js";
 import { readBody } from "./body-store.js";
+import { type AddressRow, addressRows, indexAddresses } from "./address-index.js";
 
 export interface FolderRow {
   id: number;
@@ -88,6 +89,13 @@ export function splitFlags(flags: Set<string> | undefined) {
  * batch of 1,000 messages became dozens of tiny segments for automerge to fold together again.
  */
 export function runFtsWrites(writes: FtsWrite[]): void {
+  // The address rows of the batch's messages first, all in two statements (./address-index.ts)
+  const first = writes.find((w) => w.addresses)?.addresses;
+  if (first)
+    indexAddresses(
+      first.db,
+      writes.flatMap((w) => w.addresses?.rows ?? []),
+    );
   // In ascending rowid order: FTS5 also writes its pending terms out whenever a rowid is lower than
   // the last one written, and ids follow arrival time (./arrival-id.ts), which UID order need not
   writes.sort((a, b) => a.id - b.id);
@@ -105,6 +113,8 @@ export interface FtsWrite {
   write: () => void;
   /** The message's write to the subjects' index (./fts.ts, insertSubject), run after every `write`. */
   subject?: () => void;
+  /** From upsertMessage: the message's address index rows, added with the batch's (one cache). */
+  addresses?: { db: CacheDb; rows: AddressRow[] };
 }
 
 const ftsDelete = (db: CacheDb, id: number) => stmt(db, "DELETE FROM messages_fts WHERE rowid = ?").run(id);
@@ -296,8 +306,10 @@ export function upsertMessage(
     stmt(db, PUT_META).run(...meta, id);
     const fts = () => writeFts(db, id, subject, env, "");
     const subjectFts = () => insertSubject(db, id, subject);
-    if (ftsLater) ftsLater.push({ id, write: fts, subject: subjectFts });
+    const addresses = { db, rows: addressRows(id, folder.id, env) };
+    if (ftsLater) ftsLater.push({ id, write: fts, subject: subjectFts, addresses });
     else {
+      indexAddresses(db, addresses.rows);
       fts();
       subjectFts();
     }
@@ -310,8 +322,10 @@ export function upsertMessage(
   const body = existing.body_state === 1 ? (readBody(db, id) ?? "") : "";
   // (a message's headers do not change under its UID, but the row is written again as it is now)
   const subjectFts = () => insertSubject(db, id, subject, true);
-  if (ftsLater) ftsLater.push({ id, write: () => indexMessage(db, id, body), subject: subjectFts });
+  const addresses = { db, rows: addressRows(id, folder.id, env) };
+  if (ftsLater) ftsLater.push({ id, write: () => indexMessage(db, id, body), subject: subjectFts, addresses });
   else {
+    indexAddresses(db, addresses.rows);
     indexMessage(db, id, body);
     subjectFts();
   }
