@@ -61,6 +61,8 @@ export function compactStorage(db: CacheDb): void {
   if (!db.prepare("SELECT 1 FROM messages LIMIT 1").get()) {
     db.exec(`DROP TABLE messages_fts; ${BODY_FIRST_FTS} ${FTS_MERGE_SETTINGS} ${ASCENDING_DATE_INDEXES}`);
   }
+  // (a step runs again when an older user_version is found: the subjects' index is built anew)
+  db.exec("DROP TRIGGER IF EXISTS messages_subject_del; DROP TABLE IF EXISTS subjects_fts;");
   db.exec(SUBJECTS_FTS_SQL);
   // In id order: FTS5 writes its pending terms out whenever a rowid is lower than the last
   const add = db.prepare("INSERT INTO subjects_fts (rowid, subject) VALUES (?, ?)");

@@ -323,7 +323,8 @@ export function upsertMessage(
   // (a message's headers do not change under its UID, but the row is written again as it is now)
   const subjectFts = () => insertSubject(db, id, subject, true);
   const addresses = { db, rows: addressRows(id, folder.id, env) };
-  if (ftsLater) ftsLater.push({ id, write: () => indexMessage(db, id, body), subject: subjectFts, addresses });
+  if (ftsLater)
+    ftsLater.push({ id, write: () => indexMessage(db, id, body), subject: subjectFts, addresses });
   else {
     indexAddresses(db, addresses.rows);
     indexMessage(db, id, body);

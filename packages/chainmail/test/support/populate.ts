@@ -5,6 +5,7 @@ import type { CacheDb } from "../../src/cache/index.js";
 import { listColumn } from "../../src/query/index.js";
 import { newMessageSlot } from "../../src/cache/arrival-id.js";
 import { insertSubject } from "../../src/cache/fts.js";
+import { addressRows, indexAddresses } from "../../src/cache/address-index.js";
 
 export const POP_NOW = Date.UTC(2025, 0, 1);
 const SYL = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "so", "di", "an", "el", "or", "us"];
@@ -115,6 +116,8 @@ export function populateCache(db: CacheDb, o: PopulateOptions): Map<string, numb
         );
         addFts.run(id, subject, `${from} ${senderAddress(sender)}`, body);
         insertSubject(db, id, subject);
+        // the header write's own address rows (the cache adds them per batch, not by a trigger)
+        indexAddresses(db, addressRows(id, folder, { from: [{ address: senderAddress(sender) }] }));
         addBody.run(id, body, body.length, POP_NOW);
       }
       db.prepare(
