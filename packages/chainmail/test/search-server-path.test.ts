@@ -407,6 +407,31 @@ describe("a server that refuses", () => {
     expect(whole.errors).toEqual([]);
   });
 
+  it("names a folder the server would not SEARCH for a thread's members in partial, never as no members", async () => {
+    const ref = (await search("in:inbox hello")).rows[0]!.ref;
+    const before = proxy.refused();
+    proxy.refuse([{ command: /^UID SEARCH/i, status: "NO", text: TEXT }]);
+    let res: Awaited<ReturnType<typeof env.client.getThread>>;
+    try {
+      res = await env.client.getThread({ ref });
+    } finally {
+      proxy.refuse([]);
+    }
+    expect(proxy.refused()).toBeGreaterThan(before);
+    // The ref's own message is read; every folder whose SEARCH was refused is named, its text fenced
+    expect(res.messages.map((m) => m.subject)).toEqual(["Hello inbox"]);
+    expect(res.partial.length).toBeGreaterThan(0);
+    expect(res.partial.map((p) => p.folder)).toContain("INBOX");
+    for (const p of res.partial) {
+      // [SERVERBUG]: the server's own failure, read as search reads it (imap/refusal.ts)
+      expect(p).toMatchObject({ account: "work", error: { reason: "SERVER_UNAVAILABLE" } });
+      expect(p.error.message).not.toContain("evil");
+      expect(p.error.detail).toContain("Internal error occurred");
+    }
+    // Nothing refused: no partial entry
+    expect((await env.client.getThread({ ref })).partial).toEqual([]);
+  });
+
   it("reads the other refs when one message has a 10 MB header", async () => {
     const line = `X-Padding: ${"a".repeat(990)}\r\n`;
     const huge = Buffer.concat([

@@ -21,6 +21,17 @@ export interface ThreadResult {
    * connection to fetch them failed): one entry per ref, as get_message reports its failed refs.
    */
   errors: ThreadError[];
+  /**
+   * Folders the server would not open or search for members (their members may be missing): the
+   * shape of search's `partial`. Always empty when the cache named every member.
+   */
+  partial: ThreadPartial[];
+}
+
+export interface ThreadPartial {
+  account: string;
+  folder: string;
+  error: WireError;
 }
 
 export interface ThreadError {
@@ -153,6 +164,7 @@ export function threadResult(
   threadId: string,
   read: { messages: Message[]; errors: ThreadError[] },
   omitted: ThreadCandidate[],
+  partial: ThreadPartial[] = [],
 ): ThreadResult {
   return {
     thread_id: threadId,
@@ -160,5 +172,6 @@ export function threadResult(
     truncated: omitted.length > 0,
     omitted_refs: omitted.map((h) => memberRef(ref, h)),
     errors: read.errors,
+    partial,
   };
 }

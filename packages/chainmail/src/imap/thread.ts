@@ -9,10 +9,13 @@ import { MailError, toWireError, type WireError } from "../errors.js";
 import { encodeRef, type MessageRef } from "../refs.js";
 import { listAll, roleOf } from "./folders.js";
 import { MESSAGE_GONE_HINT } from "./refusal.js";
+import { takeRefusal } from "./connection.js";
+import { searchRefused } from "../query/imap-run.js";
 import { fetchMessages, fetchRefused, type Message, type ReadOptions } from "./messages.js";
 import {
   type ThreadCandidate,
   type ThreadError,
+  type ThreadPartial,
   type ThreadResult,
   planThread,
   threadFolderOrder,
@@ -70,14 +73,36 @@ export async function readThread(
   const hits: ThreadCandidate[] = [];
   // Members whose envelope the server refused to FETCH: known by UID only, so reported, not shown.
   const unread: ThreadError[] = [];
+  // Folders the server would not open or search: their members may be missing, so said, never
+  // taken as "no members there" (a dropped connection still fails the call)
+  const partial: ThreadPartial[] = [];
   for (const f of threadFolderOrder(
     folders.map((x) => ({ path: x.path, role: roleOf(x) })),
     ref.folder,
   )) {
-    const box = await client.mailboxOpen(f.path, { readOnly: true }).catch(() => undefined);
-    if (!box || !client.mailbox || client.mailbox.path !== f.path) continue;
+    try {
+      await client.mailboxOpen(f.path, { readOnly: true });
+    } catch (err) {
+      if (!client.usable) throw err;
+      const refusal = takeRefusal(client);
+      // deleted since the LIST: nothing of the thread is there to miss
+      if (refusal.code?.toUpperCase() !== "NONEXISTENT")
+        partial.push({
+          account: ref.account,
+          folder: f.path,
+          error: toWireError(searchRefused(client, "EXAMINE", refusal)),
+        });
+      continue;
+    }
+    if (!client.mailbox || client.mailbox.path !== f.path) continue;
     const uidValidity = Number(client.mailbox.uidValidity);
-    const uids = (await client.search(query, { uid: true })) || [];
+    const uids = await client.search(query, { uid: true });
+    if (!Array.isArray(uids)) {
+      const refused = searchRefused(client, "SEARCH");
+      if (!client.usable) throw refused;
+      partial.push({ account: ref.account, folder: f.path, error: toWireError(refused) });
+      continue;
+    }
     if (uids.length === 0) continue;
     let env: Awaited<ReturnType<typeof client.fetchAll>>;
     try {
@@ -107,7 +132,13 @@ export async function readThread(
   const read = await threadMessages(ref, start, shown, cached, (folder, uv, uids, failures) =>
     fetchMembers(client, ref.account, folder, uv, uids, opts, labels, failures),
   );
-  return threadResult(ref, root, { messages: read.messages, errors: [...read.errors, ...unread] }, omitted);
+  return threadResult(
+    ref,
+    root,
+    { messages: read.messages, errors: [...read.errors, ...unread] },
+    omitted,
+    partial,
+  );
 }
 
 /**

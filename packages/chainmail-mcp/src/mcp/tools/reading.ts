@@ -110,7 +110,7 @@ export const readingTools = [
     name: "get_thread",
     title: "Read a thread",
     description:
-      "Reads every message in the thread of a ref, oldest first. Each message says whether it came from the cache or the server. When truncated is true, pass omitted_refs to get_message for the rest. The call succeeds when the ref's own message is read; each member that could not be read is in errors.",
+      "Reads every message in the thread of a ref, oldest first. Each message says whether it came from the cache or the server. When truncated is true, pass omitted_refs to get_message for the rest. The call succeeds when the ref's own message is read; each member that could not be read is in errors, and each folder the server would not search in partial.",
     input: {
       ref: ref("Any message of the thread"),
       full: full("bodies"),
@@ -123,11 +123,14 @@ export const readingTools = [
       errors: z
         .array(z.object({ ref: z.string(), error: ItemError }))
         .describe("One entry per member of the thread that could not be read"),
+      partial: Partial.describe(
+        "Folders the server would not open or search, so members there may be missing",
+      ),
       source: Source,
     },
     annotations: openWorld(hints.readOnly),
     summary: (r) =>
-      `Thread of ${threadSize(r)} message${threadSize(r) === 1 ? "" : "s"}${r.truncated ? `; ${r.omitted_refs.length} omitted` : ""}${r.errors.length ? `; ${r.errors.length} failed` : ""}`,
+      `Thread of ${threadSize(r)} message${threadSize(r) === 1 ? "" : "s"}${r.truncated ? `; ${r.omitted_refs.length} omitted` : ""}${r.errors.length ? `; ${r.errors.length} failed` : ""}${r.partial.length ? `; ${r.partial.length} folder${r.partial.length === 1 ? "" : "s"} not searched` : ""}`,
     handler: async ({ ref, full }, { ctx }) => {
       const r = await ctx.client.getThread({ ref, full });
       return {
@@ -136,6 +139,7 @@ export const readingTools = [
         truncated: r.truncated,
         omitted_refs: r.omitted_refs,
         errors: r.errors.map((e) => ({ ref: e.ref, error: itemError(e.error) })),
+        partial: partial(r.partial),
         source: r.source,
       };
     },

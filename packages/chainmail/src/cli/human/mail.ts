@@ -67,9 +67,10 @@ export function humanMessages(r: {
 
 export function humanThread(r: ThreadResult): string {
   return [
-    `thread ${r.thread_id}: ${r.messages.length} message(s)${r.truncated ? `, ${r.omitted_refs.length} more not shown (get them by ref: ${r.omitted_refs.join(" ")})` : ""}${r.errors.length ? `, ${r.errors.length} could not be read` : ""}`,
+    `thread ${r.thread_id}: ${r.messages.length} message(s)${r.truncated ? `, ${r.omitted_refs.length} more not shown (get them by ref: ${r.omitted_refs.join(" ")})` : ""}${r.errors.length ? `, ${r.errors.length} could not be read` : ""}${r.partial.length ? `, ${r.partial.length} folder(s) not searched` : ""}`,
     ...r.messages.map(humanMessage),
     ...r.errors.map((e) => `ref ${e.ref}: error: ${errorLine(e.error)}`),
+    ...r.partial.map((p) => `folder ${p.folder}: not searched: ${errorLine(p.error)}`),
   ].join(RULE);
 }
 
