@@ -284,13 +284,19 @@ describe("the text of a thread", () => {
         {
           account: "work",
           folder: "Arch\u001b[2Jive",
-          error: { reason: "UNSUPPORTED", message: "the IMAP server refused the SEARCH of this folder", hint: "" },
+          error: {
+            reason: "UNSUPPORTED",
+            message: "the IMAP server refused the SEARCH of this folder",
+            hint: "",
+          },
         },
       ],
       source: "server",
     });
     expect(text).toContain("0 message(s), 1 could not be read, 1 folder(s) not searched");
-    expect(text).toContain("folder Arch[2Jive: not searched: UNSUPPORTED: the IMAP server refused the SEARCH");
+    expect(text).toContain(
+      "folder Arch[2Jive: not searched: UNSUPPORTED: the IMAP server refused the SEARCH",
+    );
     expect(text).toContain("ref m1.x: error: UNSUPPORTED: the IMAP server of account work refused");
     expect(text).toContain("[server: NO [31mno[0m; second line]");
     expect(text).not.toContain("\u001b");
