@@ -142,26 +142,41 @@ function prepareMaildir(owner: fs.Stats): { maildir: string; now: Date } {
   return { maildir, now };
 }
 
-/** The daemon's resident memory now and at its peak (VmHWM), in MB, from /proc. */
-function rssOf(pid: number): { rss: number; hwm: number } | null {
+/** The daemon's resident memory now and at its peak (VmHWM), in MB, from /proc, with its parts. */
+function rssOf(pid: number): { rss: number; hwm: number; anon: number; file: number; shmem: number } | null {
   try {
     const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
     const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
-    return { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
+    return {
+      rss: kb("VmRSS") / 1024,
+      hwm: kb("VmHWM") / 1024,
+      // RssFile holds the cache's mmap'd pages (SQLite's mmap_size), RssAnon the heaps: V8's and
+      // SQLite's page cache (cache_size)
+      anon: kb("RssAnon") / 1024,
+      file: kb("RssFile") / 1024,
+      shmem: kb("RssShmem") / 1024,
+    };
   } catch {
     return null;
   }
 }
 
-/** Samples the daemon's RSS every 100 ms, the maximum kept per phase. */
+/** Samples the daemon's RSS every 100 ms, the maximum kept per phase (and of each part). */
 function rssSampler(pid: number) {
   const max = new Map<string, number>();
+  const parts = new Map<string, { anon: number; file: number; shmem: number }>();
   let phase = "start";
   let hwm = 0;
   const sample = () => {
     const r = rssOf(pid);
     if (!r) return;
     max.set(phase, Math.max(max.get(phase) ?? 0, r.rss));
+    const p = parts.get(phase) ?? { anon: 0, file: 0, shmem: 0 };
+    parts.set(phase, {
+      anon: Math.max(p.anon, r.anon),
+      file: Math.max(p.file, r.file),
+      shmem: Math.max(p.shmem, r.shmem),
+    });
     hwm = Math.max(hwm, r.hwm);
   };
   const timer = setInterval(sample, 100);
@@ -174,7 +189,7 @@ function rssSampler(pid: number) {
     stop() {
       sample();
       clearInterval(timer);
-      return { max, hwm };
+      return { max, parts, hwm };
     },
   };
 }
@@ -380,7 +395,7 @@ async function main() {
         `${q.what} | ${q.query} | ${String(res.count)}${nmCount} | ${ms(pct(mcpT, 50))} / ${ms(pct(mcpT, 95))} | ${ms(pct(mcpC, 50))} / ${ms(pct(mcpC, 95))} | ${ms(pct(sockT, 50))} | ${ms(pct(inT, 50))} (${ms(pct(inC, 50))}) | ${nmCell} | ${ratioCell} | ${met(ok)}${notmuch ? `, >= ${T.notmuch}x notmuch ${met(ratioOk)}` : ""}${res.source === "cache" ? "" : ` (answered from ${String(res.source)})`}`,
       );
     }
-    const { max, hwm } = rss.stop();
+    const { max, parts, hwm } = rss.stop();
     const rssMax = Math.max(...max.values(), hwm);
     await mcp.close();
     sock.close();
@@ -398,6 +413,9 @@ async function main() {
     );
     line(
       `  ${met(rssMax <= T.rssMb)}: daemon RSS at most ${rssMax.toFixed(0)} MB (VmHWM ${hwm.toFixed(0)}; max sampled ${[...max].map(([p, v]) => `${p} ${v.toFixed(0)}`).join(", ")}; target ${T.rssMb})`,
+    );
+    line(
+      `    RSS parts, max per phase in MB: ${[...parts].map(([p, v]) => `${p} anon ${v.anon.toFixed(0)} / file ${v.file.toFixed(0)} / shmem ${v.shmem.toFixed(0)}`).join("; ")}`,
     );
     line(
       `  ${met(share <= T.cacheShare)}: cache.db ${(share * 100).toFixed(1)}% of the Maildir (target 20%)`,
