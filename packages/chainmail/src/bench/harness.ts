@@ -112,9 +112,16 @@ interface ToolResult {
   isError?: boolean;
 }
 
-/** `chainmail mcp` over stdio for the home in `dir`; `tool` throws on an error result. */
-export async function startMcp(dir: string) {
-  const mcp = await connectStdio({ command: process.execPath, args: [CLI, "--home", dir, "mcp"] });
+/**
+ * `chainmail mcp` over stdio for the home in `dir` (`socket`: a daemon whose socket is elsewhere);
+ * `tool` throws on an error result.
+ */
+export async function startMcp(dir: string, socket?: string) {
+  const mcp = await connectStdio({
+    command: process.execPath,
+    args: [CLI, "--home", dir, "mcp"],
+    ...(socket ? { env: { CHAINMAIL_SOCKET: socket } } : {}),
+  });
   const tool = async (name: string, args: Record<string, unknown>) => {
     const r = (await mcp.client.callTool({ name, arguments: args })) as ToolResult;
     if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r).slice(0, 300)}`);
