@@ -275,13 +275,15 @@ export async function watchInbox(
   };
 
   /**
-   * Without NOTIFY: a STATUS of each folder read lately (not the watched one, whose news IDLE
-   * brings), queueing those the cache is behind on. The background's work alone: a search never
-   * waits for it.
+   * A STATUS of each folder read lately that no live notice covers (without NOTIFY every folder but
+   * the watched one, whose news IDLE brings; under NOTIFY those in another user's or a shared
+   * namespace, which NOTIFY's `personal` leaves out), queueing those the cache is behind on. The
+   * background's work alone: a search never waits for it.
    */
   const checkRead = async () => {
     for (const folder of recentReads(account, Date.now() - RECENT_READ_MS, CHECK_MAX)) {
-      if (stopped || folder === path || !getFolder(db, account, folder)) continue;
+      // Under NOTIFY only the folders it does not cover (another user's or a shared namespace)
+      if (stopped || covered(account, folder) || !getFolder(db, account, folder)) continue;
       let st: StatusObject | false;
       try {
         st = await client.status(folder, STATUS_QUERY(client));
@@ -403,10 +405,11 @@ export async function watchInbox(
   }
   const mode: WatchMode = notify ? "notify" : "idle";
   modes.set(account, mode);
+  /** Namespaces NOTIFY's `personal` leaves out: another user's and the shared ones. */
+  const others = notify
+    ? [...(client.namespaces?.other || []), ...(client.namespaces?.shared || [])].filter((ns) => ns.prefix)
+    : [];
   if (notify) {
-    const others = [...(client.namespaces?.other || []), ...(client.namespaces?.shared || [])].filter(
-      (ns) => ns.prefix,
-    );
     notifying.set(account, { covers: (p) => !others.some((ns) => p.startsWith(ns.prefix)) });
     // A folder whose last watch sync failed stays stale until synced again: sync it now.
     for (const k of watchErrors.keys()) {
@@ -415,8 +418,10 @@ export async function watchInbox(
     }
     if (pending.size > 0) void work();
   }
+  // Under NOTIFY the checks are needed only for folders outside the personal namespace (each
+  // check skips the folders NOTIFY covers)
   const checkTimer =
-    options.allFolders && !notify
+    options.allFolders && (!notify || others.length > 0)
       ? setInterval(() => {
           if (!stopped && client.usable && !running) void work({ check: true });
         }, checkMs)

@@ -20,8 +20,9 @@ export interface CacheEnv {
   close(): Promise<void>;
 }
 
-export async function startCacheEnv(): Promise<CacheEnv> {
-  const dovecot = await startDovecot({ users: [{ name: USER, password: PASSWORD }] });
+/** `extraConfig`: lines added to dovecot.conf (another namespace, say). */
+export async function startCacheEnv(options: { extraConfig?: string } = {}): Promise<CacheEnv> {
+  const dovecot = await startDovecot({ users: [{ name: USER, password: PASSWORD }], ...options });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-cache-"));
   const db = openCache(path.join(dir, "cache.db"));
   const clients: ImapFlow[] = [];
