@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { hints } from "../src/annotations.js";
-import { parseServerArgs } from "../src/cli.js";
+import { parseCommonFlags, parseServerArgs } from "../src/cli.js";
 import { toolFactory } from "../src/define.js";
 import { createExampleServer } from "../src/example/app.js";
 import type { ExampleState } from "../src/example/mcp/server.js";
@@ -12,6 +12,7 @@ import { checkCombination, MATRIX } from "../src/testing/matrix.js";
 import {
   FlagError,
   groupFlagName,
+  outputSchemasOf,
   selectionFilter,
   selectionOf,
   type ToolSelection,
@@ -170,6 +171,33 @@ describe("choosing groups", () => {
     for (const on of ["1", "true", "YES"]) expect(selectionOf({}, { MCP_READ_ONLY: on }).readOnly).toBe(true);
     expect(() => selectionOf({}, { MCP_READ_ONLY: "please" })).toThrow(/MCP_READ_ONLY takes 1/);
     expect(() => selectionOf({}, { MCP_TOOLS: "list" })).toThrow(/run the server with --tools list/);
+  });
+
+  it("reads --output-schemas or MCP_OUTPUT_SCHEMAS; off by default", () => {
+    const flags = (argv: string[]) => parseServerArgs(argv, {}).flags;
+    expect(flags([]).outputSchemas).toBeUndefined();
+    expect(flags(["--output-schemas"]).outputSchemas).toBe(true);
+    expect(parseCommonFlags(["--output-schemas", "--x"])).toMatchObject({
+      outputSchemas: true,
+      rest: ["--x"],
+    });
+    expect(outputSchemasOf({}, {})).toBe(false);
+    expect(outputSchemasOf({ outputSchemas: true }, {})).toBe(true);
+    for (const off of ["", "0", "false", "no"])
+      expect(outputSchemasOf({}, { MCP_OUTPUT_SCHEMAS: off })).toBe(false);
+    for (const on of ["1", "true", "YES"]) expect(outputSchemasOf({}, { MCP_OUTPUT_SCHEMAS: on })).toBe(true);
+    expect(() => outputSchemasOf({}, { MCP_OUTPUT_SCHEMAS: "all" })).toThrow(/MCP_OUTPUT_SCHEMAS takes 1/);
+  });
+
+  it("leaves every tool's output schema out of tools/list when told to, and nothing else", async () => {
+    const kit = createExampleServer();
+    open = await connectInMemory(kit, caller);
+    const full = (await open.client.listTools()).tools;
+    expect(full.every((t) => t.outputSchema !== undefined)).toBe(true);
+    kit.listOutputSchemas(false);
+    const bare = (await open.client.listTools()).tools;
+    expect(bare).toEqual(full.map(({ outputSchema: _drop, ...rest }) => rest));
+    expect(bare.some((t) => "outputSchema" in t)).toBe(false);
   });
 
   it("lists each group under its flag spelling with its tools, read-only ones marked", () => {
