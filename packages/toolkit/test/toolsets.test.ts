@@ -226,6 +226,17 @@ describe("the built example bin", () => {
     expect(r.stdout).toMatch(/diagnostics {2}\(Diagnostics\)\n {2}fail +read-only\n/);
   });
 
+  it("--help names --output-schemas and MCP_OUTPUT_SCHEMAS; an unreadable MCP_OUTPUT_SCHEMAS is refused at start", () => {
+    const help = run(["--help"]);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(
+      /--output-schemas +list each tool's output schema in tools\/list \(also MCP_OUTPUT_SCHEMAS=1\)/,
+    );
+    const bad = run([], { MCP_OUTPUT_SCHEMAS: "all" });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain('MCP_OUTPUT_SCHEMAS takes 1 (or true, yes) or 0 (or false, no); got "all"');
+  });
+
   it("refuses an unknown group at start, listing the valid ones", () => {
     for (const r of [run(["--tools", "notes,admin"]), run([], { MCP_TOOLS: "admin" })]) {
       expect(r.status).not.toBe(0);
