@@ -64,19 +64,18 @@ export function expectDefaultToolsList(
  */
 export async function checkDefaultToolsList(spawn: StdioSpawn, golden: string | URL): Promise<void> {
   const path = golden instanceof URL ? fileURLToPath(golden) : golden;
-  const withSchemas = spawn;
   // The default: the variable unset (empty reads as unset) whatever this process's environment says.
-  spawn = { ...spawn, env: { ...(spawn.env ?? {}), MCP_OUTPUT_SCHEMAS: "" } };
+  const bare: StdioSpawn = { ...spawn, env: { ...(spawn.env ?? {}), MCP_OUTPUT_SCHEMAS: "" } };
   // The v1 SDK is an optional peer of the kit: only the test helpers need it.
   const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
   const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
   const v1 = new Client({ name: "default-list-v1", version: "0.0.0" });
   await v1.connect(
     new StdioClientTransport({
-      command: spawn.command,
-      args: spawn.args ?? [],
-      env: { ...(process.env as Record<string, string>), ...(spawn.env ?? {}) },
-      ...(spawn.cwd ? { cwd: spawn.cwd } : {}),
+      command: bare.command,
+      args: bare.args ?? [],
+      env: { ...(process.env as Record<string, string>), ...bare.env },
+      ...(bare.cwd ? { cwd: bare.cwd } : {}),
       stderr: "ignore",
     }),
   );
@@ -86,7 +85,7 @@ export async function checkDefaultToolsList(spawn: StdioSpawn, golden: string | 
     await v1.close();
   }
 
-  const modern = await connectStdio(spawn, { era: "modern" });
+  const modern = await connectStdio(bare, { era: "modern" });
   try {
     if (modern.client.getProtocolEra() !== "modern")
       throw new Error("the v2 client did not land on 2026-07-28");
@@ -100,7 +99,7 @@ export async function checkDefaultToolsList(spawn: StdioSpawn, golden: string | 
   }
 
   const token = `default-list-${Math.random().toString(36).slice(2)}`;
-  const http = await startHttpBin(spawn, token);
+  const http = await startHttpBin(bare, token);
   try {
     const conn = await connectHttp(http.url, token, { era: "modern" });
     try {
@@ -118,11 +117,8 @@ export async function checkDefaultToolsList(spawn: StdioSpawn, golden: string | 
 
   const expected = readFileSync(path, "utf8");
   const withFlag: [string, StdioSpawn][] = [
-    ["--output-schemas", { ...spawn, args: [...(spawn.args ?? []), "--output-schemas"] }],
-    [
-      "MCP_OUTPUT_SCHEMAS=1",
-      { ...withSchemas, env: { ...(withSchemas.env ?? {}), MCP_OUTPUT_SCHEMAS: "1" } },
-    ],
+    ["--output-schemas", { ...bare, args: [...(bare.args ?? []), "--output-schemas"] }],
+    ["MCP_OUTPUT_SCHEMAS=1", { ...spawn, env: { ...(spawn.env ?? {}), MCP_OUTPUT_SCHEMAS: "1" } }],
   ];
   for (const [how, started] of withFlag) {
     const full = await connectStdio(started);
