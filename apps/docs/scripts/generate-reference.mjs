@@ -27,21 +27,25 @@ const APP = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ROOT = resolve(APP, "../..");
 const REFERENCE_GEN_CLI = join(ROOT, "packages/reference-gen/dist/cli.js");
 
-/** The servers the site documents; `bin` is relative to the package, `args` make it start without setup. */
+/**
+ * The servers the site documents; `bin` is relative to the package, `args` make it start without
+ * setup. `--output-schemas`: the pages' Result sections are rendered from each tool's output schema,
+ * which a kit server lists only when asked.
+ */
 export const SERVERS = [
   {
     id: "dexi",
     title: "Dexi",
     pkg: "packages/dexi-server",
     bin: "dist/bin/dexi-mcp.js",
-    args: ["--db", ":memory:"],
+    args: ["--db", ":memory:", "--output-schemas"],
   },
   {
     id: "notes-status",
     title: "notes-status",
     pkg: "packages/notes-status-server",
     bin: "dist/bin/notes-status-mcp.js",
-    args: ["--db", ":memory:"],
+    args: ["--db", ":memory:", "--output-schemas"],
   },
   {
     id: "chainmail",
@@ -50,14 +54,14 @@ export const SERVERS = [
     bin: "bin/chainmail-mcp.js",
     // A home with no daemon, so no running daemon of the user changes the pages; the gated tools are
     // listed anyway, as the reference must cover them.
-    args: ["--home", "/nonexistent/chainmail-reference", "--list-gated-tools"],
+    args: ["--home", "/nonexistent/chainmail-reference", "--list-gated-tools", "--output-schemas"],
   },
   {
     id: "kit",
     title: "the kit's example server",
     pkg: "packages/toolkit",
     bin: "dist/example/bin/mcpforge-example.js",
-    args: [],
+    args: ["--output-schemas"],
   },
 ];
 

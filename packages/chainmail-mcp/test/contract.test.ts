@@ -3,11 +3,12 @@
  * spec's tool table (copied into test/fixtures/annotations.tsv), groups, descriptions, untrusted wrappers in the output schemas, and the golden file.
  */
 import fs from "node:fs";
+import { fileURLToPath } from "node:url";
 import { REASONS } from "@mcpforge/chainmail";
 import { DaemonClient } from "@mcpforge/chainmail";
 import type { Tool } from "@modelcontextprotocol/client";
 import { inlineRefs, isUntrustedSchema } from "@mcpforge/toolkit";
-import { connectInMemory, expectToolsListGolden } from "@mcpforge/toolkit/testing";
+import { checkDefaultToolsList, connectInMemory, expectToolsListGolden } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chainmailReasons, createChainmailMcpServer, VERSION } from "../src/index.js";
 
@@ -353,4 +354,15 @@ describe("tools/list against the spec's tool table", () => {
   it("matches tools_list.golden", async () => {
     await expectToolsListGolden(conn.client, new URL("./tools_list.golden", import.meta.url));
   });
+
+  it("from the built bin (no daemon, gated tools listed) is the golden without output schemas unless --output-schemas, to the v1 and v2 clients over stdio and HTTP", async () => {
+    const bin = fileURLToPath(new URL("../bin/chainmail-mcp.js", import.meta.url));
+    await checkDefaultToolsList(
+      {
+        command: process.execPath,
+        args: [bin, "--home", "/nonexistent/chainmail-mcp-test", "--list-gated-tools"],
+      },
+      new URL("./tools_list.golden", import.meta.url),
+    );
+  }, 120_000);
 });

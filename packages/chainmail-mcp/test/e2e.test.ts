@@ -146,3 +146,102 @@ describe("the bin over stdio", () => {
     SLOW,
   );
 });
+
+/** tools/list as the server writes it: the JSON-RPC result of a raw exchange over stdio, undecoded by any client. */
+async function rawToolsList(
+  args: string[],
+): Promise<{ bytes: number; tools: Array<Record<string, unknown>> }> {
+  const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "ignore"] });
+  try {
+    const line = await new Promise<string>((resolve, reject) => {
+      let seen = "";
+      child.stdout.on("data", (d: Buffer) => {
+        seen += d.toString();
+        const found = seen.split("\n").find((l) => l.startsWith('{"') && l.includes('"id":2'));
+        if (found) resolve(found);
+      });
+      child.once("exit", (code) =>
+        reject(new Error(`the server exited (${code}) before answering tools/list`)),
+      );
+      child.stdin.write(
+        `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "0" } } })}\n`,
+      );
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} })}\n`);
+    });
+    const { result } = JSON.parse(line) as { result: { tools: Array<Record<string, unknown>> } };
+    // Compact JSON of the result, as the stdio transport writes it.
+    return { bytes: Buffer.byteLength(JSON.stringify(result)), tools: result.tools };
+  } finally {
+    child.stdin.end();
+    child.kill();
+  }
+}
+
+describe("output schemas: left out of tools/list unless --output-schemas", () => {
+  it(
+    "chainmail mcp's default tools/list, the daemon running and all 38 tools listed, is at most 60 KB",
+    async () => {
+      const listed = await rawToolsList([CHAINMAIL_CLI, "--home", env.dir, "mcp", "--list-gated-tools"]);
+      expect(listed.tools).toHaveLength(38);
+      for (const tool of listed.tools) expect(tool, String(tool["name"])).not.toHaveProperty("outputSchema");
+      expect(listed.bytes).toBeLessThanOrEqual(61_440);
+      // The same run with --output-schemas lists every tool's schema again (and is far larger).
+      const full = await rawToolsList([
+        CHAINMAIL_CLI,
+        "--home",
+        env.dir,
+        "mcp",
+        "--list-gated-tools",
+        "--output-schemas",
+      ]);
+      expect(full.tools).toHaveLength(38);
+      for (const tool of full.tools) expect(tool, String(tool["name"])).toHaveProperty("outputSchema");
+      expect(full.tools.map(({ outputSchema: _drop, ...rest }) => rest)).toEqual(listed.tools);
+    },
+    SLOW,
+  );
+
+  it.each([
+    ["with --output-schemas: the v1 SDK client checks a success and an error result against them", true],
+    ["by default: the v1 SDK client gets each result's structured content, unchecked", false],
+  ])(
+    "%s",
+    async (_what, outputSchemas) => {
+      // The v1 SDK client compiles each listed output schema at listTools and checks every result's
+      // structured content against it, error results included: a mismatch would throw here.
+      const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+      const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+      const client = new Client({ name: "output-schemas-v1", version: "0.0.0" });
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [BIN, "--home", env.dir, ...(outputSchemas ? ["--output-schemas"] : [])],
+          env: { ...(process.env as Record<string, string>), MCP_OUTPUT_SCHEMAS: "" },
+          stderr: "ignore",
+        }),
+      );
+      try {
+        const { tools } = await client.listTools();
+        for (const name of ["search", "test_account"])
+          expect(tools.find((t) => t.name === name)?.outputSchema !== undefined, name).toBe(outputSchemas);
+        const found = await client.callTool({
+          name: "search",
+          arguments: { query: "subject:project", accounts: ["work"] },
+        });
+        expect(found.isError).toBeFalsy();
+        const sc = found.structuredContent as { count: number; rows: Array<{ subject: unknown }> };
+        expect(sc.count).toBe(3);
+        expect(sc.rows[0]!.subject).toMatchObject({ untrusted: expect.stringContaining("Project thread 1") });
+        const missing = await client.callTool({ name: "test_account", arguments: { account: "nobody" } });
+        expect(missing.isError).toBe(true);
+        expect(missing.structuredContent).toMatchObject({
+          error: { reason: "NOT_FOUND", message: expect.any(String), hint: expect.any(String) },
+        });
+      } finally {
+        await client.close();
+      }
+    },
+    SLOW,
+  );
+});

@@ -36,6 +36,7 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   let files: Map<string, string>;
   try {
     const listing = await readTools(source, opts.timeoutMs);
+    if (listing.tools.length > 0 && listing.tools.every((t) => !t.outputSchema)) io.stderr(NO_OUTPUT_SCHEMAS);
     files = generateReference(listing.tools, listing.server, {
       ...(opts.basePath !== undefined ? { basePath: opts.basePath } : {}),
       ...(opts.jsonUrl !== undefined ? { jsonUrl: opts.jsonUrl } : {}),
@@ -69,6 +70,16 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
     return done(io.stderr, `mcp-reference-gen: ${(err as Error).message}\n`, 2);
   }
 }
+
+/**
+ * Said when no tool lists an output schema: the Result sections can then show only the content
+ * blocks. Servers built with @mcpforge/toolkit list them only when asked, so the usual cause is a
+ * missing flag in --server.
+ */
+export const NO_OUTPUT_SCHEMAS =
+  "mcp-reference-gen: warning: no tool lists an output schema, so each Result section shows only the " +
+  "content blocks; if the server lists them on request (a server built with @mcpforge/toolkit: " +
+  "--output-schemas), add that to --server\n";
 
 function sourceOf(opts: CliOptions, cwd: string | undefined): Source {
   if (opts.url !== undefined) return { kind: "http", url: opts.url, headers: opts.headers };

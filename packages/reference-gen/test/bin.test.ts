@@ -49,7 +49,7 @@ describe("the built bin", () => {
 
   it("writes the reference, then --check exits 0, and 1 once a page is gone", async () => {
     const out = join(tmp.path, "ref");
-    const server = `node ${EXAMPLE_CLI}`;
+    const server = `node ${EXAMPLE_CLI} --output-schemas`;
     const write = await runBin(["--server", server, "--out", out]);
     expect(write.stderr).toBe("");
     expect(write.code).toBe(0);

@@ -48,7 +48,7 @@ describe("example calls validate against the input schema", () => {
     const listing = await readTools({
       kind: "stdio",
       command: "node",
-      args: [EXAMPLE_CLI, "--gate-file", openGate(tmp.path)],
+      args: [EXAMPLE_CLI, "--output-schemas", "--gate-file", openGate(tmp.path)],
     });
     expect(listing.tools).toHaveLength(9);
     expectValid(listing.tools, generateReference(listing.tools, listing.server));
@@ -128,7 +128,7 @@ describe("a schema that writes repeated shapes once ($defs + $ref)", () => {
     const example = await readTools({
       kind: "stdio",
       command: "node",
-      args: [EXAMPLE_CLI, "--gate-file", openGate(tmp.path)],
+      args: [EXAMPLE_CLI, "--output-schemas", "--gate-file", openGate(tmp.path)],
     });
     let shrunk = 0;
     for (const { tools, server } of [example, loadFixture("tricky-tools.json")]) {

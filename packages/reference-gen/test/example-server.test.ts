@@ -2,7 +2,8 @@ import { cpSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectFilesGolden } from "./golden.js";
-import { cli, ensureKitBuilt, exampleCommand, openGate, readTree, tempDir } from "./helpers.js";
+import { NO_OUTPUT_SCHEMAS } from "../src/run.js";
+import { cli, EXAMPLE_CLI, ensureKitBuilt, exampleCommand, openGate, readTree, tempDir } from "./helpers.js";
 
 const BASE = "/docs/example/reference";
 
@@ -61,6 +62,27 @@ describe("the kit's example server", () => {
     expect(json.server).toEqual({ name: "mcpforge-example", version: "0.1.0" });
     expect(json.tools.map((t: { name: string }) => t.name)).toContain("purge");
   });
+
+  it("warns when no tool lists an output schema, and says so on each page instead of a Result table", async () => {
+    // The kit's servers leave output schemas out of tools/list unless started with --output-schemas.
+    const out = join(tmp.path, "no-output-schemas");
+    const r = await cli([
+      "--server",
+      `node ${EXAMPLE_CLI} --gate-file ${gate}`,
+      "--out",
+      out,
+      "--base-path",
+      BASE,
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(NO_OUTPUT_SCHEMAS);
+    const pages = readTree(out);
+    expect(pages.get("list_notes.mdx")).toContain(
+      "The server lists no output schema for this tool: its result is described by the `content` blocks only.",
+    );
+    expect(pages.get("list_notes.mdx")).not.toContain("| Field | Type | Required | Description |");
+    expect(readTree(first).get("list_notes.mdx")).toContain("| Field | Type | Required | Description |");
+  }, 120_000);
 
   describe("--check", () => {
     const run = (out: string, gated = true) =>

@@ -29,8 +29,9 @@ export function openGate(dir: string): string {
   return path;
 }
 
+/** The example server as the docs read it: with its output schemas, which the Result sections come from. */
 export function exampleCommand(gateFile?: string): string {
-  return `node ${quote(EXAMPLE_CLI)}${gateFile ? ` --gate-file ${quote(gateFile)}` : ""}`;
+  return `node ${quote(EXAMPLE_CLI)} --output-schemas${gateFile ? ` --gate-file ${quote(gateFile)}` : ""}`;
 }
 
 export function staticCommand(fixture: string, ...flags: string[]): string {

@@ -7,10 +7,14 @@ const TOKEN = "reference-gen-test-token";
 
 /** Starts the example server on Streamable HTTP (a free port on 127.0.0.1) and returns its URL. */
 function startHttp(gateFile: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [EXAMPLE_CLI, "--http", "127.0.0.1:0", "--gate-file", gateFile], {
-    env: { ...process.env, MCP_HTTP_TOKEN: TOKEN },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [EXAMPLE_CLI, "--output-schemas", "--http", "127.0.0.1:0", "--gate-file", gateFile],
+    {
+      env: { ...process.env, MCP_HTTP_TOKEN: TOKEN },
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
   return new Promise((resolve, reject) => {
     let stderr = "";
     child.stderr!.on("data", (chunk: Buffer) => {

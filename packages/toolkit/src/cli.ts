@@ -9,6 +9,8 @@ import type { AnyKit } from "./server.js";
 import { serveStdio } from "./stdio.js";
 import {
   FlagError,
+  OUTPUT_SCHEMAS_ENV,
+  outputSchemasOf,
   READ_ONLY_ENV,
   selectionFilter,
   selectionOf,
@@ -50,6 +52,8 @@ export interface CommonFlags {
   tools?: string[] | "list";
   /** --read-only: serve only the tools whose readOnlyHint is true. */
   readOnly?: boolean;
+  /** --output-schemas: tools/list carries each tool's outputSchema (left out by default). */
+  outputSchemas?: boolean;
   /** --session-idle-minutes: a 2025-era HTTP session unused this long is closed. */
   sessionIdleMinutes?: number;
   /** --max-sessions: at most this many live 2025-era HTTP sessions. */
@@ -66,6 +70,7 @@ export const COMMON_OPTIONS = {
   "token-file": { type: "string" },
   tools: { type: "string" },
   "read-only": { type: "boolean" },
+  "output-schemas": { type: "boolean" },
   "session-idle-minutes": { type: "string" },
   "max-sessions": { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -110,6 +115,7 @@ export function parseServerArgs<const O extends ParseArgsOptionsConfig>(
   if (typeof common["token-file"] === "string") flags.token = readTokenFile(common["token-file"]);
   if (typeof common.tools === "string") flags.tools = splitGroups(common.tools);
   if (common["read-only"] === true) flags.readOnly = true;
+  if (common["output-schemas"] === true) flags.outputSchemas = true;
   if (typeof common["session-idle-minutes"] === "string")
     flags.sessionIdleMinutes = positive("--session-idle-minutes", common["session-idle-minutes"]);
   if (typeof common["max-sessions"] === "string")
@@ -138,6 +144,7 @@ export function parseCommonFlags(argv: readonly string[]): CommonFlags {
     else if (name === "--token-file") flags.token = readTokenFile(value());
     else if (name === "--tools") flags.tools = splitGroups(value());
     else if (name === "--read-only") flags.readOnly = true;
+    else if (name === "--output-schemas") flags.outputSchemas = true;
     else if (name === "--session-idle-minutes") flags.sessionIdleMinutes = positive(name, value());
     else if (name === "--max-sessions") flags.maxSessions = Math.floor(positive(name, value()));
     else if (name === "--help" || name === "-h") flags.help = true;
@@ -198,6 +205,9 @@ export const COMMON_FLAGS_HELP = `  --http [HOST:]PORT  serve Streamable HTTP on
   --tools GROUP,...   serve only these tool groups (default $${TOOLS_ENV}, else all); --tools list
                       prints the groups with their tools and exits
   --read-only         serve only the read-only tools (also ${READ_ONLY_ENV}=1)
+  --output-schemas    list each tool's output schema in tools/list (also ${OUTPUT_SCHEMAS_ENV}=1); left
+                      out by default: clients only validate results with them (every result still
+                      carries structuredContent; the reference pages document its shape)
   --session-idle-minutes N  close a 2025-era HTTP session unused for N minutes (default 30)
   --max-sessions N    refuse new 2025-era HTTP sessions (503) past N live ones (default 1000)
   --help, --version`;
@@ -220,6 +230,7 @@ export async function runServer(kit: AnyKit, options: RunOptions): Promise<HttpH
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const { flags } = options;
   const selection = selectionOf(flags, process.env);
+  const outputSchemas = outputSchemasOf(flags, process.env);
   if (flags.tools === "list") {
     await printToolGroups(kit);
     await kit.close().catch(() => undefined);
@@ -228,6 +239,7 @@ export async function runServer(kit: AnyKit, options: RunOptions): Promise<HttpH
   }
   if (selection.groups || selection.readOnly)
     kit.restrictTools(selectionFilter(kit.declarations(), selection));
+  kit.listOutputSchemas(outputSchemas);
   if (!flags.http) {
     await serveStdio(kit, options.caller);
     // A stdio server lives as long as its client: when stdin ends, close and exit, even if a

@@ -87,6 +87,8 @@ export {
 export {
   FlagError,
   groupFlagName,
+  OUTPUT_SCHEMAS_ENV,
+  outputSchemasOf,
   READ_ONLY_ENV,
   selectionFilter,
   selectionOf,

@@ -64,6 +64,13 @@ export interface ServerDefinition<Ctx, State = undefined> {
   textMode?: TextMode;
   /** Check each result against its output schema (an invalid one becomes INTERNAL). Default true. */
   validateOutput?: boolean;
+  /**
+   * Whether tools/list carries each tool's `outputSchema`. Default true for a server built here (a
+   * test or an embedding sees the whole contract); `runServer`, which every bin starts through,
+   * sets it from `--output-schemas` / `MCP_OUTPUT_SCHEMAS`, so a run leaves them out unless asked
+   * (`listOutputSchemas`). Results are validated against the full schema either way.
+   */
+  outputSchemas?: boolean;
   /** Builds the per-call context from who is calling. */
   context: (caller: Caller) => Ctx | Promise<Ctx>;
   gate?: GateOptions<State>;
@@ -148,6 +155,8 @@ export class KitServer<Ctx, State = undefined> {
   private snapshot: string;
   /** The tools this run serves (`restrictTools`); a tool it refuses is neither listed nor callable. */
   private selected: ((def: AnyTool<Ctx, State>, annotations: Annotations) => boolean) | undefined;
+  /** Whether tools/list carries the output schemas (`listOutputSchemas`). */
+  private outputSchemas: boolean;
   private readonly askCodec: ReturnType<typeof createRequestStateCodec<AskState>>;
   private readonly askTtlSeconds: number;
 
@@ -157,6 +166,7 @@ export class KitServer<Ctx, State = undefined> {
     this.version = def.version;
     this.textMode = def.textMode ?? "summary+json";
     this.validateOutput = def.validateOutput ?? true;
+    this.outputSchemas = def.outputSchemas ?? true;
     this.log = def.log ?? stderrLog;
     this.now = def.now ?? Date.now;
     this.state = def.gate ? def.gate.initial : (undefined as State);
@@ -200,6 +210,16 @@ export class KitServer<Ctx, State = undefined> {
   restrictTools(keep: (def: AnyTool<Ctx, State>, annotations: Annotations) => boolean): void {
     this.selected = keep;
     this.snapshot = this.snapshotOf(this.listTools());
+  }
+
+  /**
+   * Whether tools/list carries each tool's `outputSchema` (compacted, as `compactSchema` writes it).
+   * Off, a tool is listed without one and nothing else changes: its results still carry
+   * `structuredContent`, checked against the full schema here when `validateOutput` is on. For a
+   * run's `--output-schemas`; set before serving.
+   */
+  listOutputSchemas(on: boolean): void {
+    this.outputSchemas = on;
   }
 
   /** Re-reads the gate state now; notifies every connection when the list or an annotation changed. */
@@ -430,7 +450,8 @@ export class KitServer<Ctx, State = undefined> {
       title: def.title,
       description: def.description,
       inputSchema: schemas.inputSchema as Tool["inputSchema"],
-      outputSchema: schemas.outputSchema as Tool["outputSchema"],
+      // Read only when listed: the getter builds the compact schema on first use.
+      ...(this.outputSchemas ? { outputSchema: schemas.outputSchema as Tool["outputSchema"] } : {}),
       annotations: {
         title: def.title,
         readOnlyHint: a.readOnly,

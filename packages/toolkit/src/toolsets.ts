@@ -2,7 +2,8 @@
  * Toolsets and the read-only mode: which of a server's declared tools one run serves, chosen by
  * `--tools GROUP,…` / `MCP_TOOLS` and `--read-only` / `MCP_READ_ONLY`. Some clients pass only the
  * first tools of a long list to the model, and some people want a server that can only read; both
- * pick from the groups the declarations already carry (`toolFactory({group})`).
+ * pick from the groups the declarations already carry (`toolFactory({group})`). Also how a run lists
+ * them: with their output schemas only under `--output-schemas` / `MCP_OUTPUT_SCHEMAS`.
  */
 import type { Annotations, AnyTool } from "./define.js";
 
@@ -10,6 +11,8 @@ import type { Annotations, AnyTool } from "./define.js";
 export const TOOLS_ENV = "MCP_TOOLS";
 /** The environment variable that, set to 1 (or true, yes), serves only the read-only tools. */
 export const READ_ONLY_ENV = "MCP_READ_ONLY";
+/** The environment variable that, set to 1 (or true, yes), lists each tool's output schema, as `--output-schemas` does. */
+export const OUTPUT_SCHEMAS_ENV = "MCP_OUTPUT_SCHEMAS";
 
 /** Raised for a flag or variable a server cannot start with; a bin prints its message and exits non-zero. */
 export class FlagError extends Error {
@@ -56,6 +59,16 @@ export function selectionOf(flags: SelectionFlags, env: NodeJS.ProcessEnv): Tool
     groups = given;
   }
   return { ...(groups ? { groups } : {}), readOnly: flags.readOnly === true || envFlag(env, READ_ONLY_ENV) };
+}
+
+/**
+ * Whether a run's tools/list carries each tool's `outputSchema`: when `--output-schemas` is given or
+ * `MCP_OUTPUT_SCHEMAS` is on; off by default (see the kit README, "Output schemas are opt-in": they
+ * are most of a long list's bytes and clients only validate results with them). Throws FlagError
+ * for a variable it cannot read.
+ */
+export function outputSchemasOf(flags: { outputSchemas?: boolean }, env: NodeJS.ProcessEnv): boolean {
+  return flags.outputSchemas === true || envFlag(env, OUTPUT_SCHEMAS_ENV);
 }
 
 /** Splits a `--tools` value: `list`, or comma-separated group names (at least one). */

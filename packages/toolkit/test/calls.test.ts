@@ -177,24 +177,33 @@ describe("results", () => {
     expect((result.structuredContent as { error: { reason: string } }).error.reason).toBe("INTERNAL");
   });
 
-  it("a result that breaks the output schema is INTERNAL, not sent", async () => {
-    const wrong = tool({
-      name: "wrong",
-      title: "Wrong",
-      group: "Test",
-      description: "Returns plain text where untrusted text is declared.",
-      scope: null,
-      input: {},
-      output: { subject: untrustedField("A subject") },
-      annotations,
-      summary: () => "",
-      handler: () => ({ subject: "plain" }) as never,
-    });
-    const { client, logs } = await connect([wrong]);
-    const result = await client.callTool({ name: "wrong", arguments: {} });
-    expect((result.structuredContent as { error: { reason: string } }).error.reason).toBe("INTERNAL");
-    expect(logs.join("\n")).toContain("does not match the output schema");
-  });
+  it.each([
+    ["listed", true],
+    ["left out of tools/list", false],
+  ])(
+    "a result that breaks the output schema is INTERNAL, not sent (output schemas %s)",
+    async (_how, listed) => {
+      const wrong = tool({
+        name: "wrong",
+        title: "Wrong",
+        group: "Test",
+        description: "Returns plain text where untrusted text is declared.",
+        scope: null,
+        input: {},
+        output: { subject: untrustedField("A subject") },
+        annotations,
+        summary: () => "",
+        handler: () => ({ subject: "plain" }) as never,
+      });
+      const { client, logs } = await connect([wrong], { outputSchemas: listed });
+      // The server checks against the full schema whether or not tools/list carries it.
+      const { tools } = await client.listTools();
+      expect(tools[0]?.outputSchema !== undefined).toBe(listed);
+      const result = await client.callTool({ name: "wrong", arguments: {} });
+      expect((result.structuredContent as { error: { reason: string } }).error.reason).toBe("INTERNAL");
+      expect(logs.join("\n")).toContain("does not match the output schema");
+    },
+  );
 
   it("checks date-time results against the output schema, as SDK clients do", async () => {
     const stamp = tool({

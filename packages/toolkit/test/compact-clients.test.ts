@@ -4,7 +4,9 @@
  * schema, error results included) and the v2 `Client` in the 2025 era and pinned to 2026-07-28.
  * Each call's result exercises every shape in its schema's $defs (checked with ajv 2020 by knocking
  * each definition out in turn), and a server that breaks a shape behind a $ref is refused, so the
- * clients do resolve the refs rather than pass anything.
+ * clients do resolve the refs rather than pass anything. The server lists its output schemas only
+ * when started with --output-schemas; by default it lists none, and each client still gets every
+ * result's structured content, unchecked.
  */
 import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
@@ -32,8 +34,8 @@ interface Driver {
 const CLIENTS = ["sdk-v1", "sdk-v2-legacy", "sdk-v2-modern"] as const;
 type ClientName = (typeof CLIENTS)[number];
 
-async function open(client: ClientName, lie = false): Promise<Driver> {
-  const args = [fixture, ...(lie ? ["--lie"] : [])];
+async function open(client: ClientName, lie = false, outputSchemas = true): Promise<Driver> {
+  const args = [fixture, ...(lie ? ["--lie"] : []), ...(outputSchemas ? ["--output-schemas"] : [])];
   if (client === "sdk-v1") {
     const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
     const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
@@ -111,6 +113,26 @@ describe.each(CLIENTS)("compact output schemas through %s over stdio", (client) 
       error: { reason: "MAILBOX_REFUSED", detail: { untrusted: "NO [NONEXISTENT] gone" } },
     });
     expect(exercised(schemaOf("read_letter"), gone.structuredContent)).toEqual(["Untrusted"]);
+  }, 60_000);
+
+  it("without --output-schemas lists no output schema and still gets every result's structured content", async () => {
+    driver = await open(client, false, false);
+    const tools = await driver.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(["file_letters", "read_letter"]);
+    for (const tool of tools) expect(tool, tool.name).not.toHaveProperty("outputSchema");
+    const letter = await driver.call("read_letter", { ref: "1" });
+    expect(letter.isError).toBeFalsy();
+    expect(letter.structuredContent).toMatchObject({
+      subject: { untrusted: expect.any(String) },
+      cc: [expect.objectContaining({ name: { untrusted: expect.any(String) } })],
+    });
+    const filed = await driver.call("file_letters", { refs: ["a", "b", "c"] });
+    expect(filed.structuredContent).toMatchObject({ succeeded: 2, failed: 1 });
+    const gone = await driver.call("read_letter", { ref: "gone" });
+    expect(gone.isError).toBe(true);
+    expect(gone.structuredContent).toMatchObject({
+      error: { reason: "MAILBOX_REFUSED", detail: { untrusted: "NO [NONEXISTENT] gone" } },
+    });
   }, 60_000);
 
   it("refuses a result that breaks a shape behind a $ref", async () => {

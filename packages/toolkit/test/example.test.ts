@@ -8,6 +8,7 @@ import { exampleReasons } from "../src/example/mcp/server.js";
 import { connectInMemory, connectStdio, runInspector } from "../src/testing/clients.js";
 import { assertFuzzClean, fuzzTools } from "../src/testing/fuzz.js";
 import { expectToolsListGolden, expectToolsListMatchesGolden } from "../src/testing/golden.js";
+import { checkDefaultToolsList } from "../src/testing/listing.js";
 
 const cli = fileURLToPath(new URL("../dist/example/bin/mcpforge-example.js", import.meta.url));
 const caller = { scopes: ["example:read", "example:write"] };
@@ -30,11 +31,19 @@ describe("the example server", () => {
     expect(inMemory.client.getProtocolEra()).toBe("modern");
     await expectToolsListMatchesGolden(inMemory.client, golden);
     await inMemory.close();
-    const stdio = await connectStdio({ command: process.execPath, args: [cli] }, { era: "modern" });
+    // The golden is the full listing, which a run serves with --output-schemas (the default below).
+    const stdio = await connectStdio(
+      { command: process.execPath, args: [cli, "--output-schemas"] },
+      { era: "modern" },
+    );
     expect(stdio.client.getProtocolEra()).toBe("modern");
     await expectToolsListMatchesGolden(stdio.client, golden);
     await stdio.close();
   });
+
+  it("from the built bin lists the golden without output schemas by default, to the v1 and v2 clients over stdio and HTTP; with --output-schemas or MCP_OUTPUT_SCHEMAS=1, the golden byte for byte", async () => {
+    await checkDefaultToolsList({ command: process.execPath, args: [cli] }, golden);
+  }, 90_000);
 
   it("survives the fuzzer with well-formed answers only", async () => {
     const { client, close } = await connectInMemory(

@@ -47,7 +47,8 @@ describe("the example bin in every client and transport", () => {
 const shapes: MatrixTarget = {
   spawn: {
     command: process.execPath,
-    args: [fileURLToPath(new URL("./fixtures/shapes-server.mjs", import.meta.url))],
+    // Listed, so the v1 client checks both results against the compact schemas.
+    args: [fileURLToPath(new URL("./fixtures/shapes-server.mjs", import.meta.url)), "--output-schemas"],
   },
   serverInfo: { name: "shapes", version: "0.0.0" },
   listed: ["file_letters", "read_letter"],

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { hints } from "../src/annotations.js";
-import { parseServerArgs } from "../src/cli.js";
+import { parseCommonFlags, parseServerArgs } from "../src/cli.js";
 import { toolFactory } from "../src/define.js";
 import { createExampleServer } from "../src/example/app.js";
 import type { ExampleState } from "../src/example/mcp/server.js";
@@ -12,6 +12,7 @@ import { checkCombination, MATRIX } from "../src/testing/matrix.js";
 import {
   FlagError,
   groupFlagName,
+  outputSchemasOf,
   selectionFilter,
   selectionOf,
   type ToolSelection,
@@ -172,6 +173,33 @@ describe("choosing groups", () => {
     expect(() => selectionOf({}, { MCP_TOOLS: "list" })).toThrow(/run the server with --tools list/);
   });
 
+  it("reads --output-schemas or MCP_OUTPUT_SCHEMAS; off by default", () => {
+    const flags = (argv: string[]) => parseServerArgs(argv, {}).flags;
+    expect(flags([]).outputSchemas).toBeUndefined();
+    expect(flags(["--output-schemas"]).outputSchemas).toBe(true);
+    expect(parseCommonFlags(["--output-schemas", "--x"])).toMatchObject({
+      outputSchemas: true,
+      rest: ["--x"],
+    });
+    expect(outputSchemasOf({}, {})).toBe(false);
+    expect(outputSchemasOf({ outputSchemas: true }, {})).toBe(true);
+    for (const off of ["", "0", "false", "no"])
+      expect(outputSchemasOf({}, { MCP_OUTPUT_SCHEMAS: off })).toBe(false);
+    for (const on of ["1", "true", "YES"]) expect(outputSchemasOf({}, { MCP_OUTPUT_SCHEMAS: on })).toBe(true);
+    expect(() => outputSchemasOf({}, { MCP_OUTPUT_SCHEMAS: "all" })).toThrow(/MCP_OUTPUT_SCHEMAS takes 1/);
+  });
+
+  it("leaves every tool's output schema out of tools/list when told to, and nothing else", async () => {
+    const kit = createExampleServer();
+    open = await connectInMemory(kit, caller);
+    const full = (await open.client.listTools()).tools;
+    expect(full.every((t) => t.outputSchema !== undefined)).toBe(true);
+    kit.listOutputSchemas(false);
+    const bare = (await open.client.listTools()).tools;
+    expect(bare).toEqual(full.map(({ outputSchema: _drop, ...rest }) => rest));
+    expect(bare.some((t) => "outputSchema" in t)).toBe(false);
+  });
+
   it("lists each group under its flag spelling with its tools, read-only ones marked", () => {
     const text = toolGroupsText(DECLARED);
     expect(text).toContain(
@@ -196,6 +224,17 @@ describe("the built example bin", () => {
     expect(r.stdout).toMatch(/notes {2}\(Notes\)\n {2}add_note\n {2}archive_all\n {2}get_note +read-only\n/);
     expect(r.stdout).toMatch(/purge +gated/);
     expect(r.stdout).toMatch(/diagnostics {2}\(Diagnostics\)\n {2}fail +read-only\n/);
+  });
+
+  it("--help names --output-schemas and MCP_OUTPUT_SCHEMAS; an unreadable MCP_OUTPUT_SCHEMAS is refused at start", () => {
+    const help = run(["--help"]);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(
+      /--output-schemas +list each tool's output schema in tools\/list \(also MCP_OUTPUT_SCHEMAS=1\)/,
+    );
+    const bad = run([], { MCP_OUTPUT_SCHEMAS: "all" });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain('MCP_OUTPUT_SCHEMAS takes 1 (or true, yes) or 0 (or false, no); got "all"');
   });
 
   it("refuses an unknown group at start, listing the valid ones", () => {

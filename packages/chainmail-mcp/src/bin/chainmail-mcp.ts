@@ -14,7 +14,7 @@ const UNGATED_TOOLS = chainmailTools.filter((t) => t.visibleWhen === undefined).
 
 export const HELP = `chainmail-mcp: the MCP server of the chainmail mail daemon (also: chainmail mcp)
 
-Usage: chainmail-mcp [--home DIR] [--socket PATH] [--tools GROUP,...] [--read-only] [--http [HOST:]PORT] [--token-file PATH]
+Usage: chainmail-mcp [--home DIR] [--socket PATH] [--tools GROUP,...] [--read-only] [--output-schemas] [--http [HOST:]PORT] [--token-file PATH]
 
   --home DIR          chainmail's home (config, state, socket); default $CHAINMAIL_HOME, else the XDG dirs
   --socket PATH       the daemon's socket; default $CHAINMAIL_SOCKET, else the home's (for a daemon
@@ -74,7 +74,8 @@ export async function main(argv: readonly string[]): Promise<void> {
       gateMaxAgeMs: gateMaxAgeMs(process.env["CHAINMAIL_MCP_GATE_MAX_AGE_MS"]),
     });
   } catch (err) {
-    // The kit refuses a tool group no tool has, or an unreadable MCP_TOOLS / MCP_READ_ONLY, at start.
+    // The kit refuses a tool group no tool has, or an unreadable MCP_TOOLS / MCP_READ_ONLY /
+    // MCP_OUTPUT_SCHEMAS, at start.
     if (err instanceof FlagError) throw usage(err.message);
     throw err;
   }

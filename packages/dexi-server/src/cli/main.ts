@@ -128,10 +128,11 @@ export async function main(
       flags.sessionIdleMinutes ||
       flags.maxSessions ||
       flags.tools !== undefined ||
-      flags.readOnly
+      flags.readOnly ||
+      flags.outputSchemas
     )
       throw new UsageError(
-        "--http, --token-file, --tools, --read-only and the session flags are dexi-mcp's; see dexi --help",
+        "--http, --token-file, --tools, --read-only, --output-schemas and the session flags are dexi-mcp's; see dexi --help",
       );
     const db = (values["db"] as string | undefined) || process.env["DEXI_DB"] || defaultDbPath();
     const user = (values["user"] as string | undefined) || process.env["DEXI_USER"] || DEFAULT_USER;

@@ -77,7 +77,10 @@ function resultSection(tool: ListedTool): string[] {
     ? "A failed call returns `isError: true`, and its `structuredContent.error` holds `reason` (a fixed code), `message` and `hint` (what to do next); `content` says the same as text."
     : "A failed call returns `isError: true`, with the error in `content`.";
   if (!schema || !tool.outputSchema) {
-    return ["The tool declares no output schema: its result is the `content` blocks only.", failure];
+    return [
+      "The server lists no output schema for this tool: its result is described by the `content` blocks only.",
+      failure,
+    ];
   }
   const doc = new SchemaDoc(tool.outputSchema);
   const rows = flattenObject(doc, schema as JsonSchema);

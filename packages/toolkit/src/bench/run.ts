@@ -76,8 +76,10 @@ async function main() {
     http,
   );
   printToolsLists(
-    `4. tools/list of each server in this repository over stdio (v2 client, 2025 handshake): bytes of ` +
-      `the result as sent, the first call and the p50 of ${lists} more`,
+    `4. tools/list of each server in this repository over stdio, by default (no output schemas) and ` +
+      `with --output-schemas: bytes of the result as sent; the v2 client (2025 handshake): the first ` +
+      `call and the p50 of ${lists} more; the p50 of ${lists} through the v1 SDK client, which ` +
+      `compiles every listed output schema at each listTools`,
     toolsLists,
   );
   console.log(

@@ -24,6 +24,7 @@ export {
   type PersonAnswer,
 } from "./elicitation.js";
 export { expectToolsListGolden, expectToolsListMatchesGolden, lineDiff, renderToolsList } from "./golden.js";
+export { checkDefaultToolsList, expectDefaultToolsList, goldenWithoutOutputSchemas } from "./listing.js";
 export {
   assertFuzzClean,
   casesFor,
