@@ -9,16 +9,71 @@
  * (src/bench/cjk-bench.ts, figures in the README): a trigram index cannot match a 1- or 2-character
  * term, and most Chinese words are 2 characters.
  */
-const CJK_CHAR =
-  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u3006\u30fc\uff70]/gu;
-const HAS_CJK =
-  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u3006\u30fc\uff70]/u;
+const CJK_CLASS =
+  "\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Hangul}\\u3005\\u3006\\u30fc\\uff70";
+const HAS_CJK = new RegExp(`[${CJK_CLASS}]`, "u");
+const CJK_BEFORE = new RegExp(`[${CJK_CLASS}]$`, "u");
+const CJK_AFTER = new RegExp(`^[${CJK_CLASS}]`, "u");
+/**
+ * A CJK character, or a run of separators: what unicode61 makes no token of (white space,
+ * punctuation, symbols, controls). Letters, digits, combining marks (folded into their letter by
+ * remove_diacritics) and private-use characters (category Co: unicode61's token characters, which
+ * the boundary tokens below are made of) are not separators.
+ */
+const PIECE = new RegExp(`([${CJK_CLASS}])|[^\\p{L}\\p{N}\\p{M}\\p{Co}]+`, "gu");
 
 /** Whether `text` holds a CJK character (then `cjkSpaced` changes it). */
 export const hasCjk = (text: string): boolean => HAS_CJK.test(text);
 
 /**
- * `text` with every CJK character set apart by spaces, so unicode61 makes a token of each; text
- * without one comes back as it is (the same string: no copy for Latin-script mail or queries).
+ * Separator characters a boundary token spells out (`boundaryToken`); a longer run keeps its first
+ * and last BOUNDARY_EDGE characters around BOUNDARY_CUT, so one line of `=====` does not make a
+ * token of hundreds of bytes (a query never writes such a run out).
  */
-export const cjkSpaced = (text: string): string => (hasCjk(text) ? text.replace(CJK_CHAR, " $& ") : text);
+const BOUNDARY_EDGE = 16;
+const BOUNDARY_CUT = 0x10fffd;
+
+/**
+ * The run of separators `run` as one token: each character moved into a private-use plane (a BMP
+ * character c to U+F0000 + c, one of plane 1, where the emoji are, to U+100000 + c - 0x10000, any
+ * other to U+10FFFD), which unicode61 keeps as token characters (category Co, unchanged by case
+ * folding and remove_diacritics; pinned by test/cjk-tokens.test.ts). Mail and queries hold no
+ * characters of those planes in practice, so only the same run of separators makes the same token.
+ */
+function boundaryToken(run: string): string {
+  let cps = [...run];
+  if (cps.length > 2 * BOUNDARY_EDGE + 1)
+    cps = [...cps.slice(0, BOUNDARY_EDGE), String.fromCodePoint(BOUNDARY_CUT), ...cps.slice(-BOUNDARY_EDGE)];
+  let token = "";
+  for (const c of cps) {
+    const cp = c.codePointAt(0) as number;
+    token += String.fromCodePoint(
+      cp === BOUNDARY_CUT ? cp : cp < 0x10000 ? 0xf0000 + cp : cp < 0x20000 ? 0x100000 + cp - 0x10000 : BOUNDARY_CUT,
+    );
+  }
+  return token;
+}
+
+/**
+ * `text` with every CJK character set apart by spaces, so unicode61 makes a token of each, and
+ * every run of separators that touches a CJK character (white space, punctuation, symbols: `。`,
+ * ` `, `\n`, `「`) replaced by a boundary token that spells the run out (`boundaryToken`). Without
+ * it a phrase would match across separators, which take no token position (`会議` found `会。議`,
+ * `Q3会議` found `Q3 会議`), where the server's substring SEARCH does not: with it `定例。会議` is the
+ * tokens `定 例 [。] 会 議`, so `例会` is not found in it, `"定例。会議"` is (the query goes through
+ * here too) and `"定例 会議"` is not. A run at the very start or end of `text` is left as it is
+ * (unicode61 drops it): a query's term has no neighbour there, so `、会議` finds `会議` after any
+ * separator, or none. Text without a CJK character comes back as it is (the same string: no copy
+ * for Latin-script mail or queries), and separators between two Latin words stay separators.
+ * The one function both the index (src/cache/fts.ts) and the query (./sql.ts) use.
+ */
+export const cjkSpaced = (text: string): string =>
+  hasCjk(text)
+    ? text.replace(PIECE, (piece: string, cjk: string | undefined, at: number) => {
+        if (cjk) return ` ${cjk} `;
+        const end = at + piece.length;
+        if (at === 0 || end === text.length) return piece;
+        const touches = CJK_BEFORE.test(text.slice(Math.max(0, at - 2), at)) || CJK_AFTER.test(text.slice(end, end + 2));
+        return touches ? ` ${boundaryToken(piece)} ` : piece;
+      })
+    : text;
