@@ -34,6 +34,14 @@ const MESSAGES: MessageSpec[] = [
     "Latin and 定例 side by side; also Q3 会議 with a space.",
     "田中 太郎 <tanaka@example.jp>",
   ),
+  // Separators between CJK characters (src/query/cjk.ts: a boundary token spelling the run out)
+  spec(10, "定例。会議", "会議Q3の資料です"),
+  spec(11, "定例、会議", "会議 Q3 の予定"),
+  spec(12, "定例 会議", "「会議」（定例）！？よろしく"),
+  spec(13, "議事録", "定例\n会議の議事録"),
+  spec(14, "회의 록", "내용 없음"),
+  spec(15, "회의록", "공유합니다"),
+  spec(16, "ラーメン", "時々、人々とラーメンを食べます。"),
 ];
 
 beforeAll(async () => {
@@ -86,19 +94,55 @@ describe("CJK terms", () => {
     it(`"${term}" finds the same messages from the cache and the server`, async () => {
       const r = await both(term);
       expect(r.server, term).toEqual(containing(term));
-      // (the one message with "Q3 会議", a space between, is the cache's alone: next test)
-      expect(r.cache, term).toEqual(
-        term === "Q3会議" ? [...r.server, "<cjk-9@example.com>"].sort() : r.server,
-      );
-      if (term !== "Q3会議") expect(r.cacheCount, term).toBe(r.serverCount);
+      expect(r.cache, term).toEqual(r.server);
+      expect(r.cacheCount, term).toBe(r.serverCount);
     });
   }
 
-  it("in the cache a term's characters match across white space and punctuation, on the server not", async () => {
-    // The cache's index holds tokens, not the spaces between them (documented in src/query/README.md)
-    const r = await both("Q3会議");
-    expect(r.server).toEqual(["<cjk-1@example.com>"]);
-    expect(r.cache).toEqual(["<cjk-1@example.com>", "<cjk-9@example.com>"]);
+  // A CJK term does not match across white space or punctuation in either source; a quoted phrase
+  // matches its own separators exactly (src/query/cjk.ts: a boundary token in the separators' place)
+  const ACROSS: [string, string, string[]][] = [
+    // [query, the text it is a substring of, the messages it finds]
+    ["例会", "定例会議 and 本周例会 (not 定例。会議 and the like)", ["<cjk-1@example.com>", "<cjk-2@example.com>"]],
+    ["定例会議", "明日の定例会議", ["<cjk-1@example.com>"]],
+    ['"定例。会議"', "the subject 定例。会議", ["<cjk-10@example.com>"]],
+    ['"定例、会議"', "the subject 定例、会議", ["<cjk-11@example.com>"]],
+    ['"定例 会議"', "the subject 定例 会議, not the body 定例\n会議", ["<cjk-12@example.com>"]],
+    ["会議Q3", "会議Q3 (not 会議 Q3)", ["<cjk-10@example.com>"]],
+    ['"会議 Q3"', "会議 Q3 (not 会議Q3)", ["<cjk-11@example.com>"]],
+    ["Q3会議", "Q3会議 (not Q3 会議)", ["<cjk-1@example.com>"]],
+    ['"Q3 会議"', "Q3 会議", ["<cjk-9@example.com>"]],
+    ['"会議」（定例"', "「会議」（定例）", ["<cjk-12@example.com>"]],
+    ['"会議」定例"', "nothing: the separators differ", []],
+    ["회의록", "회의록 (not 회의 록)", ["<cjk-15@example.com>"]],
+    ['"회의 록"', "회의 록", ["<cjk-14@example.com>"]],
+    ["의록", "회의록 (not 회의 록)", ["<cjk-15@example.com>"]],
+    ["ラーメン", "ラーメン, with the long-vowel mark ー", ["<cjk-16@example.com>"]],
+    ["ー", "the long-vowel mark alone", ["<cjk-16@example.com>"]],
+    ["時々", "時々", ["<cjk-16@example.com>"]],
+    ["々と", "人々と", ["<cjk-16@example.com>"]],
+    ['"々、人"', "時々、人々", ["<cjk-16@example.com>"]],
+    ["々人", "nothing: 、 lies between", []],
+  ];
+  for (const [query, where, expected] of ACROSS) {
+    it(`${query} finds ${where} from both sources`, async () => {
+      const r = await both(query);
+      expect(r.server, query).toEqual(expected);
+      expect(r.cache, query).toEqual(r.server);
+      expect(r.cacheCount, query).toBe(r.serverCount);
+    });
+  }
+
+  it("two CJK and Latin terms, and subject: phrases with separators, match the same rows", async () => {
+    for (const query of ["会議 Q3", 'subject:"定例 会議"', "subject:定例、会議", "subject:例会"]) {
+      const r = await both(query);
+      expect(r.server, query).toEqual(r.cache);
+    }
+    expect((await both("会議 Q3")).cache).toEqual(
+      ["<cjk-1@example.com>", "<cjk-9@example.com>", "<cjk-10@example.com>", "<cjk-11@example.com>"].sort(),
+    );
+    expect((await both('subject:"定例 会議"')).cache).toEqual(["<cjk-12@example.com>"]);
+    expect((await both("subject:例会")).cache).toEqual(["<cjk-1@example.com>", "<cjk-2@example.com>"]);
   });
 
   it("a CJK phrase, a field and a negation compile the same way", async () => {
@@ -107,8 +151,12 @@ describe("CJK terms", () => {
       expect(r.cache.length, query).toBeGreaterThan(0);
       expect(r.server, query).toEqual(r.cache);
     }
-    expect((await both("subject:会議")).cache).toEqual(["<cjk-1@example.com>"]);
-    expect((await both("会議 -資料")).cache).toEqual(["<cjk-4@example.com>", "<cjk-9@example.com>"]);
+    expect((await both("subject:会議")).cache).toEqual(
+      ["1", "10", "11", "12"].map((n) => `<cjk-${n}@example.com>`).sort(),
+    );
+    expect((await both("会議 -資料")).cache).toEqual(
+      ["4", "9", "11", "12", "13"].map((n) => `<cjk-${n}@example.com>`).sort(),
+    );
   });
 });
 
