@@ -48,7 +48,13 @@ function boundaryToken(run: string): string {
   for (const c of cps) {
     const cp = c.codePointAt(0) as number;
     token += String.fromCodePoint(
-      cp === BOUNDARY_CUT ? cp : cp < 0x10000 ? 0xf0000 + cp : cp < 0x20000 ? 0x100000 + cp - 0x10000 : BOUNDARY_CUT,
+      cp === BOUNDARY_CUT
+        ? cp
+        : cp < 0x10000
+          ? 0xf0000 + cp
+          : cp < 0x20000
+            ? 0x100000 + cp - 0x10000
+            : BOUNDARY_CUT,
     );
   }
   return token;
@@ -73,7 +79,8 @@ export const cjkSpaced = (text: string): string =>
         if (cjk) return ` ${cjk} `;
         const end = at + piece.length;
         if (at === 0 || end === text.length) return piece;
-        const touches = CJK_BEFORE.test(text.slice(Math.max(0, at - 2), at)) || CJK_AFTER.test(text.slice(end, end + 2));
+        const touches =
+          CJK_BEFORE.test(text.slice(Math.max(0, at - 2), at)) || CJK_AFTER.test(text.slice(end, end + 2));
         return touches ? ` ${boundaryToken(piece)} ` : piece;
       })
     : text;
