@@ -43,6 +43,7 @@ const MESSAGES: MessageSpec[] = [
   spec(14, "회의 록", "내용 없음"),
   spec(15, "회의록", "공유합니다"),
   spec(16, "ラーメン", "時々、人々とラーメンを食べます。"),
+  spec(17, "계획", "がんばります"),
 ];
 
 beforeAll(async () => {
@@ -137,6 +138,26 @@ describe("CJK terms", () => {
       expect(r.cacheCount, query).toBe(r.serverCount);
     });
   }
+
+  it("Dovecot compares decomposed text: a term's last syllable or kana also finds one that starts with it", async () => {
+    // 획 is 회 and a final consonant, が is か and the voicing mark: the server's substring match
+    // finds them as `cafe` finds `café`; the cache's tokens are whole characters (src/query/README.md)
+    for (const [term, found] of [
+      ["회", "<cjk-17@example.com>"],
+      ["か", "<cjk-17@example.com>"],
+      ["계회", "<cjk-17@example.com>"],
+    ] as const) {
+      const r = await both(term);
+      expect(r.server, term).toContain(found);
+      expect(r.cache, term).not.toContain(found);
+      expect(r.server.filter((id) => id !== found)).toEqual(r.cache);
+    }
+    // one that is not the term's last character is compared whole in both
+    for (const term of ["회획", "かん", "획"]) {
+      const r = await both(term);
+      expect(r.cache, term).toEqual(r.server);
+    }
+  });
 
   it("two CJK and Latin terms, and subject: phrases with separators, match the same rows", async () => {
     for (const query of ["会議 Q3", 'subject:"定例 会議"', "subject:定例、会議", "subject:例会"]) {

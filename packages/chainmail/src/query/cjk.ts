@@ -15,12 +15,13 @@ const HAS_CJK = new RegExp(`[${CJK_CLASS}]`, "u");
 const CJK_BEFORE = new RegExp(`[${CJK_CLASS}]$`, "u");
 const CJK_AFTER = new RegExp(`^[${CJK_CLASS}]`, "u");
 /**
- * A CJK character, or a run of separators: what unicode61 makes no token of (white space,
- * punctuation, symbols, controls). Letters, digits, combining marks (folded into their letter by
- * remove_diacritics) and private-use characters (category Co: unicode61's token characters, which
- * the boundary tokens below are made of) are not separators.
+ * A run of separators: what unicode61 makes no token of (white space, punctuation, symbols,
+ * controls; also the symbols of CJK scripts, such as the squared Katakana words ㌝), or a CJK
+ * character. Letters, digits, combining marks (folded into their letter by remove_diacritics) and
+ * private-use characters (category Co: unicode61's token characters, which the boundary tokens
+ * below are made of) are not separators.
  */
-const PIECE = new RegExp(`([${CJK_CLASS}])|[^\\p{L}\\p{N}\\p{M}\\p{Co}]+`, "gu");
+const PIECE = new RegExp(`[^\\p{L}\\p{N}\\p{M}\\p{Co}]+|([${CJK_CLASS}])`, "gu");
 
 /** Whether `text` holds a CJK character (then `cjkSpaced` changes it). */
 export const hasCjk = (text: string): boolean => HAS_CJK.test(text);
