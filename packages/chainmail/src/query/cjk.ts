@@ -12,16 +12,26 @@
 const CJK_CLASS =
   "\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Hangul}\\u3005\\u3006\\u30fc\\uff70";
 const HAS_CJK = new RegExp(`[${CJK_CLASS}]`, "u");
-const CJK_BEFORE = new RegExp(`[${CJK_CLASS}]$`, "u");
-const CJK_AFTER = new RegExp(`^[${CJK_CLASS}]`, "u");
 /**
- * A run of separators: what unicode61 makes no token of (white space, punctuation, symbols,
- * controls; also the symbols of CJK scripts, such as the squared Katakana words ㌝), or a CJK
- * character. Letters, digits, combining marks (folded into their letter by remove_diacritics) and
- * private-use characters (category Co: unicode61's token characters, which the boundary tokens
- * below are made of) are not separators.
+ * What unicode61 makes no token of (white space, punctuation, symbols, controls; also the symbols
+ * of CJK scripts, such as the squared Katakana words ㌝): a separator. Letters, digits, combining
+ * marks (folded into their letter by remove_diacritics) and private-use characters (category Co:
+ * unicode61's token characters, which the boundary tokens below are made of) are not.
  */
-const PIECE = new RegExp(`[^\\p{L}\\p{N}\\p{M}\\p{Co}]+|([${CJK_CLASS}])`, "gu");
+const TOKEN_CHARS = "\\p{L}\\p{N}\\p{M}\\p{Co}";
+const SEP = `[^${TOKEN_CHARS}]`;
+/** A CJK character that is not a separator (a letter, digit or mark of those scripts). */
+const CJK_LETTER = `[[${CJK_CLASS}]&&[${TOKEN_CHARS}]]`;
+const CJK_CHAR = new RegExp(CJK_LETTER, "gv");
+/**
+ * A whole run of separators with a character on both sides, one of them a CJK letter (a run at
+ * the start or end of the text is left alone). Two passes of the engine's own replacing (this
+ * one, then CJK_CHAR's) cost about a third of one pass with a callback per character.
+ */
+const TOUCHING_RUN = new RegExp(
+  `(?<=${CJK_LETTER})${SEP}+(?=[${TOKEN_CHARS}])|(?<=[${TOKEN_CHARS}])${SEP}+(?=${CJK_LETTER})`,
+  "gv",
+);
 
 /** Whether `text` holds a CJK character (then `cjkSpaced` changes it). */
 export const hasCjk = (text: string): boolean => HAS_CJK.test(text);
@@ -76,12 +86,5 @@ function boundaryToken(run: string): string {
  */
 export const cjkSpaced = (text: string): string =>
   hasCjk(text)
-    ? text.replace(PIECE, (piece: string, cjk: string | undefined, at: number) => {
-        if (cjk) return ` ${cjk} `;
-        const end = at + piece.length;
-        if (at === 0 || end === text.length) return piece;
-        const touches =
-          CJK_BEFORE.test(text.slice(Math.max(0, at - 2), at)) || CJK_AFTER.test(text.slice(end, end + 2));
-        return touches ? ` ${boundaryToken(piece)} ` : piece;
-      })
+    ? text.replace(TOUCHING_RUN, (run) => ` ${boundaryToken(run)} `).replace(CJK_CHAR, " $& ")
     : text;
