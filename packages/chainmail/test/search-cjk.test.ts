@@ -159,6 +159,13 @@ describe("CJK terms", () => {
     }
   });
 
+  it("a term's leading and trailing punctuation: the server wants it, the cache ignores it", async () => {
+    // (a term's edge has no neighbour in it to say whether it is a whole run: src/query/README.md)
+    const r = await both('"「会議"');
+    expect(r.server).toEqual(["<cjk-12@example.com>"]);
+    expect(r.cache).toEqual((await both("会議")).server);
+  });
+
   it("two CJK and Latin terms, and subject: phrases with separators, match the same rows", async () => {
     for (const query of ["会議 Q3", 'subject:"定例 会議"', "subject:定例、会議", "subject:例会"]) {
       const r = await both(query);
