@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { checkpointInBackground } from "./checkpoint.js";
 import { recomputeThreadKeys } from "./thread-migration.js";
 import { renumberByArrival } from "./arrival-migration.js";
-import { indexCjkCharacters } from "./cjk-migration.js";
+import { indexCjkBoundaries, indexCjkCharacters } from "./cjk-migration.js";
 import { addAddressIndex, dropAddressInsertTriggers } from "./address-index.js";
 import { compactStorage } from "./storage-migration.js";
 import { schemaChanged } from "./fts.js";
@@ -224,6 +224,9 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   // the address rows of written messages added per batch by the header write, not by row triggers
   // (./address-index.ts, indexAddresses)
   dropAddressInsertTriggers,
+  // a boundary token where white space or punctuation touches a CJK character, so a CJK term does
+  // not match across it (src/query/cjk.ts); the rows holding CJK text are indexed again
+  indexCjkBoundaries,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -237,6 +240,8 @@ export const THREAD_KEYS_VERSION = MIGRATIONS.indexOf(recomputeThreadKeys) + 1;
 export const ARRIVAL_IDS_VERSION = MIGRATIONS.indexOf(renumberByArrival) + 1;
 /** The version from which CJK characters are indexed one token each (its test migrates to the one before). */
 export const CJK_TOKENS_VERSION = MIGRATIONS.indexOf(indexCjkCharacters) + 1;
+/** The version from which separators beside CJK characters are boundary tokens (its test re-runs it). */
+export const CJK_BOUNDARY_VERSION = MIGRATIONS.indexOf(indexCjkBoundaries) + 1;
 /** The version that adds the address index (its test migrates to the one before). */
 export const ADDRESS_INDEX_VERSION = MIGRATIONS.indexOf(addAddressIndex) + 1;
 /** The version that compresses bodies and indexes subjects alone (its test migrates to the one before). */
