@@ -265,23 +265,9 @@ async function searchFolder(
         last.key === memo.key &&
         last.removed === memo.removed &&
         last.exists >= 0 &&
-        memo.exists >= last.exists &&
         tagsSent(client) === last.tag + 1
       ) {
-        // Only messages after the old count are new (nothing was removed, so the old ones kept
-        // their sequence numbers); flag changes of new ones are read with them.
-        const flagged = changeLog(client)
-          .flagged.slice(last.flags, memo.flags)
-          .filter((seq) => seq <= last.exists);
-        // This NOOP heard of no change either: the answer still holds after it.
-        if (flagged.length === 0 && memo.exists === last.exists) {
-          last.tag = tagsSent(client);
-          return { count: last.uids.length, uids: last.uids };
-        }
-        let uids: number[] | null = last.uids;
-        if (flagged.length > 0) uids = await afterFlagChanges(client, criteria, uids, flagged);
-        if (uids && memo.exists > last.exists)
-          uids = await afterArrivals(client, criteria, uids, last.exists + 1, memo.exists);
+        const uids = await sinceMemo(client, criteria, last, memo);
         if (uids) {
           sortMemos.set(client, { ...memo, uids, tag: tagsSent(client) });
           return { count: uids.length, uids };
@@ -306,49 +292,73 @@ async function searchFolder(
  * makes the server report every change since its last sync point (the change log below, counted
  * from just before that SORT). No change reported: the answer stands, and a repeated search, or
  * the next page of one, skips the SORT of every match, the bulk of the server's work for a large
- * folder. Flag changes and new messages only: the changed messages alone are searched again
- * (afterFlagChanges) and the new ones placed in front when they arrived last (afterArrivals). A
- * message removed, another folder opened: sorted anew. Criteria with dates are never reused:
- * imapflow sends them as WITHIN's YOUNGER/OLDER seconds, whose answer moves with the clock.
+ * folder. Otherwise the changed messages alone are looked at (sinceMemo): removed ones leave the
+ * list by UID, messages whose flags changed are searched again (afterFlagChanges), new ones are
+ * placed in front when they arrived last (afterArrivals). Another folder opened, or a change the
+ * log cannot place: sorted anew. Criteria with dates are never reused: imapflow sends them as
+ * WITHIN's YOUNGER/OLDER seconds, whose answer moves with the clock.
  */
-const sortMemos = new WeakMap<
-  ImapFlow,
-  {
-    path: string;
-    uidValidity: string;
-    key: string;
-    /** The folder's message count as of that SORT (after its NOOP). */
-    exists: number;
-    removed: number;
-    flags: number;
-    tag: number;
-    uids: number[];
-  }
->();
+const sortMemos = new WeakMap<ImapFlow, SortMemo>();
+
+interface SortMemo extends LogPosition {
+  path: string;
+  uidValidity: string;
+  key: string;
+  /** The folder's message count as of that SORT (after its NOOP). */
+  exists: number;
+  tag: number;
+  uids: number[];
+}
 
 /**
- * What the server reported on a connection since counting began: the sequence numbers of messages
- * whose flags changed (untagged FETCH FLAGS), and how many changes that remove messages or change
- * what sequence numbers mean (EXPUNGE, VANISHED, a folder opened or closed). New messages are
- * read from the folder's message count (EXISTS), which only grows while nothing is removed.
+ * What the server reported on a connection since counting began, in the order reported. Flag
+ * changes (untagged FETCH FLAGS) by sequence number, and with the UID where the server names it
+ * (always under QRESYNC, which the pool's connections enable: imap/connection.ts). Removals the
+ * server named by UID (QRESYNC's VANISHED), each with how many times the message count had grown
+ * by then. `removed` counts what no UID bookkeeping can follow: an EXPUNGE (a sequence number,
+ * the numbers after it shift), a folder opened or closed. New messages are read from the
+ * folder's message count (EXISTS).
  */
 interface ChangeLog {
-  flagged: number[];
+  flagged: Array<{ seq: number; uid?: number }>;
+  gone: Array<{ uid: number; grew: number }>;
+  /** How many times an EXISTS raised the message count. */
+  grew: number;
   removed: number;
+}
+
+/** Where a change log stands (see sortMemos): the lengths of its lists and its counters. */
+interface LogPosition {
+  removed: number;
+  flags: number;
+  gone: number;
+  grew: number;
 }
 
 const changeLogs = new WeakMap<ImapFlow, ChangeLog>();
 
+const positive = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n > 0;
+
 function changeLog(client: ImapFlow): ChangeLog {
   let log = changeLogs.get(client);
   if (!log) {
-    const l: ChangeLog = { flagged: [], removed: 0 };
+    const l: ChangeLog = { flagged: [], gone: [], grew: 0, removed: 0 };
     const removed = () => {
       l.removed++;
     };
-    for (const event of ["expunge", "mailboxOpen", "mailboxClose", "close"]) client.on(event, removed);
-    client.on("flags", (e: { seq?: unknown }) => {
-      if (typeof e?.seq === "number" && Number.isSafeInteger(e.seq) && e.seq > 0) l.flagged.push(e.seq);
+    for (const event of ["mailboxOpen", "mailboxClose", "close"]) client.on(event, removed);
+    // imapflow reports an EXPUNGE as { seq } and each UID of a VANISHED as { uid, vanished: true }
+    // (EARLIER only answers a SELECT or FETCH that asks for it, which the pool never sends).
+    client.on("expunge", (e: { uid?: unknown; vanished?: unknown; earlier?: unknown }) => {
+      if (e?.vanished === true && !e.earlier && positive(e.uid)) l.gone.push({ uid: e.uid, grew: l.grew });
+      else l.removed++;
+    });
+    client.on("exists", (e: { count?: unknown; prevCount?: unknown }) => {
+      if (typeof e?.count === "number" && typeof e.prevCount === "number" && e.count > e.prevCount) l.grew++;
+      else l.removed++;
+    });
+    client.on("flags", (e: { seq?: unknown; uid?: unknown }) => {
+      if (positive(e?.seq)) l.flagged.push(positive(e.uid) ? { seq: e.seq, uid: e.uid } : { seq: e.seq });
       else l.removed++;
     });
     changeLogs.set(client, l);
@@ -358,35 +368,93 @@ function changeLog(client: ImapFlow): ChangeLog {
 }
 
 /** Where the change log stands (see sortMemos). */
-function changesReported(client: ImapFlow): { removed: number; flags: number } {
+function changesReported(client: ImapFlow): LogPosition {
   const log = changeLog(client);
-  return { removed: log.removed, flags: log.flagged.length };
+  return { removed: log.removed, flags: log.flagged.length, gone: log.gone.length, grew: log.grew };
+}
+
+/**
+ * The remembered answer brought up to date with what the log holds between `last` (just before
+ * its SORT) and `now` (after this search's NOOP), or null when it cannot be (the caller sorts
+ * every match anew). Every count and number below is the server's view of the folder, which
+ * changes only where the server reports it (the NOOP, or the end of a UID command).
+ *
+ * Removals (VANISHED, by UID) leave the list. They are only trusted when nothing had arrived
+ * since `last` by the time they were reported: then each one was among the `last.exists`
+ * messages that SORT saw, so `known` of those remain, numbered 1 to `known` in their old order,
+ * and any message that arrived since has a number after them (up to `now.exists`). A removal
+ * after an arrival could be of the new message or an old one: sorted anew.
+ *
+ * Flag changes named by UID are searched again by UID, after the new messages are placed
+ * (so a new message's own flag change finds it in the list). Without UIDs (a server without
+ * QRESYNC) they are read by sequence number, which means the same message only while none was
+ * removed: with a removal, sorted anew.
+ */
+async function sinceMemo(
+  client: ImapFlow,
+  criteria: unknown[],
+  last: SortMemo,
+  now: LogPosition & { exists: number },
+): Promise<number[] | null> {
+  const log = changeLog(client);
+  const gone = log.gone.slice(last.gone, now.gone);
+  const flagged = log.flagged.slice(last.flags, now.flags);
+  if (gone.some((g) => g.grew !== last.grew)) return null;
+  const known = last.exists - gone.length;
+  if (known < 0 || now.exists < known) return null;
+  // This NOOP heard of no change either: the answer still holds after it.
+  if (gone.length === 0 && flagged.length === 0 && now.exists === last.exists) return last.uids;
+  let uids: number[] | null = last.uids;
+  if (gone.length > 0) {
+    const left = new Set(gone.map((g) => g.uid));
+    uids = uids.filter((uid) => !left.has(uid));
+  }
+  const byUid: number[] = [];
+  for (const f of flagged) if (f.uid !== undefined) byUid.push(f.uid);
+  if (byUid.length === flagged.length) {
+    if (now.exists > known) uids = await afterArrivals(client, criteria, uids, known + 1, now.exists);
+    if (uids && byUid.length > 0) uids = await afterFlagChanges(client, criteria, uids, { uids: byUid });
+    return uids;
+  }
+  if (gone.length > 0) return null;
+  // Only messages after the old count are new (nothing was removed, so the old ones kept their
+  // sequence numbers); flag changes of new ones are read with them.
+  const seqs = flagged.map((f) => f.seq).filter((seq) => seq <= last.exists);
+  if (seqs.length > 0) uids = await afterFlagChanges(client, criteria, uids, { seqs });
+  // An EXPUNGE reported at the end of that SORT shifted the numbers the next one would use.
+  if (log.removed !== now.removed) return null;
+  if (uids && now.exists > last.exists)
+    uids = await afterArrivals(client, criteria, uids, last.exists + 1, now.exists);
+  return uids;
 }
 
 /** At most this many changed messages are searched again one by one; more and the folder is sorted anew. */
 const FLAG_CHANGES_MAX = 200;
 
 /**
- * The previous SORT answer after flag changes alone (no message added or removed since, so the
- * messages' order by arrival and the sequence numbers the server gave are unchanged): each changed
- * message that no longer matches leaves the list; when one that was not in it matches now, its
- * place in the order is unknown and the answer is null (the caller sorts the folder anew). Two
- * small SORTs over the changed messages' sequence numbers stand for one over every match.
+ * The previous SORT answer after flag changes of these messages (by UID, or by sequence number
+ * while no message was added or removed, so the numbers the server gave still name the same
+ * messages): each changed message that no longer matches leaves the list; when one that was not
+ * in it matches now, its place in the order is unknown and the answer is null (the caller sorts
+ * the folder anew). One small SORT of the changed messages that match (by sequence number, one
+ * more to learn their UIDs) stands for one over every match. A changed message that is gone is
+ * in neither answer and leaves the list too.
  */
 async function afterFlagChanges(
   client: ImapFlow,
   criteria: unknown[],
   uids: number[],
-  flagged: number[],
+  changed: { uids: number[] } | { seqs: number[] },
 ): Promise<number[] | null> {
-  const seqs = [...new Set(flagged)];
-  if (seqs.length > FLAG_CHANGES_MAX) return null;
-  const set = { type: "SEQUENCE", value: uidSet(seqs) };
-  const changed = await uidSortByArrival(client, [set]);
-  const matching = new Set(await uidSortByArrival(client, [set, ...criteria]));
+  const list = [...new Set("uids" in changed ? changed.uids : changed.seqs)];
+  if (list.length > FLAG_CHANGES_MAX) return null;
+  const set = { type: "SEQUENCE", value: uidSet(list) };
+  const which = "uids" in changed ? [{ type: "ATOM", value: "UID" }, set] : [set];
+  const changedUids = "uids" in changed ? list : await uidSortByArrival(client, which);
+  const matching = new Set(await uidSortByArrival(client, [...which, ...criteria]));
   const had = new Set(uids);
   for (const uid of matching) if (!had.has(uid)) return null;
-  const left = new Set(changed.filter((uid) => !matching.has(uid)));
+  const left = new Set(changedUids.filter((uid) => !matching.has(uid)));
   return left.size === 0 ? uids : uids.filter((uid) => !left.has(uid));
 }
 
@@ -400,7 +468,7 @@ async function afterFlagChanges(
 async function afterArrivals(
   client: ImapFlow,
   criteria: unknown[],
-  uids: number[],
+  uids: readonly number[],
   from: number,
   to: number,
 ): Promise<number[] | null> {
