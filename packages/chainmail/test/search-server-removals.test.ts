@@ -1,0 +1,319 @@
+/**
+ * The server path's remembered SORT answer (query/imap-run.ts, sortMemos) after another client
+ * removed mail, on real Dovecot: the daemon's connection has QRESYNC enabled, so the server names
+ * each removed message by UID (VANISHED) and the daemon drops it from the list instead of sorting
+ * every match again. Each answer is checked against an oracle read on a separate connection
+ * (every message's INTERNALDATE, flags and UID: the matches newest first by arrival, ties by UID
+ * descending, the order a fresh `SORT (ARRIVAL)` reversed gives), and the SORTs the daemon sent
+ * are read from a proxy in front of Dovecot. A fast-check property applies random sequences of
+ * another client's appends (new and old dates), flag changes, expunges and moves between
+ * searches.
+ */
+import fc from "fast-check";
+import { ImapFlow } from "imapflow";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildMessage } from "../src/testing/corpus.js";
+import { RawFetch } from "../src/imap/raw-fetch.js";
+import { parseQuery } from "../src/query/index.js";
+import { imapFolderMatches, uidSet } from "../src/query/imap-run.js";
+import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
+import { type RefusingProxy, startRefusingProxy } from "../src/testing/refusing-proxy.js";
+
+const BASE = Date.parse("2026-01-01T00:00:00Z");
+let env: MailEnv;
+let proxy: RefusingProxy;
+let other: ImapFlow;
+let oracle: ImapFlow;
+let made = 0;
+
+beforeAll(async () => {
+  let target = { host: "127.0.0.1", port: 1 };
+  proxy = await startRefusingProxy(() => target);
+  env = await startMailEnv({ work: { port: proxy.port } });
+  target = { host: env.dv.host, port: env.dv.port };
+  other = await env.dv.connect("alice");
+  oracle = await env.dv.connect("alice");
+  await other.mailboxCreate("Archive");
+}, 120_000);
+afterAll(async () => {
+  await other?.logout().catch(() => undefined);
+  await oracle?.logout().catch(() => undefined);
+  await env?.stop();
+  await proxy?.stop();
+});
+
+/** Appends a message with a unique subject through the other client; `arrival` is its INTERNALDATE. */
+async function add(folder: string, arrival: number, seen = false): Promise<string> {
+  // Delimited, so no subject is a part of another (IMAP SUBJECT matches substrings).
+  const subject = `Msg-${++made}-end`;
+  await other.append(
+    folder,
+    buildMessage({
+      from: "Eve <eve@example.com>",
+      to: ["alice@example.com"],
+      subject,
+      date: new Date(arrival),
+      messageId: `<msg${made}@example.com>`,
+      text: "hello\n",
+    }),
+    seen ? ["\\Seen"] : [],
+    new Date(arrival),
+  );
+  return subject;
+}
+
+/** The folder's unread messages newest first by arrival, ties by UID descending, read afresh. */
+async function unreadNewestFirst(folder: string): Promise<string[]> {
+  await oracle.mailboxOpen(folder, { readOnly: true });
+  if (!oracle.mailbox || oracle.mailbox.exists === 0) return [];
+  const all = await oracle.fetchAll("1:*", { uid: true, flags: true, internalDate: true, envelope: true });
+  return all
+    .filter((m) => !m.flags?.has("\\Seen"))
+    .map((m) => ({
+      uid: m.uid,
+      at: new Date(m.internalDate ?? 0).getTime(),
+      subject: m.envelope?.subject ?? "",
+    }))
+    .sort((a, b) => b.at - a.at || b.uid - a.uid)
+    .map((m) => m.subject);
+}
+
+const search = (folder: string) =>
+  env.client.search({ query: `in:${folder} is:unread`, accounts: ["work"], source: "server", limit: 200 });
+
+/** How many SORTs of every unread message the daemon sent so far. */
+const fullSorts = () =>
+  proxy.commands().filter((c) => /^UID SORT RETURN \(ALL\) \(ARRIVAL\) UTF-8 UNSEEN\s*$/i.test(c)).length;
+
+/** The daemon's answer equals the oracle's: every row, in order, and the exact count. */
+async function expectFresh(folder: string): Promise<string[]> {
+  const res = await search(folder);
+  const want = await unreadNewestFirst(folder);
+  expect(res.partial).toEqual([]);
+  expect(res.count).toBe(want.length);
+  expect(res.rows.map((r) => r.subject)).toEqual(want);
+  return want;
+}
+
+/** A folder of `n` unread messages a minute apart, oldest first; their subjects newest first. */
+async function freshFolder(name: string, n: number): Promise<string[]> {
+  await other.mailboxCreate(name);
+  const subjects: string[] = [];
+  for (let i = 0; i < n; i++) subjects.unshift(await add(name, BASE + i * 60_000));
+  await other.mailboxOpen(name);
+  return subjects;
+}
+
+const removeBySubject = async (subjects: string[]) => {
+  const query =
+    subjects.length === 1 ? { subject: subjects[0] } : { or: subjects.map((s) => ({ subject: s })) };
+  const uids = (await other.search(query, { uid: true })) || [];
+  expect(uids).toHaveLength(subjects.length);
+  expect(await other.messageDelete(uids.join(","), { uid: true })).toBe(true);
+};
+
+describe("removals by another client", () => {
+  it("drops one removed message, the newest, one in the middle, the oldest, or several at once, without sorting every match again", async () => {
+    const subjects = await freshFolder("Removals", 30);
+    expect(await expectFresh("Removals")).toEqual(subjects);
+    const sorts = fullSorts();
+    expect(sorts).toBeGreaterThan(0);
+    for (const gone of [
+      [subjects[0]!],
+      [subjects[14]!],
+      [subjects[29]!],
+      [subjects[3]!, subjects[9]!, subjects[20]!],
+    ]) {
+      await removeBySubject(gone);
+      const left = await expectFresh("Removals");
+      for (const g of gone) expect(left).not.toContain(g);
+    }
+    expect(await expectFresh("Removals")).toHaveLength(24);
+    // A message that is not a match (read) goes: the count stays.
+    const read = await add("Removals", Date.now(), true);
+    await expectFresh("Removals");
+    await removeBySubject([read]);
+    expect(await expectFresh("Removals")).toHaveLength(24);
+    expect(fullSorts()).toBe(sorts);
+  });
+
+  it("handles a removal and new mail reported by the same NOOP", async () => {
+    const subjects = await freshFolder("RemoveAdd", 10);
+    await expectFresh("RemoveAdd");
+    const sorts = fullSorts();
+    const fresh = await add("RemoveAdd", Date.now());
+    await removeBySubject([subjects[4]!]);
+    const left = await expectFresh("RemoveAdd");
+    expect(left[0]).toBe(fresh);
+    expect(left).not.toContain(subjects[4]);
+    // The new message goes again, with another new one beside it.
+    const second = await add("RemoveAdd", Date.now() + 1000);
+    await removeBySubject([fresh]);
+    expect((await expectFresh("RemoveAdd"))[0]).toBe(second);
+    expect(fullSorts()).toBe(sorts);
+  });
+
+  it("handles a removal and a flag change reported by the same NOOP", async () => {
+    const subjects = await freshFolder("RemoveFlag", 10);
+    await expectFresh("RemoveFlag");
+    const sorts = fullSorts();
+    // One message goes, another is read (leaves the unread matches): both by UID.
+    await removeBySubject([subjects[2]!]);
+    await other.messageFlagsAdd({ subject: subjects[6]! }, ["\\Seen"]);
+    const left = await expectFresh("RemoveFlag");
+    expect(left).toHaveLength(8);
+    expect(fullSorts()).toBe(sorts);
+    // One goes and a read one becomes unread again: its place is unknown, the folder is sorted.
+    await removeBySubject([subjects[0]!]);
+    await other.messageFlagsRemove({ subject: subjects[6]! }, ["\\Seen"]);
+    expect(await expectFresh("RemoveFlag")).toHaveLength(8);
+    expect(fullSorts()).toBe(sorts + 1);
+  });
+
+  it("answers no match once every match was expunged, and finds new mail after that", async () => {
+    const subjects = await freshFolder("RemoveAll", 6);
+    await expectFresh("RemoveAll");
+    const sorts = fullSorts();
+    await removeBySubject(subjects);
+    const res = await search("RemoveAll");
+    expect(res).toMatchObject({ count: 0, rows: [], partial: [] });
+    const fresh = await add("RemoveAll", Date.now());
+    expect(await expectFresh("RemoveAll")).toEqual([fresh]);
+    expect(fullSorts()).toBe(sorts);
+  });
+});
+
+describe("a removal reported after new mail", () => {
+  it("sorts every match anew when new mail was reported before the removal, and answers as a fresh SORT", async () => {
+    const subjects = await freshFolder("Race", 8);
+    // A connection of its own through the proxy (its SORTs counted), QRESYNC on as the daemon's.
+    const c = new ImapFlow({
+      host: "127.0.0.1",
+      port: proxy.port,
+      secure: false,
+      doSTARTTLS: false,
+      auth: { user: "alice", pass: "alice-secret-pw" },
+      logger: false,
+      qresync: true,
+    });
+    await c.connect();
+    try {
+      expect(c.enabled.has("QRESYNC")).toBe(true);
+      const ast = parseQuery("is:unread");
+      const matches = async () => {
+        const m = await imapFolderMatches(
+          c,
+          ast,
+          { folder: { path: "Race" }, now: new Date() },
+          { countOnly: false },
+        );
+        expect(m.count).toBe(m.uids.length);
+        await oracle.mailboxOpen("Race", { readOnly: true });
+        const got = await oracle.fetchAll(
+          uidSet(m.uids.length ? m.uids : [1]),
+          { uid: true, envelope: true },
+          { uid: true },
+        );
+        const byUid = new Map(got.map((g) => [g.uid, g.envelope?.subject ?? ""]));
+        return m.uids.map((u) => byUid.get(u));
+      };
+      expect(await matches()).toEqual(subjects);
+      expect(await matches()).toEqual(subjects);
+      // New mail, which the server reports at the end of a page's FETCH (the daemon's lean reader,
+      // which sends no command imapflow counts), then a removal, reported by the next NOOP: the
+      // removed message may be one the remembered answer holds or the new one.
+      const fresh = await add("Race", Date.now());
+      const lock = await c.getMailboxLock("Race", { readOnly: true });
+      try {
+        const raw = RawFetch.open(c);
+        expect(raw).not.toBeNull();
+        try {
+          await raw!.fetch("1:2", "(UID FLAGS)");
+        } finally {
+          raw!.close();
+        }
+      } finally {
+        lock.release();
+      }
+      // The lean reader hands what was not its own to imapflow's parser as it closes: wait for it.
+      const exists = () => (c.mailbox ? c.mailbox.exists : -1);
+      for (const until = Date.now() + 10_000; exists() !== 9 && Date.now() < until; )
+        await new Promise((r) => setTimeout(r, 10));
+      expect(exists()).toBe(9);
+      const sorts = fullSorts();
+      await removeBySubject([fresh]);
+      expect(await matches()).toEqual(await unreadNewestFirst("Race"));
+      expect(await unreadNewestFirst("Race")).toEqual(subjects);
+      expect(fullSorts()).toBe(sorts + 1);
+      // And the answer is remembered again: one removal next, no SORT.
+      await removeBySubject([subjects[1]!]);
+      expect(await matches()).toEqual(subjects.filter((s) => s !== subjects[1]));
+      expect(fullSorts()).toBe(sorts + 1);
+    } finally {
+      await c.logout();
+    }
+  });
+});
+
+describe("random changes by another client between searches", () => {
+  type Op =
+    | { kind: "append"; minutes: number; seen: boolean }
+    | { kind: "flag"; pick: number; seen: boolean }
+    | { kind: "expunge"; picks: number[] }
+    | { kind: "move"; pick: number };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    // minutes from BASE: negative and small are older than the folder's mail, large are newest
+    fc.record({
+      kind: fc.constant("append" as const),
+      minutes: fc.integer({ min: -30, max: 10_000 }),
+      seen: fc.boolean(),
+    }),
+    fc.record({ kind: fc.constant("flag" as const), pick: fc.nat(), seen: fc.boolean() }),
+    fc.record({
+      kind: fc.constant("expunge" as const),
+      picks: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }),
+    }),
+    fc.record({ kind: fc.constant("move" as const), pick: fc.nat() }),
+  );
+
+  it("answers every search as a fresh full SORT would: the same rows in the same order, the exact count", async () => {
+    let run = 0;
+    let incremental = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(op, { maxLength: 4 }), { minLength: 1, maxLength: 6 }),
+        async (batches) => {
+          const folder = `Prop${++run}`;
+          await freshFolder(folder, 12);
+          // Some read, some arriving in the same second (ties by UID).
+          await other.messageFlagsAdd("2,5", ["\\Seen"]);
+          await add(folder, BASE + 11 * 60_000);
+          await expectFresh(folder);
+          for (const batch of batches) {
+            for (const o of batch) {
+              const uids = (await other.search({ all: true }, { uid: true })) || [];
+              const at = (i: number) => uids[i % Math.max(1, uids.length)];
+              if (o.kind === "append") await add(folder, BASE + o.minutes * 60_000, o.seen);
+              else if (uids.length === 0) continue;
+              else if (o.kind === "flag") {
+                const uid = String(at(o.pick));
+                if (o.seen) await other.messageFlagsAdd(uid, ["\\Seen"], { uid: true });
+                else await other.messageFlagsRemove(uid, ["\\Seen"], { uid: true });
+              } else if (o.kind === "expunge")
+                await other.messageDelete([...new Set(o.picks.map(at))].join(","), { uid: true });
+              else await other.messageMove(String(at(o.pick)), "Archive", { uid: true });
+            }
+            const before = fullSorts();
+            await expectFresh(folder);
+            if (fullSorts() === before) incremental++;
+          }
+          await other.mailboxOpen("INBOX");
+          await other.mailboxDelete(folder);
+        },
+      ),
+      { numRuns: 15 },
+    );
+    // The property exercised the remembered answer, not only fresh SORTs.
+    expect(incremental).toBeGreaterThan(0);
+  }, 240_000);
+});
