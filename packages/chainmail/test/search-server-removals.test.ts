@@ -62,13 +62,20 @@ async function add(folder: string, arrival: number, seen = false): Promise<strin
   return subject;
 }
 
-/** The folder's unread messages newest first by arrival, ties by UID descending, read afresh. */
-async function unreadNewestFirst(folder: string): Promise<string[]> {
+/** The two queries the tests ask: unread mail, and mail not flagged (each a SORT of its own). */
+const QUERIES = {
+  unread: { text: "is:unread", flag: "\\Seen" },
+  unflagged: { text: "-is:flagged", flag: "\\Flagged" },
+} as const;
+type Query = keyof typeof QUERIES;
+
+/** The folder's matches newest first by arrival, ties by UID descending, read afresh. */
+async function newestFirst(folder: string, q: Query = "unread"): Promise<string[]> {
   await oracle.mailboxOpen(folder, { readOnly: true });
   if (!oracle.mailbox || oracle.mailbox.exists === 0) return [];
   const all = await oracle.fetchAll("1:*", { uid: true, flags: true, internalDate: true, envelope: true });
   return all
-    .filter((m) => !m.flags?.has("\\Seen"))
+    .filter((m) => !m.flags?.has(QUERIES[q].flag))
     .map((m) => ({
       uid: m.uid,
       at: new Date(m.internalDate ?? 0).getTime(),
@@ -77,18 +84,30 @@ async function unreadNewestFirst(folder: string): Promise<string[]> {
     .sort((a, b) => b.at - a.at || b.uid - a.uid)
     .map((m) => m.subject);
 }
+const unreadNewestFirst = (folder: string) => newestFirst(folder, "unread");
 
-const search = (folder: string) =>
-  env.client.search({ query: `in:${folder} is:unread`, accounts: ["work"], source: "server", limit: 200 });
+const search = (folder: string, q: Query = "unread") =>
+  env.client.search({
+    query: `in:${folder} ${QUERIES[q].text}`,
+    accounts: ["work"],
+    source: "server",
+    limit: 200,
+  });
 
-/** How many SORTs of every unread message the daemon sent so far. */
-const fullSorts = () =>
-  proxy.commands().filter((c) => /^UID SORT RETURN \(ALL\) \(ARRIVAL\) UTF-8 UNSEEN\s*$/i.test(c)).length;
+const sortsOf = (criteria: RegExp) =>
+  proxy.commands().filter((c) => {
+    const m = /^UID SORT RETURN \(ALL\) \(ARRIVAL\) UTF-8 (.*?)\s*$/i.exec(c);
+    return m !== null && criteria.test(m[1]!);
+  }).length;
+/** How many SORTs of every unread message were sent so far. */
+const fullSorts = () => sortsOf(/^UNSEEN$/i);
+/** How many SORTs of every match of a query, or of every message of a folder, were sent so far. */
+const anyFullSort = () => sortsOf(/^(UNSEEN|UNFLAGGED|ALL)$/i);
 
 /** The daemon's answer equals the oracle's: every row, in order, and the exact count. */
-async function expectFresh(folder: string): Promise<string[]> {
-  const res = await search(folder);
-  const want = await unreadNewestFirst(folder);
+async function expectFresh(folder: string, q: Query = "unread"): Promise<string[]> {
+  const res = await search(folder, q);
+  const want = await newestFirst(folder, q);
   expect(res.partial).toEqual([]);
   expect(res.count).toBe(want.length);
   expect(res.rows.map((r) => r.subject)).toEqual(want);
@@ -183,6 +202,39 @@ describe("removals by another client", () => {
   });
 });
 
+describe("another query in the same folder", () => {
+  it("answers from the folder's own order and one SEARCH, kept up to date through removals, new mail and flag changes", async () => {
+    const subjects = await freshFolder("Orders", 20);
+    await other.messageFlagsAdd("3,7,11", ["\\Seen"]);
+    await other.messageFlagsAdd("4,7,15", ["\\Flagged"]);
+    // Arrived between older messages: the highest UID is not the newest, nor is UID order arrival order.
+    await add("Orders", BASE + 5 * 60_000 + 30_000);
+    await expectFresh("Orders", "unread");
+    const beforeOrder = sortsOf(/^ALL$/i);
+    // A second query: the folder's order is sorted once (every message), the matches searched.
+    await expectFresh("Orders", "unflagged");
+    expect(sortsOf(/^ALL$/i)).toBe(beforeOrder + 1);
+    const sorts = anyFullSort();
+    // Each query in turn from now on is a first search of that query: no SORT of every match.
+    await expectFresh("Orders", "unread");
+    await expectFresh("Orders", "unflagged");
+    await removeBySubject([subjects[0]!, subjects[10]!]);
+    await expectFresh("Orders", "unread");
+    await expectFresh("Orders", "unflagged");
+    const fresh = await add("Orders", Date.now());
+    await other.messageFlagsAdd({ subject: subjects[5]! }, ["\\Seen", "\\Flagged"]);
+    await removeBySubject([subjects[19]!]);
+    await expectFresh("Orders", "unflagged");
+    expect((await expectFresh("Orders", "unread"))[0]).toBe(fresh);
+    // The same query twice: its own answer, brought up to date.
+    await other.messageFlagsRemove({ subject: subjects[5]! }, ["\\Flagged"]);
+    await expectFresh("Orders", "unread");
+    await expectFresh("Orders", "unread");
+    await expectFresh("Orders", "unflagged");
+    expect(anyFullSort()).toBe(sorts);
+  });
+});
+
 describe("a removal reported after new mail", () => {
   it("sorts every match anew when new mail was reported before the removal, and answers as a fresh SORT", async () => {
     const subjects = await freshFolder("Race", 8);
@@ -258,7 +310,7 @@ describe("a removal reported after new mail", () => {
 describe("random changes by another client between searches", () => {
   type Op =
     | { kind: "append"; minutes: number; seen: boolean }
-    | { kind: "flag"; pick: number; seen: boolean }
+    | { kind: "flag"; pick: number; flag: "\\Seen" | "\\Flagged"; add: boolean }
     | { kind: "expunge"; picks: number[] }
     | { kind: "move"; pick: number };
   const op: fc.Arbitrary<Op> = fc.oneof(
@@ -268,7 +320,12 @@ describe("random changes by another client between searches", () => {
       minutes: fc.integer({ min: -30, max: 10_000 }),
       seen: fc.boolean(),
     }),
-    fc.record({ kind: fc.constant("flag" as const), pick: fc.nat(), seen: fc.boolean() }),
+    fc.record({
+      kind: fc.constant("flag" as const),
+      pick: fc.nat(),
+      flag: fc.constantFrom("\\Seen" as const, "\\Flagged" as const),
+      add: fc.boolean(),
+    }),
     fc.record({
       kind: fc.constant("expunge" as const),
       picks: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }),
@@ -281,34 +338,43 @@ describe("random changes by another client between searches", () => {
     let incremental = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.array(op, { maxLength: 4 }), { minLength: 1, maxLength: 6 }),
+        fc.array(
+          fc.record({
+            ops: fc.array(op, { maxLength: 4 }),
+            // The queries asked after the batch, in order: the same one twice reuses its answer,
+            // the other one answers from the folder's order.
+            asks: fc.array(fc.constantFrom<Query>("unread", "unflagged"), { minLength: 1, maxLength: 2 }),
+          }),
+          { minLength: 1, maxLength: 6 },
+        ),
         async (batches) => {
           const folder = `Prop${++run}`;
           await freshFolder(folder, 12);
           // Some read, some arriving in the same second (ties by UID).
           await other.messageFlagsAdd("2,5", ["\\Seen"]);
+          await other.messageFlagsAdd("3,5", ["\\Flagged"]);
           await add(folder, BASE + 11 * 60_000);
           await expectFresh(folder);
           for (const batch of batches) {
-            for (const o of batch) {
+            for (const o of batch.ops) {
               const uids = (await other.search({ all: true }, { uid: true })) || [];
               const at = (i: number) => uids[i % Math.max(1, uids.length)];
               if (o.kind === "append") await add(folder, BASE + o.minutes * 60_000, o.seen);
               else if (uids.length === 0) continue;
               else if (o.kind === "flag") {
                 const uid = String(at(o.pick));
-                if (o.seen) await other.messageFlagsAdd(uid, ["\\Seen"], { uid: true });
-                else await other.messageFlagsRemove(uid, ["\\Seen"], { uid: true });
+                if (o.add) await other.messageFlagsAdd(uid, [o.flag], { uid: true });
+                else await other.messageFlagsRemove(uid, [o.flag], { uid: true });
               } else if (o.kind === "expunge")
                 await other.messageDelete([...new Set(o.picks.map(at))].join(","), { uid: true });
               else await other.messageMove(String(at(o.pick)), "Archive", { uid: true });
             }
-            const before = fullSorts();
-            await expectFresh(folder);
-            if (fullSorts() === before) incremental++;
+            for (const q of batch.asks) {
+              const before = anyFullSort();
+              await expectFresh(folder, q);
+              if (anyFullSort() === before) incremental++;
+            }
           }
-          await other.mailboxOpen("INBOX");
-          await other.mailboxDelete(folder);
         },
       ),
       { numRuns: 15 },
