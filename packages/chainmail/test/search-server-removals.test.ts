@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildMessage } from "../src/testing/corpus.js";
 import { RawFetch } from "../src/imap/raw-fetch.js";
 import { parseQuery } from "../src/query/index.js";
-import { imapFolderMatches, uidSet } from "../src/query/imap-run.js";
+import { UidRanges, imapFolderMatches, uidSet } from "../src/query/imap-run.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 import { type RefusingProxy, startRefusingProxy } from "../src/testing/refusing-proxy.js";
 
@@ -102,7 +102,7 @@ const sortsOf = (criteria: RegExp) =>
 /** How many SORTs of every unread message were sent so far. */
 const fullSorts = () => sortsOf(/^UNSEEN$/i);
 /** How many SORTs of every match of a query, or of every message of a folder, were sent so far. */
-const anyFullSort = () => sortsOf(/^(UNSEEN|UNFLAGGED|ALL)$/i);
+const anyFullSort = () => sortsOf(/^(UNSEEN|NOT FLAGGED|ALL)$/i);
 
 /** The daemon's answer equals the oracle's: every row, in order, and the exact count. */
 async function expectFresh(folder: string, q: Query = "unread"): Promise<string[]> {
@@ -130,6 +130,48 @@ const removeBySubject = async (subjects: string[]) => {
   expect(uids).toHaveLength(subjects.length);
   expect(await other.messageDelete(uids.join(","), { uid: true })).toBe(true);
 };
+
+describe("UidRanges (an ESEARCH answer's ALL set)", () => {
+  const answer = (set: string) => [
+    [
+      { type: "ATOM", value: "TAG" },
+      { type: "STRING", value: "A1" },
+    ],
+    { type: "ATOM", value: "UID" },
+    { type: "ATOM", value: "ALL" },
+    { type: "SEQUENCE", value: set },
+  ];
+  it("counts and finds the UIDs of any set, in any order, ranges either way round and overlapping", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 200 })), {
+          minLength: 1,
+          maxLength: 12,
+        }),
+        (parts) => {
+          const want = new Set<number>();
+          for (const [a, b] of parts) for (let n = Math.min(a, b); n <= Math.max(a, b); n++) want.add(n);
+          const set = parts.map(([a, b]) => (a === b ? `${a}` : `${a}:${b}`)).join(",");
+          const r = UidRanges.of(answer(set));
+          expect(r.size).toBe(want.size);
+          for (let n = 0; n <= 201; n++) expect(r.has(n)).toBe(want.has(n));
+        },
+      ),
+    );
+  });
+  it("is empty for an answer without ALL (nothing matched), and refuses an unreadable set", () => {
+    expect(
+      UidRanges.of([
+        [
+          { type: "ATOM", value: "TAG" },
+          { type: "STRING", value: "A1" },
+        ],
+        { type: "ATOM", value: "UID" },
+      ]).size,
+    ).toBe(0);
+    expect(() => UidRanges.of(answer("1:*"))).toThrow(/unreadable set/);
+  });
+});
 
 describe("removals by another client", () => {
   it("drops one removed message, the newest, one in the middle, the oldest, or several at once, without sorting every match again", async () => {

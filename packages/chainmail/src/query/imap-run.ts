@@ -146,7 +146,7 @@ async function uidSortByArrival(client: ImapFlow, criteria: unknown[]): Promise<
  * The UIDs matching `criteria` in the selected folder by `UID SEARCH RETURN (ALL)` (ESEARCH, RFC
  * 4731: one sequence set rather than a number per match). Only where the server offers ESEARCH.
  */
-async function uidSearchAll(client: ImapFlow, criteria: unknown[]): Promise<number[]> {
+async function uidSearchAll(client: ImapFlow, criteria: unknown[]): Promise<UidRanges> {
   let esearch: EsearchAttributes | undefined;
   const exec = (client as unknown as { exec: RawExec }).exec.bind(client);
   try {
@@ -162,7 +162,7 @@ async function uidSearchAll(client: ImapFlow, criteria: unknown[]): Promise<numb
       },
     );
     res.next();
-    return esearch ? esortAll(esearch) : [];
+    return UidRanges.of(esearch ?? []);
   } catch (err) {
     const e = err as { responseStatus?: string; responseText?: string; serverResponseCode?: string };
     if (e?.responseStatus === "NO" || e?.responseStatus === "BAD")
@@ -178,6 +178,19 @@ async function uidSearchAll(client: ImapFlow, criteria: unknown[]): Promise<numb
  */
 export function esortAll(attributes: EsearchAttributes): number[] {
   const out: number[] = [];
+  for (const [from, to] of allParts(attributes)) {
+    const step = to >= from ? 1 : -1;
+    for (let n = from; ; n += step) {
+      out.push(n);
+      if (n === to) break;
+    }
+  }
+  return out;
+}
+
+/** The parts of an ESEARCH/ESORT answer's ALL set as [first, last] pairs, in the order listed. */
+function allParts(attributes: EsearchAttributes): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
   for (let i = 0; i < attributes.length - 1; i++) {
     const a = attributes[i];
     if (Array.isArray(a) || String(a?.value).toUpperCase() !== "ALL") continue;
@@ -187,16 +200,53 @@ export function esortAll(attributes: EsearchAttributes): number[] {
       const m = /^(\d+)(?::(\d+))?$/.exec(part);
       if (!m) throw new Error(`an ESORT answer with an unreadable set: ${JSON.stringify(part.slice(0, 40))}`);
       const from = Number(m[1]);
-      const to = m[2] === undefined ? from : Number(m[2]);
-      const step = to >= from ? 1 : -1;
-      for (let n = from; ; n += step) {
-        out.push(n);
-        if (n === to) break;
-      }
+      out.push([from, m[2] === undefined ? from : Number(m[2])]);
     }
     return out;
   }
   return out;
+}
+
+/**
+ * An ESEARCH answer's ALL set as ascending, non-overlapping UID ranges: how many UIDs it holds,
+ * and whether it holds one (a binary search), without a number or a Set entry per match (12,000
+ * matches are one range `1:12000`).
+ */
+export class UidRanges {
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+  readonly size: number = 0;
+  constructor(parts: Array<[number, number]>) {
+    const sorted = parts.map(([a, b]): [number, number] => (a <= b ? [a, b] : [b, a]));
+    sorted.sort((x, y) => x[0] - y[0]);
+    for (const [a, b] of sorted) {
+      const last = this.ends.length - 1;
+      if (last >= 0 && a <= (this.ends[last] as number) + 1) {
+        this.ends[last] = Math.max(this.ends[last] as number, b);
+        continue;
+      }
+      this.starts.push(a);
+      this.ends.push(b);
+    }
+    let size = 0;
+    for (let i = 0; i < this.starts.length; i++)
+      size += (this.ends[i] as number) - (this.starts[i] as number) + 1;
+    this.size = size;
+  }
+  static of(attributes: EsearchAttributes): UidRanges {
+    return new UidRanges(allParts(attributes));
+  }
+  has(uid: number): boolean {
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (uid < (this.starts[mid] as number)) hi = mid - 1;
+      else if (uid > (this.ends[mid] as number)) lo = mid + 1;
+      else return true;
+    }
+    return false;
+  }
 }
 
 type EsearchAttributes = ReadonlyArray<{ type?: unknown; value?: unknown } | unknown[]>;
@@ -327,7 +377,7 @@ async function searchFolder(
       }
       if (folder && key === EVERY_KEY) return done(folder.uids, folder);
       if (folder && searchable) {
-        const matching = new Set(await uidSearchAll(client, compiled));
+        const matching = await uidSearchAll(client, compiled);
         const uids = folder.uids.filter((uid) => matching.has(uid));
         // A match the order does not hold (mail the server reported after the order's SORT): sorted.
         if (uids.length === matching.size) return done(uids, folder);
