@@ -5,9 +5,10 @@
  * every match again. Each answer is checked against an oracle read on a separate connection
  * (every message's INTERNALDATE, flags and UID: the matches newest first by arrival, ties by UID
  * descending, the order a fresh `SORT (ARRIVAL)` reversed gives), and the SORTs the daemon sent
- * are read from a proxy in front of Dovecot. A fast-check property applies random sequences of
- * another client's appends (new and old dates), flag changes, expunges and moves between
- * searches.
+ * are read from a proxy in front of Dovecot. Another query in the same folder is answered from
+ * the folder's remembered order and one SEARCH; a refused SEARCH there is retried or reported.
+ * A fast-check property applies random sequences of another client's appends (new and old
+ * dates), flag changes, expunges and moves between searches, asking either query after each.
  */
 import fc from "fast-check";
 import { ImapFlow } from "imapflow";
@@ -274,6 +275,45 @@ describe("another query in the same folder", () => {
     await expectFresh("Orders", "unread");
     await expectFresh("Orders", "unflagged");
     expect(anyFullSort()).toBe(sorts);
+  });
+});
+
+describe("a refused SEARCH of another query", () => {
+  const TEXT = "[SERVERBUG] Internal error «evil»";
+  it("answers by a SORT of the matches when the retry may, else is a partial entry with the server's text, never 0 matches", async () => {
+    await freshFolder("Refused", 5);
+    await expectFresh("Refused", "unread");
+    await expectFresh("Refused", "unflagged");
+    let before = proxy.refused();
+    // The SEARCH alone refused: the search lists the folders again and runs once more (the
+    // folder list it used was a remembered one, see withFolderList), and that run SORTs.
+    proxy.refuse([{ command: /^UID SEARCH RETURN \(ALL\)/i, status: "NO", text: TEXT }]);
+    try {
+      expect(await expectFresh("Refused", "unread")).toHaveLength(5);
+    } finally {
+      proxy.refuse([]);
+    }
+    expect(proxy.refused()).toBeGreaterThan(before);
+    await expectFresh("Refused", "unflagged");
+    before = proxy.refused();
+    // The SORT refused too (BAD: UNSUPPORTED, as search-server-path pins it): a partial entry.
+    proxy.refuse([
+      { command: /^UID SEARCH RETURN \(ALL\)/i, status: "NO", text: TEXT },
+      { command: /^UID SORT RETURN \(ALL\) \(ARRIVAL\) UTF-8 UNSEEN\s*$/i, status: "BAD", text: TEXT },
+    ]);
+    try {
+      const res = await search("Refused", "unread");
+      expect(res.rows).toEqual([]);
+      expect(res.partial).toMatchObject([
+        { account: "work", folder: "Refused", error: { reason: "UNSUPPORTED" } },
+      ]);
+      expect(res.partial[0]!.error.detail).toContain("Internal error");
+      expect(res.partial[0]!.error.message).not.toContain("evil");
+    } finally {
+      proxy.refuse([]);
+    }
+    expect(proxy.refused()).toBeGreaterThan(before);
+    expect(await expectFresh("Refused", "unread")).toHaveLength(5);
   });
 });
 
