@@ -229,13 +229,13 @@ describe("a server that refuses", () => {
     }
   });
 
-  it("sends no SORT of every match for the same search in an unchanged folder, after flag changes or new mail, and sorts again once a message went", async () => {
+  it("sends no SORT of every match for the same search in an unchanged folder, after flag changes, new mail or a removal, and sorts again for mail that arrived with an old date", async () => {
     const first = await search("in:MergeB");
     expect(first).toMatchObject({ count: 30, partial: [] });
     const before = proxy.refused();
     // The SORT of every match in MergeB (criteria ALL) is refused from now on: the answers below
     // show whether one was sent. The SORTs of a few changed messages (criteria start with their
-    // sequence numbers) go through.
+    // UIDs or sequence numbers) go through.
     proxy.refuse([
       { command: /^UID SORT RETURN \(ALL\) \(ARRIVAL\) UTF-8 ALL\s*$/i, status: "BAD", text: TEXT },
     ]);
@@ -269,13 +269,21 @@ describe("a server that refuses", () => {
         ...first.rows.slice(0, 24).map((r) => r.subject),
       ]);
       expect(proxy.refused()).toBe(before);
-      // A message goes: what the remaining sequence numbers mean changed, so the folder is sorted.
+      // A message goes: the server names it by UID (VANISHED, QRESYNC), and it leaves the list.
       await other.messageDelete({ subject: "Passing" });
+      const removed = await search("in:MergeB");
+      expect(removed).toMatchObject({ count: 30, partial: [] });
+      expect(removed.rows.map((r) => r.ref)).toEqual(first.rows.map((r) => r.ref));
+      expect(proxy.refused()).toBe(before);
+      // New mail with an old arrival date: its place among the matches is unknown, so the folder
+      // is sorted.
+      await other.append("MergeB", Buffer.from("Subject: Back-dated\r\n\r\nhello\r\n"), [], new Date(BASE));
       const changed = await search("in:MergeB");
       expect(changed.partial).toMatchObject([{ folder: "MergeB", error: { reason: "UNSUPPORTED" } }]);
       // Refused, so sent (twice: a refusal in a folder of a reused folder list makes the search
       // LIST and run once more, see withFolderList).
       expect(proxy.refused()).toBeGreaterThan(before);
+      await other.messageDelete({ subject: "Back-dated" });
     } finally {
       proxy.refuse([]);
       await other.logout();

@@ -122,7 +122,12 @@ function refusalLogger(slot: RefusalSlot) {
   };
 }
 
-export function imapOptions(account: AccountConfig, login: Login, refusals: RefusalSlot = {}) {
+export function imapOptions(
+  account: AccountConfig,
+  login: Login,
+  refusals: RefusalSlot = {},
+  extra: OpenOptions = {},
+) {
   return {
     host: account.imap.host,
     port: account.imap.port,
@@ -138,14 +143,31 @@ export function imapOptions(account: AccountConfig, login: Login, refusals: Refu
     greetingTimeout: 10_000,
     socketTimeout: 5 * 60_000,
     disableAutoIdle: true,
+    ...(extra.qresync ? { qresync: true } : {}),
   };
+}
+
+export interface OpenOptions {
+  /**
+   * ENABLE QRESYNC (RFC 7162) where the server offers it (imapflow already enables CONDSTORE on
+   * every connection). The server then reports a message another client removed as `VANISHED`
+   * with its UID instead of `EXPUNGE` with a sequence number, and every flag change with the
+   * message's UID: the server path's remembered SORT answers (query/imap-run.ts, sortMemos) drop
+   * removed messages by UID instead of sorting every match again. Only the pool's connections ask
+   * for it; the cache's sync and watch connections keep their own (cache/sync.ts).
+   */
+  qresync?: boolean;
 }
 
 /**
  * Opens and logs in a new connection; AUTH_REQUIRED when nothing is stored to log in with. A refused
  * OAuth2 token is refreshed and tried once more (src/auth/credentials.ts).
  */
-export async function openImap(account: AccountConfig, secretsDir: string): Promise<ImapFlow> {
+export async function openImap(
+  account: AccountConfig,
+  secretsDir: string,
+  options: OpenOptions = {},
+): Promise<ImapFlow> {
   return credentialsFor(secretsDir)
     .withLogin(
       account,
@@ -154,7 +176,7 @@ export async function openImap(account: AccountConfig, secretsDir: string): Prom
       (err) => (err as { authenticationFailed?: boolean })?.authenticationFailed === true,
       async (login) => {
         const refusals: RefusalSlot = {};
-        const client = new ImapFlow(imapOptions(account, login, refusals));
+        const client = new ImapFlow(imapOptions(account, login, refusals, options));
         lastRefusal.set(client, refusals);
         // imapflow emits 'error' on socket failures; unhandled it would crash the daemon.
         client.on("error", () => undefined);
@@ -292,7 +314,8 @@ export class ImapPool {
       s.client?.close();
       s.client = undefined;
       try {
-        s.client = await openImap(account, this.secretsDir);
+        // QRESYNC: removals by other clients arrive as UIDs, for the server path (see OpenOptions).
+        s.client = await openImap(account, this.secretsDir, { qresync: true });
       } catch (err) {
         s.lastError = failure(err);
         throw err;

@@ -143,12 +143,54 @@ async function uidSortByArrival(client: ImapFlow, criteria: unknown[]): Promise<
 }
 
 /**
+ * The UIDs matching `criteria` in the selected folder by `UID SEARCH RETURN (ALL)` (ESEARCH, RFC
+ * 4731: one sequence set rather than a number per match). Only where the server offers ESEARCH.
+ */
+async function uidSearchAll(client: ImapFlow, criteria: unknown[]): Promise<UidRanges> {
+  let esearch: EsearchAttributes | undefined;
+  const exec = (client as unknown as { exec: RawExec }).exec.bind(client);
+  try {
+    const res = await exec(
+      "UID SEARCH",
+      [{ type: "ATOM", value: "RETURN" }, [{ type: "ATOM", value: "ALL" }], ...criteria],
+      {
+        untagged: {
+          ESEARCH: async (untagged) => {
+            esearch = untagged?.attributes ?? [];
+          },
+        },
+      },
+    );
+    res.next();
+    return UidRanges.of(esearch ?? []);
+  } catch (err) {
+    const e = err as { responseStatus?: string; responseText?: string; serverResponseCode?: string };
+    if (e?.responseStatus === "NO" || e?.responseStatus === "BAD")
+      throw searchRefused(client, "SEARCH", { text: e.responseText, code: e.serverResponseCode });
+    throw err;
+  }
+}
+
+/**
  * The numbers of an ESORT answer's ALL (`* ESEARCH (TAG "x") UID ALL 3,1:2 COUNT 3`), in the order
  * the set lists them: in an ESORT answer the set is in sort order (RFC 5267 section 3.2), so a range
  * `a:b` counts from a towards b (downwards when a > b). No ALL (nothing matched): none.
  */
 export function esortAll(attributes: EsearchAttributes): number[] {
   const out: number[] = [];
+  for (const [from, to] of allParts(attributes)) {
+    const step = to >= from ? 1 : -1;
+    for (let n = from; ; n += step) {
+      out.push(n);
+      if (n === to) break;
+    }
+  }
+  return out;
+}
+
+/** The parts of an ESEARCH/ESORT answer's ALL set as [first, last] pairs, in the order listed. */
+function allParts(attributes: EsearchAttributes): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
   for (let i = 0; i < attributes.length - 1; i++) {
     const a = attributes[i];
     if (Array.isArray(a) || String(a?.value).toUpperCase() !== "ALL") continue;
@@ -158,16 +200,53 @@ export function esortAll(attributes: EsearchAttributes): number[] {
       const m = /^(\d+)(?::(\d+))?$/.exec(part);
       if (!m) throw new Error(`an ESORT answer with an unreadable set: ${JSON.stringify(part.slice(0, 40))}`);
       const from = Number(m[1]);
-      const to = m[2] === undefined ? from : Number(m[2]);
-      const step = to >= from ? 1 : -1;
-      for (let n = from; ; n += step) {
-        out.push(n);
-        if (n === to) break;
-      }
+      out.push([from, m[2] === undefined ? from : Number(m[2])]);
     }
     return out;
   }
   return out;
+}
+
+/**
+ * An ESEARCH answer's ALL set as ascending, non-overlapping UID ranges: how many UIDs it holds,
+ * and whether it holds one (a binary search), without a number or a Set entry per match (12,000
+ * matches are one range `1:12000`).
+ */
+export class UidRanges {
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+  readonly size: number = 0;
+  constructor(parts: Array<[number, number]>) {
+    const sorted = parts.map(([a, b]): [number, number] => (a <= b ? [a, b] : [b, a]));
+    sorted.sort((x, y) => x[0] - y[0]);
+    for (const [a, b] of sorted) {
+      const last = this.ends.length - 1;
+      if (last >= 0 && a <= (this.ends[last] as number) + 1) {
+        this.ends[last] = Math.max(this.ends[last] as number, b);
+        continue;
+      }
+      this.starts.push(a);
+      this.ends.push(b);
+    }
+    let size = 0;
+    for (let i = 0; i < this.starts.length; i++)
+      size += (this.ends[i] as number) - (this.starts[i] as number) + 1;
+    this.size = size;
+  }
+  static of(attributes: EsearchAttributes): UidRanges {
+    return new UidRanges(allParts(attributes));
+  }
+  has(uid: number): boolean {
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (uid < (this.starts[mid] as number)) hi = mid - 1;
+      else if (uid > (this.ends[mid] as number)) lo = mid + 1;
+      else return true;
+    }
+    return false;
+  }
 }
 
 type EsearchAttributes = ReadonlyArray<{ type?: unknown; value?: unknown } | unknown[]>;
@@ -243,53 +322,68 @@ async function searchFolder(
     }
     if (want === "newest" && plan.exact && client.capabilities.has("SORT")) {
       // One round trip: SORT takes the search criteria itself and answers the matches in order.
-      let criteria: unknown[] = searchCompiler(client, plan.search);
+      const compiled: unknown[] = searchCompiler(client, plan.search);
+      let criteria = compiled;
       // SORT names its charset in its own place; SEARCH's optional CHARSET prefix is not allowed there.
       if (String((criteria[0] as { value?: unknown } | undefined)?.value).toUpperCase() === "CHARSET")
         criteria = criteria.slice(2);
-      if (criteria.length === 0) criteria = [{ type: "ATOM", value: "ALL" }];
-      const memo = {
+      if (criteria.length === 0 || JSON.stringify(criteria) === EVERY_KEY) criteria = EVERY_MESSAGE;
+      const at: Omit<SortMemo, "key" | "uids"> = {
         path: scope.folder.path,
         uidValidity: String(client.mailbox ? client.mailbox.uidValidity : ""),
-        key: JSON.stringify(criteria),
         exists: client.mailbox ? client.mailbox.exists : -1,
         ...changesReported(client),
       };
-      const last = sortMemos.get(client);
-      if (
-        reused &&
-        last &&
-        !timeDependent(plan.bound) &&
-        last.path === memo.path &&
-        last.uidValidity === memo.uidValidity &&
-        last.key === memo.key &&
-        last.removed === memo.removed &&
-        last.exists >= 0 &&
-        memo.exists >= last.exists &&
-        tagsSent(client) === last.tag + 1
-      ) {
-        // Only messages after the old count are new (nothing was removed, so the old ones kept
-        // their sequence numbers); flag changes of new ones are read with them.
-        const flagged = changeLog(client)
-          .flagged.slice(last.flags, memo.flags)
-          .filter((seq) => seq <= last.exists);
-        // This NOOP heard of no change either: the answer still holds after it.
-        if (flagged.length === 0 && memo.exists === last.exists) {
-          last.tag = tagsSent(client);
-          return { count: last.uids.length, uids: last.uids };
-        }
-        let uids: number[] | null = last.uids;
-        if (flagged.length > 0) uids = await afterFlagChanges(client, criteria, uids, flagged);
-        if (uids && memo.exists > last.exists)
-          uids = await afterArrivals(client, criteria, uids, last.exists + 1, memo.exists);
-        if (uids) {
-          sortMemos.set(client, { ...memo, uids, tag: tagsSent(client) });
-          return { count: uids.length, uids };
-        }
+      const key = JSON.stringify(criteria);
+      const memos = sortMemos.get(client);
+      // Only this module's commands went to the server since the memos were taken (see sortMemos).
+      const clean = reused && memos !== undefined && tagsSent(client) === memos.endTag + 1;
+      const usable = (m: SortMemo | undefined) =>
+        clean &&
+        m !== undefined &&
+        m.path === at.path &&
+        m.uidValidity === at.uidValidity &&
+        m.removed === at.removed &&
+        m.exists >= 0
+          ? m
+          : undefined;
+      const query = key === EVERY_KEY || timeDependent(plan.bound) ? undefined : usable(memos?.query);
+      let folder = usable(memos?.folder);
+      const done = (uids: number[], folderOrder?: SortMemo): FolderMatches => {
+        sortMemos.set(client, {
+          endTag: tagsSent(client),
+          ...(key === EVERY_KEY || timeDependent(plan.bound) ? {} : { query: { ...at, key, uids } }),
+          ...(folderOrder ? { folder: folderOrder } : {}),
+        });
+        return { count: uids.length, uids };
+      };
+      if (query && query.key === key) {
+        const uids = await sinceMemo(client, criteria, query, at);
+        if (uids) return done(uids, folder);
+      }
+      // The folder's own order (every message newest first), brought up to date, and one SEARCH of
+      // the matches: a query's first search in a folder whose order this connection holds costs a
+      // SEARCH, not a SORT (Dovecot's SORT of 12,000 messages costs about three SEARCHes).
+      const searchable = client.capabilities.has("ESEARCH");
+      if (folder) {
+        const order = await sinceMemo(client, EVERY_MESSAGE, folder, at);
+        folder = order ? { ...at, key: EVERY_KEY, uids: order } : undefined;
+      }
+      // Built on a second query in the same folder: one SORT of every message, once.
+      const other = usable(memos?.query);
+      if (!folder && searchable && key !== EVERY_KEY && other && other.key !== key) {
+        const order = (await uidSortByArrival(client, EVERY_MESSAGE)).reverse();
+        folder = { ...at, key: EVERY_KEY, uids: order };
+      }
+      if (folder && key === EVERY_KEY) return done(folder.uids, folder);
+      if (folder && searchable) {
+        const matching = await uidSearchAll(client, compiled);
+        const uids = folder.uids.filter((uid) => matching.has(uid));
+        // A match the order does not hold (mail the server reported after the order's SORT): sorted.
+        if (uids.length === matching.size) return done(uids, folder);
       }
       const uids = (await uidSortByArrival(client, criteria)).reverse();
-      sortMemos.set(client, { ...memo, uids, tag: tagsSent(client) });
-      return { count: uids.length, uids };
+      return done(uids, key === EVERY_KEY ? { ...at, key, uids } : folder);
     }
     const matches = await matchesInLock(client, plan, scope);
     if (want === "count") return { count: matches.length, uids: [] };
@@ -301,54 +395,85 @@ async function searchFolder(
 }
 
 /**
- * The last SORT answer of each connection, for the next search of the same criteria in the same
- * folder: the folder stayed selected and the only command sent since is the search's NOOP, which
- * makes the server report every change since its last sync point (the change log below, counted
- * from just before that SORT). No change reported: the answer stands, and a repeated search, or
- * the next page of one, skips the SORT of every match, the bulk of the server's work for a large
- * folder. Flag changes and new messages only: the changed messages alone are searched again
- * (afterFlagChanges) and the new ones placed in front when they arrived last (afterArrivals). A
- * message removed, another folder opened: sorted anew. Criteria with dates are never reused:
- * imapflow sends them as WITHIN's YOUNGER/OLDER seconds, whose answer moves with the clock.
+ * The last SORT answers of each connection, for the next search in the same folder: the folder
+ * stayed selected and only this module's commands went to the server since (the NOOP, SORTs,
+ * SEARCHes; `endTag`), while the change log below counted what the server reported, from just
+ * before each answer's SORT. Two are kept: the last query's matches (`query`), and the folder's
+ * own order, every message newest first (`folder`), once a second query in the folder asked for
+ * it. The same query again: its answer brought up to date (sinceMemo). Another query: the folder's
+ * order brought up to date and one SEARCH of the matches, which keeps the order's messages that
+ * match. Brought up to date, the changed messages alone are looked at: removed ones leave the list
+ * by UID, messages whose flags changed are searched again (afterFlagChanges), new ones are placed
+ * in front when they arrived last (afterArrivals). Another folder opened, or a change the log
+ * cannot place: sorted anew. A query with dates is never remembered: imapflow sends them as
+ * WITHIN's YOUNGER/OLDER seconds, whose answer moves with the clock (the folder's order holds no
+ * criteria, so such a query still uses it).
  */
-const sortMemos = new WeakMap<
-  ImapFlow,
-  {
-    path: string;
-    uidValidity: string;
-    key: string;
-    /** The folder's message count as of that SORT (after its NOOP). */
-    exists: number;
-    removed: number;
-    flags: number;
-    tag: number;
-    uids: number[];
-  }
->();
+const sortMemos = new WeakMap<ImapFlow, { endTag: number; query?: SortMemo; folder?: SortMemo }>();
+
+/** SORT criteria that every message matches: the folder's own order. */
+const EVERY_MESSAGE: unknown[] = [{ type: "ATOM", value: "ALL" }];
+const EVERY_KEY = JSON.stringify(EVERY_MESSAGE);
+
+interface SortMemo extends LogPosition {
+  path: string;
+  uidValidity: string;
+  /** The SORT criteria (JSON). */
+  key: string;
+  /** The folder's message count as of that SORT (after its NOOP). */
+  exists: number;
+  uids: number[];
+}
 
 /**
- * What the server reported on a connection since counting began: the sequence numbers of messages
- * whose flags changed (untagged FETCH FLAGS), and how many changes that remove messages or change
- * what sequence numbers mean (EXPUNGE, VANISHED, a folder opened or closed). New messages are
- * read from the folder's message count (EXISTS), which only grows while nothing is removed.
+ * What the server reported on a connection since counting began, in the order reported. Flag
+ * changes (untagged FETCH FLAGS) by sequence number, and with the UID where the server names it
+ * (always under QRESYNC, which the pool's connections enable: imap/connection.ts). Removals the
+ * server named by UID (QRESYNC's VANISHED), each with how many times the message count had grown
+ * by then. `removed` counts what no UID bookkeeping can follow: an EXPUNGE (a sequence number,
+ * the numbers after it shift), a folder opened or closed. New messages are read from the
+ * folder's message count (EXISTS).
  */
 interface ChangeLog {
-  flagged: number[];
+  flagged: Array<{ seq: number; uid?: number }>;
+  gone: Array<{ uid: number; grew: number }>;
+  /** How many times an EXISTS raised the message count. */
+  grew: number;
   removed: number;
+}
+
+/** Where a change log stands (see sortMemos): the lengths of its lists and its counters. */
+interface LogPosition {
+  removed: number;
+  flags: number;
+  gone: number;
+  grew: number;
 }
 
 const changeLogs = new WeakMap<ImapFlow, ChangeLog>();
 
+const positive = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n > 0;
+
 function changeLog(client: ImapFlow): ChangeLog {
   let log = changeLogs.get(client);
   if (!log) {
-    const l: ChangeLog = { flagged: [], removed: 0 };
+    const l: ChangeLog = { flagged: [], gone: [], grew: 0, removed: 0 };
     const removed = () => {
       l.removed++;
     };
-    for (const event of ["expunge", "mailboxOpen", "mailboxClose", "close"]) client.on(event, removed);
-    client.on("flags", (e: { seq?: unknown }) => {
-      if (typeof e?.seq === "number" && Number.isSafeInteger(e.seq) && e.seq > 0) l.flagged.push(e.seq);
+    for (const event of ["mailboxOpen", "mailboxClose", "close"]) client.on(event, removed);
+    // imapflow reports an EXPUNGE as { seq } and each UID of a VANISHED as { uid, vanished: true }
+    // (EARLIER only answers a SELECT or FETCH that asks for it, which the pool never sends).
+    client.on("expunge", (e: { uid?: unknown; vanished?: unknown; earlier?: unknown }) => {
+      if (e?.vanished === true && !e.earlier && positive(e.uid)) l.gone.push({ uid: e.uid, grew: l.grew });
+      else l.removed++;
+    });
+    client.on("exists", (e: { count?: unknown; prevCount?: unknown }) => {
+      if (typeof e?.count === "number" && typeof e.prevCount === "number" && e.count > e.prevCount) l.grew++;
+      else l.removed++;
+    });
+    client.on("flags", (e: { seq?: unknown; uid?: unknown }) => {
+      if (positive(e?.seq)) l.flagged.push(positive(e.uid) ? { seq: e.seq, uid: e.uid } : { seq: e.seq });
       else l.removed++;
     });
     changeLogs.set(client, l);
@@ -358,35 +483,94 @@ function changeLog(client: ImapFlow): ChangeLog {
 }
 
 /** Where the change log stands (see sortMemos). */
-function changesReported(client: ImapFlow): { removed: number; flags: number } {
+function changesReported(client: ImapFlow): LogPosition {
   const log = changeLog(client);
-  return { removed: log.removed, flags: log.flagged.length };
+  return { removed: log.removed, flags: log.flagged.length, gone: log.gone.length, grew: log.grew };
+}
+
+/**
+ * The remembered answer brought up to date with what the log holds between `last` (just before
+ * its SORT) and `now` (after this search's NOOP), or null when it cannot be (the caller sorts
+ * every match anew). Every count and number below is the server's view of the folder, which
+ * changes only where the server reports it (the NOOP, or the end of a UID command).
+ *
+ * Removals (VANISHED, by UID) leave the list. They are only trusted when nothing had arrived
+ * since `last` by the time they were reported: then each one was among the `last.exists`
+ * messages that SORT saw, so `known` of those remain, numbered 1 to `known` in their old order,
+ * and any message that arrived since has a number after them (up to `now.exists`). A removal
+ * after an arrival could be of the new message or an old one: sorted anew.
+ *
+ * Flag changes named by UID are searched again by UID, after the new messages are placed
+ * (so a new message's own flag change finds it in the list). Without UIDs (a server without
+ * QRESYNC) they are read by sequence number, which means the same message only while none was
+ * removed: with a removal, sorted anew.
+ */
+async function sinceMemo(
+  client: ImapFlow,
+  criteria: unknown[],
+  last: Omit<SortMemo, "key">,
+  now: LogPosition & { exists: number },
+): Promise<number[] | null> {
+  const log = changeLog(client);
+  const gone = log.gone.slice(last.gone, now.gone);
+  // Every message matches whatever its flags: a flag change changes nothing of the folder's order.
+  const flagged = criteria === EVERY_MESSAGE ? [] : log.flagged.slice(last.flags, now.flags);
+  if (gone.some((g) => g.grew !== last.grew)) return null;
+  const known = last.exists - gone.length;
+  if (known < 0 || now.exists < known) return null;
+  // This NOOP heard of no change either: the answer still holds after it.
+  if (gone.length === 0 && flagged.length === 0 && now.exists === last.exists) return last.uids;
+  let uids: number[] | null = last.uids;
+  if (gone.length > 0) {
+    const left = new Set(gone.map((g) => g.uid));
+    uids = uids.filter((uid) => !left.has(uid));
+  }
+  const byUid: number[] = [];
+  for (const f of flagged) if (f.uid !== undefined) byUid.push(f.uid);
+  if (byUid.length === flagged.length) {
+    if (now.exists > known) uids = await afterArrivals(client, criteria, uids, known + 1, now.exists);
+    if (uids && byUid.length > 0) uids = await afterFlagChanges(client, criteria, uids, { uids: byUid });
+    return uids;
+  }
+  if (gone.length > 0) return null;
+  // Only messages after the old count are new (nothing was removed, so the old ones kept their
+  // sequence numbers); flag changes of new ones are read with them.
+  const seqs = flagged.map((f) => f.seq).filter((seq) => seq <= last.exists);
+  if (seqs.length > 0) uids = await afterFlagChanges(client, criteria, uids, { seqs });
+  // An EXPUNGE reported at the end of that SORT shifted the numbers the next one would use.
+  if (log.removed !== now.removed) return null;
+  if (uids && now.exists > last.exists)
+    uids = await afterArrivals(client, criteria, uids, last.exists + 1, now.exists);
+  return uids;
 }
 
 /** At most this many changed messages are searched again one by one; more and the folder is sorted anew. */
 const FLAG_CHANGES_MAX = 200;
 
 /**
- * The previous SORT answer after flag changes alone (no message added or removed since, so the
- * messages' order by arrival and the sequence numbers the server gave are unchanged): each changed
- * message that no longer matches leaves the list; when one that was not in it matches now, its
- * place in the order is unknown and the answer is null (the caller sorts the folder anew). Two
- * small SORTs over the changed messages' sequence numbers stand for one over every match.
+ * The previous SORT answer after flag changes of these messages (by UID, or by sequence number
+ * while no message was added or removed, so the numbers the server gave still name the same
+ * messages): each changed message that no longer matches leaves the list; when one that was not
+ * in it matches now, its place in the order is unknown and the answer is null (the caller sorts
+ * the folder anew). One small SORT of the changed messages that match (by sequence number, one
+ * more to learn their UIDs) stands for one over every match. A changed message that is gone is
+ * in neither answer and leaves the list too.
  */
 async function afterFlagChanges(
   client: ImapFlow,
   criteria: unknown[],
   uids: number[],
-  flagged: number[],
+  changed: { uids: number[] } | { seqs: number[] },
 ): Promise<number[] | null> {
-  const seqs = [...new Set(flagged)];
-  if (seqs.length > FLAG_CHANGES_MAX) return null;
-  const set = { type: "SEQUENCE", value: uidSet(seqs) };
-  const changed = await uidSortByArrival(client, [set]);
-  const matching = new Set(await uidSortByArrival(client, [set, ...criteria]));
+  const list = [...new Set("uids" in changed ? changed.uids : changed.seqs)];
+  if (list.length > FLAG_CHANGES_MAX) return null;
+  const set = { type: "SEQUENCE", value: uidSet(list) };
+  const which = "uids" in changed ? [{ type: "ATOM", value: "UID" }, set] : [set];
+  const changedUids = "uids" in changed ? list : await uidSortByArrival(client, which);
+  const matching = new Set(await uidSortByArrival(client, [...which, ...criteria]));
   const had = new Set(uids);
   for (const uid of matching) if (!had.has(uid)) return null;
-  const left = new Set(changed.filter((uid) => !matching.has(uid)));
+  const left = new Set(changedUids.filter((uid) => !matching.has(uid)));
   return left.size === 0 ? uids : uids.filter((uid) => !left.has(uid));
 }
 
@@ -400,7 +584,7 @@ async function afterFlagChanges(
 async function afterArrivals(
   client: ImapFlow,
   criteria: unknown[],
-  uids: number[],
+  uids: readonly number[],
   from: number,
   to: number,
 ): Promise<number[] | null> {

@@ -21,6 +21,8 @@ export interface RefusingProxy {
   refuse(rules: RefuseRule[]): void;
   /** How many tagged answers were rewritten so far. */
   refused(): number;
+  /** Every command line the clients sent so far, without its tag (e.g. "UID SORT RETURN (ALL) ..."). */
+  commands(): string[];
   stop(): Promise<void>;
 }
 
@@ -68,6 +70,7 @@ export async function startRefusingProxy(
 ): Promise<RefusingProxy> {
   let rules: RefuseRule[] = [];
   let count = 0;
+  const sent: string[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const to = typeof target === "function" ? target() : target;
@@ -78,6 +81,7 @@ export async function startRefusingProxy(
     const marked = new Map<string, RefuseRule>();
     const fromClient = new LineReader((first, whole) => {
       const m = /^(\S+) (.*)$/s.exec(first.trimEnd());
+      if (m) sent.push(m[2]!);
       const rule = m ? rules.find((r) => r.command.test(m[2]!)) : undefined;
       if (m && rule) marked.set(m[1]!, rule);
       upstream.write(whole);
@@ -114,6 +118,7 @@ export async function startRefusingProxy(
       rules = r;
     },
     refused: () => count,
+    commands: () => [...sent],
     stop: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
