@@ -337,7 +337,8 @@ async function main() {
       line(
         `search through MCP ${what} (source cache, ${xs.length} searches): p50 ${ms(pct(xs, 50))} ms, p95 ${ms(pct(xs, 95))} ms (target ${T.duringSync}: ${met(xs.length > 0 && pct(xs, 95) <= T.duringSync)})`,
       );
-    // The WAL counts: it is disk the cache takes (the daemon checkpoints it but does not shrink it)
+    // The WAL counts: it is disk the cache takes (the daemon's pass cuts it when the sync settles,
+    // src/cache/checkpoint.ts truncateWal, unless readers kept it busy)
     const walBytes = fileBytes(`${home.cacheFile}-wal`);
     const cacheBytes = fileBytes(home.cacheFile) + walBytes;
     const share = cacheBytes / maildirBytes;
