@@ -19,8 +19,12 @@
  * Every line carries the load average. BENCH_SCALE_MESSAGES (default 1,000,000), BENCH_SCALE_DIR
  * (default .bench-data/scale-N in this package), BENCH_SCALE_RUNS, BENCH_SCALE_NOTMUCH_RUNS and
  * BENCH_SCALE_DURING_PAUSE_MS (between searches during the sync, default 50) change size, place,
- * repetitions and pace. `npm run bench:scale-plans` runs the same queries in process on a cache.db
- * written without Dovecot (./scale-plans.ts), for query plans.
+ * repetitions and pace. After the sync the run prints where cache.db's bytes are (SQLite's dbstat
+ * per table, index and FTS shadow table, the free pages, the WAL); BENCH_SCALE_KEEP_CACHE=<dir>
+ * keeps a copy of that cache.db there (SQLite's backup: the WAL folded in, the free pages kept) for
+ * further analysis, since the run's own state dir is removed at its end. `npm run
+ * bench:scale-plans` runs the same queries in process on a cache.db written without Dovecot
+ * (./scale-plans.ts), for query plans.
  */
 import type { ChildProcess } from "node:child_process";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -70,6 +74,9 @@ const T = {
 };
 
 const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(0)} MiB`;
+/** MiB above a MiB, else KiB. */
+const b2 = (bytes: number) =>
+  bytes >= 1024 ** 2 ? `${(bytes / 1024 ** 2).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(0)} KiB`;
 const secs = (t: number) => (performance.now() - t) / 1000;
 const per1000 = (s: number, n: number) => `${((s * 1000) / Math.max(1, n)).toFixed(2)} s per 1,000`;
 const duBytes = (p: string) => Number(execFileSync("du", ["-sb", p], { encoding: "utf8" }).split("\t")[0]);
@@ -194,6 +201,30 @@ function rssSampler(pid: number) {
   };
 }
 
+/**
+ * Where cache.db's bytes are: dbstat's pages per table, index and FTS shadow table (largest first),
+ * the free pages and the WAL; with BENCH_SCALE_KEEP_CACHE a copy of the file for later analysis.
+ */
+async function cacheBytesReport(db: Database.Database, walBytes: number): Promise<void> {
+  const rows = db
+    .prepare("SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC")
+    .all() as { name: string; bytes: number }[];
+  const pageSize = db.pragma("page_size", { simple: true }) as number;
+  const free = (db.pragma("freelist_count", { simple: true }) as number) * pageSize;
+  const kib = (b: number) => `${(b / 1024).toFixed(0)} KiB`;
+  line(
+    `  cache.db by object: ${rows.map((r) => `${r.name} ${b2(r.bytes)}`).join(", ")}; free pages ${kib(free)}; WAL ${kib(walBytes)}`,
+  );
+  const keep = process.env.BENCH_SCALE_KEEP_CACHE;
+  if (keep) {
+    fs.mkdirSync(keep, { recursive: true });
+    const to = path.join(path.resolve(keep), "cache.db");
+    fs.rmSync(to, { force: true });
+    await db.backup(to);
+    line(`  cache.db copied to ${to}`);
+  }
+}
+
 async function main() {
   const started = performance.now();
   fs.mkdirSync(DATA, { recursive: true });
@@ -306,13 +337,15 @@ async function main() {
       line(
         `search through MCP ${what} (source cache, ${xs.length} searches): p50 ${ms(pct(xs, 50))} ms, p95 ${ms(pct(xs, 95))} ms (target ${T.duringSync}: ${met(xs.length > 0 && pct(xs, 95) <= T.duringSync)})`,
       );
-    // The WAL counts: it is disk the cache takes (the daemon checkpoints it but does not shrink it)
+    // The WAL counts: it is disk the cache takes (the daemon's pass cuts it when the sync settles,
+    // src/cache/checkpoint.ts truncateWal, unless readers kept it busy)
     const walBytes = fileBytes(`${home.cacheFile}-wal`);
     const cacheBytes = fileBytes(home.cacheFile) + walBytes;
     const share = cacheBytes / maildirBytes;
     line(
       `cache.db: ${mib(cacheBytes)} (of it the WAL ${mib(walBytes)}) = ${(share * 100).toFixed(1)}% of the Maildir's ${mib(maildirBytes)} (target <= ${T.cacheShare * 100}%: ${met(share <= T.cacheShare)})`,
     );
+    if (progress) await cacheBytesReport(progress as Database.Database, walBytes);
     (progress as Database.Database | null)?.close();
 
     // notmuch over the same Maildir, its database in the data dir (kept; `notmuch new` is incremental)

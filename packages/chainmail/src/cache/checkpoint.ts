@@ -16,6 +16,19 @@ import type Database from "better-sqlite3";
  */
 export const CHECKPOINT_EVERY_MS = 100;
 export const BACKSTOP_PAGES = 4000;
+/**
+ * What SQLite cuts the WAL file back to when the log starts over (`journal_size_limit`). The WAL
+ * only ever grows: during a backfill the writes outrun the checkpoints and it reached 19-21 MiB at
+ * 100,000 messages (the backstop's 16 MiB and more), kept on disk long after. 4 MiB is a thousand
+ * pages, what a few busy commits between two checkpoints fill.
+ */
+export const WAL_LIMIT_BYTES = 4 * 1024 * 1024;
+/**
+ * How long a TRUNCATE checkpoint (`truncateWal`) waits in the worker for readers and a writer to
+ * finish. It holds the writer's lock meanwhile, and the daemon's thread would wait on that lock
+ * for a write, so it is short: a search reads for a few ms; when it is busy the WAL is left as it is.
+ */
+export const TRUNCATE_WAIT_MS = 50;
 
 // CommonJS, as `eval` workers are; the connection opens on the first request
 const WORKER = `
@@ -31,7 +44,14 @@ parentPort.on("message", (m) => {
   let error = null;
   try {
     db ??= new Database(workerData.file, { fileMustExist: true });
-    db.pragma("wal_checkpoint(PASSIVE)");
+    if (m === "truncate") {
+      db.pragma("busy_timeout = " + workerData.truncateWaitMs);
+      try {
+        db.pragma("wal_checkpoint(TRUNCATE)");
+      } finally {
+        db.pragma("busy_timeout = 0");
+      }
+    } else db.pragma("wal_checkpoint(PASSIVE)");
   } catch (e) {
     error = String(e);
   }
@@ -46,6 +66,10 @@ interface Checkpointer {
   busy: boolean;
   /** The cache wrote since the last checkpoint began. */
   pending: boolean;
+  /** Callers of `truncateWal` waiting for the next TRUNCATE checkpoint (run before any PASSIVE one). */
+  truncate: (() => void)[];
+  /** Those the running checkpoint answers, when it is a TRUNCATE one. */
+  truncating: (() => void)[];
   timer: NodeJS.Timeout | null;
   last: number;
   failed: boolean;
@@ -61,11 +85,14 @@ const checkpointers = new WeakMap<Database.Database, Checkpointer>();
 export function checkpointInBackground(db: Database.Database, file: string): void {
   if (file === ":memory:" || db.memory) return;
   db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+  db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
   const cp: Checkpointer = {
     file,
     worker: null,
     busy: false,
     pending: false,
+    truncate: [],
+    truncating: [],
     timer: null,
     last: 0,
     failed: false,
@@ -81,6 +108,7 @@ export function checkpointInBackground(db: Database.Database, file: string): voi
 
 function stop(cp: Checkpointer): void {
   cp.failed = true;
+  for (const done of [...cp.truncating.splice(0), ...cp.truncate.splice(0)]) done();
   if (cp.timer) clearTimeout(cp.timer);
   cp.timer = null;
   cp.worker?.postMessage("close");
@@ -112,17 +140,39 @@ function schedule(db: Database.Database, cp: Checkpointer): void {
   cp.timer.unref();
 }
 
+/**
+ * A TRUNCATE checkpoint in the worker: the WAL copied into the database file and the WAL file cut
+ * to nothing, for when the cache has settled after a sync (the daemon's pass) and will write
+ * little for a while. Resolves once it ran (or could not: readers or a writer busy for
+ * TRUNCATE_WAIT_MS, no worker, a `:memory:` cache); a failure leaves the WAL as it was, which the
+ * next log restart cuts back to WAL_LIMIT_BYTES.
+ */
+export function truncateWal(db: Database.Database): Promise<void> {
+  const cp = checkpointers.get(db);
+  if (!cp || cp.failed) return Promise.resolve();
+  return new Promise((resolve) => {
+    cp.truncate.push(resolve);
+    cp.pending = true;
+    if (!cp.busy && !cp.timer) start(db, cp);
+  });
+}
+
 function start(db: Database.Database, cp: Checkpointer): void {
   if (cp.failed || !cp.pending) return;
   if (!cp.worker) {
     const worker = new Worker(WORKER, {
       eval: true,
-      workerData: { file: cp.file, sqlite: createRequire(import.meta.url).resolve("better-sqlite3") },
+      workerData: {
+        file: cp.file,
+        sqlite: createRequire(import.meta.url).resolve("better-sqlite3"),
+        truncateWaitMs: TRUNCATE_WAIT_MS,
+      },
     });
     worker.unref();
     worker.on("message", (error: string | null) => {
       if (cp.worker !== worker) return;
       cp.busy = false;
+      for (const done of cp.truncating.splice(0)) done();
       // A worker that cannot checkpoint leaves it to SQLite's own, in the commits, as before
       if (error !== null) giveUp(db, cp);
       else {
@@ -138,7 +188,8 @@ function start(db: Database.Database, cp: Checkpointer): void {
   cp.pending = false;
   cp.busy = true;
   cp.last = performance.now();
-  cp.worker.postMessage("checkpoint");
+  cp.truncating = cp.truncate.splice(0);
+  cp.worker.postMessage(cp.truncating.length > 0 ? "truncate" : "checkpoint");
 }
 
 function giveUp(db: Database.Database, cp: Checkpointer): void {

@@ -53,6 +53,7 @@ export {
   noteCacheRead,
 } from "./watch.js";
 export { compactFts, ftsNeedsMerge } from "./fts.js";
+export { truncateWal } from "./checkpoint.js";
 export { type FolderRow, getFolder } from "./store.js";
 export { canonicalThreadKey } from "../thread-key.js";
 export { htmlToPlain, textFromSource } from "./body.js";

@@ -8,6 +8,7 @@ import { folderFresh, noteCacheRead } from "../cache/index.js";
 import { MAX_BODY_CHARS } from "../cache/body.js";
 import { decodeBody } from "../cache/body-store.js";
 import { stmt } from "../cache/schema.js";
+import { storedReplyTo } from "../cache/store.js";
 import type { AttachmentInfo as CachedAttachment } from "../query/structure.js";
 import { shapeBody } from "../imap/body.js";
 import type { Address, Message } from "../imap/messages.js";
@@ -44,15 +45,6 @@ interface Row {
   /** The stored body (src/cache/body-store.ts): text, or compressed per `enc`. */
   text: string | Buffer;
   enc: number;
-}
-
-/**
- * IMAP servers fill ENVELOPE's reply-to with From when the header is absent; the server path (the
- * parsed message) says [] then, so a Reply-To equal to From is reported as [] here too.
- */
-function replyTo(json: string, fromJson: string): Address[] {
-  const list = JSON.parse(json) as Address[];
-  return json === fromJson ? [] : list;
 }
 
 export function readCached(
@@ -115,7 +107,9 @@ export function readCached(
     to: addrs(row.to_json),
     cc: addrs(row.cc_json),
     bcc: addrs(row.bcc_json),
-    reply_to: replyTo(row.reply_to_json, row.from_json),
+    // (IMAP servers fill ENVELOPE's reply-to with From when the header is absent; the server path
+    // says [] then: src/cache/store.ts, storedReplyTo)
+    reply_to: storedReplyTo<Address>(row.reply_to_json, row.from_json),
     subject: row.subject,
     flags,
     keywords: (JSON.parse(row.keywords_json) as string[]).sort(),
