@@ -4,7 +4,7 @@ import type { AddrDriver, FtsTable } from "../query/index.js";
 import { type CacheDb, stmt } from "./schema.js";
 
 export interface CursorBody {
-  v: 3;
+  v: 2;
   h: string;
   d: number;
   i: number;

@@ -113,16 +113,14 @@ function decodeCursor(cursor: string, hash: string): CursorBody {
   } catch {
     throw new CursorError("The cursor is not one search returned");
   }
-  // Version 1 cursors carry row ids from before ids followed arrival time (./arrival-id.ts), version
-  // 2 ids with 2^19 ties a second (./id-migration.ts): after the cache's upgrade they would point
-  // at the wrong place and end or skip pages
-  const v = (body as { v?: unknown } | null)?.v;
-  if (v === 1 || v === 2)
+  // Version 1 cursors carry row ids from before ids followed arrival time (./arrival-id.ts): after
+  // the cache's upgrade they would point at the wrong place and end or skip pages
+  if ((body as { v?: unknown } | null)?.v === 1)
     throw new CursorError(
       "The cursor is from before the cache was upgraded; search again without it for a fresh one",
     );
   if (
-    body?.v !== 3 ||
+    body?.v !== 2 ||
     typeof body.d !== "number" ||
     typeof body.i !== "number" ||
     typeof body.h !== "string"
@@ -324,6 +322,6 @@ export function searchCache(
   });
   const last = slice[slice.length - 1];
   const next_cursor =
-    more && last ? encodeCursor({ v: 3, h: hash, d: last.internal_date, i: last.id }) : null;
+    more && last ? encodeCursor({ v: 2, h: hash, d: last.internal_date, i: last.id }) : null;
   return { rows, count, next_cursor, account_counts };
 }
