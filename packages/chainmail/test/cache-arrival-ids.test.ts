@@ -6,12 +6,13 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { TIES, arrivalSecond, firstIdOf, newMessageSlot, slotsInOrder } from "../src/cache/arrival-id.js";
+import { arrivalSecond, firstIdOf, newMessageSlot, slotsInOrder } from "../src/cache/arrival-id.js";
 import { type CacheDb, migrate, openCache, searchCache } from "../src/cache/index.js";
 import { ARRIVAL_IDS_VERSION } from "../src/cache/schema.js";
 import { ensureFolder } from "../src/cache/store.js";
 import { parseQuery } from "../src/query/index.js";
 
+const TIES = 2 ** 19;
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });

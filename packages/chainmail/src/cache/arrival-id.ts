@@ -3,22 +3,15 @@
 // `ORDER BY rowid DESC LIMIT n`, which stops after n hits, where a walk of the date index had to
 // test its rows against every hit (8,442 for `{invoice budget} -report` at 100,000 messages).
 //
-// id = (second + 2^32) * 2^14 + tie. The arrival second (IMAP's INTERNALDATE has whole seconds, so
+// id = (second + 2^32) * 2^19 + tie. The arrival second (IMAP's INTERNALDATE has whole seconds, so
 // internal_date is stored as whole seconds too) is offset so ids stay non-negative, and a second
-// holds 16,384 messages in the order they were stored (more in one second, in one cache.db, are
-// stored a second later: `newMessageSlot`). Ids stay below 2^47: exact as JavaScript numbers, six
-// bytes in a SQLite record. Ordering by id is then ordering by (internal_date, id); triggers
-// (ARRIVAL_ORDER_SQL) refuse any row that would break it.
-//
-// The ties were 2^19 until issue 34 (./id-migration.ts renumbers a cache made then): FTS5 stores
-// each id of a term's list as a varint of its difference from the one before, and two messages
-// 946 s apart (the median at 100,000 messages) then differed by 2^29, five bytes, for each of 16
-// million (term, message) entries; at 2^14 four, 13 MiB less of the index's 132.
+// holds 524,288 messages in the order they were stored. Ids stay below 2^52: exact as JavaScript
+// numbers. Ordering by id is then ordering by (internal_date, id); triggers (ARRIVAL_ORDER_SQL)
+// refuse any row that would break it.
 import { type CacheDb, stmt } from "./schema.js";
 
-const TIE_BITS = 14;
-/** Messages one arrival second holds. */
-export const TIES = 2 ** TIE_BITS;
+const TIE_BITS = 19;
+const TIES = 2 ** TIE_BITS;
 const OFFSET = 2 ** 32;
 const MIN_SECOND = -OFFSET;
 const MAX_SECOND = OFFSET - 1;

@@ -8,7 +8,6 @@ import { renumberByArrival } from "./arrival-migration.js";
 import { indexCjkBoundaries, indexCjkCharacters } from "./cjk-migration.js";
 import { addAddressIndex, dropAddressInsertTriggers } from "./address-index.js";
 import { compactStorage } from "./storage-migration.js";
-import { renumberCompactIds } from "./id-migration.js";
 import { schemaChanged } from "./fts.js";
 
 export type CacheDb = Database.Database;
@@ -228,9 +227,6 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   // a boundary token where white space or punctuation touches a CJK character, so a CJK term does
   // not match across it (src/query/cjk.ts); the rows holding CJK text are indexed again
   indexCjkBoundaries,
-  // arrival ids with 2^14 ties a second, not 2^19: the FTS index's row id differences shrink
-  // (./id-migration.ts); every message renumbered, its indexes written again
-  renumberCompactIds,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -252,8 +248,6 @@ export const ADDRESS_INDEX_VERSION = MIGRATIONS.indexOf(addAddressIndex) + 1;
 export const COMPACT_STORAGE_VERSION = MIGRATIONS.indexOf(compactStorage) + 1;
 /** The version from which the header write adds the address rows itself (./address-index.ts). */
 export const ADDRESS_BATCH_VERSION = MIGRATIONS.indexOf(dropAddressInsertTriggers) + 1;
-/** The version from which arrival ids have 2^14 ties a second (its test migrates to the one before). */
-export const COMPACT_IDS_VERSION = MIGRATIONS.indexOf(renumberCompactIds) + 1;
 
 /** The default cache file: $XDG_DATA_HOME/chainmail/cache.db (or ~/.local/share/...). */
 export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {
@@ -300,12 +294,7 @@ export function openCache(file: string = defaultCachePath(), log?: (line: string
     );
   }
   migrate(db);
-  if (upgrading) {
-    // A step that rewrote every row left all of it in the WAL: copied into cache.db and cut now,
-    // before anything reads or writes (the migration's own commit copied it past the backstop)
-    db.pragma("wal_checkpoint(TRUNCATE)");
-    log(`cache: upgraded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  }
+  if (upgrading) log(`cache: upgraded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   // WAL checkpoints in a worker thread, not in the commits the daemon's searches wait for
   checkpointInBackground(db, file);
   return db;
