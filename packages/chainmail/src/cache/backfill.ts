@@ -137,7 +137,10 @@ export async function backfillBodies(
   const cut =
     options.maxSizeBytes === undefined ? all.length : bodyBudgetCut(db, folder.id, all, options.maxSizeBytes);
   const pending = all.slice(0, cut);
-  if (cut < all.length) result.sizeBudgetReached = true;
+  if (cut < all.length) {
+    result.sizeBudgetReached = true;
+    stmt(db, "UPDATE folders SET body_cut = 1 WHERE id = ? AND body_cut = 0").run(folder.id);
+  }
   if (pending.length) {
     const lock = await client.getMailboxLock(path, { readOnly: true });
     try {
@@ -250,8 +253,11 @@ const bodyCost = (size: number) => 2 * Math.min(size, MAX_BODY_CHARS * 4);
  * How many of `pending` (one folder's bodies to fetch, newest first) the backfill may fetch under
  * the cache's size bound, so that fetching and eviction (oldest body first) never chase each other:
  * - while the cache is within a tenth of its bound, a body older than a body of its folder already
- *   evicted is not fetched (eviction would drop it next, a few bodies a pass); a raised bound
- *   resumes the backfill, and `cache rebuild` starts the account over;
+ *   evicted is not fetched (eviction would drop it next, a few bodies a pass), nor, once the bound
+ *   has stopped the folder's backfill before (folders.body_cut), one older than its oldest stored
+ *   body: the merge of the index's segments after a pass frees pages, room a body's cost fits in
+ *   by the estimate, and the next pass would fetch a few more, the pass after that a few more
+ *   again; a raised bound resumes the backfill, and `cache rebuild` starts the account over;
  * - a body newer than the oldest stored body is fetched even when the cache is full, since eviction
  *   then drops an older one (new mail replaces the oldest);
  * - any other body is fetched only while its cost (`bodyCost`) still fits under the bound.
@@ -264,12 +270,17 @@ function bodyBudgetCut(db: CacheDb, folderId: number, pending: Pending[], maxByt
     folderId,
   ) as { id: number | null };
   const oldest = stmt(db, "SELECT min(message_rowid) AS id FROM bodies").get() as { id: number | null };
+  const stopped =
+    (stmt(db, "SELECT body_cut FROM folders WHERE id = ?").get(folderId) as { body_cut: number } | undefined)
+      ?.body_cut === 1;
   let room = maxBytes - cacheSizeBytes(db);
-  // Settled: eviction left the cache near its bound. A bound raised since (room again) resumes.
+  // Settled: eviction, or the bound itself, left the cache near its bound. A bound raised since
+  // (room again) resumes.
   const settled = room < maxBytes / 10;
   for (let i = 0; i < pending.length; i++) {
     const p = pending[i] as Pending;
     if (settled && evicted.id !== null && p.id < evicted.id) return i;
+    if (settled && stopped && oldest.id !== null && p.id < oldest.id) return i;
     if (oldest.id !== null && p.id > oldest.id) continue;
     room -= bodyCost(p.size);
     if (room < 0) return i;

@@ -88,6 +88,16 @@ function addFlagCounters(db: CacheDb): void {
   db.exec(FLAG_COUNTER_SQL);
 }
 
+/**
+ * Adds folders.body_cut, set once the size bound has stopped the folder's backfill (./backfill.ts,
+ * bodyBudgetCut); a no-op when it is there (a test re-runs the steps after one).
+ */
+function addBodyCut(db: CacheDb): void {
+  const cols = db.prepare("SELECT name FROM pragma_table_info('folders')").pluck().all() as string[];
+  if (!cols.includes("body_cut"))
+    db.exec("ALTER TABLE folders ADD COLUMN body_cut INTEGER NOT NULL DEFAULT 0");
+}
+
 /** Adds message_meta.text_part; a no-op when it is there (a test re-runs the steps after one). */
 function addTextPart(db: CacheDb): void {
   const cols = db.prepare("SELECT name FROM pragma_table_info('message_meta')").pluck().all() as string[];
@@ -227,6 +237,9 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   // a boundary token where white space or punctuation touches a CJK character, so a CJK term does
   // not match across it (src/query/cjk.ts); the rows holding CJK text are indexed again
   indexCjkBoundaries,
+  // whether the size bound stopped a folder's backfill, so that room the index's merges free after
+  // a pass does not start it again (./backfill.ts, bodyBudgetCut)
+  addBodyCut,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
