@@ -234,6 +234,11 @@ async function main() {
     users: [{ name: "bench", password: "bench-pw" }],
     // In place: Dovecot writes nothing into the Maildir but the mail it is given
     mailLocation: `maildir:${path.join(DATA, "Maildir")}:LAYOUT=fs:INDEX=${index}:CONTROL=${control}`,
+    // Dovecot's imap process is limited to 256 MB by default: on a folder of a million messages
+    // the first SEARCH of the sync (`UID SEARCH UID 1:*`, also as ESEARCH `RETURN (ALL)`) made it
+    // allocate a 128 MiB pool and die ("Out of memory (service imap { vsz_limit=256 MB }, you may
+    // need to increase it)"), which the daemon saw as a closed connection. Dovecot's own advice.
+    extraConfig: "service imap {\n  vsz_limit = 2G\n}\n",
   });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-scale-bench-"));
   let daemon: ChildProcess | undefined;
