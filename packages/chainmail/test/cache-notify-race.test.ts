@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SyncResult, noteCacheRead, syncAccount, watchInbox } from "../src/cache/index.js";
 import { buildMessage } from "../src/testing/corpus.js";
-import { type CacheEnv, startCacheEnv } from "./support/cache-env.js";
+import { type CacheEnv, startCacheEnv, until } from "./support/cache-env.js";
 
 let env: CacheEnv;
 let n = 0;
@@ -37,14 +37,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.close();
 });
-
-async function until(what: string, ok: () => boolean, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** The cache holds a message with this subject in INBOX. */
 const inCachedInbox = (subject: string) =>
@@ -72,13 +64,13 @@ describe("a change to the watched folder while the watch syncs another", () => {
       });
       try {
         expect(watch.mode).toBe("notify");
-        await until(`the sync of ${at}`, () => appended !== undefined);
+        await until(`the sync of ${at}`, () => appended !== undefined, 15_000);
         await appended;
-        await until("the appended message in the cache's INBOX", () => inCachedInbox(`while ${at}`));
+        await until("the appended message in the cache's INBOX", () => inCachedInbox(`while ${at}`), 15_000);
         // The watched folder is selected again, so its next news comes as EXISTS
-        await until("INBOX selected", () => c.mailbox !== false && c.mailbox.path === "INBOX");
+        await until("INBOX selected", () => c.mailbox !== false && c.mailbox.path === "INBOX", 15_000);
         await env.append("INBOX", msg(`after ${at}`));
-        await until("the next message", () => inCachedInbox(`after ${at}`));
+        await until("the next message", () => inCachedInbox(`after ${at}`), 15_000);
       } finally {
         await watch.stop();
       }
@@ -106,11 +98,17 @@ describe("a change to the watched folder while the watch syncs another", () => {
       expect(watch.mode).toBe("idle");
       noteCacheRead("acct", "Race5");
       await env.append("Race5", msg("new in Race5"));
-      await until("the check's sync of Race5", () =>
-        synced.some((r) => r.folder === "Race5" && r.added === 1),
+      await until(
+        "the check's sync of Race5",
+        () => synced.some((r) => r.folder === "Race5" && r.added === 1),
+        15_000,
       );
       await appended;
-      await until("the appended message in the cache's INBOX", () => inCachedInbox("while Race5, no NOTIFY"));
+      await until(
+        "the appended message in the cache's INBOX",
+        () => inCachedInbox("while Race5, no NOTIFY"),
+        15_000,
+      );
     } finally {
       await watch.stop();
     }

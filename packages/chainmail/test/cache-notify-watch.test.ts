@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SyncResult, isWatched, syncAccount, watchInbox } from "../src/cache/index.js";
 import { buildMessage } from "../src/testing/corpus.js";
-import { type CacheEnv, startCacheEnv } from "./support/cache-env.js";
+import { type CacheEnv, startCacheEnv, until } from "./support/cache-env.js";
 
 let env: CacheEnv;
 const msg = (n: number) =>
@@ -33,14 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.close();
 });
-
-async function until(what: string, ok: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe("watchInbox with allFolders", () => {
   it("syncs the folders the cache is behind on at start, and a folder another client changes", async () => {

@@ -5,7 +5,7 @@ import type { MessageAddressObject } from "imapflow";
 import { hasCjk } from "../query/cjk.js";
 import { readBody } from "./body-store.js";
 import { insertFts, insertSubject, schemaChanged } from "./fts.js";
-import type { CacheDb } from "./schema.js";
+import { type CacheDb, stmt } from "./schema.js";
 import { addrText } from "./store.js";
 
 interface Row {
@@ -19,7 +19,26 @@ interface Row {
   text: string | null;
 }
 
+type Headers = Omit<Row, "id" | "body_state" | "text">;
+
 const addrs = (json: string | null) => addrText(JSON.parse(json ?? "[]") as MessageAddressObject[]);
+
+/** Whether a message's stored headers or body text hold a CJK character. */
+const holdsCjk = (r: Headers, body: string) =>
+  [r.subject, r.from_json, r.to_json, r.cc_json, r.bcc_json, body].some((f) => f !== null && hasCjk(f));
+
+/** Writes a message's word-index row again from its stored headers and body text. */
+function reindex(db: CacheDb, id: number, r: Headers, body: string): void {
+  stmt(db, "DELETE FROM messages_fts WHERE rowid = ?").run(id);
+  insertFts(db, id, {
+    subject: r.subject ?? "",
+    from: addrs(r.from_json),
+    to: addrs(r.to_json),
+    cc: addrs(r.cc_json),
+    bcc: addrs(r.bcc_json),
+    body,
+  });
+}
 
 export function indexCjkCharacters(db: CacheDb): void {
   // A row without a CJK character indexes to the same tokens as before, so only rows with one are
@@ -33,24 +52,14 @@ export function indexCjkCharacters(db: CacheDb): void {
      FROM messages m JOIN message_meta x ON x.id = m.id LEFT JOIN bodies b ON b.message_rowid = m.id
      WHERE m.id > ? ORDER BY m.id LIMIT 500`,
   );
-  const remove = db.prepare("DELETE FROM messages_fts WHERE rowid = ?");
   let rewritten = 0;
   for (let after = -1; ; ) {
     const page = batch.all(after) as Row[];
     if (page.length === 0) break;
     for (const r of page) {
       const body = r.body_state === 1 ? (r.text ?? "") : "";
-      const fields = [r.subject, r.from_json, r.to_json, r.cc_json, r.bcc_json, body];
-      if (!fields.some((f) => f !== null && hasCjk(f))) continue;
-      remove.run(r.id);
-      insertFts(db, r.id, {
-        subject: r.subject ?? "",
-        from: addrs(r.from_json),
-        to: addrs(r.to_json),
-        cc: addrs(r.cc_json),
-        bcc: addrs(r.bcc_json),
-        body,
-      });
+      if (!holdsCjk(r, body)) continue;
+      reindex(db, r.id, r, body);
       rewritten++;
     }
     after = (page[page.length - 1] as Row).id;
@@ -90,7 +99,6 @@ export function indexCjkBoundaries(db: CacheDb): void {
     `SELECT m.body_state, x.subject, x.from_json, x.to_json, x.cc_json, x.bcc_json
      FROM messages m JOIN message_meta x ON x.id = m.id WHERE m.id = ?`,
   );
-  const remove = db.prepare("DELETE FROM messages_fts WHERE rowid = ?");
   schemaChanged(db);
   // (in id order: FTS5 writes its pending terms out whenever a rowid is lower than the last)
   for (const id of ids) {
@@ -99,17 +107,8 @@ export function indexCjkBoundaries(db: CacheDb): void {
     const r = row.get(id) as Omit<Row, "id" | "text"> | undefined;
     if (!r) continue;
     const body = r.body_state === 1 ? (readBody(db, id) ?? "") : "";
-    const fields = [r.subject, r.from_json, r.to_json, r.cc_json, r.bcc_json, body];
-    if (!evicted && !fields.some((f) => f !== null && hasCjk(f))) continue;
-    remove.run(id);
-    insertFts(db, id, {
-      subject: r.subject ?? "",
-      from: addrs(r.from_json),
-      to: addrs(r.to_json),
-      cc: addrs(r.cc_json),
-      bcc: addrs(r.bcc_json),
-      body,
-    });
+    if (!evicted && !holdsCjk(r, body)) continue;
+    reindex(db, id, r, body);
     if (r.subject && hasCjk(r.subject)) insertSubject(db, id, r.subject, true);
   }
   if (ids.length > 1000) db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('optimize');");

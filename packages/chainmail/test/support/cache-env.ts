@@ -75,3 +75,12 @@ export async function messageIds(c: ImapFlow, folder: string, uids: number[]): P
     lock.release();
   }
 }
+
+/** Waits until `ok()` holds, polling every 20 ms, and fails with `what` after `ms`. */
+export async function until(what: string, ok: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
