@@ -117,9 +117,11 @@ interface ToolResult {
  * `tool` throws on an error result.
  */
 export async function startMcp(dir: string, socket?: string) {
+  // BENCH_PROFILE_MCP=DIR: a CPU profile of each `chainmail mcp` process, written there when it exits
+  const profile = process.env.BENCH_PROFILE_MCP;
   const mcp = await connectStdio({
     command: process.execPath,
-    args: [CLI, "--home", dir, "mcp"],
+    args: [...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []), CLI, "--home", dir, "mcp"],
     ...(socket ? { env: { CHAINMAIL_SOCKET: socket } } : {}),
   });
   const tool = async (name: string, args: Record<string, unknown>) => {
