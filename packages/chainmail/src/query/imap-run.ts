@@ -3,6 +3,7 @@ import { searchCompiler } from "imapflow/lib/search-compiler.js";
 import { detailOf, MailError } from "../errors.js";
 import { takeRefusal } from "../imap/connection.js";
 import { refusalOf } from "../imap/refusal.js";
+import type { KnownArrivals } from "../cache/arrivals.js";
 import type { LeafNode, QueryNode } from "./ast.js";
 import { type FolderInfo, evaluate, inMatchesFolder } from "./analyze.js";
 import { compileToImap, imapUnsupported, leafSearch } from "./imap.js";
@@ -236,6 +237,11 @@ export class UidRanges {
   static of(attributes: EsearchAttributes): UidRanges {
     return new UidRanges(allParts(attributes));
   }
+  /** Every UID held, ascending. */
+  *values(): Generator<number> {
+    for (let i = 0; i < this.starts.length; i++)
+      for (let uid = this.starts[i] as number; uid <= (this.ends[i] as number); uid++) yield uid;
+  }
   has(uid: number): boolean {
     let lo = 0;
     let hi = this.starts.length - 1;
@@ -290,9 +296,17 @@ export async function imapFolderMatches(
   client: ImapFlow,
   ast: QueryNode,
   scope: { folder: FolderInfo; account?: string; now: Date },
-  options: { countOnly: boolean },
+  options: {
+    countOnly: boolean;
+    /**
+     * The arrival times the local cache holds for the folder's UIDs under a UIDVALIDITY (null when
+     * it holds none under that one): a first search in the folder then orders the server's matches
+     * by them instead of the server's SORT (see byKnownArrival).
+     */
+    arrivals?: ((uidValidity: string) => KnownArrivals | null) | undefined;
+  },
 ): Promise<FolderMatches> {
-  return searchFolder(client, ast, scope, options.countOnly ? "count" : "newest");
+  return searchFolder(client, ast, scope, options.countOnly ? "count" : "newest", options.arrivals);
 }
 
 async function searchFolder(
@@ -300,6 +314,7 @@ async function searchFolder(
   ast: QueryNode,
   scope: { folder: FolderInfo; account?: string; now: Date },
   want: "uids" | "count" | "newest",
+  arrivals?: (uidValidity: string) => KnownArrivals | null,
 ): Promise<FolderMatches> {
   const plan = compileToImap(ast, scope.now, { folder: scope.folder, account: scope.account });
   if (!plan) return { count: 0, uids: [] };
@@ -369,6 +384,20 @@ async function searchFolder(
         const order = await sinceMemo(client, EVERY_MESSAGE, folder, at);
         folder = order ? { ...at, key: EVERY_KEY, uids: order } : undefined;
       }
+      // Nothing of the folder remembered on this connection (its first search since it was
+      // selected): the server's SEARCH says which messages match, and the cache's arrival times of
+      // those UIDs put them in SORT (ARRIVAL)'s order, sparing Dovecot's SORT of every match.
+      if (!folder && searchable && arrivals) {
+        const known = arrivals(at.uidValidity);
+        // Fewer cached rows than the server holds messages by more than the bound: a cache still
+        // syncing the folder, whose matches would mostly be unknown (sorted by the server instead).
+        if (known && at.exists - known.cached <= UNKNOWN_MAX) {
+          const matching = await uidSearchAll(client, compiled);
+          const uids = await byKnownArrival(client, matching, known);
+          // Every message matching (the empty query): this is the folder's own order, as its SORT would be.
+          if (uids) return done(uids, key === EVERY_KEY ? { ...at, key, uids } : undefined);
+        }
+      }
       // Built on a second query in the same folder: one SORT of every message, once.
       const other = usable(memos?.query);
       if (!folder && searchable && key !== EVERY_KEY && other && other.key !== key) {
@@ -392,6 +421,62 @@ async function searchFolder(
   } finally {
     lock.release();
   }
+}
+
+/** At most this many matches unknown to the cache have their INTERNALDATE fetched; more and the server sorts. */
+const UNKNOWN_MAX = 200;
+
+/**
+ * The server's matches (`matching`, from its SEARCH of the selected folder) newest first in exactly
+ * the order `UID SORT (ARRIVAL)` reversed gives them: by arrival second descending, ties by UID
+ * descending (RFC 5256 breaks ties by sequence number, which follows UID order). The arrival times
+ * come from the cache (`known`, the folder's rows under the UIDVALIDITY selected now, immutable per
+ * UID: cache/arrivals.ts); the membership and the count stay the server's, as every UID returned
+ * is one the SEARCH matched. Matches the cache does not hold (mail newer than its last sync) have
+ * their INTERNALDATE fetched when they are few (UNKNOWN_MAX) and are merged in; more, or one the
+ * server no longer answers a FETCH for, and the answer is null: the caller asks the server's SORT.
+ */
+export async function byKnownArrival(
+  client: ImapFlow,
+  matching: UidRanges,
+  known: KnownArrivals,
+): Promise<number[] | null> {
+  const uids: number[] = [];
+  const seconds: number[] = [];
+  for (let i = 0; i < known.uids.length; i++) {
+    const uid = known.uids[i] as number;
+    if (!matching.has(uid)) continue;
+    uids.push(uid);
+    seconds.push(known.seconds[i] as number);
+  }
+  if (uids.length === matching.size) return uids;
+  // Some matches are not in the cache: at most UNKNOWN_MAX of them are looked up.
+  if (matching.size - uids.length > UNKNOWN_MAX) return null;
+  const kept = new Set(uids);
+  const unknown: number[] = [];
+  for (const uid of matching.values()) if (!kept.has(uid)) unknown.push(uid);
+  const fetched = await client.fetchAll(uidSet(unknown), { uid: true, internalDate: true }, { uid: true });
+  const arrived = new Map<number, number>();
+  for (const m of fetched) {
+    const ms = m.internalDate ? new Date(m.internalDate).getTime() : Number.NaN;
+    if (Number.isFinite(ms)) arrived.set(m.uid, Math.floor(ms / 1000));
+  }
+  if (unknown.some((uid) => !arrived.has(uid))) return null;
+  // The unknown ones newest first, then merged into the known ones (both in the same order).
+  unknown.sort((a, b) => (arrived.get(b) as number) - (arrived.get(a) as number) || b - a);
+  const out: number[] = [];
+  let i = 0;
+  for (const uid of unknown) {
+    const s = arrived.get(uid) as number;
+    while (
+      i < uids.length &&
+      ((seconds[i] as number) > s || ((seconds[i] as number) === s && (uids[i] as number) > uid))
+    )
+      out.push(uids[i++] as number);
+    out.push(uid);
+  }
+  while (i < uids.length) out.push(uids[i++] as number);
+  return out;
 }
 
 /**
