@@ -303,7 +303,7 @@ export async function imapFolderMatches(
      * it holds none under that one): a first search in the folder then orders the server's matches
      * by them instead of the server's SORT (see byKnownArrival).
      */
-    arrivals?: ((uidValidity: string) => KnownArrivals | null) | undefined;
+    arrivals?: ((uidValidity: string, refresh?: boolean) => KnownArrivals | null) | undefined;
   },
 ): Promise<FolderMatches> {
   return searchFolder(client, ast, scope, options.countOnly ? "count" : "newest", options.arrivals);
@@ -314,7 +314,7 @@ async function searchFolder(
   ast: QueryNode,
   scope: { folder: FolderInfo; account?: string; now: Date },
   want: "uids" | "count" | "newest",
-  arrivals?: (uidValidity: string) => KnownArrivals | null,
+  arrivals?: (uidValidity: string, refresh?: boolean) => KnownArrivals | null,
 ): Promise<FolderMatches> {
   const plan = compileToImap(ast, scope.now, { folder: scope.folder, account: scope.account });
   if (!plan) return { count: 0, uids: [] };
@@ -393,7 +393,7 @@ async function searchFolder(
         // syncing the folder, whose matches would mostly be unknown (sorted by the server instead).
         if (known && at.exists - known.cached <= UNKNOWN_MAX) {
           const matching = await uidSearchAll(client, compiled);
-          const uids = await byKnownArrival(client, matching, known);
+          const uids = await byKnownArrival(client, matching, known, () => arrivals(at.uidValidity, true));
           // Every message matching (the empty query): this is the folder's own order, as its SORT would be.
           if (uids) return done(uids, key === EVERY_KEY ? { ...at, key, uids } : undefined);
         }
@@ -440,16 +440,28 @@ export async function byKnownArrival(
   client: ImapFlow,
   matching: UidRanges,
   known: KnownArrivals,
+  /** The cache's arrivals read again (a kept copy may predate the last sync), when some match is missing. */
+  refresh?: () => KnownArrivals | null,
 ): Promise<number[] | null> {
   const uids: number[] = [];
   const seconds: number[] = [];
-  for (let i = 0; i < known.uids.length; i++) {
-    const uid = known.uids[i] as number;
-    if (!matching.has(uid)) continue;
-    uids.push(uid);
-    seconds.push(known.seconds[i] as number);
-  }
+  const pick = (from: KnownArrivals) => {
+    uids.length = 0;
+    seconds.length = 0;
+    for (let i = 0; i < from.uids.length; i++) {
+      const uid = from.uids[i] as number;
+      if (!matching.has(uid)) continue;
+      uids.push(uid);
+      seconds.push(from.seconds[i] as number);
+    }
+  };
+  pick(known);
   if (uids.length === matching.size) return uids;
+  const again = refresh?.();
+  if (again && again.uids !== known.uids) {
+    pick(again);
+    if (uids.length === matching.size) return uids;
+  }
   // Some matches are not in the cache: at most UNKNOWN_MAX of them are looked up.
   if (matching.size - uids.length > UNKNOWN_MAX) return null;
   const kept = new Set(uids);

@@ -51,7 +51,7 @@ export async function serverMatches(
   /** `listed` is a remembered list (see withFolderList): a folder the server refuses throws StaleFolderList. */
   remembered = false,
   /** The cache's arrival times of a folder's UIDs (arrivalsFrom), which spare a folder's first search the server's SORT. */
-  arrivals?: (path: string, uidValidity: string) => KnownArrivals | null,
+  arrivals?: (path: string, uidValidity: string, refresh?: boolean) => KnownArrivals | null,
 ): Promise<Stream[]> {
   const now = new Date();
   const folders = (listed?.get(account.name) ?? (await listAll(client, false))).filter(
@@ -73,7 +73,10 @@ export async function serverMatches(
               client,
               ast,
               { folder: { path: f.path, role: roleOf(f) }, account: account.name, now },
-              { countOnly, arrivals: arrivals && ((uidValidity) => arrivals(f.path, uidValidity)) },
+              {
+                countOnly,
+                arrivals: arrivals && ((uidValidity, refresh) => arrivals(f.path, uidValidity, refresh)),
+              },
             );
       if (m.count === 0) continue;
       const stream = {
@@ -109,12 +112,12 @@ export async function serverMatches(
 export function arrivalsFrom(
   ctx: ServiceContext,
   account: string,
-): ((path: string, uidValidity: string) => KnownArrivals | null) | undefined {
+): ((path: string, uidValidity: string, refresh?: boolean) => KnownArrivals | null) | undefined {
   const cache = ctx.cache;
   if (!cache) return undefined;
-  return (path, uidValidity) => {
+  return (path, uidValidity, refresh) => {
     try {
-      return cachedArrivals(cache.db, account, path, uidValidity);
+      return cachedArrivals(cache.db, account, path, uidValidity, refresh);
     } catch {
       return null;
     }
