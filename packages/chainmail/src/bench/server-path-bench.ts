@@ -349,6 +349,13 @@ async function main(): Promise<void> {
       throw new Error(
         `the cache holds ${bulk?.headers_cached} of Bulk's ${bulk?.messages} headers after a sync`,
       );
+    // The first search after the sync reads the folder's arrival times from cache.db once; the
+    // daemon keeps them while the folder's UIDVALIDITY holds (cache/arrivals.ts), so the row
+    // below times the searches after it.
+    await elsewhere();
+    const readStart = process.hrtime.bigint();
+    await search();
+    const firstRead = Number(process.hrtime.bigint() - readStart) / 1e6;
     if (TRACE) {
       const elsewhereSocket = () =>
         env.client.search({ query: "in:Small", accounts: ["work"], source: "server", limit: 25 });
@@ -364,7 +371,7 @@ async function main(): Promise<void> {
     const warm = p50(cachedMs);
     const pg7 = p50(pageMs7);
     line(
-      `server path: search matching ${N} in one folder p50 ${warm.toFixed(1)} ms through chainmail mcp; fetching one page of 25 envelopes p50 ${pg7.toFixed(1)} ms; target (search at least as fast as one page of 25): ${verdict(warm, pg7)} (the first search in the folder, the cache holding its ${bulk.headers_cached} headers: another folder searched before each, so it is selected anew; the server's SEARCH and the cache's arrival order, no SORT; ${RUNS} runs, ${load()})`,
+      `server path: search matching ${N} in one folder p50 ${warm.toFixed(1)} ms through chainmail mcp; fetching one page of 25 envelopes p50 ${pg7.toFixed(1)} ms; target (search at least as fast as one page of 25): ${verdict(warm, pg7)} (the first search in the folder, the cache holding its ${bulk.headers_cached} headers: another folder searched before each, so it is selected anew; the server's SEARCH and the cache's arrival order, no SORT; the one search before these that read the folder's arrival times from cache.db took ${firstRead.toFixed(1)} ms; ${RUNS} runs, ${load()})`,
     );
     await peer.logout();
     await mcp.close();

@@ -12,7 +12,8 @@
 // does: they are kept in memory (reading and ordering 12,000 rows costs about as much as the
 // server's SORT it spares). A kept copy can only lack rows (mail synced since) or hold rows of
 // messages expunged since, and neither changes an answer: the server's SEARCH decides what
-// matches, and a match the copy lacks makes the caller ask again with `refresh`.
+// matches; a few matches the copy lacks have their INTERNALDATE fetched by the caller, and more
+// make it ask again with `refresh`.
 import { type CacheDb, stmt } from "./schema.js";
 
 /** One folder's cached messages, newest first by (arrival second, UID): SORT (ARRIVAL) reversed. */
@@ -51,8 +52,8 @@ const ROWS_SQL =
 /**
  * The folder's cached arrivals when the cache holds it under `uidValidity` (the one the server
  * reported on selecting it), else null: a folder not cached, cached under another UIDVALIDITY
- * (its rows name other messages), with no rows, or too large to keep. `refresh`: the caller met a
- * match the answer lacked, so the rows are read again if the folder's rows changed since.
+ * (its rows name other messages), with no rows, or too large to keep. `refresh`: the caller met
+ * many matches the answer lacked, so the rows are read again if the folder's rows changed since.
  */
 export function cachedArrivals(
   db: CacheDb,

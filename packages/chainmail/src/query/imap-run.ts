@@ -433,8 +433,9 @@ const UNKNOWN_MAX = 200;
  * come from the cache (`known`, the folder's rows under the UIDVALIDITY selected now, immutable per
  * UID: cache/arrivals.ts); the membership and the count stay the server's, as every UID returned
  * is one the SEARCH matched. Matches the cache does not hold (mail newer than its last sync) have
- * their INTERNALDATE fetched when they are few (UNKNOWN_MAX) and are merged in; more, or one the
- * server no longer answers a FETCH for, and the answer is null: the caller asks the server's SORT.
+ * their INTERNALDATE fetched when they are few (UNKNOWN_MAX) and are merged in; more, even after
+ * reading the cache again (`refresh`), or one the server no longer answers a FETCH for, and the
+ * answer is null: the caller asks the server's SORT.
  */
 export async function byKnownArrival(
   client: ImapFlow,
@@ -457,13 +458,17 @@ export async function byKnownArrival(
   };
   pick(known);
   if (uids.length === matching.size) return uids;
-  const again = refresh?.();
-  if (again && again.uids !== known.uids) {
+  // Some matches are not in the cache, or not in the copy of it kept in memory: when more than
+  // UNKNOWN_MAX, the cache is read again (it may have synced them since), and when still more, the
+  // server sorts. Fewer are looked up on the server, one FETCH being cheaper than reading the
+  // folder's rows again.
+  if (matching.size - uids.length > UNKNOWN_MAX) {
+    const again = refresh?.();
+    if (!again || again.uids === known.uids) return null;
     pick(again);
     if (uids.length === matching.size) return uids;
+    if (matching.size - uids.length > UNKNOWN_MAX) return null;
   }
-  // Some matches are not in the cache: at most UNKNOWN_MAX of them are looked up.
-  if (matching.size - uids.length > UNKNOWN_MAX) return null;
   const kept = new Set(uids);
   const unknown: number[] = [];
   for (const uid of matching.values()) if (!kept.has(uid)) unknown.push(uid);
