@@ -6,7 +6,9 @@
 // in the same transaction that records a new UIDVALIDITY (cache/sync.ts). So a row of the folder
 // under the UIDVALIDITY the server reports now is the server's own arrival time of that UID,
 // however old the row: ordering matches by (arrival, UID) is exactly SORT (ARRIVAL)'s order
-// (RFC 5256 breaks ties by sequence number, which follows UID order within a folder).
+// (RFC 5256 breaks ties by sequence number, which follows UID order within a folder). The one
+// exception is arrival-id.ts's spill: a message stored when 524,288 cached messages had already
+// arrived in its second is stored a second late, and would be ordered so.
 //
 // For the same reason a folder's arrivals, once read, stay true for as long as its UIDVALIDITY
 // does: they are kept in memory (reading and ordering 12,000 rows costs about as much as the
