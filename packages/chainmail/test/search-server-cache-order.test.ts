@@ -8,17 +8,20 @@
  * path ran is read from the commands the connection sent (a UID SORT or not). A fast-check
  * property covers messages APPENDed with old and equal internal dates (UID order is not arrival
  * order), expunges after the sync, and new mail the cache does not know; a table covers many
- * unknown matches (the server sorts) and a UIDVALIDITY change (the cache's rows are not used).
+ * unknown matches (the server sorts), a UIDVALIDITY change (the cache's rows are not used) and a
+ * server refusing the FETCH of unknown arrivals (the server sorts) or the SEARCH (reported as a
+ * refusal, never 0 matches); the daemon's pages are compared before and after a sync.
  */
 import Database from "better-sqlite3";
 import fc from "fast-check";
-import type { ImapFlow } from "imapflow";
+import { ImapFlow } from "imapflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type KnownArrivals, cachedArrivals } from "../src/cache/arrivals.js";
 import { parseQuery } from "../src/query/index.js";
 import { UidRanges, byKnownArrival, imapFolderMatches } from "../src/query/imap-run.js";
 import { buildMessage } from "../src/testing/corpus.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
+import { startRefusingProxy } from "../src/testing/refusing-proxy.js";
 
 let env: MailEnv;
 let db: Database.Database;
@@ -267,6 +270,61 @@ describe("the first search in a folder ordered by the cache's arrival times", ()
     await sync();
     expect((await compareAll("Reborn")).every(Boolean)).toBe(true);
   }, 300_000);
+});
+
+describe("a server that refuses a command of the cache-ordered search", () => {
+  it("leaves the order to the server's SORT when the FETCH of unknown arrivals is refused, and reports a refused SEARCH", async () => {
+    await c.mailboxCreate("Refusing");
+    const base = Date.parse("2026-04-01T00:00:00Z");
+    for (let i = 0; i < 5; i++)
+      await append("Refusing", { arrival: base + i * 1000, seen: false, flagged: false });
+    await sync();
+    // Two messages the cache does not know, one arrived before the others.
+    await append("Refusing", { arrival: base - 5000, seen: false, flagged: false });
+    await append("Refusing", { arrival: base + 9000, seen: false, flagged: false });
+    const proxy = await startRefusingProxy(() => ({ host: env.dv.host, port: env.dv.port }));
+    const p = new ImapFlow({
+      host: "127.0.0.1",
+      port: proxy.port,
+      secure: false,
+      doSTARTTLS: false,
+      auth: { user: "alice", pass: "alice-secret-pw" },
+      logger: false,
+    });
+    await p.connect();
+    try {
+      const search = async () => {
+        await p.mailboxOpen("INBOX", { readOnly: true });
+        return imapFolderMatches(
+          p,
+          parseQuery("is:unread"),
+          { folder: { path: "Refusing" }, account: "work", now: new Date() },
+          {
+            countOnly: false,
+            arrivals: (uidValidity, refresh) =>
+              cachedArrivals(cacheDb(), "work", "Refusing", uidValidity, refresh),
+          },
+        );
+      };
+      const expected = await oracle("Refusing", "is:unread");
+      expect(expected).toHaveLength(7);
+      const sorts = () => proxy.commands().filter((cmd) => /^UID SORT/i.test(cmd)).length;
+      expect((await search()).uids).toEqual(expected);
+      expect(sorts()).toBe(0);
+      expect(proxy.commands().some((cmd) => /^UID FETCH .*INTERNALDATE/i.test(cmd))).toBe(true);
+      proxy.refuse([{ command: /^UID FETCH/i, status: "NO", text: "fetch refused for the test" }]);
+      const refused = proxy.refused();
+      expect((await search()).uids).toEqual(expected);
+      expect(proxy.refused()).toBeGreaterThan(refused);
+      expect(sorts()).toBe(1);
+      proxy.refuse([{ command: /^UID SEARCH/i, status: "NO", text: "search refused for the test" }]);
+      await expect(search()).rejects.toMatchObject({ reason: "UNSUPPORTED" });
+    } finally {
+      proxy.refuse([]);
+      await p.logout();
+      await proxy.stop();
+    }
+  }, 120_000);
 });
 
 describe("the daemon's server path with and without the folder's headers cached", () => {

@@ -472,7 +472,15 @@ export async function byKnownArrival(
   const kept = new Set(uids);
   const unknown: number[] = [];
   for (const uid of matching.values()) if (!kept.has(uid)) unknown.push(uid);
-  const fetched = await client.fetchAll(uidSet(unknown), { uid: true, internalDate: true }, { uid: true });
+  let fetched: Array<{ uid: number; internalDate?: Date | string | undefined }>;
+  try {
+    fetched = await client.fetchAll(uidSet(unknown), { uid: true, internalDate: true }, { uid: true });
+  } catch (err) {
+    // A FETCH the server refuses leaves the order to its SORT (whose own refusal is reported).
+    const e = err as { responseStatus?: string };
+    if (client.usable && (e?.responseStatus === "NO" || e?.responseStatus === "BAD")) return null;
+    throw err;
+  }
   const arrived = new Map<number, number>();
   for (const m of fetched) {
     const ms = m.internalDate ? new Date(m.internalDate).getTime() : Number.NaN;
