@@ -259,11 +259,11 @@ describe("the first search in a folder ordered by the cache's arrival times", ()
     const after = await c.mailboxOpen("Reborn", { readOnly: true });
     expect(String(after.uidValidity)).not.toBe(oldValidity);
     // The cache still holds the old rows, which would give another order: the test can fail.
-    const stale = cachedArrivals(cacheDb(), "work", "Reborn", oldValidity) as KnownArrivals;
+    const stale = (await cachedArrivals(cacheDb(), "work", "Reborn", oldValidity)) as KnownArrivals;
     expect(stale?.uids.length).toBe(6);
     const all = new UidRanges([[1, 6]]);
     expect(await byKnownArrival(c, all, stale)).not.toEqual(await oracle("Reborn", ""));
-    expect(cachedArrivals(cacheDb(), "work", "Reborn", String(after.uidValidity))).toBeNull();
+    expect(await cachedArrivals(cacheDb(), "work", "Reborn", String(after.uidValidity))).toBeNull();
     const used = await compareAll("Reborn");
     expect(used.some(Boolean)).toBe(false);
     // Synced again under the new UIDVALIDITY: the cache's order, the same answers.

@@ -31,6 +31,12 @@ export interface KnownArrivals {
 const FOLDER_MAX = 500_000;
 /** At most this many messages' arrivals are kept over all folders (12 bytes each), least recently used dropped. */
 const KEPT_MAX = 1_000_000;
+/**
+ * Rows read per statement: a folder's rows are read in slices with the event loop free between
+ * them, so reading a large folder's (100,000 rows: 150-300 ms on a loaded core) never holds up
+ * the daemon's other requests for longer than one slice.
+ */
+const SLICE = 5_000;
 
 interface Kept {
   folderId: number;
@@ -41,15 +47,75 @@ interface Kept {
   seconds: Float64Array;
 }
 
+export interface FolderRow {
+  id: number;
+  uidvalidity: string | null;
+  cached_count: number;
+  uidnext: number | null;
+  last_sync: number | null;
+}
+
 /** Per cache.db, per account and folder path, in least recently used order (a Map keeps insertion order). */
 const kept = new WeakMap<CacheDb, Map<string, Kept>>();
 
 const FOLDER_SQL =
   "SELECT id, uidvalidity, cached_count, uidnext, last_sync FROM folders WHERE account = ? AND path = ? /* arrivals */";
-// internal_date holds whole seconds in ms (a trigger refuses any other: cache/arrival-id.ts), so
-// its order is the arrival second's order and equal values are one second, ordered by UID.
+// By the (folder_id, uid) unique index, one slice after another. internal_date holds whole seconds
+// in ms (a trigger refuses any other: cache/arrival-id.ts), so its order is the arrival second's
+// order and equal values are one second, ordered by UID.
 const ROWS_SQL =
-  "SELECT uid, internal_date FROM messages WHERE folder_id = ? ORDER BY internal_date DESC, uid DESC /* arrivals */";
+  "SELECT uid, internal_date FROM messages WHERE folder_id = ? AND uid > ? ORDER BY uid LIMIT ? /* arrivals */";
+
+export const folderRow = (db: CacheDb, account: string, path: string) =>
+  stmt(db, FOLDER_SQL).get(account, path) as FolderRow | undefined;
+
+/**
+ * The folder's rows newest first by (arrival second, UID), read in slices. Null when the folder's
+ * UIDVALIDITY (or the folder) changed while they were read: a slice read after the change would
+ * hold rows of other messages under the same UIDs (the sync clears the folder's rows and records
+ * the new UIDVALIDITY in one transaction, so a check after the last slice catches it).
+ */
+export async function readArrivals(
+  db: CacheDb,
+  account: string,
+  path: string,
+  folder: FolderRow,
+  /** Rows per slice (tests read in small slices). */
+  slice = SLICE,
+  /** Called between slices (tests change the folder there). */
+  between?: () => void,
+): Promise<{ uids: Uint32Array; seconds: Float64Array } | null> {
+  const uidList: number[] = [];
+  const secondList: number[] = [];
+  for (let after = -1; ; ) {
+    const rows = stmt(db, ROWS_SQL).raw(true).all(folder.id, after, slice) as Array<[number, number]>;
+    for (const [uid, ms] of rows) {
+      uidList.push(uid);
+      secondList.push(Math.floor(ms / 1000));
+    }
+    if (rows.length < slice) break;
+    after = (rows[rows.length - 1] as [number, number])[0];
+    await new Promise((resolve) => setImmediate(resolve));
+    between?.();
+  }
+  const now = folderRow(db, account, path);
+  if (!now || now.id !== folder.id || now.uidvalidity !== folder.uidvalidity) return null;
+  // UID order is mostly arrival order already: sorting the positions from the highest UID down is
+  // close to linear (the engine's merge sort finds the runs).
+  const order = Array.from({ length: uidList.length }, (_, i) => uidList.length - 1 - i);
+  order.sort(
+    (a, b) =>
+      (secondList[b] as number) - (secondList[a] as number) ||
+      (uidList[b] as number) - (uidList[a] as number),
+  );
+  const uids = new Uint32Array(order.length);
+  const seconds = new Float64Array(order.length);
+  order.forEach((at, i) => {
+    uids[i] = uidList[at] as number;
+    seconds[i] = secondList[at] as number;
+  });
+  return { uids, seconds };
+}
 
 /**
  * The folder's cached arrivals when the cache holds it under `uidValidity` (the one the server
@@ -57,54 +123,42 @@ const ROWS_SQL =
  * (its rows name other messages), with no rows, or too large to keep. `refresh`: the caller met
  * many matches the answer lacked, so the rows are read again if the folder's rows changed since.
  */
-export function cachedArrivals(
+export async function cachedArrivals(
   db: CacheDb,
   account: string,
   path: string,
   uidValidity: string,
   refresh = false,
-): KnownArrivals | null {
+): Promise<KnownArrivals | null> {
   let map = kept.get(db);
   if (!map) {
     map = new Map();
     kept.set(db, map);
   }
   const key = `${account}\u0000${path}`;
-  const folder = stmt(db, FOLDER_SQL).get(account, path) as
-    | {
-        id: number;
-        uidvalidity: string | null;
-        cached_count: number;
-        uidnext: number | null;
-        last_sync: number | null;
-      }
-    | undefined;
-  const had = map.get(key);
-  map.delete(key);
+  const folder = folderRow(db, account, path);
   if (
     !folder ||
     folder.uidvalidity !== uidValidity ||
     folder.cached_count === 0 ||
     folder.cached_count > FOLDER_MAX
-  )
+  ) {
+    map.delete(key);
     return null;
+  }
   const stamp = `${folder.cached_count}:${folder.uidnext}:${folder.last_sync}`;
+  const had = map.get(key);
   let entry =
     had && had.folderId === folder.id && had.uidValidity === uidValidity && (!refresh || had.stamp === stamp)
       ? had
       : undefined;
   if (!entry) {
-    // Raw rows (arrays, not objects), copied into typed arrays: 12 bytes a message kept.
-    const rows = stmt(db, ROWS_SQL).raw(true).all(folder.id) as Array<[number, number]>;
-    if (rows.length === 0) return null;
-    const uids = new Uint32Array(rows.length);
-    const seconds = new Float64Array(rows.length);
-    rows.forEach((r, i) => {
-      uids[i] = r[0];
-      seconds[i] = Math.floor(r[1] / 1000);
-    });
-    entry = { folderId: folder.id, uidValidity, stamp, uids, seconds };
+    const read = await readArrivals(db, account, path, folder);
+    if (!read || read.uids.length === 0) return null;
+    entry = { folderId: folder.id, uidValidity, stamp, ...read };
   }
+  // (most recently used last; whatever another search kept meanwhile is replaced)
+  map.delete(key);
   map.set(key, entry);
   let total = 0;
   for (const e of map.values()) total += e.uids.length;

@@ -303,7 +303,7 @@ export async function imapFolderMatches(
      * it holds none under that one): a first search in the folder then orders the server's matches
      * by them instead of the server's SORT (see byKnownArrival).
      */
-    arrivals?: ((uidValidity: string, refresh?: boolean) => KnownArrivals | null) | undefined;
+    arrivals?: ((uidValidity: string, refresh?: boolean) => Promise<KnownArrivals | null>) | undefined;
   },
 ): Promise<FolderMatches> {
   return searchFolder(client, ast, scope, options.countOnly ? "count" : "newest", options.arrivals);
@@ -314,7 +314,7 @@ async function searchFolder(
   ast: QueryNode,
   scope: { folder: FolderInfo; account?: string; now: Date },
   want: "uids" | "count" | "newest",
-  arrivals?: (uidValidity: string, refresh?: boolean) => KnownArrivals | null,
+  arrivals?: (uidValidity: string, refresh?: boolean) => Promise<KnownArrivals | null>,
 ): Promise<FolderMatches> {
   const plan = compileToImap(ast, scope.now, { folder: scope.folder, account: scope.account });
   if (!plan) return { count: 0, uids: [] };
@@ -388,7 +388,7 @@ async function searchFolder(
       // selected): the server's SEARCH says which messages match, and the cache's arrival times of
       // those UIDs put them in SORT (ARRIVAL)'s order, sparing Dovecot's SORT of every match.
       if (!folder && searchable && arrivals) {
-        const known = arrivals(at.uidValidity);
+        const known = await arrivals(at.uidValidity);
         // Fewer cached rows than the server holds messages by more than the bound: a cache still
         // syncing the folder, whose matches would mostly be unknown (sorted by the server instead).
         if (known && at.exists - known.cached <= UNKNOWN_MAX) {
@@ -442,7 +442,7 @@ export async function byKnownArrival(
   matching: UidRanges,
   known: KnownArrivals,
   /** The cache's arrivals read again (a kept copy may predate the last sync), when some match is missing. */
-  refresh?: () => KnownArrivals | null,
+  refresh?: () => Promise<KnownArrivals | null>,
 ): Promise<number[] | null> {
   const uids: number[] = [];
   const seconds: number[] = [];
@@ -463,7 +463,7 @@ export async function byKnownArrival(
   // server sorts. Fewer are looked up on the server, one FETCH being cheaper than reading the
   // folder's rows again.
   if (matching.size - uids.length > UNKNOWN_MAX) {
-    const again = refresh?.();
+    const again = await refresh?.();
     if (!again || again.uids === known.uids) return null;
     pick(again);
     if (uids.length === matching.size) return uids;

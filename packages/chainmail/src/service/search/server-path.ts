@@ -51,7 +51,7 @@ export async function serverMatches(
   /** `listed` is a remembered list (see withFolderList): a folder the server refuses throws StaleFolderList. */
   remembered = false,
   /** The cache's arrival times of a folder's UIDs (arrivalsFrom), which spare a folder's first search the server's SORT. */
-  arrivals?: (path: string, uidValidity: string, refresh?: boolean) => KnownArrivals | null,
+  arrivals?: (path: string, uidValidity: string, refresh?: boolean) => Promise<KnownArrivals | null>,
 ): Promise<Stream[]> {
   const now = new Date();
   const folders = (listed?.get(account.name) ?? (await listAll(client, false))).filter(
@@ -112,12 +112,12 @@ export async function serverMatches(
 export function arrivalsFrom(
   ctx: ServiceContext,
   account: string,
-): ((path: string, uidValidity: string, refresh?: boolean) => KnownArrivals | null) | undefined {
+): ((path: string, uidValidity: string, refresh?: boolean) => Promise<KnownArrivals | null>) | undefined {
   const cache = ctx.cache;
   if (!cache) return undefined;
-  return (path, uidValidity, refresh) => {
+  return async (path, uidValidity, refresh) => {
     try {
-      return cachedArrivals(cache.db, account, path, uidValidity, refresh);
+      return await cachedArrivals(cache.db, account, path, uidValidity, refresh);
     } catch {
       return null;
     }
