@@ -3,6 +3,7 @@ import { searchCompiler } from "imapflow/lib/search-compiler.js";
 import { detailOf, MailError } from "../errors.js";
 import { takeRefusal } from "../imap/connection.js";
 import { refusalOf } from "../imap/refusal.js";
+import type { KnownArrivals } from "../cache/arrivals.js";
 import type { LeafNode, QueryNode } from "./ast.js";
 import { type FolderInfo, evaluate, inMatchesFolder } from "./analyze.js";
 import { compileToImap, imapUnsupported, leafSearch } from "./imap.js";
@@ -236,6 +237,11 @@ export class UidRanges {
   static of(attributes: EsearchAttributes): UidRanges {
     return new UidRanges(allParts(attributes));
   }
+  /** Every UID held, ascending. */
+  *values(): Generator<number> {
+    for (let i = 0; i < this.starts.length; i++)
+      for (let uid = this.starts[i] as number; uid <= (this.ends[i] as number); uid++) yield uid;
+  }
   has(uid: number): boolean {
     let lo = 0;
     let hi = this.starts.length - 1;
@@ -290,9 +296,17 @@ export async function imapFolderMatches(
   client: ImapFlow,
   ast: QueryNode,
   scope: { folder: FolderInfo; account?: string; now: Date },
-  options: { countOnly: boolean },
+  options: {
+    countOnly: boolean;
+    /**
+     * The arrival times the local cache holds for the folder's UIDs under a UIDVALIDITY (null when
+     * it holds none under that one): a first search in the folder then orders the server's matches
+     * by them instead of the server's SORT (see byKnownArrival).
+     */
+    arrivals?: ((uidValidity: string, refresh?: boolean) => Promise<KnownArrivals | null>) | undefined;
+  },
 ): Promise<FolderMatches> {
-  return searchFolder(client, ast, scope, options.countOnly ? "count" : "newest");
+  return searchFolder(client, ast, scope, options.countOnly ? "count" : "newest", options.arrivals);
 }
 
 async function searchFolder(
@@ -300,6 +314,7 @@ async function searchFolder(
   ast: QueryNode,
   scope: { folder: FolderInfo; account?: string; now: Date },
   want: "uids" | "count" | "newest",
+  arrivals?: (uidValidity: string, refresh?: boolean) => Promise<KnownArrivals | null>,
 ): Promise<FolderMatches> {
   const plan = compileToImap(ast, scope.now, { folder: scope.folder, account: scope.account });
   if (!plan) return { count: 0, uids: [] };
@@ -369,6 +384,20 @@ async function searchFolder(
         const order = await sinceMemo(client, EVERY_MESSAGE, folder, at);
         folder = order ? { ...at, key: EVERY_KEY, uids: order } : undefined;
       }
+      // Nothing of the folder remembered on this connection (its first search since it was
+      // selected): the server's SEARCH says which messages match, and the cache's arrival times of
+      // those UIDs put them in SORT (ARRIVAL)'s order, sparing Dovecot's SORT of every match.
+      if (!folder && searchable && arrivals) {
+        const known = await arrivals(at.uidValidity);
+        // Fewer cached rows than the server holds messages by more than the bound: a cache still
+        // syncing the folder, whose matches would mostly be unknown (sorted by the server instead).
+        if (known && at.exists - known.cached <= UNKNOWN_MAX) {
+          const matching = await uidSearchAll(client, compiled);
+          const uids = await byKnownArrival(client, matching, known, () => arrivals(at.uidValidity, true));
+          // Every message matching (the empty query): this is the folder's own order, as its SORT would be.
+          if (uids) return done(uids, key === EVERY_KEY ? { ...at, key, uids } : undefined);
+        }
+      }
       // Built on a second query in the same folder: one SORT of every message, once.
       const other = usable(memos?.query);
       if (!folder && searchable && key !== EVERY_KEY && other && other.key !== key) {
@@ -392,6 +421,87 @@ async function searchFolder(
   } finally {
     lock.release();
   }
+}
+
+/** At most this many matches unknown to the cache have their INTERNALDATE fetched; more and the server sorts. */
+const UNKNOWN_MAX = 200;
+
+/**
+ * The server's matches (`matching`, from its SEARCH of the selected folder) newest first in exactly
+ * the order `UID SORT (ARRIVAL)` reversed gives them: by arrival second descending, ties by UID
+ * descending (RFC 5256 breaks ties by sequence number, which follows UID order). The arrival times
+ * come from the cache (`known`, the folder's rows under the UIDVALIDITY selected now, immutable per
+ * UID: cache/arrivals.ts); the membership and the count stay the server's, as every UID returned
+ * is one the SEARCH matched. Matches the cache does not hold (mail newer than its last sync) have
+ * their INTERNALDATE fetched when they are few (UNKNOWN_MAX) and are merged in; more, even after
+ * reading the cache again (`refresh`), or one the server no longer answers a FETCH for, and the
+ * answer is null: the caller asks the server's SORT.
+ */
+export async function byKnownArrival(
+  client: ImapFlow,
+  matching: UidRanges,
+  known: KnownArrivals,
+  /** The cache's arrivals read again (a kept copy may predate the last sync), when some match is missing. */
+  refresh?: () => Promise<KnownArrivals | null>,
+): Promise<number[] | null> {
+  const uids: number[] = [];
+  const seconds: number[] = [];
+  const pick = (from: KnownArrivals) => {
+    uids.length = 0;
+    seconds.length = 0;
+    for (let i = 0; i < from.uids.length; i++) {
+      const uid = from.uids[i] as number;
+      if (!matching.has(uid)) continue;
+      uids.push(uid);
+      seconds.push(from.seconds[i] as number);
+    }
+  };
+  pick(known);
+  if (uids.length === matching.size) return uids;
+  // Some matches are not in the cache, or not in the copy of it kept in memory: when more than
+  // UNKNOWN_MAX, the cache is read again (it may have synced them since), and when still more, the
+  // server sorts. Fewer are looked up on the server, one FETCH being cheaper than reading the
+  // folder's rows again.
+  if (matching.size - uids.length > UNKNOWN_MAX) {
+    const again = await refresh?.();
+    if (!again || again.uids === known.uids) return null;
+    pick(again);
+    if (uids.length === matching.size) return uids;
+    if (matching.size - uids.length > UNKNOWN_MAX) return null;
+  }
+  const kept = new Set(uids);
+  const unknown: number[] = [];
+  for (const uid of matching.values()) if (!kept.has(uid)) unknown.push(uid);
+  let fetched: Array<{ uid: number; internalDate?: Date | string | undefined }>;
+  try {
+    fetched = await client.fetchAll(uidSet(unknown), { uid: true, internalDate: true }, { uid: true });
+  } catch (err) {
+    // A FETCH the server refuses leaves the order to its SORT (whose own refusal is reported).
+    const e = err as { responseStatus?: string };
+    if (client.usable && (e?.responseStatus === "NO" || e?.responseStatus === "BAD")) return null;
+    throw err;
+  }
+  const arrived = new Map<number, number>();
+  for (const m of fetched) {
+    const ms = m.internalDate ? new Date(m.internalDate).getTime() : Number.NaN;
+    if (Number.isFinite(ms)) arrived.set(m.uid, Math.floor(ms / 1000));
+  }
+  if (unknown.some((uid) => !arrived.has(uid))) return null;
+  // The unknown ones newest first, then merged into the known ones (both in the same order).
+  unknown.sort((a, b) => (arrived.get(b) as number) - (arrived.get(a) as number) || b - a);
+  const out: number[] = [];
+  let i = 0;
+  for (const uid of unknown) {
+    const s = arrived.get(uid) as number;
+    while (
+      i < uids.length &&
+      ((seconds[i] as number) > s || ((seconds[i] as number) === s && (uids[i] as number) > uid))
+    )
+      out.push(uids[i++] as number);
+    out.push(uid);
+  }
+  while (i < uids.length) out.push(uids[i++] as number);
+  return out;
 }
 
 /**

@@ -9,7 +9,7 @@ import { cacheHits } from "./cache-path.js";
 import { badCursor, type DecodedCursor, encodeCursor } from "./cursor.js";
 import { withFolderList } from "./folder-lists.js";
 import { overallSource } from "./merge.js";
-import { addSnippets, folderError, serverMatches, serverRows } from "./server-path.js";
+import { addSnippets, arrivalsFrom, folderError, serverMatches, serverRows } from "./server-path.js";
 import type { Hit, Plan, SearchParams, SearchResult } from "./types.js";
 
 /**
@@ -64,6 +64,7 @@ export async function collapsedSearch(
               undefined,
               folders,
               remembered,
+              arrivalsFrom(ctx, name),
             )) {
               try {
                 hits.push(...(await serverRows(c, account, s, s.uids)));

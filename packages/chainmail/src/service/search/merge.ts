@@ -9,7 +9,7 @@ import { type Call, type ServiceContext, accountOf, auditRead } from "../context
 import { cacheHits } from "./cache-path.js";
 import { badCursor, type DecodedCursor, encodeCursor, type StreamPos } from "./cursor.js";
 import { withFolderList } from "./folder-lists.js";
-import { addSnippets, folderError, serverMatches, serverRows } from "./server-path.js";
+import { addSnippets, arrivalsFrom, folderError, serverMatches, serverRows } from "./server-path.js";
 import type { Hit, Plan, SearchParams, SearchResult } from "./types.js";
 
 /** A search whose accounts are not all on the cache fast path, one page merged from its streams. */
@@ -75,6 +75,7 @@ export async function pagedSearch(
               },
               folders,
               remembered,
+              arrivalsFrom(ctx, name),
             );
             return { pages, mine };
           }),

@@ -5,6 +5,7 @@
  */
 import type { FetchMessageObject, ImapFlow, ListResponse } from "imapflow";
 import { simpleParser } from "mailparser";
+import { type KnownArrivals, cachedArrivals } from "../../cache/arrivals.js";
 import type { AccountConfig } from "../../config.js";
 import { type WireError, isMailError, toWireError } from "../../errors.js";
 import { htmlToText } from "../../imap/body.js";
@@ -49,6 +50,8 @@ export async function serverMatches(
   listed?: ReadonlyMap<string, ListResponse[]>,
   /** `listed` is a remembered list (see withFolderList): a folder the server refuses throws StaleFolderList. */
   remembered = false,
+  /** The cache's arrival times of a folder's UIDs (arrivalsFrom), which spare a folder's first search the server's SORT. */
+  arrivals?: (path: string, uidValidity: string, refresh?: boolean) => Promise<KnownArrivals | null>,
 ): Promise<Stream[]> {
   const now = new Date();
   const folders = (listed?.get(account.name) ?? (await listAll(client, false))).filter(
@@ -70,7 +73,10 @@ export async function serverMatches(
               client,
               ast,
               { folder: { path: f.path, role: roleOf(f) }, account: account.name, now },
-              { countOnly },
+              {
+                countOnly,
+                arrivals: arrivals && ((uidValidity, refresh) => arrivals(f.path, uidValidity, refresh)),
+              },
             );
       if (m.count === 0) continue;
       const stream = {
@@ -95,6 +101,27 @@ export async function serverMatches(
     if (found) await onFolder(found);
   }
   return streams;
+}
+
+/**
+ * The arrival times the local cache holds for one folder's UIDs under a UIDVALIDITY (see
+ * cache/arrivals.ts), or undefined without a cache. The cache never decides which messages match
+ * or how many: it only orders the server's matches. A cache that cannot be read answers null (the
+ * server sorts), never a failed search.
+ */
+export function arrivalsFrom(
+  ctx: ServiceContext,
+  account: string,
+): ((path: string, uidValidity: string, refresh?: boolean) => Promise<KnownArrivals | null>) | undefined {
+  const cache = ctx.cache;
+  if (!cache) return undefined;
+  return async (path, uidValidity, refresh) => {
+    try {
+      return await cachedArrivals(cache.db, account, path, uidValidity, refresh);
+    } catch {
+      return null;
+    }
+  };
 }
 
 /** What a page's row is built from: the fields RawFetch and imapflow's `fetch` both give. */
