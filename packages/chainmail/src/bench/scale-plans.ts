@@ -5,7 +5,8 @@
  * scale-queries.ts the in-process `searchCache` p50/p95 (limit 25 and count_only) and, with
  * BENCH_PLANS_EXPLAIN=1, SQLite's plan of each statement the search runs. The cache.db is kept
  * (BENCH_PLANS_DIR, default .bench-data/plans-N) and rebuilt when the generator or N changes.
- * BENCH_PLANS_MESSAGES (default 100,000), BENCH_PLANS_BODIES=0 (headers only), BENCH_PLANS_RUNS.
+ * BENCH_PLANS_MESSAGES (or BENCH_SCALE_MESSAGES; default 100,000), BENCH_PLANS_BODIES=0 (headers
+ * only), BENCH_PLANS_RUNS.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -21,7 +22,8 @@ import { MAILBOX_GENERATOR_VERSION } from "../testing/mailbox.js";
 import { syncedMailboxMessage } from "../testing/mailbox-synced.js";
 import { scaleQueries } from "./scale-queries.js";
 
-const N = Number(process.env.BENCH_PLANS_MESSAGES ?? 100_000);
+// (BENCH_SCALE_MESSAGES as the Dovecot run takes it, when BENCH_PLANS_MESSAGES is not set)
+const N = Number(process.env.BENCH_PLANS_MESSAGES ?? process.env.BENCH_SCALE_MESSAGES ?? 100_000);
 const BODIES = process.env.BENCH_PLANS_BODIES !== "0";
 const RUNS = Number(process.env.BENCH_PLANS_RUNS ?? 200);
 const EXPLAIN = process.env.BENCH_PLANS_EXPLAIN === "1";
