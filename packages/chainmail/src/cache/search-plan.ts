@@ -164,8 +164,8 @@ function ftsSource(q: Plan, fts: NonNullable<Plan["fts"]>, before?: number) {
  * `has:attachment` for the address index's row `a`: the row's entry in the attachment index
  * (partial, has_attachment = 1), found by its key (internal_date, id) with the date read off the
  * id. At 1,000,000 messages `has:attachment from:` a sender of 21,239 messages (3,528 with
- * attachments) looked up each message row for its flag in 18 ms; the probes of the far smaller
- * index take 6.6 (load 5.5).
+ * attachments) counted in 18-22 ms reading each message row for its flag (most not in SQLite's
+ * page cache), in 8-8.7 ms probing the far smaller index (p50 in process, load 5-6).
  */
 const ATTACHED = `EXISTS (SELECT 1 FROM messages x INDEXED BY messages_attach
   WHERE x.internal_date = ${internalDateOfSql("a.id")} AND x.id = a.id AND x.has_attachment = 1)`;
