@@ -107,6 +107,10 @@ const QUERIES = [
   "filename:pdf",
   "filename:csv OR is:flagged",
   "-filename:png has:attachment",
+  // (a whole address with has:attachment: the attachment index tested per address row)
+  "has:attachment from:carol@example.com",
+  "from:news@example.com has:attachment",
+  "has:attachment from:alice@example.com",
   "larger:10K",
   "smaller:2K",
   "larger:1K smaller:3K",

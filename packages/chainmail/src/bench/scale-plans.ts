@@ -3,9 +3,11 @@
  * cache.db of N generated messages (src/testing/mailbox.ts) written by the cache's own code
  * (`upsertMessage` for the headers, the backfill's statements for the bodies), then per query of
  * scale-queries.ts the in-process `searchCache` p50/p95 (limit 25 and count_only) and, with
- * BENCH_PLANS_EXPLAIN=1, SQLite's plan of each statement the search runs. The cache.db is kept
+ * BENCH_PLANS_EXPLAIN=1, SQLite's plan of each statement the search runs and its time per run (page
+ * and count_only). The cache.db is kept
  * (BENCH_PLANS_DIR, default .bench-data/plans-N) and rebuilt when the generator or N changes.
- * BENCH_PLANS_MESSAGES (default 100,000), BENCH_PLANS_BODIES=0 (headers only), BENCH_PLANS_RUNS.
+ * BENCH_PLANS_MESSAGES (or BENCH_SCALE_MESSAGES; default 100,000), BENCH_PLANS_BODIES=0 (headers
+ * only), BENCH_PLANS_RUNS.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -21,7 +23,8 @@ import { MAILBOX_GENERATOR_VERSION } from "../testing/mailbox.js";
 import { syncedMailboxMessage } from "../testing/mailbox-synced.js";
 import { scaleQueries } from "./scale-queries.js";
 
-const N = Number(process.env.BENCH_PLANS_MESSAGES ?? 100_000);
+// (BENCH_SCALE_MESSAGES as the Dovecot run takes it, when BENCH_PLANS_MESSAGES is not set)
+const N = Number(process.env.BENCH_PLANS_MESSAGES ?? process.env.BENCH_SCALE_MESSAGES ?? 100_000);
 const BODIES = process.env.BENCH_PLANS_BODIES !== "0";
 const RUNS = Number(process.env.BENCH_PLANS_RUNS ?? 200);
 const EXPLAIN = process.env.BENCH_PLANS_EXPLAIN === "1";
@@ -99,12 +102,36 @@ function main() {
     build(db);
     fs.writeFileSync(markerFile, want);
   }
-  // Every statement a search prepares, to show its plan (the statement map keeps each once)
+  // Every statement a search prepares, to show its plan (the statement map keeps each once), and
+  // with EXPLAIN the time of each run of it during the timed searches (what a page and a count
+  // spend where; a statement used through .pluck() is not timed)
   const prepared: string[] = [];
+  let spent: Map<string, number[]> | null = null;
   const prepare = db.prepare.bind(db);
+  const timed = (s: ReturnType<typeof prepare>, sql: string) =>
+    new Proxy(s, {
+      get(target, key) {
+        const v = Reflect.get(target, key) as unknown;
+        if (typeof v !== "function") return v;
+        const f = v as (...a: unknown[]) => unknown;
+        if (key !== "get" && key !== "all" && key !== "run") return f.bind(target);
+        return (...args: unknown[]) => {
+          const t = performance.now();
+          try {
+            return f.apply(target, args);
+          } finally {
+            if (spent) {
+              const list = spent.get(sql) ?? [];
+              list.push(performance.now() - t);
+              spent.set(sql, list);
+            }
+          }
+        };
+      },
+    });
   (db as { prepare: CacheDb["prepare"] }).prepare = ((sql: string) => {
     prepared.push(sql);
-    return prepare(sql);
+    return EXPLAIN ? timed(prepare(sql), sql) : prepare(sql);
   }) as CacheDb["prepare"];
   line("query | matches | in-process p50/p95 ms | count_only p50/p95 ms");
   for (const q of scaleQueries(N, NOW, NOW)) {
@@ -115,11 +142,18 @@ function main() {
     const times = (countOnly: boolean) => {
       for (let i = 0; i < 5; i++) searchCache(db, ast, { ...opts, countOnly });
       const out: number[] = [];
+      if (EXPLAIN) spent = new Map();
       for (let i = 0; i < RUNS; i++) {
         const t = performance.now();
         searchCache(db, ast, { ...opts, countOnly });
         out.push(performance.now() - t);
       }
+      if (spent)
+        for (const [sql, xs] of spent)
+          line(
+            `    ${countOnly ? "count_only" : "page"}: p50 ${ms(pct(xs, 50))} ms x${(xs.length / RUNS).toFixed(2)} ${sql.replace(/\s+/g, " ").slice(0, 120)}`,
+          );
+      spent = null;
       return out;
     };
     searchCache(db, ast, { ...opts, countOnly: true });

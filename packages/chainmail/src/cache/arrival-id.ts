@@ -23,6 +23,13 @@ export const arrivalSecond = (ms: number) =>
 /** The first id of an arrival second; its ties follow it. */
 export const firstIdOf = (second: number) => (second + OFFSET) * TIES;
 
+/**
+ * SQL for the internal_date of the message whose id is the column `id`: the arrival second is the
+ * id's high bits (the triggers below hold every row to it), so an index keyed by (internal_date,
+ * id) can be probed for a row by its id alone.
+ */
+export const internalDateOfSql = (id: string) => `((${id} >> ${TIE_BITS}) - ${OFFSET}) * 1000`;
+
 /** The lowest id a message that arrived at or after `ms` can have: a date bound as an id bound. */
 export const idFloorOf = (ms: number) => firstIdOf(arrivalSecond(Math.ceil(ms / 1000) * 1000));
 

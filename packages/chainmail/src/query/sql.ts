@@ -45,6 +45,12 @@ export interface AddrDriver {
   params: (string | number)[];
   /** Whether `where` reads the message row (`m`), not only the index row (`a`). */
   join: boolean;
+  /**
+   * Whether the query has `has:attachment` AND-ed to the address, left out of `where`: the plan
+   * tests it on the attachment index's entry of each row (src/cache/search-plan.ts), which is
+   * smaller than the message rows and needs no message row read.
+   */
+  attached: boolean;
 }
 
 /** message_addresses.field of each address term (the same numbers as src/cache/address-index.ts). */
@@ -346,7 +352,8 @@ function addrDriver(node: QueryNode, now: Date, options: SqlOptions, scoped: boo
   const kids = node.kind === "and" ? node.children : [node];
   const lead = kids.find(exactAddress) as Extract<QueryNode, { kind: "address" }> | undefined;
   if (!lead) return null;
-  const others = kids.filter((k) => k !== lead);
+  const attached = kids.some((k) => k.kind === "has_attachment");
+  const others = kids.filter((k) => k !== lead && k.kind !== "has_attachment");
   const conds: string[] = [];
   const params: (string | number)[] = [];
   let join = false;
@@ -380,6 +387,7 @@ function addrDriver(node: QueryNode, now: Date, options: SqlOptions, scoped: boo
     where: conds.length ? conds.join(" AND ") : "1",
     params,
     join,
+    attached,
   };
 }
 
