@@ -115,12 +115,12 @@ function snapshot() {
   };
 }
 
-/** Pages of the indexes of `messages` and `message_meta` (dbstat). */
+/** Pages of the indexes of `messages` and `message_meta` and of the address tables (dbstat). */
 const indexPages = () =>
   (
     db
       .prepare(
-        "SELECT count(*) AS n FROM dbstat WHERE name IN (SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('messages', 'message_meta'))",
+        "SELECT count(*) AS n FROM dbstat WHERE name IN (SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('messages', 'message_meta')) OR name IN ('message_addresses', 'address_counts')",
       )
       .get() as { n: number }
   ).n;
@@ -134,9 +134,30 @@ describe("indexes rebuilt after a bulk load", () => {
     const pagesBefore = indexPages();
     const fileBefore = db.pragma("page_count", { simple: true }) as number;
 
-    const names = await repackIndexes(db);
+    // Searches go on meanwhile: the worker's connection writes the new b-trees (the daemon's
+    // connection sees another connection's commits: data_version changes), this one reads
+    const version = db.pragma("data_version", { simple: true });
+    const started: string[] = [];
+    let during = 0;
+    let done = false;
+    const repack = repackIndexes(db, (sql) => started.push(sql)).finally(() => {
+      done = true;
+    });
+    while (!done) {
+      if (started.length > 0) {
+        expect(answer("invoice")).toEqual(before.answers[13]?.[1]);
+        during++;
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    const names = await repack;
+    expect(db.pragma("data_version", { simple: true })).not.toBe(version);
+    expect(during).toBeGreaterThan(0);
+    expect(started).toEqual(names.map((n) => `REINDEX "${n}"`));
     expect(names).toEqual(
       expect.arrayContaining([
+        "message_addresses",
+        "address_counts",
         "messages_newest",
         "messages_unread",
         "messages_flagged",
@@ -175,6 +196,34 @@ describe("indexes rebuilt after a bulk load", () => {
     expect(all.count).toBe(N + 1);
     expect(all.uids[0]).toBe(N + 1);
     expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+  });
+});
+
+describe("indexes rebuilt in a :memory: cache", () => {
+  it("on this thread, the same rows after", async () => {
+    const mem = openCache(":memory:");
+    const folder = ensureFolder(mem, "a", "INBOX", "inbox");
+    for (let to = 400; to > 0; to -= 100)
+      mem.transaction(() => {
+        const fts: FtsWrite[] = [];
+        for (let i = to - 100; i < to; i++)
+          upsertMessage(mem, folder, syncedMailboxMessage(i, 400, i + 1, NOW).msg, null, fts);
+        runFtsWrites(fts);
+      })();
+    const rows = () =>
+      mem
+        .prepare(
+          "SELECT m.uid, x.message_id FROM messages m INDEXED BY messages_newest JOIN message_meta x ON x.id = m.id ORDER BY m.internal_date DESC, m.id DESC",
+        )
+        .all();
+    const before = rows();
+    expect(before).toHaveLength(400);
+    const started: string[] = [];
+    expect(await repackIndexes(mem, (sql) => started.push(sql))).toHaveLength(started.length);
+    expect(started.length).toBeGreaterThanOrEqual(11);
+    expect(rows()).toEqual(before);
+    expect(mem.pragma("integrity_check", { simple: true })).toBe("ok");
+    mem.close();
   });
 });
 
