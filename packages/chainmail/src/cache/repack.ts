@@ -75,6 +75,8 @@ function inWorker(file: string, statements: string[], onStart?: (sql: string) =>
       else reject(new Error(`rebuilding the cache's indexes: ${m.error}`));
     });
     worker.on("error", reject);
+    // (after its last message this changes nothing: a settled promise stays as it is)
+    worker.on("exit", (code) => reject(new Error(`the index rebuild's worker ended (exit code ${code})`)));
   });
 }
 
