@@ -1,5 +1,6 @@
 import type { ImapFlow } from "imapflow";
 import {
+  decodeTextPart,
   MAX_BODY_CHARS,
   type TextPartRef,
   textFromPart,
@@ -310,7 +311,7 @@ async function fetchTextParts(
   const rest: Pending[] = [];
   const byPart = new Map<string, { row: Pending; ref: TextPartRef }[]>();
   for (const row of pending) {
-    const ref = binary && row.text_part ? (JSON.parse(row.text_part) as TextPartRef) : null;
+    const ref = binary && row.text_part ? decodeTextPart(row.text_part) : null;
     if (!ref) {
       rest.push(row);
       continue;

@@ -54,6 +54,7 @@ export {
 } from "./watch.js";
 export { compactFts, ftsNeedsMerge } from "./fts.js";
 export { truncateWal } from "./checkpoint.js";
+export { REPACK_MIN_ADDED, repackIndexes } from "./repack.js";
 export { type FolderRow, getFolder } from "./store.js";
 export { canonicalThreadKey } from "../thread-key.js";
 export { htmlToPlain, textFromSource } from "./body.js";

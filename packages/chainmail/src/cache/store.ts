@@ -4,7 +4,7 @@ import { type FolderRole, attachmentsFromStructure, listColumn } from "../query/
 import { type CacheDb, stmt } from "./schema.js";
 import { classifyFlags, type ShortFlag } from "../imap/flags.js";
 import { canonicalThreadKey } from "../thread-key.js";
-import { textPartRef } from "./body.js";
+import { encodeTextPart, textPartRef } from "./body.js";
 import { newMessageSlot } from "./arrival-id.js";
 import { insertFts, insertSubject } from "./fts.js";
 import { readBody } from "./body-store.js";
@@ -320,7 +320,7 @@ export function upsertMessage(
     JSON.stringify(labels),
     JSON.stringify(attachments),
     msg.modseq !== undefined ? String(msg.modseq) : null,
-    textPart ? JSON.stringify(textPart) : null,
+    textPart ? encodeTextPart(textPart) : null,
   ];
   if (!existing) {
     const slot = newMessageSlot(db, narrow[DATE_COL] as number);

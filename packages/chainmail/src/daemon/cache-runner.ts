@@ -24,6 +24,8 @@ import {
   type InboxWatch,
   openCache,
   recordWatchError,
+  REPACK_MIN_ADDED,
+  repackIndexes,
   syncAccount,
   newMailFolder,
   truncateWal,
@@ -256,6 +258,14 @@ export class CacheRunner {
         if (report.budget_exhausted) break;
       }
       if (report.bodies > 0) await compactFts(this.db);
+      // A bulk load leaves its index pages part empty: rebuilt full (src/cache/repack.ts). Only
+      // the file's size is at stake: a rebuild that fails leaves the indexes as they were
+      if (report.added >= REPACK_MIN_ADDED)
+        await repackIndexes(this.db).catch((err: unknown) =>
+          this.log(
+            `cache: rebuilding the indexes of ${account.name} failed (they stay as they were): ${String(err)}`,
+          ),
+        );
       report.evicted += evictBodies(this.db, maxBytes);
       // The sync has settled: the WAL's pages are copied into cache.db and the file cut to nothing
       // (a backfill leaves it at 16-21 MiB, disk the cache holds for nothing: issue 34). In the

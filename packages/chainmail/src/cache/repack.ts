@@ -1,0 +1,123 @@
+// Indexes rebuilt full after a bulk load (issue 34: cache.db at most a fifth of the Maildir).
+//
+// A first sync writes the headers newest batch first, each batch's rows in ascending order, so
+// every batch is inserted just before the previous one: the b-tree pages where it lands are split
+// again and again and left part empty. The body backfill moves each row of `messages_body` from
+// state 0 to 1 the same way. At 100,000 messages the indexes of `messages` and `message_meta` and
+// the address tables (WITHOUT ROWID: their rows are their primary key's b-tree) held 7.3 MiB of
+// unused space (dbstat, kept cache of the scale run); REINDEX rebuilds each from a sorted pass,
+// every page full. The rowid tables cannot be rebuilt that way (only VACUUM rewrites them, 2.3 s at
+// 100,000 with the daemon answering nothing), so they stay as written.
+//
+// After a bulk load the date-ordered indexes stay full: new mail is the newest and lands at their
+// right edge, where SQLite appends. The others (thread key, Message-ID, size, addresses) take later
+// mail in the middle and settle back towards the usual two-thirds full over many inserts.
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import { checkpointSoon } from "./checkpoint.js";
+import { releaseFreePages } from "./fts.js";
+import { backgroundTurn } from "./priority.js";
+import type { CacheDb } from "./schema.js";
+
+/**
+ * Messages a pass must add for its indexes to be rebuilt: a first sync or a large catch-up. Below
+ * that the split pages are few and not worth rewriting every index.
+ */
+export const REPACK_MIN_ADDED = 10_000;
+
+/**
+ * A cache holding more messages than this keeps its pages as written. Each REINDEX holds the
+ * write lock until it is done, and a write of the daemon's own connection meanwhile (the watch's
+ * new mail, another account's pass) waits for it synchronously, the daemon answering nothing: the
+ * address table's rebuild took 0.6 s at 100,000 messages on a loaded core and grows with the
+ * cache (about 1.5 s here). Above it the unused space is a smaller share of a cache that large
+ * (at 1,000,000 messages cache.db measured 19.4% of the Maildir without the rebuild).
+ */
+export const REPACK_MAX_MESSAGES = 250_000;
+
+/** The tables written per message whose b-trees REINDEX rebuilds, and their indexes. */
+function repackTargets(db: CacheDb): string[] {
+  return db
+    .prepare(
+      `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('messages', 'message_meta')
+       UNION ALL SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('message_addresses', 'address_counts')
+       ORDER BY name`,
+    )
+    .pluck()
+    .all() as string[];
+}
+
+const reindex = (name: string) => `REINDEX "${name.replaceAll('"', '""')}"`;
+
+// A REINDEX is one statement (0.6 s for the address table at 100,000 messages on a loaded core, ten
+// times that at a million): run on the daemon's thread, no search would be answered meanwhile. A
+// worker with its own connection writes the new b-trees while the daemon's connection goes on
+// reading the committed ones (WAL: readers never wait for the writer). CommonJS, as `eval` workers
+// are. It says when it starts each one and when it is done.
+const WORKER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.sqlite);
+let db = null;
+try {
+  db = new Database(workerData.file, { fileMustExist: true });
+  db.pragma("busy_timeout = 5000");
+  for (const sql of workerData.statements) {
+    parentPort.postMessage({ started: sql });
+    db.exec(sql);
+  }
+  parentPort.postMessage({ error: null });
+} catch (e) {
+  parentPort.postMessage({ error: String(e) });
+} finally {
+  db?.close();
+}
+`;
+
+function inWorker(file: string, statements: string[], onStart?: (sql: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(WORKER, {
+      eval: true,
+      workerData: { file, statements, sqlite: createRequire(import.meta.url).resolve("better-sqlite3") },
+    });
+    worker.on("message", (m: { started?: string; error?: string | null }) => {
+      if (m.started !== undefined) onStart?.(m.started);
+      else if (m.error === null) resolve();
+      else reject(new Error(`rebuilding the cache's indexes: ${m.error}`));
+    });
+    worker.on("error", reject);
+    // (after its last message this changes nothing: a settled promise stays as it is)
+    worker.on("exit", (code) => reject(new Error(`the index rebuild's worker ended (exit code ${code})`)));
+  });
+}
+
+/**
+ * Rebuilds every index of `messages` and `message_meta` and the two address tables, in a worker
+ * thread for a cache file (`:memory:` on this thread, each after a background turn), then gives
+ * the freed pages back to the file system (a cache created with incremental auto-vacuum; an older
+ * one keeps them for its next writes). A write of this connection meanwhile waits for the
+ * statement the worker is running (busy_timeout). Nothing is rebuilt in a cache of more than
+ * REPACK_MAX_MESSAGES messages. Returns what it rebuilt; `onStart` hears of each
+ * statement as it starts (tests).
+ */
+export async function repackIndexes(
+  db: CacheDb,
+  onStart?: (sql: string) => void,
+  maxMessages = REPACK_MAX_MESSAGES,
+): Promise<string[]> {
+  const held = (db.prepare("SELECT count(*) AS n FROM messages").get() as { n: number }).n;
+  if (held > maxMessages) return [];
+  const names = repackTargets(db);
+  const statements = names.map(reindex);
+  if (db.memory) {
+    for (const sql of statements) {
+      await backgroundTurn();
+      onStart?.(sql);
+      db.exec(sql);
+    }
+  } else {
+    await inWorker(db.name, statements, onStart);
+    checkpointSoon(db);
+  }
+  await releaseFreePages(db);
+  return names;
+}
