@@ -111,6 +111,43 @@ describe("writeInSlices", () => {
     expect(sliceStart).toBeGreaterThan(0);
     expect(rows).toEqual(Array.from({ length: sliceStart }, (_, i) => i));
   });
+
+  it("keeps statement journals in memory inside its transactions only, also when a write throws", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-slices-"));
+    const db = openCache(path.join(dir, "cache.db"));
+    try {
+      const tempStore = () => db.pragma("temp_store", { simple: true });
+      // A multi-row INSERT ... SELECT into an indexed table inside a transaction: a statement
+      // journal of far more than the 64 KiB SQLite keeps in memory by default
+      db.exec("CREATE TABLE t (i INTEGER PRIMARY KEY, s TEXT UNIQUE)");
+      const bulk = db.prepare("INSERT INTO t (i, s) SELECT value, printf('%0500d', value) FROM json_each(?)");
+      const before = tempStore();
+      const during: unknown[] = [];
+      const chunk = (k: number) => JSON.stringify(Array.from({ length: 500 }, (_, j) => k * 500 + j));
+      await writeInSlices(db, [0, 1, 2], {
+        write: (k) => {
+          during.push(tempStore());
+          bulk.run(chunk(k));
+        },
+      });
+      // 2 = MEMORY; put back after the writes (0, the default, for a new cache)
+      expect(during).toEqual([2, 2, 2]);
+      expect(tempStore()).toBe(before);
+      expect(before).not.toBe(2);
+      expect((db.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(1500);
+      await expect(
+        writeInSlices(db, [3], {
+          write: () => {
+            throw new Error("boom");
+          },
+        }),
+      ).rejects.toThrow("boom");
+      expect(tempStore()).toBe(before);
+    } finally {
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("FTS merging between the write transactions", () => {
