@@ -140,6 +140,7 @@ async function writeAll(
       };
       if (FIXED) {
         // Transactions of FIXED messages each, as writeInSlices runs them otherwise
+        db.pragma("temp_store = MEMORY");
         for (let k = 0; k < batch.length; k += FIXED) {
           db.transaction(() => {
             hooks.begin(k, Math.min(k + FIXED, batch.length));
@@ -196,6 +197,7 @@ const VARIANTS: Variant[] = [
   },
   { name: "slices of 16 ms", sliceMs: 16 },
   { name: "slices of 64 ms", sliceMs: 64 },
+  { name: "no insert trigger on messages", sql: DROP_COUNTERS + DROP_ARRIVAL },
   { name: "temp_store = MEMORY", sql: "PRAGMA temp_store = MEMORY" },
   { name: "temp_store = MEMORY, slices of 8 ms", sql: "PRAGMA temp_store = MEMORY", sliceMs: 8 },
 ];
