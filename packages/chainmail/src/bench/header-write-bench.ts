@@ -5,7 +5,11 @@
  * `upsertMessage`, `runFtsWrites` and the closing `compactFts`) with parts of it switched off, one
  * variant after another in this process. Prints this process's CPU time per message for each
  * (the checkpoint worker's thread included). BENCH_MESSAGES (default 20,000) sets the size;
- * BENCH_HEADERS=FILE keeps the fetched messages there between runs (v8 serialization).
+ * BENCH_HEADERS=FILE keeps the fetched messages there between runs (v8 serialization);
+ * BENCH_VARIANTS=0,3,12 runs only those; BENCH_TXN=K writes transactions of K messages each instead
+ * of writeInSlices' timed ones, so variants compare at the same transaction size (a timed slice
+ * takes more messages when they cost less, and fewer commits cost less again: the parts of the
+ * write do not add up otherwise). CPU time on a loaded machine varies by 10% or so from run to run.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -115,7 +119,7 @@ async function writeAll(
       let cached = new Map<number, CachedRow>();
       const fts: FtsWrite[] = [];
       const hooks = {
-        begin: (from, to) => {
+        begin: (from: number, to: number) => {
           let lo = Number.POSITIVE_INFINITY;
           let hi = 0;
           for (let k = from; k < to; k++) {
@@ -125,7 +129,7 @@ async function writeAll(
           }
           cached = cachedRows(db, folder.id, lo, hi);
         },
-        write: (m) => {
+        write: (m: SyncedMessage) => {
           upsertMessage(db, folder, m, cached.get(m.uid) ?? null, fts);
         },
         end: () => {
@@ -140,6 +144,7 @@ async function writeAll(
       };
       if (FIXED) {
         // Transactions of FIXED messages each, as writeInSlices runs them otherwise
+        // Statement journals in memory, as writeInSlices keeps them (src/cache/slices.ts)
         db.pragma("temp_store = MEMORY");
         for (let k = 0; k < batch.length; k += FIXED) {
           db.transaction(() => {
@@ -195,11 +200,10 @@ const VARIANTS: Variant[] = [
     addresses: false,
     sql: `${DROP_COUNTERS}${DROP_ARRIVAL}${DROP_INDEXES(["messages_newest", "messages_unread", "messages_flagged", "messages_attach", "messages_size", "messages_thread", "messages_body", "message_meta_msgid"])}`,
   },
+  { name: "no insert trigger on messages", sql: DROP_COUNTERS + DROP_ARRIVAL },
+  { name: "no FTS rows (neither index)", fts: false, subject: false },
   { name: "slices of 16 ms", sliceMs: 16 },
   { name: "slices of 64 ms", sliceMs: 64 },
-  { name: "no insert trigger on messages", sql: DROP_COUNTERS + DROP_ARRIVAL },
-  { name: "temp_store = MEMORY", sql: "PRAGMA temp_store = MEMORY" },
-  { name: "temp_store = MEMORY, slices of 8 ms", sql: "PRAGMA temp_store = MEMORY", sliceMs: 8 },
 ];
 
 async function main() {
