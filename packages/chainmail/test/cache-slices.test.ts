@@ -122,19 +122,37 @@ describe("writeInSlices", () => {
       db.exec("CREATE TABLE t (i INTEGER PRIMARY KEY, s TEXT UNIQUE)");
       const bulk = db.prepare("INSERT INTO t (i, s) SELECT value, printf('%0500d', value) FROM json_each(?)");
       const before = tempStore();
+      // The setting in each transaction, and between transactions (from a timer that runs there)
       const during: unknown[] = [];
-      const chunk = (k: number) => JSON.stringify(Array.from({ length: 500 }, (_, j) => k * 500 + j));
-      await writeInSlices(db, [0, 1, 2], {
-        write: (k) => {
-          during.push(tempStore());
-          bulk.run(chunk(k));
+      const between: unknown[] = [];
+      const tick = setInterval(() => between.push(tempStore()), 0);
+      const chunk = (k: number) => JSON.stringify(Array.from({ length: 100 }, (_, j) => k * 100 + j));
+      let transactions = 0;
+      await writeInSlices(
+        db,
+        Array.from({ length: 30 }, (_, k) => k),
+        {
+          begin: () => {
+            transactions++;
+          },
+          write: (k) => {
+            busy(1);
+            during.push(tempStore());
+            bulk.run(chunk(k));
+          },
         },
-      });
-      // 2 = MEMORY; put back after the writes (0, the default, for a new cache)
-      expect(during).toEqual([2, 2, 2]);
+        3,
+      );
+      clearInterval(tick);
+      // 2 = MEMORY in every transaction; put back between them and after (0, the default, for a
+      // new cache)
+      expect(transactions).toBeGreaterThanOrEqual(4);
+      expect(during).toEqual(Array.from({ length: 30 }, () => 2));
+      expect(between.length).toBeGreaterThan(0);
+      expect(between.every((v) => v === before)).toBe(true);
       expect(tempStore()).toBe(before);
       expect(before).not.toBe(2);
-      expect((db.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(1500);
+      expect((db.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(3000);
       await expect(
         writeInSlices(db, [3], {
           write: () => {

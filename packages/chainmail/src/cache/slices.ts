@@ -1,7 +1,7 @@
 import { checkpointSoon } from "./checkpoint.js";
 import { ftsUpkeep } from "./fts.js";
 import { backgroundTurn } from "./priority.js";
-import { type CacheDb, stmt } from "./schema.js";
+import type { CacheDb } from "./schema.js";
 
 /**
  * Longest a cache write transaction runs before it commits and lets the event loop turn: the
@@ -55,13 +55,14 @@ export async function writeInSlices<T>(
   sliceMs = WRITE_SLICE_MS,
 ): Promise<void> {
   const weight = hooks.weight ?? (() => 1);
-  const tempStore = stmt(db, "PRAGMA temp_store").pluck().get() as number;
+  const tempStore = db.pragma("temp_store", { simple: true }) as number;
   let size = 8;
   for (let i = 0; i < items.length; ) {
     const started = performance.now();
     let taken = 0;
     // Statement journals in memory for this transaction (see STATEMENT_JOURNALS_IN_MEMORY)
-    stmt(db, "PRAGMA temp_store = MEMORY").run();
+    // (exec, not a kept statement: SQLite applies this pragma when it compiles it, not when it runs)
+    db.exec("PRAGMA temp_store = MEMORY");
     try {
       db.transaction(() => {
         let stop = i + 1;
@@ -73,7 +74,7 @@ export async function writeInSlices<T>(
         hooks.end?.();
       })();
     } finally {
-      stmt(db, `PRAGMA temp_store = ${tempStore}`).run();
+      db.exec(`PRAGMA temp_store = ${tempStore}`);
     }
     checkpointSoon(db);
     const perUnit = (performance.now() - started) / Math.max(taken, 1e-9);
