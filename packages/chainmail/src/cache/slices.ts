@@ -12,18 +12,18 @@ import type { CacheDb } from "./schema.js";
 export const WRITE_SLICE_MS = 4;
 
 /*
- * STATEMENT_JOURNALS_IN_MEMORY. A statement that may fail after writing part of its rows (an
+ * Statement journals in memory. A statement that may fail after writing part of its rows (an
  * INSERT whose triggers write or can RAISE, a foreign key, a multi-row INSERT ... SELECT) keeps the
  * original of each page it changes in a statement journal, and SQLite spills a journal past 64 KiB
  * into a temporary file it creates, writes and deletes again for that statement: the header sync's
  * batch statements (a transaction's address rows and counts) did so in nearly every transaction,
- * and the statement journals were 13% of the sync's CPU. With `temp_store = MEMORY` when a write
- * transaction starts, SQLite keeps that transaction's statement journals in memory (the pager
- * takes the setting at the transaction's first write). A transaction here is a few milliseconds of
- * writes, so its journals are small; the setting is put back after it, so a statement that rewrites
+ * 13% of the header write's CPU samples (perf). With `temp_store = MEMORY` when a write transaction
+ * starts, SQLite keeps that transaction's statement journals in memory (the pager takes the setting
+ * at the transaction's first write). A transaction here is a few milliseconds of writes, so its
+ * journals stay small; the connection's setting is put back after it, so a statement that rewrites
  * a whole folder elsewhere (a UIDVALIDITY change, a migration) still spills to a file rather than
- * holding hundreds of megabytes in memory. At 20,000 generated headers written alone
- * (`npm run bench:header-write`): 179 -> 105 us of CPU per message.
+ * holding hundreds of megabytes in memory. 20,000 generated headers written alone
+ * (`npm run bench:header-write`): about 180 -> 120-135 us of CPU per message.
  */
 
 /**
@@ -60,7 +60,7 @@ export async function writeInSlices<T>(
   for (let i = 0; i < items.length; ) {
     const started = performance.now();
     let taken = 0;
-    // Statement journals in memory for this transaction (see STATEMENT_JOURNALS_IN_MEMORY)
+    // Statement journals in memory for this transaction (see above)
     // (exec, not a kept statement: SQLite applies this pragma when it compiles it, not when it runs)
     db.exec("PRAGMA temp_store = MEMORY");
     try {
