@@ -111,6 +111,61 @@ describe("writeInSlices", () => {
     expect(sliceStart).toBeGreaterThan(0);
     expect(rows).toEqual(Array.from({ length: sliceStart }, (_, i) => i));
   });
+
+  it("keeps statement journals in memory inside its transactions only, also when a write throws", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-slices-"));
+    const db = openCache(path.join(dir, "cache.db"));
+    try {
+      const tempStore = () => db.pragma("temp_store", { simple: true });
+      // A multi-row INSERT ... SELECT into an indexed table inside a transaction: a statement
+      // journal of far more than the 64 KiB SQLite keeps in memory by default
+      db.exec("CREATE TABLE t (i INTEGER PRIMARY KEY, s TEXT UNIQUE)");
+      const bulk = db.prepare("INSERT INTO t (i, s) SELECT value, printf('%0500d', value) FROM json_each(?)");
+      const before = tempStore();
+      // The setting in each transaction, and between transactions (from a timer that runs there)
+      const during: unknown[] = [];
+      const between: unknown[] = [];
+      const tick = setInterval(() => between.push(tempStore()), 0);
+      const chunk = (k: number) => JSON.stringify(Array.from({ length: 100 }, (_, j) => k * 100 + j));
+      let transactions = 0;
+      await writeInSlices(
+        db,
+        Array.from({ length: 30 }, (_, k) => k),
+        {
+          begin: () => {
+            transactions++;
+          },
+          write: (k) => {
+            busy(1);
+            during.push(tempStore());
+            bulk.run(chunk(k));
+          },
+        },
+        3,
+      );
+      clearInterval(tick);
+      // 2 = MEMORY in every transaction; put back between them and after (0, the default, for a
+      // new cache)
+      expect(transactions).toBeGreaterThanOrEqual(4);
+      expect(during).toEqual(Array.from({ length: 30 }, () => 2));
+      expect(between.length).toBeGreaterThan(0);
+      expect(between.every((v) => v === before)).toBe(true);
+      expect(tempStore()).toBe(before);
+      expect(before).not.toBe(2);
+      expect((db.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(3000);
+      await expect(
+        writeInSlices(db, [3], {
+          write: () => {
+            throw new Error("boom");
+          },
+        }),
+      ).rejects.toThrow("boom");
+      expect(tempStore()).toBe(before);
+    } finally {
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("FTS merging between the write transactions", () => {

@@ -232,6 +232,9 @@ const UPDATE_NARROW = `UPDATE messages SET ${NARROW_COLS.filter((c) => c !== "in
   .map((c) => `${c} = ?`)
   .join(", ")} WHERE id = ?`;
 const PUT_META = `INSERT OR REPLACE INTO message_meta (${META_COLS.join(", ")}, id) VALUES (${marks(META_COLS.length + 1)})`;
+// A new message's row: its id was just taken (newMessageSlot), so there is no row to replace, and a
+// plain INSERT spares REPLACE's look-up for one to delete first (and its delete triggers' checks)
+const INSERT_META = `INSERT INTO message_meta (${META_COLS.join(", ")}, id) VALUES (${marks(META_COLS.length + 1)})`;
 
 /** A message's cached row id and body state, when it is cached. */
 export interface CachedRow {
@@ -327,7 +330,7 @@ export function upsertMessage(
     narrow[DATE_COL] = slot.internalDate;
     const id = slot.id;
     stmt(db, INSERT_NARROW).run(...narrow, id);
-    stmt(db, PUT_META).run(...meta, id);
+    stmt(db, INSERT_META).run(...meta, id);
     const fts = () => writeFts(db, id, subject, env, "");
     const subjectFts = () => insertSubject(db, id, subject);
     const addresses = { db, rows: addressRows(id, folder.id, env) };
