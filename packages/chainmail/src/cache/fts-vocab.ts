@@ -13,26 +13,32 @@ import { FTS_TOKENIZE } from "./storage-migration.js";
 /** `"word"` or `column : "word"`, as src/query/sql.ts writes a term (ftsString, ftsLeaf). */
 const ONE_PHRASE = /^(?:([a-z_]+) : )?"((?:[^"]|"")*)"$/;
 
-/** Per connection: the temp tables are made, and the token of each word asked for. */
+/** Per connection: the token of each word asked for (the tokenizer's answer never changes). */
 const prepared = new WeakMap<CacheDb, Map<string, string | null>>();
 const TOKEN_CACHE = 512;
+
+const TEMP_TABLES = `CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_messages_rows USING fts5vocab(main, messages_fts, 'row');
+    CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_messages_cols USING fts5vocab(main, messages_fts, 'col');
+    CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_subjects_rows USING fts5vocab(main, subjects_fts, 'row');
+    CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_tokenizer USING fts5(word, ${FTS_TOKENIZE});
+    CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_tokens USING fts5vocab(temp, vocab_tokenizer, 'instance');`;
 
 /**
  * The connection's temp tables: the term statistics of both indexes (per row, and per row and
  * column for a column filter), and a scratch index with the indexes' tokenizer that turns a word
  * into its token (`porter` stems it: `update` is `updat`). Temp tables are the connection's own:
- * nothing is written to the cache file.
+ * nothing is written to the cache file. They are looked for at every count, not remembered: SQLite
+ * drops a connection's whole temp schema whenever its `temp_store` changes, which the cache's
+ * writes do around each transaction (./slices.ts), so after any write they may be gone.
  */
 function tokensOf(db: CacheDb): Map<string, string | null> {
+  // (the last one made: when it is there, the others are)
+  if (!stmt(db, "SELECT 1 FROM temp.sqlite_master WHERE name = 'vocab_tokens'").get()) db.exec(TEMP_TABLES);
   let tokens = prepared.get(db);
-  if (tokens) return tokens;
-  db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_messages_rows USING fts5vocab(main, messages_fts, 'row');
-    CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_messages_cols USING fts5vocab(main, messages_fts, 'col');
-    CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_subjects_rows USING fts5vocab(main, subjects_fts, 'row');
-    CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_tokenizer USING fts5(word, ${FTS_TOKENIZE});
-    CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_tokens USING fts5vocab(temp, vocab_tokenizer, 'instance');`);
-  tokens = new Map();
-  prepared.set(db, tokens);
+  if (!tokens) {
+    tokens = new Map();
+    prepared.set(db, tokens);
+  }
   return tokens;
 }
 
