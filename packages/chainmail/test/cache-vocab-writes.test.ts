@@ -1,15 +1,16 @@
 /**
- * A word's count from FTS5's term statistics (src/cache/fts-vocab.ts, tables in the connection's
- * temp schema) after the cache's own writes: `writeInSlices` (src/cache/slices.ts) sets
- * `temp_store` around each transaction, and SQLite drops the connection's temp schema whenever that
- * setting changes. A count after a sync's write must still be the count of the word's matches, not
- * an error.
+ * A word's count from FTS5's term statistics (src/cache/fts-vocab.ts) after the cache's own
+ * writes: `writeInSlices` (src/cache/slices.ts) sets `temp_store` around each transaction, and
+ * SQLite drops the connection's temp schema whenever that setting changes (the term statistics'
+ * tables were once there: a count after a sync's write failed with "no such table"). A count after
+ * the writes must still be the count of the word's matches, from the term statistics.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type CacheDb, openCache, searchCache } from "../src/cache/index.js";
+import { vocabCount } from "../src/cache/fts-vocab.js";
 import { writeInSlices } from "../src/cache/slices.js";
 import { ensureFolder, type FtsWrite, runFtsWrites, upsertMessage } from "../src/cache/store.js";
 import { parseQuery } from "../src/query/index.js";
@@ -62,11 +63,15 @@ describe("a word's count after the cache's writes", () => {
     const first = count();
     expect(first).toBe(subjectCount());
     expect(first).toBeGreaterThan(0);
+    // (from the term statistics, not a MATCH: the path under test answers)
+    expect(vocabCount(db, `subject : "${word}"`, "messages_fts")).toBe(first);
     await write(db, N / 2, N);
+    expect(vocabCount(db, `subject : "${word}"`, "messages_fts")).toBe(subjectCount());
     expect(count()).toBe(subjectCount());
     expect(count()).toBeGreaterThan(first);
     const body = searchCache(db, parseQuery("invoice"), { accounts: ["a"], countOnly: true, now: NOW });
     expect(body.count).toBe(matchCount(db, "invoice"));
+    expect(vocabCount(db, '"invoice"', "messages_fts")).toBe(body.count);
     db.close();
   });
 });

@@ -7,7 +7,7 @@ import { recomputeThreadKeys } from "./thread-migration.js";
 import { renumberByArrival } from "./arrival-migration.js";
 import { indexCjkBoundaries, indexCjkCharacters } from "./cjk-migration.js";
 import { addAddressIndex, dropAddressInsertTriggers } from "./address-index.js";
-import { compactStorage } from "./storage-migration.js";
+import { VOCAB_TABLES, compactStorage } from "./storage-migration.js";
 import { schemaChanged } from "./fts.js";
 
 export type CacheDb = Database.Database;
@@ -240,6 +240,8 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   // whether the size bound stopped a folder's backfill, so that room the index's merges free after
   // a pass does not start it again (./backfill.ts, bodyBudgetCut)
   addBodyCut,
+  // the word indexes' term statistics, for a one-word count (./fts-vocab.ts)
+  VOCAB_TABLES,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -55,6 +55,17 @@ export const SUBJECTS_FTS_SQL = `CREATE VIRTUAL TABLE subjects_fts USING fts5(
     DELETE FROM subjects_fts WHERE rowid = old.id;
   END;`;
 
+/**
+ * The word indexes' term statistics (fts5vocab: no storage of their own, rows read from the index
+ * when asked), for a one-word count without walking its matches (./fts-vocab.ts). In the main
+ * schema: fts5vocab can name a table of another schema only from the temp schema, and SQLite drops
+ * a connection's temp schema whenever its `temp_store` changes, which the cache's writes do around
+ * each transaction (./slices.ts).
+ */
+export const VOCAB_TABLES = `CREATE VIRTUAL TABLE IF NOT EXISTS vocab_messages_rows USING fts5vocab(messages_fts, 'row');
+  CREATE VIRTUAL TABLE IF NOT EXISTS vocab_messages_cols USING fts5vocab(messages_fts, 'col');
+  CREATE VIRTUAL TABLE IF NOT EXISTS vocab_subjects_rows USING fts5vocab(subjects_fts, 'row');`;
+
 export function compactStorage(db: CacheDb): void {
   const cols = db.prepare("SELECT name FROM pragma_table_info('bodies')").pluck().all() as string[];
   if (!cols.includes("enc")) db.exec("ALTER TABLE bodies ADD COLUMN enc INTEGER NOT NULL DEFAULT 0");
