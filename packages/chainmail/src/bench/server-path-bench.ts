@@ -47,10 +47,13 @@ async function timedPair(
   b: () => Promise<unknown>,
   /** Run before each `a`, untimed. */
   beforeA: () => Promise<unknown> = async () => undefined,
+  /** Run before each `b`, untimed. */
+  beforeB: () => Promise<unknown> = async () => undefined,
 ): Promise<[number[], number[]]> {
   for (let i = 0; i < 3; i++) {
     await beforeA();
     await a();
+    await beforeB();
     await b();
   }
   const outA: number[] = [];
@@ -64,8 +67,10 @@ async function timedPair(
     if (i % 2 === 0) {
       await beforeA();
       await time(a, outA);
+      await beforeB();
       await time(b, outB);
     } else {
+      await beforeB();
       await time(b, outB);
       await beforeA();
       await time(a, outA);
@@ -330,12 +335,22 @@ async function main(): Promise<void> {
     // The first search in a folder: another folder searched (untimed) before each, so Bulk is
     // selected anew, nothing of it is remembered, and every match is sorted.
     const elsewhere = () => mcp.tool("search", { ...args, query: "in:Small" });
-    const [coldMs, pageMs6] = await timedPair(RUNS, search, page, elsewhere);
+    // Its reference opens the folder too, as a cacheless server's first page in a folder must:
+    // the peer selects another folder (untimed) before each, then Bulk (timed) and fetches the
+    // page. The page on the folder kept selected is printed beside it.
+    const peerElsewhere = () => peer.mailboxOpen("Small", { readOnly: true });
+    const pageAnew = async () => {
+      await peer.mailboxOpen("Bulk", { readOnly: true });
+      await page();
+    };
+    const [coldMs, pageMs6] = await timedPair(RUNS, search, pageAnew, elsewhere, peerElsewhere);
+    await peer.mailboxOpen("Bulk", { readOnly: true });
+    const [, keptMs6] = await timedPair(RUNS, search, page, elsewhere);
     await changer.logout();
     const cold = p50(coldMs);
     const pg6 = p50(pageMs6);
     line(
-      `server path: search matching ${N} in one folder p50 ${cold.toFixed(1)} ms through chainmail mcp; fetching one page of 25 envelopes p50 ${pg6.toFixed(1)} ms; target (search at least as fast as one page of 25): ${verdict(cold, pg6)} (the first search in the folder, the cache not holding its headers: another folder searched before each, so it is selected anew and the server sorts every match; ${RUNS} runs, ${load()})`,
+      `server path: search matching ${N} in one folder p50 ${cold.toFixed(1)} ms through chainmail mcp; fetching one page of 25 envelopes from the folder opened anew p50 ${pg6.toFixed(1)} ms (${p50(keptMs6).toFixed(1)} ms with it kept selected); target (search at least as fast as one page of 25): ${verdict(cold, pg6)} (the first search in the folder, the cache not holding its headers: another folder searched before each, so it is selected anew and the server sorts every match; ${RUNS} runs, ${load()})`,
     );
     // The same with the folder's headers in the cache (one sync, untimed): the server's SEARCH
     // gives the matches and their count, the cache's arrival times their order, without the
@@ -367,11 +382,13 @@ async function main(): Promise<void> {
         elsewhereSocket,
       );
     }
-    const [cachedMs, pageMs7] = await timedPair(RUNS, search, page, elsewhere);
+    const [cachedMs, pageMs7] = await timedPair(RUNS, search, pageAnew, elsewhere, peerElsewhere);
+    await peer.mailboxOpen("Bulk", { readOnly: true });
+    const [, keptMs7] = await timedPair(RUNS, search, page, elsewhere);
     const warm = p50(cachedMs);
     const pg7 = p50(pageMs7);
     line(
-      `server path: search matching ${N} in one folder p50 ${warm.toFixed(1)} ms through chainmail mcp; fetching one page of 25 envelopes p50 ${pg7.toFixed(1)} ms; target (search at least as fast as one page of 25): ${verdict(warm, pg7)} (the first search in the folder, the cache holding its ${bulk.headers_cached} headers: another folder searched before each, so it is selected anew; the server's SEARCH and the cache's arrival order, no SORT; the one search before these that read the folder's arrival times from cache.db took ${firstRead.toFixed(1)} ms; ${RUNS} runs, ${load()})`,
+      `server path: search matching ${N} in one folder p50 ${warm.toFixed(1)} ms through chainmail mcp; fetching one page of 25 envelopes from the folder opened anew p50 ${pg7.toFixed(1)} ms (${p50(keptMs7).toFixed(1)} ms with it kept selected); target (search at least as fast as one page of 25): ${verdict(warm, pg7)} (the first search in the folder, the cache holding its ${bulk.headers_cached} headers: another folder searched before each, so it is selected anew; the server's SEARCH and the cache's arrival order, no SORT; the one search before these that read the folder's arrival times from cache.db took ${firstRead.toFixed(1)} ms; ${RUNS} runs, ${load()})`,
     );
     await peer.logout();
     await mcp.close();
