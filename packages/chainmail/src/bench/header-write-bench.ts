@@ -15,7 +15,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import v8 from "node:v8";
-import { ImapFlow } from "imapflow";
 import { RawFetch, type SyncedMessage, headerItems } from "../imap/raw-fetch.js";
 import { checkpointSoon } from "../cache/checkpoint.js";
 import { compactFts, ftsUpkeep } from "../cache/fts.js";
@@ -30,17 +29,12 @@ import {
   upsertMessage,
 } from "../cache/store.js";
 import { startDovecot } from "../testing/dovecot.js";
+import { benchImap, line, load } from "./harness.js";
 import { writeMaildir } from "./maildir.js";
 
 /** BENCH_TXN=K: transactions of K messages each instead of writeInSlices' timed ones. */
 const FIXED = Number(process.env.BENCH_TXN ?? 0);
 const N = Number(process.env.BENCH_MESSAGES ?? 20_000);
-const line = (s: string) => process.stdout.write(`${s}\n`);
-const load = () =>
-  `load ${os
-    .loadavg()
-    .map((x) => x.toFixed(1))
-    .join(" ")}`;
 
 async function fetchAll(): Promise<SyncedMessage[]> {
   const file = process.env.BENCH_HEADERS;
@@ -50,14 +44,7 @@ async function fetchAll(): Promise<SyncedMessage[]> {
   }
   const dv = await startDovecot({ users: [{ name: "bench", password: "bench-pw" }] });
   try {
-    const client = new ImapFlow({
-      host: dv.host,
-      port: dv.port,
-      secure: false,
-      doSTARTTLS: false,
-      auth: { user: "bench", pass: "bench-pw" },
-      logger: false,
-    });
+    const client = benchImap(dv);
     await client.connect();
     await client.mailboxOpen("INBOX");
     const maildir = path.join(dv.dir, "home", "bench", "Maildir");
