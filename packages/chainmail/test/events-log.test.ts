@@ -232,3 +232,20 @@ describe("the cache's flag updates", () => {
     db.close();
   });
 });
+
+describe("a connection state reported while the daemon stops", () => {
+  it("is dropped once the log is closed, even after state.db closed (a watch failing at shutdown)", async () => {
+    const log = open();
+    log.status("work", true);
+    log.close();
+    state.close();
+    // The daemon closes the log first, then stops the watches and closes state.db; a watch's sync
+    // that fails as its connection is logged out reports the failure after that
+    expect(() => log.status("work", false, "SERVER_UNAVAILABLE")).not.toThrow();
+    state = new StateDb(path.join(dir, "state.db"));
+    const again = open();
+    const r = await read(again, { cursor: 0, kinds: ["status"] });
+    expect(r.result.events.map((e) => [e.kind, e.state])).toEqual([["status", "ok"]]);
+    again.close();
+  });
+});

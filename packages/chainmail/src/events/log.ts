@@ -121,6 +121,9 @@ export class EventLog {
 
   /** An account's connection state; recorded only when it differs from the last one recorded. */
   status(account: string, ok: boolean, error?: string): void {
+    // A stopping daemon closes the log first: a watch whose connection the stop itself ends
+    // reports that after, when state.db may be closed too, and it is no change of the account's
+    if (this.closed) return;
     const state = ok ? "ok" : "error";
     const last = this.store.lastStatus(account);
     if (last && (JSON.parse(last) as { state?: string }).state === state) return;
