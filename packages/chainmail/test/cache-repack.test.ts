@@ -14,7 +14,6 @@ import { BODY_DEFLATE, putBody, readBody } from "../src/cache/body-store.js";
 import { type CacheDb, compactFts, openCache } from "../src/cache/index.js";
 import { repackIndexes } from "../src/cache/repack.js";
 import { stmt } from "../src/cache/schema.js";
-import { searchCache } from "../src/cache/search.js";
 import {
   ensureFolder,
   type FtsWrite,
@@ -22,8 +21,8 @@ import {
   runFtsWrites,
   upsertMessage,
 } from "../src/cache/store.js";
-import { parseQuery } from "../src/query/index.js";
 import { syncedMailboxMessage } from "../src/testing/mailbox-synced.js";
+import { answer as answerAll } from "./support/cache-answer.js";
 
 const N = 3000;
 const BATCH = 250;
@@ -73,19 +72,7 @@ afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** Every match of `q`, newest first, paging through with the cursor (uids), and the count. */
-function answer(q: string): { count: number; uids: number[] } {
-  const ast = parseQuery(q);
-  const opts = { limit: 100, accounts: ["a"], now: NOW };
-  const first = searchCache(db, ast, opts);
-  const uids = first.rows.map((r) => r.uid);
-  for (let cursor = first.next_cursor; cursor; ) {
-    const next = searchCache(db, ast, { ...opts, cursor });
-    uids.push(...next.rows.map((r) => r.uid));
-    cursor = next.next_cursor;
-  }
-  return { count: searchCache(db, ast, { ...opts, countOnly: true }).count, uids };
-}
+const answer = (q: string) => answerAll(db, q, NOW);
 
 const QUERIES = [
   "",

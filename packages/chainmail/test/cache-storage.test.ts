@@ -29,6 +29,7 @@ import {
 } from "../src/cache/store.js";
 import { compileToSql, ftsString, parseQuery } from "../src/query/index.js";
 import { syncedMailboxMessage } from "../src/testing/mailbox-synced.js";
+import { answer as answerAll } from "./support/cache-answer.js";
 
 const N = 1200;
 const NOW = new Date("2026-01-01T00:00:00Z");
@@ -91,27 +92,14 @@ beforeAll(() => {
 afterAll(() => {
   upgraded?.close();
   fresh?.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  // (retried: the checkpoint worker of a cache just closed may still be removing its -wal/-shm)
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 const idOf = (db: CacheDb, uid: number) =>
   (db.prepare("SELECT id FROM messages WHERE uid = ?").get(uid) as { id: number }).id;
 
-/** Every match of `q`, newest first, paging through with the cursor (uids), and the count. */
-function answer(db: CacheDb, q: string): { count: number; uids: number[] } {
-  const ast = parseQuery(q);
-  const opts = { limit: 100, accounts: ["a"], now: NOW };
-  const first = searchCache(db, ast, opts);
-  const uids = first.rows.map((r) => r.uid);
-  for (let cursor = first.next_cursor; cursor; ) {
-    const next = searchCache(db, ast, { ...opts, cursor });
-    uids.push(...next.rows.map((r) => r.uid));
-    cursor = next.next_cursor;
-  }
-  const counted = searchCache(db, ast, { ...opts, countOnly: true }).count;
-  expect(counted).toBe(first.count);
-  return { count: first.count, uids };
-}
+const answer = (db: CacheDb, q: string) => answerAll(db, q, NOW);
 
 /** The words of the generated subjects, as unicode61 splits them (lower case). */
 function subjectWords(): Map<string, number> {
