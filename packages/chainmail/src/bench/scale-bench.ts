@@ -272,7 +272,7 @@ async function main() {
       fs.mkdirSync(p, { recursive: true });
       fs.chownSync(p, owner.uid, owner.gid);
     }
-    let t = performance.now();
+    const t = performance.now();
     dv.doveadm(["force-resync", "-u", "bench", "INBOX"]);
     line(`dovecot force-resync: ${secs(t).toFixed(1)} s (${per1000(secs(t), N)}; ${load()})`);
     const maildirBytes = duBytes(maildir);
