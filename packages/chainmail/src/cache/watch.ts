@@ -174,6 +174,21 @@ export interface InboxWatch {
 }
 
 /**
+ * A caller's handler as the watch calls it: the handler is the caller's code, so one that throws
+ * must not end the watch, count as the folder's failed sync in cache_status, or become an unhandled
+ * rejection (fatal in the daemon). Its failure is reported as a process warning instead.
+ */
+function callerHandler<A>(handler: ((a: A) => void) | undefined): (a: A) => void {
+  return (a) => {
+    try {
+      handler?.(a);
+    } catch (e) {
+      process.emitWarning(`a chainmail watch handler threw: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+}
+
+/**
  * Keeps one folder (INBOX by default) fresh over a dedicated connection: syncs it, selects it,
  * IDLEs, and on every EXISTS/EXPUNGE/FLAGS notice syncs again (coalescing notices that arrive
  * during a sync). With `allFolders` it keeps the account's other folders fresh too, on the same
@@ -216,6 +231,8 @@ export async function watchInbox(
 ): Promise<InboxWatch> {
   const path = options.folder ?? "INBOX";
   const sync = options.events ? { events: options.events } : {};
+  const onSync = callerHandler(options.onSync);
+  const onError = callerHandler(options.onError);
   const checkMs = options.checkMs ?? DEFAULT_CHECK_MS;
   let stopped = false;
   let running = false;
@@ -241,12 +258,12 @@ export async function watchInbox(
         if (b.fetched > 0 && max !== undefined) evictBodies(db, max);
       }
       recordWatchSync(account, folder);
-      options.onSync?.(r);
+      onSync(r);
     } catch (e) {
       // Until a later sync succeeds the folder falls back to the last-sync rule, and
       // cache_status shows why.
       recordWatchError(account, folder, e);
-      options.onError?.(e);
+      onError(e);
     }
   };
 
@@ -327,11 +344,11 @@ export async function watchInbox(
         if (stopped) break;
         if (relist) {
           relist = false;
-          await readList().catch((e: unknown) => options.onError?.(e));
+          await readList().catch((e: unknown) => onError(e));
         }
         if (what.check) {
           what.check = false;
-          await checkRead().catch((e: unknown) => options.onError?.(e));
+          await checkRead().catch((e: unknown) => onError(e));
         }
         const next = pending.values().next();
         if (next.done) {
@@ -349,7 +366,7 @@ export async function watchInbox(
       if (!stopped && client.usable && client.mailbox && client.mailbox.path !== path)
         await client.mailboxOpen(path, { readOnly: true }).catch((e: unknown) => {
           recordWatchError(account, path, e);
-          options.onError?.(e);
+          onError(e);
         });
     } finally {
       running = false;
@@ -367,7 +384,7 @@ export async function watchInbox(
     throw e;
   }
   recordWatchSync(account, path);
-  options.onSync?.(first);
+  onSync(first);
   const onChange = (ev: { path?: string }) => {
     if (stopped) return;
     if (ev.path === undefined || ev.path === path) void work({ folder: path });
@@ -454,7 +471,7 @@ export async function watchInbox(
         } catch (e) {
           if (!stopped) {
             recordWatchError(account, path, e);
-            options.onError?.(e);
+            onError(e);
           }
           break;
         }
