@@ -296,6 +296,27 @@ describe("WAL checkpoints in a worker thread", () => {
     }
   }, 120_000);
 
+  it("has the worker's connection closed when close() returns, so close() leaves no -wal or -shm behind", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-ckpt-close-"));
+    try {
+      const file = path.join(dir, "cache.db");
+      for (let round = 0; round < 3; round++) {
+        const db = openCache(file);
+        db.exec("CREATE TABLE IF NOT EXISTS t (i INTEGER)");
+        const before = backgroundCheckpoints(db);
+        await writeInSlices(db, [1, 2, 3], { write: (i) => db.prepare("INSERT INTO t VALUES (?)").run(i) });
+        expect(await checkpointsSettled(db, before)).toBe(true);
+        // The last connection to close removes the WAL and the shared memory: that must be this
+        // one, inside close(), not the worker's some time later (a caller removing the directory
+        // after close() raced with it: ENOTEMPTY)
+        db.close();
+        expect(fs.readdirSync(dir).sort(), `round ${round}`).toEqual(["cache.db"]);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it("leaves an in-memory cache alone", () => {
     const db = openCache(":memory:");
     checkpointSoon(db);

@@ -92,8 +92,7 @@ beforeAll(() => {
 afterAll(() => {
   upgraded?.close();
   fresh?.close();
-  // (retried: the checkpoint worker of a cache just closed may still be removing its -wal/-shm)
-  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 const idOf = (db: CacheDb, uid: number) =>

@@ -29,6 +29,12 @@ export const WAL_LIMIT_BYTES = 4 * 1024 * 1024;
  * for a write, so it is short: a search reads for a few ms; when it is busy the WAL is left as it is.
  */
 export const TRUNCATE_WAIT_MS = 50;
+/**
+ * How long `close()` waits for the worker to close its connection (it may be in a checkpoint):
+ * the daemon's connection must close last, since the last connection to close removes the WAL and
+ * the shared-memory file; a caller that removes the directory after close() raced with the worker.
+ */
+const CLOSE_WAIT_MS = 2_000;
 
 // CommonJS, as `eval` workers are; the connection opens on the first request
 const WORKER = `
@@ -37,8 +43,14 @@ const Database = require(workerData.sqlite);
 let db = null;
 parentPort.on("message", (m) => {
   if (m === "close") {
-    db?.close();
-    parentPort.close();
+    try {
+      db?.close();
+    } finally {
+      const closed = new Int32Array(workerData.closed);
+      Atomics.store(closed, 0, 1);
+      Atomics.notify(closed, 0);
+      parentPort.close();
+    }
     return;
   }
   let error = null;
@@ -71,6 +83,8 @@ interface Checkpointer {
   /** Those the running checkpoint answers, when it is a TRUNCATE one. */
   truncating: (() => void)[];
   timer: NodeJS.Timeout | null;
+  /** Set to 1 by the worker once its connection is closed (shared, so close() can wait on it). */
+  closed: Int32Array;
   last: number;
   failed: boolean;
   done: number;
@@ -94,6 +108,7 @@ export function checkpointInBackground(db: Database.Database, file: string): voi
     truncate: [],
     truncating: [],
     timer: null,
+    closed: new Int32Array(new SharedArrayBuffer(4)),
     last: 0,
     failed: false,
     done: 0,
@@ -101,18 +116,22 @@ export function checkpointInBackground(db: Database.Database, file: string): voi
   checkpointers.set(db, cp);
   const close = db.close.bind(db);
   db.close = () => {
-    stop(cp);
+    // Blocks at most CLOSE_WAIT_MS, once, when the cache closes (the daemon's stop)
+    if (stop(cp)) Atomics.wait(cp.closed, 0, 0, CLOSE_WAIT_MS);
     return close();
   };
 }
 
-function stop(cp: Checkpointer): void {
+/** Ends the checkpoints; true when a worker was told to close its connection. */
+function stop(cp: Checkpointer): boolean {
   cp.failed = true;
   for (const done of [...cp.truncating.splice(0), ...cp.truncate.splice(0)]) done();
   if (cp.timer) clearTimeout(cp.timer);
   cp.timer = null;
-  cp.worker?.postMessage("close");
+  const worker = cp.worker;
   cp.worker = null;
+  worker?.postMessage("close");
+  return worker !== null;
 }
 
 /**
@@ -166,6 +185,7 @@ function start(db: Database.Database, cp: Checkpointer): void {
         file: cp.file,
         sqlite: createRequire(import.meta.url).resolve("better-sqlite3"),
         truncateWaitMs: TRUNCATE_WAIT_MS,
+        closed: cp.closed.buffer,
       },
     });
     worker.unref();
