@@ -1,7 +1,8 @@
 /**
- * Counts remembered until the cache changes (src/cache/count-memo.ts) stay exact: after random
+ * Counts remembered until the cache changes (src/cache/count-memo.ts), and the address counts of
+ * messages with attachments (src/cache/address-index.ts, addAddressAttached), stay exact: after random
  * sequences of the cache's own writes (headers and bodies written, rewritten, removed, flags
- * changed, moved to Trash, a folder cleared as on a UIDVALIDITY reset, bodies evicted, a removal by
+ * changed, attachment flags changed, moved to Trash, a folder cleared as on a UIDVALIDITY reset, bodies evicted, a removal by
  * another connection, a write rolled back), every count the scale run's queries give, asked
  * right after the change with the count of before remembered, equals a count(*) of the query's SQL
  * condition, and the page is the same as with nothing remembered.
@@ -16,7 +17,7 @@ import { evictOldestBodies } from "../src/cache/backfill.js";
 import { putBody } from "../src/cache/body-store.js";
 import { forgetCounts, rememberedCount } from "../src/cache/count-memo.js";
 import { type CacheDb, openCache, searchCache } from "../src/cache/index.js";
-import { stmt } from "../src/cache/schema.js";
+import { ADDRESS_ATTACHED_VERSION, migrate, stmt } from "../src/cache/schema.js";
 import {
   clearFolder,
   ensureFolder,
@@ -43,6 +44,7 @@ type Op =
   | { k: "write"; from: number; n: number; bodies: boolean }
   | { k: "remove"; uid: number }
   | { k: "flags"; uid: number; seen: boolean }
+  | { k: "attach"; uid: number }
   | { k: "move"; uid: number }
   | { k: "clear"; trash: boolean }
   | { k: "evict" }
@@ -62,6 +64,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   },
   { arbitrary: fc.record({ k: fc.constant("remove" as const), uid }), weight: 2 },
   { arbitrary: fc.record({ k: fc.constant("flags" as const), uid, seen: fc.boolean() }), weight: 2 },
+  { arbitrary: fc.record({ k: fc.constant("attach" as const), uid }), weight: 2 },
   { arbitrary: fc.record({ k: fc.constant("move" as const), uid }), weight: 2 },
   { arbitrary: fc.record({ k: fc.constant("clear" as const), trash: fc.boolean() }), weight: 1 },
   { arbitrary: fc.record({ k: fc.constant("evict" as const) }), weight: 1 },
@@ -112,6 +115,11 @@ function apply(db: CacheDb, file: string, o: Op) {
       return db.transaction(() =>
         updateFlags(db, inbox.id, o.uid, new Set(o.seen ? ["\\Seen"] : []), undefined, undefined),
       )();
+    case "attach":
+      // (a direct change of the flag: the sync only writes it with the headers)
+      return db
+        .prepare("UPDATE messages SET has_attachment = 1 - has_attachment WHERE folder_id = ? AND uid = ?")
+        .run(inbox.id, o.uid);
     case "move":
       // (the triggers move the counters and the address rows with the message)
       return db
@@ -162,6 +170,12 @@ function recount(db: CacheDb, q: string): number {
   ).n;
 }
 
+// The kept counts of messages with attachments per address, header and folder, and a recount
+const ATTACHED =
+  "SELECT address, field, folder_id, n, attached FROM address_counts WHERE n > 0 ORDER BY 1, 2, 3";
+const REATTACHED = `SELECT a.address, a.field, a.folder_id, count(*) AS n, sum(m.has_attachment = 1) AS attached
+  FROM message_addresses a JOIN messages m ON m.id = a.id AND m.folder_id = a.folder_id GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`;
+
 const search = (db: CacheDb, q: string, countOnly: boolean) =>
   searchCache(db, parseQuery(q), { accounts: ["a"], countOnly, limit: 25, now: NOW });
 
@@ -187,6 +201,9 @@ describe("counts remembered until the cache changes", () => {
               expect(page.count, `${q} page after ${JSON.stringify(o)}`).toBe(want);
               return page;
             });
+            expect(db.prepare(ATTACHED).all(), `attachment counts after ${JSON.stringify(o)}`).toEqual(
+              db.prepare(REATTACHED).all(),
+            );
             forgetCounts(db);
             for (const [i, q] of QUERIES.entries()) expect(search(db, q, false)).toEqual(pages[i]);
           }
@@ -223,6 +240,34 @@ describe("counts remembered until the cache changes", () => {
     );
     expect(rememberedCount(db, "w", () => 0)).toBe(0);
     expect(rememberedCount(db, "w", () => 1)).toBe(0);
+    db.close();
+  });
+
+  it("of messages with attachments per address are filled by the migration, and again when it re-runs", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-memo-"));
+    dirs.push(dir);
+    const file = path.join(dir, "cache.db");
+    const old = new Database(file) as CacheDb;
+    old.pragma("foreign_keys = ON");
+    old.pragma("recursive_triggers = ON");
+    migrate(old, ADDRESS_ATTACHED_VERSION - 1);
+    write(old, 0, N, false);
+    expect(old.prepare("SELECT count(*) FROM message_addresses").pluck().get()).toBeGreaterThan(N);
+    old.close();
+    const db = openCache(file);
+    const rows = db.prepare(ATTACHED).all() as { attached: number }[];
+    expect(rows.some((r) => r.attached > 0)).toBe(true);
+    expect(rows).toEqual(db.prepare(REATTACHED).all());
+    const q = QUERIES.find((x) => x.startsWith("has:attachment from:")) as string;
+    expect(search(db, q, true).count).toBe(recount(db, q));
+    // A copy restored from before the step, the values left as they were: the step runs again
+    db.prepare("UPDATE message_addresses SET attached = 1 - attached WHERE id % 3 = 0").run();
+    db.prepare("UPDATE address_counts SET attached = attached + 7").run();
+    db.pragma(`user_version = ${ADDRESS_ATTACHED_VERSION - 1}`);
+    migrate(db);
+    expect(db.prepare(ATTACHED).all()).toEqual(rows);
+    apply(db, file, { k: "attach", uid: 5 });
+    expect(db.prepare(ATTACHED).all()).toEqual(db.prepare(REATTACHED).all());
     db.close();
   });
 });

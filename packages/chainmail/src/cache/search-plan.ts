@@ -138,13 +138,14 @@ export function countMatches(db: CacheDb, q: Plan): Record<string, number> {
  * instead of counting the filter's own index and grouping the few accounts in a temp table.
  */
 function walkCount(db: CacheDb, q: Plan): Record<string, number> {
-  // A whole address alone (the Trash/Junk scope aside) over one account: its per-folder counts
-  if (q.addr && !q.addr.join && !q.addr.attached && !q.threads && !fromFloor(q) && q.single !== null)
+  // A whole address alone (the Trash/Junk scope aside) over one account, or with has:attachment:
+  // its per-folder counts
+  if (q.addr && !q.addr.join && !q.threads && !fromFloor(q) && q.single !== null)
     return {
       [q.single]: (
         stmt(
           db,
-          `SELECT coalesce(sum(a.n), 0) AS n FROM address_counts a WHERE a.address = ? AND a.field = ? AND (${q.addr.where})`,
+          `SELECT coalesce(sum(a.${q.addr.attached ? "attached" : "n"}), 0) AS n FROM address_counts a WHERE a.address = ? AND a.field = ? AND (${q.addr.where})`,
         ).get(q.addr.address, q.addr.field, ...q.addr.params) as { n: number }
       ).n,
     };
