@@ -280,7 +280,7 @@ describe("one account with mail in Trash", () => {
                 : // (a whole address: the address index's rows carry the folder for the scope; alone,
                   // its count is the sum of its per-folder counts)
                   want.source.includes("address=")
-                  ? countOnly && q.startsWith("from:")
+                  ? countOnly && (q.startsWith("from:") || q.startsWith("has:attachment from:"))
                     ? /address_counts a WHERE a\.address = \? AND a\.field = \? AND \(a\.folder_id NOT IN \(\?\)\)/
                     : /message_addresses a( CROSS JOIN messages m ON m\.id = a\.id)? WHERE a\.address = \? AND a\.field = \?/
                   : /messages m/,

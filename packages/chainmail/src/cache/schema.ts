@@ -6,7 +6,7 @@ import { checkpointInBackground } from "./checkpoint.js";
 import { recomputeThreadKeys } from "./thread-migration.js";
 import { renumberByArrival } from "./arrival-migration.js";
 import { indexCjkBoundaries, indexCjkCharacters } from "./cjk-migration.js";
-import { addAddressIndex, dropAddressInsertTriggers } from "./address-index.js";
+import { addAddressAttached, addAddressIndex, dropAddressInsertTriggers } from "./address-index.js";
 import { VOCAB_TABLES, compactStorage } from "./storage-migration.js";
 import { schemaChanged } from "./fts.js";
 
@@ -242,6 +242,9 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   addBodyCut,
   // the word indexes' term statistics, for a one-word count (./fts-vocab.ts)
   VOCAB_TABLES,
+  // per address, header and folder the messages with attachments, for `has:attachment from:x`
+  // (./address-index.ts)
+  addAddressAttached,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -263,6 +266,8 @@ export const ADDRESS_INDEX_VERSION = MIGRATIONS.indexOf(addAddressIndex) + 1;
 export const COMPACT_STORAGE_VERSION = MIGRATIONS.indexOf(compactStorage) + 1;
 /** The version from which the header write adds the address rows itself (./address-index.ts). */
 export const ADDRESS_BATCH_VERSION = MIGRATIONS.indexOf(dropAddressInsertTriggers) + 1;
+/** The version from which the address rows and counts say which messages have attachments. */
+export const ADDRESS_ATTACHED_VERSION = MIGRATIONS.indexOf(addAddressAttached) + 1;
 
 /** The default cache file: $XDG_DATA_HOME/chainmail/cache.db (or ~/.local/share/...). */
 export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {

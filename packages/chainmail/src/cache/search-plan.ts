@@ -1,5 +1,6 @@
 // How searchCache counts and pages: the SQL for each plan and the rules that choose between them.
 import { idFloorOf, internalDateOfSql } from "./arrival-id.js";
+import { rememberedCount } from "./count-memo.js";
 import { vocabCount } from "./fts-vocab.js";
 import type { AddrDriver, FtsTable } from "../query/index.js";
 import { type CacheDb, stmt } from "./schema.js";
@@ -87,10 +88,18 @@ export interface Hit {
   thread_count?: number;
 }
 
-/** How many rows the FTS5 expression matches: one word from FTS5's term statistics (./fts-vocab.ts). */
+/**
+ * How many rows the FTS5 expression matches: one word from FTS5's term statistics (./fts-vocab.ts);
+ * remembered until the cache changes (./count-memo.ts).
+ */
 export const ftsCount = (db: CacheDb, expr: string, table: FtsTable) =>
-  vocabCount(db, expr, table) ??
-  (stmt(db, `SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`).get(expr) as { n: number }).n;
+  rememberedCount(
+    db,
+    `fts ${table} ${expr}`,
+    () =>
+      vocabCount(db, expr, table) ??
+      (stmt(db, `SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`).get(expr) as { n: number }).n,
+  );
 
 export function totals(counts: Record<string, number>) {
   const account_counts: Record<string, number> = {};
@@ -104,18 +113,39 @@ export function totals(counts: Record<string, number>) {
 }
 
 /**
+ * Matches (or threads) per account (`walkCount`), remembered until the cache changes
+ * (./count-memo.ts): the key is everything the count's SQL is made of.
+ */
+export function countMatches(db: CacheDb, q: Plan): Record<string, number> {
+  const key = JSON.stringify([
+    "plan",
+    q.where,
+    q.params,
+    q.single,
+    q.threads,
+    q.dateIndex ?? false,
+    q.fts ?? null,
+    q.dateFloor ?? null,
+    q.addr ?? null,
+  ]);
+  // (a copy: the remembered object is shared by every search that asks)
+  return { ...rememberedCount(db, key, () => walkCount(db, q)) };
+}
+
+/**
  * Matches (or threads) per account; one account in scope needs no GROUP BY. `+m.account` keeps
  * SQLite from grouping by walking the account's thread index (every row, in account order)
  * instead of counting the filter's own index and grouping the few accounts in a temp table.
  */
-export function countMatches(db: CacheDb, q: Plan): Record<string, number> {
-  // A whole address alone (the Trash/Junk scope aside) over one account: its per-folder counts
-  if (q.addr && !q.addr.join && !q.addr.attached && !q.threads && !fromFloor(q) && q.single !== null)
+function walkCount(db: CacheDb, q: Plan): Record<string, number> {
+  // A whole address alone (the Trash/Junk scope aside) over one account, or with has:attachment:
+  // its per-folder counts
+  if (q.addr && !q.addr.join && !q.threads && !fromFloor(q) && q.single !== null)
     return {
       [q.single]: (
         stmt(
           db,
-          `SELECT coalesce(sum(a.n), 0) AS n FROM address_counts a WHERE a.address = ? AND a.field = ? AND (${q.addr.where})`,
+          `SELECT coalesce(sum(a.${q.addr.attached ? "attached" : "n"}), 0) AS n FROM address_counts a WHERE a.address = ? AND a.field = ? AND (${q.addr.where})`,
         ).get(q.addr.address, q.addr.field, ...q.addr.params) as { n: number }
       ).n,
     };

@@ -8,6 +8,7 @@ import {
   type QueryNode,
 } from "../query/index.js";
 import { decodeBody } from "./body-store.js";
+import { rememberedCount } from "./count-memo.js";
 import { type CountedFolder, countFromFolders, ftsHitsIn } from "./folder-counts.js";
 import { type CacheDb, stmt } from "./schema.js";
 import {
@@ -251,7 +252,9 @@ export function searchCache(
     const expr = core.params[0] as string;
     const hits = ftsCount(db, expr, core.ftsTable);
     const excluded = folderRows.filter((f) => excludedFolderIds.includes(f.id));
-    counts = { [single]: hits === 0 ? 0 : hits - ftsHitsIn(db, expr, core.ftsTable, hits, excluded) };
+    const inExcluded = () => ftsHitsIn(db, expr, core.ftsTable, hits, excluded);
+    const key = `fts-in ${core.ftsTable} ${excluded.map((f) => f.id).join(",")} ${expr}`;
+    counts = { [single]: hits === 0 ? 0 : hits - rememberedCount(db, key, inExcluded) };
   }
   // Text terms AND-ed with filters, with few FTS hits: one statement that evaluates the query once
   // for both count and page beats a count and a page query that each repeat the FTS match

@@ -333,7 +333,7 @@ export function upsertMessage(
     stmt(db, INSERT_META).run(...meta, id);
     const fts = () => writeFts(db, id, subject, env, "");
     const subjectFts = () => insertSubject(db, id, subject);
-    const addresses = { db, rows: addressRows(id, folder.id, env) };
+    const addresses = { db, rows: addressRows(id, folder.id, env, attachments.length ? 1 : 0) };
     if (ftsLater) ftsLater.push({ id, write: fts, subject: subjectFts, addresses });
     else {
       indexAddresses(db, addresses.rows);
@@ -349,7 +349,7 @@ export function upsertMessage(
   const body = existing.body_state === 1 ? (readBody(db, id) ?? "") : "";
   // (a message's headers do not change under its UID, but the row is written again as it is now)
   const subjectFts = () => insertSubject(db, id, subject, true);
-  const addresses = { db, rows: addressRows(id, folder.id, env) };
+  const addresses = { db, rows: addressRows(id, folder.id, env, attachments.length ? 1 : 0) };
   if (ftsLater)
     ftsLater.push({ id, write: () => indexMessage(db, id, body), subject: subjectFts, addresses });
   else {

@@ -117,7 +117,10 @@ export function populateCache(db: CacheDb, o: PopulateOptions): Map<string, numb
         addFts.run(id, subject, `${from} ${senderAddress(sender)}`, body);
         insertSubject(db, id, subject);
         // the header write's own address rows (the cache adds them per batch, not by a trigger)
-        indexAddresses(db, addressRows(id, folder, { from: [{ address: senderAddress(sender) }] }));
+        indexAddresses(
+          db,
+          addressRows(id, folder, { from: [{ address: senderAddress(sender) }] }, attach ? 1 : 0),
+        );
         addBody.run(id, body, body.length, POP_NOW);
       }
       db.prepare(
