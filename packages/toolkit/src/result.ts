@@ -31,10 +31,12 @@ export function errorBody(reason: string, message: string, hint: string, detail?
 export function errorResult(body: ErrorBody): CallToolResult {
   const { message, hint } = body.error;
   const text = `${message}${hint ? `\nHint: ${hint}` : ""}\n\n${JSON.stringify(body)}`;
+  // In the order of the SDK's CallToolResultSchema, as its checked copy had them on the wire: the
+  // kit sends this object as it is (see KitProtocolServer)
   return {
-    isError: true,
     content: [{ type: "text", text }],
     structuredContent: body as unknown as Record<string, unknown>,
+    isError: true,
   };
 }
 
