@@ -147,8 +147,10 @@ export const sdkToolResultCheck = { on: false };
  */
 class KitProtocolServer extends Server {
   protected override _wrapHandler(method: string, handler: Handler): Handler {
+    // An SDK without the seam (renamed in an upgrade) gets its own wrapper back: slower, not wrong.
+    const seam = typeof (this as unknown as Partial<InputRequiredSeam>)._invokeInputRequiredCapableHandler;
     const wrapped =
-      method === "tools/call" && !sdkToolResultCheck.on
+      method === "tools/call" && !sdkToolResultCheck.on && seam === "function"
         ? (request: JSONRPCRequest, ctx: ServerContext) =>
             (this as unknown as InputRequiredSeam)._invokeInputRequiredCapableHandler(
               method,
