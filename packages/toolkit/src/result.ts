@@ -16,7 +16,27 @@ export function successResult(
 ): CallToolResult {
   const json = JSON.stringify(structured);
   const text = mode === "json" ? json : `${summary}\n\n${json}`;
-  return { content: [{ type: "text", text }], structuredContent: structured };
+  const content: CallToolResult["content"] = [{ type: "text", text }];
+  serialized.set(content, { structured, json });
+  return { content, structuredContent: structured };
+}
+
+/**
+ * The JSON of each result's structured content, made once for its text block, so the stdio
+ * transport need not serialize it a second time (`structuredJsonOf`). Keyed by the result's content
+ * array, which is new for each result; the entry holds the structured object it was made from, so a
+ * result whose structured content was replaced is serialized afresh.
+ */
+const serialized = new WeakMap<object, { structured: object; json: string }>();
+
+/** The JSON `successResult` made of `result.structuredContent`, or undefined. */
+export function structuredJsonOf(result: {
+  content?: unknown;
+  structuredContent?: unknown;
+}): string | undefined {
+  const entry =
+    typeof result.content === "object" && result.content ? serialized.get(result.content) : undefined;
+  return entry && entry.structured === result.structuredContent ? entry.json : undefined;
 }
 
 /**
@@ -31,10 +51,12 @@ export function errorBody(reason: string, message: string, hint: string, detail?
 export function errorResult(body: ErrorBody): CallToolResult {
   const { message, hint } = body.error;
   const text = `${message}${hint ? `\nHint: ${hint}` : ""}\n\n${JSON.stringify(body)}`;
+  // In the order of the SDK's CallToolResultSchema, as its checked copy had them on the wire: the
+  // kit sends this object as it is (see KitProtocolServer)
   return {
-    isError: true,
     content: [{ type: "text", text }],
     structuredContent: body as unknown as Record<string, unknown>,
+    isError: true,
   };
 }
 

@@ -114,14 +114,51 @@ const stderrLog = (line: string) => process.stderr.write(`${line}\n`);
 
 type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
 
+/** The SDK's multi-round-trip seam, which its `Server` runs tools/call through (not in its types). */
+interface InputRequiredSeam {
+  _invokeInputRequiredCapableHandler(
+    method: string,
+    handler: Handler,
+    request: JSONRPCRequest,
+    ctx: ServerContext,
+  ): Promise<Result>;
+}
+
+/**
+ * Whether tools/call goes through the SDK's own result check (see `KitProtocolServer`). Off in
+ * service; the tests turn it on to show that the bytes on the wire are the same either way.
+ */
+export const sdkToolResultCheck = { on: false };
+
 /**
  * The SDK's `Server`, but a request its wire schema refuses gets -32602 with one line (see
  * `invalidParamsOf`) instead of -32603 or -32602 with the schema's issue dump: `_wrapHandler` is
  * the SDK's hook around every request handler, its schema check included.
+ *
+ * For tools/call the SDK's `Server` wraps the handler to check the request a second time (the
+ * handler `setRequestHandler` stores has checked it against the same wire schema already) and the
+ * result against CallToolResultSchema with zod, whose parse copies the result and costs the MCP
+ * process ~0.12 ms of CPU per search call (src/bench/hop-bench.ts in chainmail). The kit builds
+ * every tools/call result itself: `successResult` (one text block and the structured content,
+ * which `validateOutput` has checked against the tool's output schema), `errorResult`, or the
+ * asking seam's input_required, which the SDK returned unchecked anyway. So the kit runs the
+ * handler through the SDK's seam without the second check; test/wire-bytes.test.ts shows each kind
+ * of result reaches the wire byte for byte as the SDK's checked copy did, in both eras.
  */
 class KitProtocolServer extends Server {
   protected override _wrapHandler(method: string, handler: Handler): Handler {
-    const wrapped = super._wrapHandler(method, handler);
+    // An SDK without the seam (renamed in an upgrade) gets its own wrapper back: slower, not wrong.
+    const seam = typeof (this as unknown as Partial<InputRequiredSeam>)._invokeInputRequiredCapableHandler;
+    const wrapped =
+      method === "tools/call" && !sdkToolResultCheck.on && seam === "function"
+        ? (request: JSONRPCRequest, ctx: ServerContext) =>
+            (this as unknown as InputRequiredSeam)._invokeInputRequiredCapableHandler(
+              method,
+              handler,
+              request,
+              ctx,
+            )
+        : super._wrapHandler(method, handler);
     return async (request, ctx) => {
       try {
         return await wrapped(request, ctx);

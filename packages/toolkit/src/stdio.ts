@@ -1,7 +1,9 @@
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import { serveStdio as sdkServeStdio } from "@modelcontextprotocol/server/stdio";
 import type { Caller } from "./define.js";
+import { randomBytes } from "node:crypto";
 import { decodeLine, oneLineError } from "./jsonrpc.js";
+import { structuredJsonOf } from "./result.js";
 import type { AnyKit } from "./server.js";
 
 /** A line longer than this is refused (-32600) and dropped, so one bad client line cannot exhaust memory. */
@@ -36,7 +38,7 @@ export class KitStdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error("the stdio transport is closed"));
-    const line = `${JSON.stringify(oneLineError(message))}\n`;
+    const line = `${serialize(oneLineError(message))}\n`;
     return new Promise((resolve) => {
       if (this.output.write(line)) resolve();
       else this.output.once("drain", () => resolve());
@@ -99,6 +101,25 @@ export class KitStdioTransport implements Transport {
       else if (inbound.answer) void this.send(inbound.answer);
     }
   }
+}
+
+/** Stands in for a result's structured content while the rest is serialized; random, so no text holds it. */
+const MARK = `kit-structured-${randomBytes(12).toString("hex")}`;
+const MARK_JSON = JSON.stringify(MARK);
+
+/**
+ * `JSON.stringify(message)`, but a tool result's structured content (most of a search's bytes) is
+ * spliced in from the JSON `successResult` made of it for the text block instead of serialized again.
+ * The same bytes: the marker takes the structured content's place among the result's keys.
+ */
+function serialize(message: JSONRPCMessage): string {
+  const result = "result" in message ? (message.result as Record<string, unknown>) : undefined;
+  const json = result ? structuredJsonOf(result) : undefined;
+  if (!result || json === undefined) return JSON.stringify(message);
+  const marked = JSON.stringify({ ...message, result: { ...result, structuredContent: MARK } });
+  const at = marked.indexOf(MARK_JSON);
+  if (at === -1) return JSON.stringify(message);
+  return marked.slice(0, at) + json + marked.slice(at + MARK_JSON.length);
 }
 
 export interface StdioHandle {

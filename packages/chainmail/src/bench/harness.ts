@@ -114,23 +114,70 @@ interface ToolResult {
 
 /**
  * `chainmail mcp` over stdio for the home in `dir` (`socket`: a daemon whose socket is elsewhere);
- * `tool` throws on an error result.
+ * `tool` throws on an error result; `nodeFlags` and `cli` (another build's bin) for comparisons.
  */
-export async function startMcp(dir: string, socket?: string) {
+export async function startMcp(
+  dir: string,
+  socket?: string,
+  nodeFlags: readonly string[] = [],
+  cli: string = CLI,
+) {
   // BENCH_PROFILE_MCP=DIR: a CPU profile of each `chainmail mcp` process, written there when it exits
   const profile = process.env.BENCH_PROFILE_MCP;
+  const before = childPids();
   const mcp = await connectStdio({
     command: process.execPath,
-    args: [...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []), CLI, "--home", dir, "mcp"],
+    args: [
+      ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
+      ...nodeFlags,
+      cli,
+      "--home",
+      dir,
+      "mcp",
+    ],
     ...(socket ? { env: { CHAINMAIL_SOCKET: socket } } : {}),
   });
+  // The MCP server is the child that appeared while connecting (the SDK's transport hides its pid)
+  const pid = childPids().find((p) => !before.includes(p)) ?? -1;
   const tool = async (name: string, args: Record<string, unknown>) => {
     const r = (await mcp.client.callTool({ name, arguments: args })) as ToolResult;
     if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r).slice(0, 300)}`);
     return r.structuredContent ?? {};
   };
-  return { close: () => mcp.close(), tool };
+  return { close: () => mcp.close(), tool, pid };
 }
+
+/** The pids of this process's children (Linux: /proc/PID/task/TID/children). */
+function childPids(): number[] {
+  try {
+    return fs
+      .readdirSync(`/proc/${process.pid}/task`)
+      .flatMap((t) => fs.readFileSync(`/proc/${process.pid}/task/${t}/children`, "utf8").split(" "))
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * CPU time a process has used so far, user + system, in ms (Linux /proc/PID/stat; NaN elsewhere):
+ * CPU per call of another process does not change with what else the shared machine runs.
+ */
+export function cpuMsOf(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The fields after the command name, which is in parentheses and may hold spaces
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return (ticks * 1000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK). */
+const CLOCK_TICKS = 100;
 
 /**
  * The daemon's service in this process over the same cache.db (its own state.db), for the

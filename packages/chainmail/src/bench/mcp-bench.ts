@@ -26,6 +26,7 @@ import { mailboxSender } from "../testing/mailbox.js";
 import {
   benchHome,
   benchImap,
+  cpuMsOf,
   inProcessContext,
   line,
   load,
@@ -140,6 +141,8 @@ async function main() {
     const ctx = inProcess.ctx;
     const mcp = await startMcp(dir);
     const tool = mcp.tool;
+    const daemonPid = daemon.pid ?? -1;
+    const cpu = { mcp: 0, daemonViaMcp: 0, daemonViaSocket: 0, inProcess: 0, calls: 0 };
 
     // Every path warm before anything is timed: the MCP server and the daemon are fresh processes
     // whose code V8 compiles and optimizes over the first few hundred calls, and the first query
@@ -173,10 +176,20 @@ async function main() {
       const count = res.count as number;
       if (!firstRef) firstRef = ((res.rows as { ref: string }[])[0]?.ref as string) ?? "";
       if (res.source !== "cache") line(`  (${q} answered from ${String(res.source)})`);
+      const m0 = cpuMsOf(mcp.pid);
+      let d0 = cpuMsOf(daemonPid);
       const mcpT = await timed(RUNS, () => tool("search", params));
+      cpu.mcp += cpuMsOf(mcp.pid) - m0;
+      cpu.daemonViaMcp += cpuMsOf(daemonPid) - d0;
       const mcpC = await timed(RUNS, () => tool("search", { ...params, count_only: true }));
+      d0 = cpuMsOf(daemonPid);
       const sockT = await timed(RUNS, () => sock.call("search", params));
+      cpu.daemonViaSocket += cpuMsOf(daemonPid) - d0;
+      const c0 = process.cpuUsage();
       const inT = await timed(RUNS, () => dispatch(ctx, { client: "mcp" }, "search", params));
+      const c1 = process.cpuUsage(c0);
+      cpu.inProcess += (c1.user + c1.system) / 1000;
+      cpu.calls += RUNS + 3; // timed() warms with 3 calls first
       let nmCell = "n/a";
       let ratioCell = "n/a";
       let nmCount = "";
@@ -210,6 +223,11 @@ async function main() {
         `${q} | ${count}${nmCount} | ${ms(pct(mcpT, 50))} / ${ms(pct(mcpT, 95))} | ${ms(pct(mcpC, 50))} / ${ms(pct(mcpC, 95))} | ${ms(pct(sockT, 50))} | ${ms(pct(inT, 50))} | ${nmCell} | ${ratioCell} | ${dvCell} | ${dvRatio} | ${met(ok)}${ratioOk ? "" : ", notmuch ratio NOT MET"}`,
       );
     }
+    // Each hop in CPU per call (src/bench/hop-bench.ts has the same in a small run): what the MCP
+    // process and the daemon's socket add, whatever else the machine runs
+    line(
+      `CPU per search of 25 rows, all queries: MCP process ${(cpu.mcp / cpu.calls).toFixed(3)} ms, the daemon ${(cpu.daemonViaMcp / cpu.calls).toFixed(3)} ms through MCP and ${(cpu.daemonViaSocket / cpu.calls).toFixed(3)} ms through its socket alone, in process ${(cpu.inProcess / cpu.calls).toFixed(3)} ms`,
+    );
 
     line("");
     line(`other tools through MCP (${load()}):`);
