@@ -82,6 +82,7 @@ export function benchHome(dir: string, dv: BenchServer, budgetBytes: number): Ho
  */
 export async function startDaemon(dir: string, home: Home): Promise<ChildProcess> {
   const daemon = spawn(process.execPath, [CLI, "daemon"], {
+    // (the environment passed on: CHAINMAIL_REMEMBER_COUNTS among it, see src/cache/count-memo.ts)
     env: { ...process.env, CHAINMAIL_HOME: dir },
     stdio: ["ignore", "ignore", "inherit"],
   });

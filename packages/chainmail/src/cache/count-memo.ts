@@ -35,6 +35,9 @@ function generationOf(db: CacheDb): string | null {
  * parameters), from memory when nothing in the database changed since it was counted.
  */
 export function rememberedCount<T>(db: CacheDb, key: string, count: () => T): T {
+  // The scale benchmark asks each query a hundred times: it judges the first count of a query
+  // (every count walked, as after any write), so its daemon runs with remembering off
+  if (process.env.CHAINMAIL_REMEMBER_COUNTS === "0") return count();
   const before = generationOf(db);
   if (before === null) return count();
   let memo = memos.get(db);
