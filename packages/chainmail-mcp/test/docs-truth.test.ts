@@ -16,6 +16,7 @@ const CHAINMAIL = path.join(root, "packages/chainmail/bin/chainmail.js");
 const DOCS = [
   "README.md",
   "packages/chainmail/README.md",
+  "packages/chainmail/BENCHMARKS.md",
   "packages/chainmail-mcp/README.md",
   ...fs
     .readdirSync(path.join(root, "apps/docs/content/docs/chainmail"))
