@@ -1,7 +1,9 @@
 import { PassThrough } from "node:stream";
-import { Server } from "@modelcontextprotocol/server";
+import { type JSONRPCMessage, Server } from "@modelcontextprotocol/server";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { createExampleServer } from "../src/example/app.js";
+import { successResult } from "../src/result.js";
 import { sdkToolResultCheck } from "../src/server.js";
 import { KitStdioTransport, type StdioHandle, serveStdio } from "../src/stdio.js";
 import { type Era, MODERN_REVISION } from "../src/testing/clients.js";
@@ -109,4 +111,48 @@ describe("tools/call results on the wire", () => {
       for (const [i, line] of unchecked.entries()) expect(line, `call ${i + 1}`).toBe(checked[i]);
     },
   );
+});
+
+describe("the stdio transport's splice of a result's structured content", () => {
+  // The transport writes the JSON `successResult` made of the structured content for the text block
+  // into the response line in place of a marker, instead of serializing it again. Whatever outside
+  // text the content holds (quotes, escapes, lone surrogates, line separators, text that looks like
+  // the marker or like JSON), the line must be the plain serialization of the message.
+  const hostile = fc.oneof(
+    fc.string({ unit: "binary" }),
+    fc.constantFrom('"kit-structured-', '"},"structuredContent":"x', "\u2028\u2029", "\ud800", '\\"', "\n{}"),
+    fc.string().map((t) => `kit-structured-${t}`),
+  );
+  const structured = fc.dictionary(
+    fc.oneof(fc.string({ unit: "binary", maxLength: 8 }), fc.constant("structuredContent")),
+    fc.oneof(
+      hostile,
+      fc.jsonValue(),
+      fc.array(fc.record({ subject: hostile, from: hostile }), { maxLength: 3 }),
+    ),
+    { maxKeys: 5 },
+  );
+
+  it("writes the same bytes as JSON.stringify of the message", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        structured,
+        hostile,
+        fc.constantFrom("json", "summary+json") as fc.Arbitrary<"json" | "summary+json">,
+        async (content, summary, mode) => {
+          const output = new PassThrough();
+          const transport = new KitStdioTransport(new PassThrough(), output);
+          const message = {
+            jsonrpc: "2.0",
+            id: 7,
+            result: successResult(content, summary, mode),
+          } as JSONRPCMessage;
+          await transport.send(message);
+          expect(String(output.read())).toBe(`${JSON.stringify(message)}\n`);
+          await transport.close();
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });

@@ -76,13 +76,26 @@ export function benchHome(dir: string, dv: BenchServer, budgetBytes: number): Ho
 }
 
 /**
+ * Every benchmark that asks one query many times judges the query's first count: the daemon it
+ * starts and its in-process path remember no counts (src/cache/count-memo.ts), or a hundred repeats
+ * would time a remembered count; BENCH_REMEMBER_COUNTS=1 times remembered ones instead. Call it
+ * before starting the daemon; it says which for the bench's first line.
+ */
+export function countsWalkedEachTime(): string {
+  if (process.env.BENCH_REMEMBER_COUNTS)
+    return "counts remembered between repeated searches (BENCH_REMEMBER_COUNTS)";
+  process.env.CHAINMAIL_REMEMBER_COUNTS = "0";
+  return "each search's count walked (none remembered)";
+}
+
+/**
  * `chainmail daemon` for the home in `dir`, once its socket is there (its stderr is ours), with the
  * account's server settings confirmed as the owner would (`chainmail policy confirm`): a new
  * account connects nowhere before that, and the daemon's own syncs would be refused.
  */
 export async function startDaemon(dir: string, home: Home): Promise<ChildProcess> {
   const daemon = spawn(process.execPath, [CLI, "daemon"], {
-    // (the environment passed on: CHAINMAIL_REMEMBER_COUNTS among it, see src/cache/count-memo.ts)
+    // (the environment passed on: CHAINMAIL_REMEMBER_COUNTS among it, see countsWalkedEachTime)
     env: { ...process.env, CHAINMAIL_HOME: dir },
     stdio: ["ignore", "ignore", "inherit"],
   });

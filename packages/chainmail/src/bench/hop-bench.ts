@@ -17,6 +17,7 @@ import { mailboxSender } from "../testing/mailbox.js";
 import {
   benchHome,
   benchImap,
+  countsWalkedEachTime,
   cpuMsOf,
   inProcessContext,
   line,
@@ -65,12 +66,13 @@ async function calls(n: number, f: (params: Record<string, unknown>) => Promise<
 }
 
 async function main() {
+  const counting = countsWalkedEachTime();
   const dv = await startDovecot({ users: [{ name: "bench", password: "bench-pw" }] });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-hop-"));
   let daemon: Awaited<ReturnType<typeof startDaemon>> | undefined;
   try {
     line(
-      `hop benchmark: ${N} messages, ${CALLS} searches per column; ${load()} on ${os.cpus().length} cores`,
+      `hop benchmark: ${N} messages, ${CALLS} searches per column; ${load()} on ${os.cpus().length} cores; ${counting}`,
     );
     const first = benchImap(dv);
     await first.connect();

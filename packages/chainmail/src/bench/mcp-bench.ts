@@ -26,6 +26,7 @@ import { mailboxSender } from "../testing/mailbox.js";
 import {
   benchHome,
   benchImap,
+  countsWalkedEachTime,
   cpuMsOf,
   inProcessContext,
   line,
@@ -70,12 +71,13 @@ const QUERIES: Array<[string, string | null]> = [
 
 async function main() {
   const started = performance.now();
+  const counting = countsWalkedEachTime();
   const dv = await startDovecot({ users: [{ name: "bench", password: "bench-pw" }] });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chainmail-bench-"));
   let daemon: ChildProcess | undefined;
   const imap = () => benchImap(dv);
   try {
-    line(`chainmail benchmark: ${N} messages; ${load()} on ${os.cpus().length} cores`);
+    line(`chainmail benchmark: ${N} messages; ${load()} on ${os.cpus().length} cores; ${counting}`);
     const first = imap();
     await first.connect();
     await first.mailboxOpen("INBOX");

@@ -40,6 +40,7 @@ import { startDovecot } from "../testing/dovecot.js";
 import { MAILBOX_GENERATOR_VERSION, mailboxMessage } from "../testing/mailbox.js";
 import {
   benchHome,
+  countsWalkedEachTime,
   inProcessContext,
   line,
   load,
@@ -248,10 +249,7 @@ async function cacheBytesReport(db: Database.Database, walBytes: number): Promis
 
 async function main() {
   const started = performance.now();
-  // Each query is asked RUNS times: what is judged is a query's first count, walked as after any
-  // write (src/cache/count-memo.ts), in the daemon and in process alike; BENCH_SCALE_REMEMBER=1
-  // measures repeated queries with their counts remembered instead
-  if (!process.env.BENCH_SCALE_REMEMBER) process.env.CHAINMAIL_REMEMBER_COUNTS = "0";
+  const counting = countsWalkedEachTime();
   fs.mkdirSync(DATA, { recursive: true });
   const index = path.join(DATA, "dovecot", "index");
   const control = path.join(DATA, "dovecot", "control");
@@ -269,7 +267,7 @@ async function main() {
   let daemon: ChildProcess | undefined;
   try {
     line(
-      `chainmail scale run: ${N} messages in ${DATA}; ${load()} on ${os.cpus().length} cores; counts ${process.env.CHAINMAIL_REMEMBER_COUNTS === "0" ? "walked on every search (none remembered)" : "remembered between repeated searches (BENCH_SCALE_REMEMBER)"}`,
+      `chainmail scale run: ${N} messages in ${DATA}; ${load()} on ${os.cpus().length} cores; ${counting}`,
     );
     // Dovecot's mail user (an unprivileged one when this runs as root) owns the mail and its indexes
     const owner = fs.statSync(path.join(dv.dir, "home", "bench"));

@@ -269,6 +269,8 @@ export function upsertMessage(
   const flags = splitFlags(msg.flags);
   const labels = [...(msg.labels ?? [])];
   const attachments = attachmentsFromStructure(msg.bodyStructure);
+  // messages.has_attachment, and each address row's copy of it (./address-index.ts)
+  const hasAttachment = attachments.length ? 1 : 0;
   const textPart = textPartRef(msg.bodyStructure);
   const internal = msg.internalDate ? new Date(msg.internalDate).getTime() : Date.now();
   const existing =
@@ -299,7 +301,7 @@ export function upsertMessage(
     flags.draft,
     flags.deleted,
     msg.size ?? 0,
-    attachments.length ? 1 : 0,
+    hasAttachment,
     listColumn(flags.keywords),
     listColumn(labels),
     listColumn(attachments.map((a) => a.filename ?? "")),
@@ -333,7 +335,7 @@ export function upsertMessage(
     stmt(db, INSERT_META).run(...meta, id);
     const fts = () => writeFts(db, id, subject, env, "");
     const subjectFts = () => insertSubject(db, id, subject);
-    const addresses = { db, rows: addressRows(id, folder.id, env, attachments.length ? 1 : 0) };
+    const addresses = { db, rows: addressRows(id, folder.id, env, hasAttachment) };
     if (ftsLater) ftsLater.push({ id, write: fts, subject: subjectFts, addresses });
     else {
       indexAddresses(db, addresses.rows);
@@ -349,7 +351,7 @@ export function upsertMessage(
   const body = existing.body_state === 1 ? (readBody(db, id) ?? "") : "";
   // (a message's headers do not change under its UID, but the row is written again as it is now)
   const subjectFts = () => insertSubject(db, id, subject, true);
-  const addresses = { db, rows: addressRows(id, folder.id, env, attachments.length ? 1 : 0) };
+  const addresses = { db, rows: addressRows(id, folder.id, env, hasAttachment) };
   if (ftsLater)
     ftsLater.push({ id, write: () => indexMessage(db, id, body), subject: subjectFts, addresses });
   else {
