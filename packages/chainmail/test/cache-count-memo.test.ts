@@ -31,6 +31,7 @@ import {
 import { scaleQueries } from "../src/bench/scale-queries.js";
 import { compileToSql, mentionsIn, parseQuery } from "../src/query/index.js";
 import { syncedMailboxMessage } from "../src/testing/mailbox-synced.js";
+import { registerCacheFunctions } from "../src/cache/subject-counts.js";
 
 const NOW = new Date("2026-01-01T00:00:00Z");
 const N = 300;
@@ -137,6 +138,8 @@ function apply(db: CacheDb, file: string, o: Op) {
       try {
         other.pragma("foreign_keys = ON");
         other.pragma("recursive_triggers = ON");
+        // (as every connection of the cache: the functions its triggers call)
+        registerCacheFunctions(other as CacheDb);
         other.transaction(() => removeUids(other as CacheDb, inbox.id, [o.uid]))();
       } finally {
         other.close();

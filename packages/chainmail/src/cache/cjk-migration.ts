@@ -109,7 +109,7 @@ export function indexCjkBoundaries(db: CacheDb): void {
     const body = r.body_state === 1 ? (readBody(db, id) ?? "") : "";
     if (!evicted && !holdsCjk(r, body)) continue;
     reindex(db, id, r, body);
-    if (r.subject && hasCjk(r.subject)) insertSubject(db, id, r.subject, true);
+    if (r.subject && hasCjk(r.subject)) insertSubject(db, id, r.subject, r.subject);
   }
   if (ids.length > 1000) db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('optimize');");
 }

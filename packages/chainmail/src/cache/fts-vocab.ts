@@ -9,6 +9,7 @@
 import type { FtsTable } from "../query/index.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { FTS_TOKENIZE } from "./storage-migration.js";
+import { keptSubjectCount } from "./subject-counts.js";
 
 /** `"word"` or `column : "word"`, as src/query/sql.ts writes a term (ftsString, ftsLeaf). */
 const ONE_PHRASE = /^(?:([a-z_]+) : )?"((?:[^"]|"")*)"$/;
@@ -74,6 +75,11 @@ export function vocabCount(db: CacheDb, expr: string, table: FtsTable): number |
   if (table === "subjects_fts" && column !== undefined && column !== "subject") return null;
   const token = tokenOf(db, (m[2] as string).replaceAll('""', '"'));
   if (token === null) return null;
+  if (table === "subjects_fts") {
+    // (kept per term, ./subject-counts.ts; null in a cache at an earlier version)
+    const kept = keptSubjectCount(db, token);
+    if (kept !== null) return kept;
+  }
   let row: unknown;
   try {
     row =

@@ -2,6 +2,7 @@ import { checkpointSoon } from "./checkpoint.js";
 import { backgroundTurn } from "./priority.js";
 import { cjkSpaced } from "../query/cjk.js";
 import { type CacheDb, stmt } from "./schema.js";
+import { keptCountsChanged, noteSubjectChange } from "./subject-counts.js";
 
 /**
  * FTS5 keeps its index as a set of b-tree segments: every committed write adds one and automerge
@@ -153,15 +154,18 @@ export function insertFts(db: CacheDb, id: number, f: FtsFields): void {
 }
 
 /**
- * Adds (with `replace`, first removes) a message's row in the subjects' own index
- * (./storage-migration.ts), through `cjkSpaced` as `insertFts` writes the subject column. A subject
+ * Adds (with `previous`, the message's subject as it was indexed: first removes) a message's row in
+ * the subjects' own index (./storage-migration.ts), through `cjkSpaced` as `insertFts` writes the
+ * subject column, and notes the change for the kept word counts (./subject-counts.ts). A subject
  * with nothing to index gets no row. A message row's deletion removes its row (a trigger).
  */
-export function insertSubject(db: CacheDb, id: number, subject: string, replace = false): void {
+export function insertSubject(db: CacheDb, id: number, subject: string, previous?: string): void {
   if (!hasSubjectIndex(db)) return;
-  if (replace) stmt(db, "DELETE FROM subjects_fts WHERE rowid = ?").run(id);
-  if (subject)
-    stmt(db, "INSERT INTO subjects_fts (rowid, subject) VALUES (?, ?)").run(id, cjkSpaced(subject));
+  if (previous !== undefined) stmt(db, "DELETE FROM subjects_fts WHERE rowid = ?").run(id);
+  const text = subject ? cjkSpaced(subject) : null;
+  if (text !== null) stmt(db, "INSERT INTO subjects_fts (rowid, subject) VALUES (?, ?)").run(id, text);
+  // (the same subject again changes no count: the common re-sync of a message)
+  if (previous !== subject) noteSubjectChange(db, previous ? cjkSpaced(previous) : null, text);
 }
 
 const subjectIndex = new WeakMap<CacheDb, boolean>();
@@ -183,4 +187,5 @@ function hasSubjectIndex(db: CacheDb): boolean {
 /** Forgets what `hasSubjectIndex` found (the schema changed). */
 export function schemaChanged(db: CacheDb): void {
   subjectIndex.delete(db);
+  keptCountsChanged(db);
 }

@@ -9,6 +9,7 @@ import { indexCjkBoundaries, indexCjkCharacters } from "./cjk-migration.js";
 import { addAddressAttached, addAddressIndex, dropAddressInsertTriggers } from "./address-index.js";
 import { VOCAB_TABLES, compactStorage } from "./storage-migration.js";
 import { schemaChanged } from "./fts.js";
+import { keepSubjectCounts, registerCacheFunctions } from "./subject-counts.js";
 
 export type CacheDb = Database.Database;
 
@@ -245,6 +246,9 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   // per address, header and folder the messages with attachments, for `has:attachment from:x`
   // (./address-index.ts)
   addAddressAttached,
+  // each subject word's count kept, with the changes since in a small index, so a one-word
+  // `subject:` count does not walk its matches (./subject-counts.ts)
+  keepSubjectCounts,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -268,6 +272,8 @@ export const COMPACT_STORAGE_VERSION = MIGRATIONS.indexOf(compactStorage) + 1;
 export const ADDRESS_BATCH_VERSION = MIGRATIONS.indexOf(dropAddressInsertTriggers) + 1;
 /** The version from which the address rows and counts say which messages have attachments. */
 export const ADDRESS_ATTACHED_VERSION = MIGRATIONS.indexOf(addAddressAttached) + 1;
+/** The version from which each subject word's count is kept (its test migrates to the one before). */
+export const SUBJECT_COUNTS_VERSION = MIGRATIONS.indexOf(keepSubjectCounts) + 1;
 
 /** The default cache file: $XDG_DATA_HOME/chainmail/cache.db (or ~/.local/share/...). */
 export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {
@@ -297,6 +303,8 @@ export function openCache(file: string = defaultCachePath(), log?: (line: string
   // counters (migration 4) must see every deleted message row
   db.pragma("recursive_triggers = ON");
   db.pragma("busy_timeout = 5000");
+  // (the SQL functions the cache's triggers call: ./subject-counts.ts)
+  registerCacheFunctions(db);
   // Search touches many pages of messages and the FTS index: keep them in memory (64 MiB, this
   // connection's; the checkpoint worker's keeps SQLite's default 2 MiB). No memory map: every page
   // of it the daemon touched stayed resident (RssFile), up to its whole size, and the scale run at
@@ -325,6 +333,8 @@ export function migrate(db: CacheDb, target: number = MIGRATIONS.length): void {
   const current = db.pragma("user_version", { simple: true }) as number;
   if (current > MIGRATIONS.length)
     throw new Error(`cache.db is version ${current}, newer than this chainmail (${MIGRATIONS.length})`);
+  // (a connection a test opens on its own migrates through here: its deletions need them too)
+  registerCacheFunctions(db);
   for (let v = current; v < Math.min(target, MIGRATIONS.length); v++) {
     db.transaction(() => {
       const step = MIGRATIONS[v];

@@ -9,6 +9,7 @@ import { newMessageSlot } from "./arrival-id.js";
 import { insertFts, insertSubject } from "./fts.js";
 import { readBody } from "./body-store.js";
 import { type AddressRow, addressRows, indexAddresses } from "./address-index.js";
+import { foldSubjectChanges } from "./subject-counts.js";
 
 export interface FolderRow {
   id: number;
@@ -127,6 +128,9 @@ export function runFtsWrites(writes: FtsWrite[]): void {
   // pending terms out at a lower rowid; plain INSERTs into the two FTS tables interleaved do not
   // flush either: one segment each for a batch of 1,000)
   for (const w of writes) w.subject?.();
+  // The kept subject word counts take the batch's changes in once enough have gathered
+  // (./subject-counts.ts); the header write's messages carry their connection with the addresses
+  if (first) foldSubjectChanges(first.db);
   writes.length = 0;
 }
 
@@ -347,10 +351,14 @@ export function upsertMessage(
   const id = existing.id;
   narrow.splice(DATE_COL, 1);
   stmt(db, UPDATE_NARROW).run(...narrow, id);
+  // (the subject as the subjects' index holds it, before the row is written again: its kept word
+  // counts take it out, ./subject-counts.ts)
+  const previous =
+    (stmt(db, "SELECT subject FROM message_meta WHERE id = ?").pluck().get(id) as string | undefined) ?? "";
   stmt(db, PUT_META).run(...meta, id);
   const body = existing.body_state === 1 ? (readBody(db, id) ?? "") : "";
   // (a message's headers do not change under its UID, but the row is written again as it is now)
-  const subjectFts = () => insertSubject(db, id, subject, true);
+  const subjectFts = () => insertSubject(db, id, subject, previous);
   const addresses = { db, rows: addressRows(id, folder.id, env, hasAttachment) };
   if (ftsLater)
     ftsLater.push({ id, write: () => indexMessage(db, id, body), subject: subjectFts, addresses });
@@ -453,6 +461,7 @@ export function removeUids(
     del.run(row.id);
     n++;
   }
+  if (n > 0) foldSubjectChanges(db);
   return n;
 }
 
@@ -462,6 +471,7 @@ export function clearFolder(db: CacheDb, folderId: number): void {
     folderId,
   );
   stmt(db, "DELETE FROM messages WHERE folder_id = ?").run(folderId);
+  foldSubjectChanges(db);
 }
 
 /** Forgets a folder the server no longer has: its messages, their FTS rows and bodies. */
