@@ -20,7 +20,9 @@
 // go. The trigger spaces CJK text with the SQL function `chainmail_fts_text` (`cjkSpaced`), which
 // each connection that may delete messages must register (`registerCacheFunctions`: openCache and
 // migrate do). `subjects_fts` holds a row for a message iff its stored subject is not empty
-// (`insertSubject`, the storage migration), which is what the trigger relies on.
+// (`insertSubject`, the storage migration), which is what the trigger relies on. A later step that
+// rebuilds `subjects_fts` (or changes `cjkSpaced`, which the index's text comes from) must fill the
+// counts again (`keepSubjectCounts`); the steps before this one are followed by it.
 import { cjkSpaced } from "../query/cjk.js";
 import type { CacheDb } from "./schema.js";
 import { stmt } from "./schema.js";
