@@ -118,6 +118,15 @@ describe("own addresses in the confirmed policy (property)", () => {
   });
 });
 
+describe("the daemon's own_addresses", () => {
+  it("cannot be written into config.toml", () => {
+    const text = `${JSON.stringify(config([]))}`;
+    expect(text).not.toContain("own_addresses");
+    const toml = `[[accounts]]\nname = "w"\naddress = "a@x.example"\n[accounts.imap]\nhost = "h"\nport = 143\ntls = "none"\n[accounts.policy]\nown_addresses = ["ceo@bank.example"]\n`;
+    expect(() => parseConfig(toml)).toThrow(/own_addresses/);
+  });
+});
+
 describe("a policy row confirmed before own addresses were confirmed", () => {
   it("records config.toml's addresses once, audited, and holds nothing; a later alias waits", async () => {
     const file = config(["me@other.example"]);

@@ -183,7 +183,8 @@ export function narrowedOnly(current: Config, file: Config, state: StateDb): Con
       };
       if (now) return withEndpoint(narrowed, endpointOf(now));
       const row = knownEndpoint(state, a.name);
-      return row ? withEndpoint(narrowed, row) : unconfirmed(narrowed);
+      // A row from before the client id was confirmed reads as reconcileEndpoint would record it.
+      return row ? withEndpoint(narrowed, recordClient(row, endpointOf(a)) ?? row) : unconfirmed(narrowed);
     }),
   };
 }
