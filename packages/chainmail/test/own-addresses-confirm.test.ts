@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ownAddresses } from "../src/compose/policy.js";
+import { foreignEnvelopeFrom, ownAddresses } from "../src/compose/policy.js";
 import { draftForSending } from "../src/compose/raw.js";
 import { parseConfig } from "../src/config.js";
 import { reconcilePolicies } from "../src/policy/service.js";
@@ -115,6 +115,21 @@ describe("own addresses in the confirmed policy (property)", () => {
       ),
       { numRuns: 60 },
     );
+  });
+});
+
+describe("an account whose address has an internationalized domain", () => {
+  it("sends From it once confirmed: the envelope From is compared in the own addresses' spelling", async () => {
+    const idn = parseConfig(
+      `[[accounts]]\nname = "work"\naddress = "Me@Bücher.example"\nusername = "me"\n[accounts.imap]\nhost = "127.0.0.1"\nport = 143\ntls = "none"\n`,
+    );
+    reconcilePolicies(state, idn);
+    confirmAll();
+    const effective = reconcilePolicies(state, idn).accounts[0]!;
+    expect(ownAddresses(effective)).toEqual(["me@xn--bcher-kva.example"]);
+    expect(foreignEnvelopeFrom(effective, effective.address)).toBeUndefined();
+    expect(await fromIsOwn(effective, "me@bücher.example")).toBe(true);
+    expect(foreignEnvelopeFrom(effective, "me@other.example")).toBe("me@other.example");
   });
 });
 

@@ -61,12 +61,16 @@ export function ownAddresses(
   );
 }
 
-/** The envelope's From when it is not one of the account's own addresses (held like a foreign From header). */
+/**
+ * The envelope's From when it is not one of the account's own addresses (held like a foreign From
+ * header), compared in the own addresses' spelling (an internationalized domain as ASCII).
+ */
 export function foreignEnvelopeFrom(
   account: Parameters<typeof ownAddresses>[0],
   from: string,
 ): string | undefined {
-  return ownAddresses(account).includes(from.toLowerCase()) ? undefined : from;
+  const spelled = (parseMailbox(from)?.address ?? from).toLowerCase();
+  return ownAddresses(account).includes(spelled) ? undefined : from;
 }
 
 export function judgeSend(
