@@ -2,7 +2,7 @@
  * A same-user agent (told so by an injected message) writes config.toml so that the account's own
  * addresses, the ones a send's From must be one of, include an address of its choosing: a new alias,
  * or a new `address`. Then it sends through the daemon's normal operations (a draft From the alias,
- * send_email and reply From the new address). Judged at the real SMTP server on 127.0.0.1: until the
+ * send_email, reply and forward From the new address). Judged at the real SMTP server on 127.0.0.1: until the
  * owner confirms, it is asked for nothing From that address (no MAIL FROM, no message whose From
  * names it), and the tool result says why; after `policy confirm` the same sends go. An alias removed
  * from config.toml is not own at once, with no confirmation.
@@ -135,7 +135,7 @@ describe("an alias written into config.toml", () => {
 describe("an address written into config.toml", () => {
   const FRAUD = "fraud@evil.example";
 
-  it("send_email and reply From it are held, and SMTP is asked for nothing From it", async () => {
+  it("send_email, reply and forward From it are held, and SMTP is asked for nothing From it", async () => {
     withAddress(FRAUD);
     const sent = await agent.call("send", {
       account: "work",
@@ -148,6 +148,8 @@ describe("an address written into config.toml", () => {
     expect(sent.hint).toContain("awaits the owner's confirmation");
     const replied = await agent.call("reply", { ref: await original(), body: "Pay here." });
     expect(replied).toMatchObject({ status: "held", blocked: [FRAUD] });
+    const forwarded = await agent.call("forward", { ref: await original(), to: ["bob@example.com"] });
+    expect(forwarded).toMatchObject({ status: "held", blocked: [FRAUD] });
     expect(sentFrom(FRAUD)).toEqual([]);
     // The old address left config.toml: gone from the confirmed ones at once (a narrowing), the new waits.
     expect((await workStatus()).changes).toEqual([`own addresses (address, aliases) +${FRAUD}`]);
