@@ -49,6 +49,7 @@ describe("policy gates", () => {
       max_recipients: 5,
       max_attachment_bytes: null,
       hold_approval: "owner",
+      own_addresses: [],
     });
     expect(diffGates(confirmed, file)).toEqual([
       "allow_expunge true → false",

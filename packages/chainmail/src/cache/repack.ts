@@ -54,14 +54,23 @@ const reindex = (name: string) => `REINDEX "${name.replaceAll('"', '""')}"`;
 // worker with its own connection writes the new b-trees while the daemon's connection goes on
 // reading the committed ones (WAL: readers never wait for the writer). CommonJS, as `eval` workers
 // are. It says when it starts each one and when it is done.
+//
+// The cache's close() stops it and waits for its connection to close (flags[STOP], flags[CLOSED]),
+// as it waits for the checkpoint worker: the daemon's connection must close last, since the last
+// connection to close removes the WAL and the shared-memory file, and a worker still writing after
+// close() would race with whatever follows (a restart, the directory removed).
+const STOP = 0;
+const CLOSED = 1;
 const WORKER = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.sqlite);
+const flags = new Int32Array(workerData.flags);
 let db = null;
 try {
   db = new Database(workerData.file, { fileMustExist: true });
   db.pragma("busy_timeout = 5000");
   for (const sql of workerData.statements) {
+    if (Atomics.load(flags, ${STOP}) === 1) throw new Error("stopped: the cache is closing");
     parentPort.postMessage({ started: sql });
     db.exec(sql);
   }
@@ -69,15 +78,57 @@ try {
 } catch (e) {
   parentPort.postMessage({ error: String(e) });
 } finally {
-  db?.close();
+  try {
+    db?.close();
+  } finally {
+    Atomics.store(flags, ${CLOSED}, 1);
+    Atomics.notify(flags, ${CLOSED});
+  }
 }
 `;
+/**
+ * How long the cache's close() waits for a running rebuild to finish its statement and close its
+ * connection (as long as for the checkpoint worker): a REINDEX cannot be interrupted, and one takes
+ * 0.6-1.5 s at the sizes rebuilt (REPACK_MAX_MESSAGES).
+ */
+const CLOSE_WAIT_MS = 2_000;
 
-function inWorker(file: string, statements: string[], onStart?: (sql: string) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
+/** The flags of each rebuild running on a connection, for its close() to stop and wait for. */
+const running = new WeakMap<CacheDb, Set<Int32Array>>();
+
+/** Makes db.close() stop the connection's running rebuilds and wait (bounded) for them; once. */
+function waitOnClose(db: CacheDb): Set<Int32Array> {
+  const known = running.get(db);
+  if (known) return known;
+  const live = new Set<Int32Array>();
+  running.set(db, live);
+  const close = db.close.bind(db);
+  db.close = () => {
+    for (const flags of live) Atomics.store(flags, STOP, 1);
+    // Blocks at most CLOSE_WAIT_MS in all, once, when the cache closes (the daemon's stop)
+    const until = performance.now() + CLOSE_WAIT_MS;
+    for (const flags of live) {
+      const left = until - performance.now();
+      if (left > 0) Atomics.wait(flags, CLOSED, 0, left);
+    }
+    return close();
+  };
+  return live;
+}
+
+function inWorker(db: CacheDb, statements: string[], onStart?: (sql: string) => void): Promise<void> {
+  const flags = new Int32Array(new SharedArrayBuffer(8));
+  const live = waitOnClose(db);
+  live.add(flags);
+  return new Promise<void>((resolve, reject) => {
     const worker = new Worker(WORKER, {
       eval: true,
-      workerData: { file, statements, sqlite: createRequire(import.meta.url).resolve("better-sqlite3") },
+      workerData: {
+        file: db.name,
+        statements,
+        sqlite: createRequire(import.meta.url).resolve("better-sqlite3"),
+        flags: flags.buffer,
+      },
     });
     worker.on("message", (m: { started?: string; error?: string | null }) => {
       if (m.started !== undefined) onStart?.(m.started);
@@ -87,7 +138,7 @@ function inWorker(file: string, statements: string[], onStart?: (sql: string) =>
     worker.on("error", reject);
     // (after its last message this changes nothing: a settled promise stays as it is)
     worker.on("exit", (code) => reject(new Error(`the index rebuild's worker ended (exit code ${code})`)));
-  });
+  }).finally(() => live.delete(flags));
 }
 
 /**
@@ -115,7 +166,7 @@ export async function repackIndexes(
       db.exec(sql);
     }
   } else {
-    await inWorker(db.name, statements, onStart);
+    await inWorker(db, statements, onStart);
     checkpointSoon(db);
   }
   await releaseFreePages(db);

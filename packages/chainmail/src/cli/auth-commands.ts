@@ -11,7 +11,7 @@ import { type AccountConfig, loadConfig } from "../config.js";
 import { EndpointStore } from "../store/endpoints.js";
 import { isMailError, MailError } from "../errors.js";
 import type { Home } from "../home.js";
-import { diffEndpoint, type Endpoint, endpointOf, sameEndpoint } from "../policy/endpoints.js";
+import { diffEndpoint, type Endpoint, endpointOf, recordClient, sameEndpoint } from "../policy/endpoints.js";
 import { usage } from "./command-kit.js";
 
 export const AUTH_USAGE = `  auth login ACCOUNT [--browser | --device] [--open]
@@ -71,7 +71,9 @@ function pendingChange(home: Home, account: AccountConfig): string | undefined {
   }
   if (!confirmed) return none;
   const wanted = endpointOf(account);
-  return sameEndpoint(confirmed, wanted) ? undefined : diffEndpoint(confirmed, wanted).join("; ");
+  // A row from before the client id and scopes were confirmed: the daemon records config.toml's.
+  const base = recordClient(confirmed, wanted) ?? confirmed;
+  return sameEndpoint(base, wanted) ? undefined : diffEndpoint(base, wanted).join("; ");
 }
 
 /** Runs `chainmail auth ...`; prints to stdout (JSON with --json) and returns the exit code. */

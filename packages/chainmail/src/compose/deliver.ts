@@ -11,7 +11,7 @@ import type { OutboxRow } from "../store/outbox.js";
 import { existing } from "../imap/organize.js";
 import { decodeRef, type MessageRef } from "../refs.js";
 import { appendTo, removeDraft, roleFolder } from "./mailbox.js";
-import { holdHint, judgeSend, type SendFacts } from "./policy.js";
+import { foreignEnvelopeFrom, holdHint, judgeSend, type SendFacts } from "./policy.js";
 import type { Approval } from "../daemon/operations/compose.js";
 import type { ClientJudgement, ComposeResult } from "./result.js";
 import { type Envelope, type Refused, SmtpFailure, sendRaw } from "./smtp.js";
@@ -69,7 +69,7 @@ export function judgeOutgoing(ctx: ServiceContext, out: Outgoing): ClientJudgeme
   const row = outbox.lookup(key);
   if (row?.fingerprint && row.fingerprint !== out.fingerprint) throw conflict(key);
   if (row?.status === "pending") throw unconfirmed(key);
-  const verdict = judgeSend(account.policy, out.envelope.to, out.attachmentBytes, out.facts);
+  const verdict = judgeSend(account.policy, out.envelope.to, out.attachmentBytes, factsOf(out));
   return {
     outcome: row?.status === "sent" ? "duplicate" : verdict ? "hold" : "send",
     hold_approval: "client",
@@ -104,6 +104,18 @@ function approvalOf(ctx: ServiceContext, call: Call, out: Outgoing): Approval | 
     `approved is refused: ${why}`,
     `Send without approved; a send the policy holds is saved to Drafts for the owner. Only the owner can set hold_approval = "client" (config.toml, then chainmail policy confirm).`,
   );
+}
+
+/**
+ * What holds the send besides its envelope's recipients: the facts its operation found, and an
+ * envelope From (the account's `address`) that is not one of the account's own addresses the owner
+ * confirmed, as after an `address` written into config.toml that awaits `chainmail policy confirm`.
+ */
+function factsOf(out: Outgoing): SendFacts {
+  const facts = out.facts ?? {};
+  return facts.foreignFrom !== undefined
+    ? facts
+    : { ...facts, foreignFrom: foreignEnvelopeFrom(out.account, out.envelope.from) };
 }
 
 const storedResult = (row: OutboxRow): ComposeResult => JSON.parse(row.result ?? "{}") as ComposeResult;
@@ -143,7 +155,7 @@ export async function deliver(ctx: ServiceContext, call: Call, out: Outgoing): P
   const result = await outbox.exclusive<ComposeResult>(key, out.fingerprint, async (held) => {
     retried = held !== undefined;
     const before = held ? storedResult(held) : undefined;
-    const verdict = judgeSend(account.policy, out.envelope.to, out.attachmentBytes, out.facts);
+    const verdict = judgeSend(account.policy, out.envelope.to, out.attachmentBytes, factsOf(out));
     // The person's OK in the client sends what the policy holds; the audit row says so.
     if (verdict && approved)
       overruled = `approved in the client by the person (answer ${approved.answer_id}) over the send policy: ${verdict.blocked.length} blocked recipient(s)${verdict.tooManyRecipients ? ", too many recipients" : ""}${verdict.tooLarge ? ", attachments too large" : ""}; `;

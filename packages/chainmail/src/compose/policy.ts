@@ -46,11 +46,31 @@ export function allowedRecipient(address: string, allow: string[]): boolean {
   });
 }
 
-/** The account's own addresses (its address and aliases), lowercased, in the envelope's spelling. */
-export function ownAddresses(account: Pick<AccountConfig, "address" | "aliases">): string[] {
+/**
+ * The account's own addresses (its address and aliases), lowercased, in the envelope's spelling: the
+ * ones the owner confirmed, met with config.toml's, where the daemon set them (policy.own_addresses,
+ * src/policy/service.ts), so a new alias written into config.toml is not own until confirmed.
+ */
+export function ownAddresses(
+  account: Pick<AccountConfig, "address" | "aliases"> & { policy?: Pick<Policy, "own_addresses"> },
+): string[] {
+  const met = account.policy?.own_addresses;
+  if (met) return [...met];
   return [account.address, ...(account.aliases ?? [])].map((a) =>
     (parseMailbox(a)?.address ?? a).toLowerCase(),
   );
+}
+
+/**
+ * The envelope's From when it is not one of the account's own addresses (held like a foreign From
+ * header), compared in the own addresses' spelling (an internationalized domain as ASCII).
+ */
+export function foreignEnvelopeFrom(
+  account: Parameters<typeof ownAddresses>[0],
+  from: string,
+): string | undefined {
+  const spelled = (parseMailbox(from)?.address ?? from).toLowerCase();
+  return ownAddresses(account).includes(spelled) ? undefined : from;
 }
 
 export function judgeSend(

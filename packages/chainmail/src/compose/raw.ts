@@ -11,7 +11,6 @@
  */
 import { createHash } from "node:crypto";
 import { Joiner, Splitter } from "@zone-eu/mailsplit";
-import type { AccountConfig } from "../config.js";
 import { uniqueAddresses } from "./addresses.js";
 import { newMessageId } from "./mime.js";
 import { headerValues, parseOriginal } from "./original.js";
@@ -57,7 +56,7 @@ export const STRIPPED_FROM_RAW = ["bcc", "resent-bcc"] as const;
  */
 export async function draftForSending(
   raw: Buffer,
-  account: Pick<AccountConfig, "address" | "aliases">,
+  account: Parameters<typeof ownAddresses>[0],
   opts: { asPrepared?: boolean } = {},
 ) {
   const parsed = await parseOriginal(raw);

@@ -46,6 +46,12 @@ export interface Policy {
    * "client" (also the person in the chat, asked by the MCP client through elicitation).
    */
   hold_approval?: HoldApproval | undefined;
+  /**
+   * Set by the daemon, never read from config.toml: the account's own addresses (lowercase) the owner
+   * has confirmed, met with config.toml's `address` and `aliases`. A send whose From (header or
+   * envelope) is not one of them is held (src/compose/policy.ts ownAddresses).
+   */
+  own_addresses?: string[] | undefined;
 }
 
 export const HOLD_APPROVALS = ["owner", "client"] as const;

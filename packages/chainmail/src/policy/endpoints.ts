@@ -11,6 +11,13 @@
  * attacker's choosing is a phishing page. A provider preset's own pages are part of the provider
  * (chainmail's table, not config.toml), so they enter the endpoint only as an override that differs
  * from the preset: a confirmed Google or Microsoft account stays confirmed as it was.
+ *
+ * So do the OAuth2 client id and scopes: another client_id makes the next sign-in grant another
+ * application (its owner's) access to the mailbox, and added scopes widen what the token may do. The
+ * scopes enter only where they differ from the preset's (as the pages do); the client id is always
+ * there (null: from the environment variable, the owner's, not config.toml). A row confirmed before
+ * they were has no `client_id` key at all: it records config.toml's, once (`recordClient`), since
+ * the daemon signed in with them until then and holding a confirmed account would be new.
  */
 import { OAUTH_PRESETS, type OAuthPreset } from "../auth/providers.js";
 import type { AccountConfig, ServerConfig } from "../config.js";
@@ -31,6 +38,10 @@ export interface Endpoint {
     /** Present only when not the provider preset's page (see above). */
     authorization_endpoint?: string;
     device_authorization_endpoint?: string;
+    /** config.toml's client_id; null: the preset's environment variable (see above). */
+    client_id?: string | null;
+    /** Present only when not the provider preset's scopes (as a set). */
+    scopes?: string[];
   };
   password_command?: string[];
 }
@@ -40,6 +51,16 @@ const server = (s: ServerConfig): ServerConfig => ({ host: s.host, port: s.port,
 /** The preset's sign-in page for a provider with one built in. */
 const presetPage = (provider: string, key: Page): string | undefined =>
   Object.hasOwn(OAUTH_PRESETS, provider) ? OAUTH_PRESETS[provider as OAuthPreset][key] : undefined;
+
+/** The preset's scopes for a provider with them built in ([] for any other: no sign-in). */
+const presetScopes = (provider: string): string[] =>
+  Object.hasOwn(OAUTH_PRESETS, provider) ? OAUTH_PRESETS[provider as OAuthPreset].scopes : [];
+
+const sameSet = (a: readonly string[], b: readonly string[]) =>
+  JSON.stringify([...new Set(a)].sort()) === JSON.stringify([...new Set(b)].sort());
+
+/** The endpoint's scopes: its own, else its provider preset's. */
+const scopesOf = (e: Endpoint): string[] => e.oauth?.scopes ?? presetScopes(e.provider);
 
 /** The endpoint's sign-in page: its own, else its provider preset's. */
 const pageOf = (e: Endpoint, key: Page): string | undefined => e.oauth?.[key] ?? presetPage(e.provider, key);
@@ -62,6 +83,8 @@ export function endpointOf(a: AccountConfig): Endpoint {
             revocation_endpoint: a.oauth.revocation_endpoint ?? null,
             // After the two above, so that an endpoint without them is written as before.
             ...pages,
+            client_id: a.oauth.client_id ?? null,
+            ...(sameSet(a.oauth.scopes, presetScopes(a.provider)) ? {} : { scopes: [...a.oauth.scopes] }),
           },
         }
       : {}),
@@ -90,6 +113,9 @@ export function withEndpoint(a: AccountConfig, e: Endpoint): AccountConfig {
             // The confirmed pages only: none where none is confirmed (no browser or device sign-in).
             authorization_endpoint: pageOf(e, "authorization_endpoint"),
             device_authorization_endpoint: pageOf(e, "device_authorization_endpoint"),
+            // The confirmed client (none in the endpoint: the environment's) and scopes.
+            client_id: e.oauth.client_id ?? undefined,
+            scopes: [...scopesOf(e)],
           },
         }
       : {}),
@@ -97,7 +123,29 @@ export function withEndpoint(a: AccountConfig, e: Endpoint): AccountConfig {
   };
 }
 
-export const sameEndpoint = (a: Endpoint, b: Endpoint) => JSON.stringify(a) === JSON.stringify(b);
+/** The same settings, whatever order a row's keys were written in (a recorded row adds keys at the end). */
+export const sameEndpoint = (a: Endpoint, b: Endpoint) => canonical(a) === canonical(b);
+
+const canonical = (v: unknown): string =>
+  JSON.stringify(v, (_key, x: unknown) =>
+    x && typeof x === "object" && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([p], [q]) => (p < q ? -1 : p > q ? 1 : 0)))
+      : x,
+  );
+
+/**
+ * A confirmed endpoint from before the client id and scopes were confirmed (its OAuth2 settings have
+ * no `client_id` key), with config.toml's recorded; undefined when it has them (or no OAuth2). Only
+ * the client and scopes are taken from `wanted`: every other setting stays as the owner confirmed it.
+ */
+export function recordClient(confirmed: Endpoint, wanted: Endpoint): Endpoint | undefined {
+  if (!confirmed.oauth || Object.hasOwn(confirmed.oauth, "client_id")) return undefined;
+  const scopes = wanted.oauth?.scopes;
+  return {
+    ...confirmed,
+    oauth: { ...confirmed.oauth, client_id: wanted.oauth?.client_id ?? null, ...(scopes ? { scopes } : {}) },
+  };
+}
 
 const shown = (s: ServerConfig | null) => (s ? `${s.host}:${s.port} (${s.tls})` : "none");
 
@@ -126,6 +174,13 @@ export function diffEndpoint(from: Endpoint, to: Endpoint): string[] {
     const t = to.oauth ? (pageOf(to, k) ?? "none") : "none";
     if (f !== t) out.push(`oauth.${k} ${f} → ${t}`);
   }
+  const client = (e: Endpoint) => (e.oauth ? (e.oauth.client_id ?? "(from the environment)") : "none");
+  if (client(from) !== client(to)) out.push(`oauth.client_id ${client(from)} → ${client(to)}`);
+  const fs = from.oauth ? scopesOf(from) : [];
+  const ts = to.oauth ? scopesOf(to) : [];
+  const added = ts.filter((x) => !fs.includes(x)).map((x) => `+${x}`);
+  const removed = fs.filter((x) => !ts.includes(x)).map((x) => `-${x}`);
+  if (added.length || removed.length) out.push(`oauth.scopes ${[...added, ...removed].join(" ")}`);
   const cmd = (e: Endpoint) => (e.password_command ? JSON.stringify(e.password_command) : "none");
   if (cmd(from) !== cmd(to)) out.push(`password_command ${cmd(from)} → ${cmd(to)}`);
   return out;
@@ -142,6 +197,8 @@ export const describeEndpoint = (e: Endpoint) =>
     e.oauth && pageOf(e, "device_authorization_endpoint")
       ? `, device sign-in ${pageOf(e, "device_authorization_endpoint")}`
       : ""
+  }${e.oauth?.client_id ? `, client_id ${e.oauth.client_id}` : ""}${
+    e.oauth?.scopes ? `, scopes ${e.oauth.scopes.join(" ")}` : ""
   }${e.password_command ? `, password_command ${JSON.stringify(e.password_command)}` : ""}`;
 
 /**

@@ -3,9 +3,13 @@
  * whether one is wider than another, and a readable diff. A widening waits for the owner; these
  * functions decide what counts as one.
  */
-import type { HoldApproval, Policy } from "../config.js";
+import type { AccountConfig, HoldApproval, Policy } from "../config.js";
+import { ownAddresses } from "../compose/policy.js";
 
-/** A policy in one spelling: recipients lowercased, sorted, once each; null for "no limit". */
+/**
+ * A policy in one spelling: recipients and own addresses lowercased, sorted, once each; null for
+ * "no limit".
+ */
 export interface Gates {
   allow_expunge: boolean;
   allow_delete_folder: boolean;
@@ -14,6 +18,11 @@ export interface Gates {
   max_attachment_bytes: number | null;
   /** "client" is the wider: a held send can go with the chat person's OK. */
   hold_approval: HoldApproval;
+  /**
+   * The account's own addresses (`address` and `aliases`): a send From any other is held, so a new
+   * alias is a widening (an agent that writes `aliases = ["ceo@bank.example"]` would send as anyone).
+   */
+  own_addresses: string[];
 }
 
 /**
@@ -27,13 +36,17 @@ export const CLOSED: Gates = {
   max_recipients: 0,
   max_attachment_bytes: 0,
   hold_approval: "owner",
+  own_addresses: [],
 };
 
 /**
  * Gates as state.db stored them, in this module's key order: a row written before a gate existed
  * reads that gate as its narrowest value (hold_approval "owner"), so a new gate never widens by itself.
+ * Own addresses are the exception: a row confirmed before they were confirmed reads `recorded` (the
+ * file's, what the daemon ran on until then; the caller records them, once, see `ownRecorded`), so
+ * an account the owner confirmed does not start holding every send.
  */
-export function gatesFrom(stored: Partial<Gates>): Gates {
+export function gatesFrom(stored: Partial<Gates>, recorded: string[] = []): Gates {
   return {
     allow_expunge: stored.allow_expunge ?? false,
     allow_delete_folder: stored.allow_delete_folder ?? false,
@@ -41,10 +54,20 @@ export function gatesFrom(stored: Partial<Gates>): Gates {
     max_recipients: stored.max_recipients === undefined ? 0 : stored.max_recipients,
     max_attachment_bytes: stored.max_attachment_bytes === undefined ? 0 : stored.max_attachment_bytes,
     hold_approval: stored.hold_approval === "client" ? "client" : "owner",
+    own_addresses: spelled(stored.own_addresses ?? recorded),
   };
 }
 
-export function gatesOf(p: Policy): Gates {
+/** Whether a stored row has the own addresses (rows confirmed before they were confirmed do not). */
+export const ownRecorded = (stored: Partial<Gates>) => Array.isArray(stored.own_addresses);
+
+const spelled = (list: readonly string[]) => [...new Set(list.map((a) => a.toLowerCase()))].sort();
+
+/**
+ * The gates of a policy; `own` is the account's own addresses (see `gatesOfAccount`), none when not
+ * given; a policy the daemon met (own_addresses set) keeps its own.
+ */
+export function gatesOf(p: Policy, own: readonly string[] = []): Gates {
   return {
     allow_expunge: p.allow_expunge,
     allow_delete_folder: p.allow_delete_folder,
@@ -54,8 +77,13 @@ export function gatesOf(p: Policy): Gates {
     max_recipients: p.max_recipients ?? null,
     max_attachment_bytes: p.max_attachment_bytes ?? null,
     hold_approval: p.hold_approval ?? "owner",
+    own_addresses: spelled(p.own_addresses ?? own),
   };
 }
+
+/** An account's gates: its policy's, with its own addresses (the met ones where the daemon set them). */
+export const gatesOfAccount = (a: Pick<AccountConfig, "policy" | "address" | "aliases">) =>
+  gatesOf(a.policy, ownAddresses(a));
 
 export function policyOf(g: Gates): Policy {
   return {
@@ -65,6 +93,7 @@ export function policyOf(g: Gates): Policy {
     ...(g.max_recipients !== null ? { max_recipients: g.max_recipients } : {}),
     ...(g.max_attachment_bytes !== null ? { max_attachment_bytes: g.max_attachment_bytes } : {}),
     hold_approval: g.hold_approval,
+    own_addresses: [...g.own_addresses],
   };
 }
 
@@ -92,6 +121,7 @@ export function meet(a: Gates, b: Gates): Gates {
     max_recipients: minOf(a.max_recipients, b.max_recipients),
     max_attachment_bytes: minOf(a.max_attachment_bytes, b.max_attachment_bytes),
     hold_approval: a.hold_approval === "client" && b.hold_approval === "client" ? "client" : "owner",
+    own_addresses: a.own_addresses.filter((x) => b.own_addresses.includes(x)),
   };
 }
 
@@ -120,5 +150,9 @@ export function diffGates(from: Gates, to: Gates): string[] {
     if (from[k] !== to[k]) out.push(`${k} ${shown(from[k])} → ${shown(to[k])}`);
   if (from.hold_approval !== to.hold_approval)
     out.push(`hold_approval ${from.hold_approval} → ${to.hold_approval}`);
+  const addedOwn = to.own_addresses.filter((e) => !from.own_addresses.includes(e)).map((e) => `+${e}`);
+  const removedOwn = from.own_addresses.filter((e) => !to.own_addresses.includes(e)).map((e) => `-${e}`);
+  if (addedOwn.length || removedOwn.length)
+    out.push(`own addresses (address, aliases) ${[...addedOwn, ...removedOwn].join(" ")}`);
   return out;
 }

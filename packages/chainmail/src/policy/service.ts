@@ -6,6 +6,8 @@
  * where an account's password goes (its endpoint: provider, username, IMAP and SMTP servers) waits the
  * same way, while the daemon keeps connecting where the owner last confirmed; an account with no
  * confirmed endpoint yet (a new one, or state.db was lost) connects nowhere until the owner confirms.
+ * The account's own addresses (`address` and `aliases`, which a send's From must be one of) are
+ * part of the policy: a new one waits like any widening, one removed is gone at once.
  * Every change is audited with its diff.
  */
 import { createHash } from "node:crypto";
@@ -20,13 +22,25 @@ import {
   diffEndpoint,
   type Endpoint,
   endpointOf,
+  recordClient,
   sameEndpoint,
   unconfirmed,
   withEndpoint,
 } from "./endpoints.js";
-import { CLOSED, diffGates, type Gates, gatesFrom, gatesOf, meet, policyOf, sameGates } from "./gates.js";
+import {
+  CLOSED,
+  diffGates,
+  type Gates,
+  gatesFrom,
+  gatesOfAccount,
+  meet,
+  ownRecorded,
+  policyOf,
+  sameGates,
+} from "./gates.js";
 
-const parse = (json: string) => gatesFrom(JSON.parse(json) as Partial<Gates>);
+/** A row's confirmed gates; `recorded`: the own addresses of a row confirmed before they were. */
+const parse = (json: string, recorded?: string[]) => gatesFrom(JSON.parse(json) as Partial<Gates>, recorded);
 /** A row's confirmed endpoint; null while none is (the row records that its pending one was audited). */
 const parseEndpoint = (json: string) => JSON.parse(json) as Endpoint | null;
 const storeOf = (state: StateDb) => new PolicyStore(state.db);
@@ -63,9 +77,19 @@ export function reconcilePolicies(state: StateDb, file: Config): Config {
   const effective = store.transaction(() => {
     const accounts = file.accounts.map((fileAccount) => {
       const a = reconcileEndpoint(state, fileAccount, rows);
-      const wanted = gatesOf(a.policy);
+      const wanted = gatesOfAccount(a);
       const row = store.get(a.name);
-      const confirmed = row ? parse(row.confirmed) : CLOSED;
+      // A row confirmed before the own addresses were takes config.toml's, once, and says so: the
+      // daemon sent From them until now, and holding every send of a confirmed account would be new.
+      const unrecorded = row !== undefined && !ownRecorded(JSON.parse(row.confirmed) as Partial<Gates>);
+      const confirmed = row ? parse(row.confirmed, wanted.own_addresses) : CLOSED;
+      if (unrecorded)
+        rows.push([
+          "policy.recorded",
+          "allowed",
+          a.name,
+          `own addresses recorded from config.toml (confirmed before chainmail confirmed them): [${confirmed.own_addresses.join(", ")}]`,
+        ]);
       const now = meet(wanted, confirmed);
       const pending = sameGates(now, wanted) ? null : JSON.stringify(wanted);
       if (row && !sameGates(now, confirmed))
@@ -81,7 +105,7 @@ export function reconcilePolicies(state: StateDb, file: Config): Config {
               ]
             : ["policy.pending", "allowed", a.name, "no widening pending any more"],
         );
-      if (!row || !sameGates(now, confirmed) || pending !== row.pending)
+      if (!row || unrecorded || !sameGates(now, confirmed) || pending !== row.pending)
         store.put(a.name, JSON.stringify(now), pending);
       return { ...a, policy: policyOf(now) };
     });
@@ -105,11 +129,22 @@ function reconcileEndpoint(
   const store = endpointsOf(state);
   const wanted = endpointOf(a);
   const row = store.get(a.name);
-  const confirmed = row ? parseEndpoint(row.confirmed) : null;
+  const stored = row ? parseEndpoint(row.confirmed) : null;
+  // A row confirmed before the OAuth2 client id and scopes were takes config.toml's, once (see endpoints.ts).
+  const recorded = stored && recordClient(stored, wanted);
+  const confirmed = recorded ?? stored;
+  if (recorded)
+    rows.push([
+      "endpoint.recorded",
+      "allowed",
+      a.name,
+      `oauth client_id and scopes recorded from config.toml (confirmed before chainmail confirmed them): client_id ${recorded.oauth?.client_id ?? "(from the environment)"}, scopes ${recorded.oauth?.scopes ? recorded.oauth.scopes.join(" ") : "(the provider's)"}`,
+    ]);
   const pending = confirmed && sameEndpoint(confirmed, wanted) ? null : JSON.stringify(wanted);
+  if (recorded) store.put(a.name, JSON.stringify(recorded), row?.pending ?? null);
   if (!row || pending !== row.pending) {
-    store.put(a.name, row?.confirmed ?? "null", pending);
-    const digest = digestOf(gatesOf(a.policy), wanted);
+    store.put(a.name, recorded ? JSON.stringify(recorded) : (row?.confirmed ?? "null"), pending);
+    const digest = digestOf(gatesOfAccount(a), wanted);
     rows.push(
       !pending
         ? ["endpoint.pending", "allowed", a.name, "no server settings change pending any more"]
@@ -144,11 +179,12 @@ export function narrowedOnly(current: Config, file: Config, state: StateDb): Con
       const now = current.accounts.find((x) => x.name === a.name);
       const narrowed = {
         ...a,
-        policy: policyOf(meet(gatesOf(a.policy), now ? gatesOf(now.policy) : CLOSED)),
+        policy: policyOf(meet(gatesOfAccount(a), now ? gatesOfAccount(now) : CLOSED)),
       };
       if (now) return withEndpoint(narrowed, endpointOf(now));
       const row = knownEndpoint(state, a.name);
-      return row ? withEndpoint(narrowed, row) : unconfirmed(narrowed);
+      // A row from before the client id was confirmed reads as reconcileEndpoint would record it.
+      return row ? withEndpoint(narrowed, recordClient(row, endpointOf(a)) ?? row) : unconfirmed(narrowed);
     }),
   };
 }
@@ -188,9 +224,9 @@ export function policyStatus(ctx: ServiceContext): { accounts: PolicyStatus[] } 
   const file = ctx.fileConfig ?? ctx.config;
   return {
     accounts: file.accounts.map((a) => {
-      const requested = gatesOf(a.policy);
+      const requested = gatesOfAccount(a);
       const row = store.get(a.name);
-      const confirmed = row ? parse(row.confirmed) : CLOSED;
+      const confirmed = row ? parse(row.confirmed, requested.own_addresses) : CLOSED;
       const policyPending = row?.pending != null;
       const wantedEndpoint = endpointOf(a);
       const endpointRow = endpoints.get(a.name);

@@ -171,8 +171,9 @@ ${oauth}
 
   it("are part of the provider: a confirmed preset account stays confirmed as it was stored", () => {
     const e = endpointOf(parseConfig(google("")).accounts[0]!);
-    // What an earlier chainmail stored for the account: token and revocation endpoints only.
-    expect(Object.keys(e.oauth!)).toEqual(["token_endpoint", "revocation_endpoint"]);
+    // What an earlier chainmail stored for the account: token and revocation endpoints only (the
+    // client id, confirmed since, follows them; the preset's scopes are not written).
+    expect(Object.keys(e.oauth!)).toEqual(["token_endpoint", "revocation_endpoint", "client_id"]);
     // The same pages written out in config.toml are still the preset's.
     const spelled = parseConfig(
       google(
