@@ -1,0 +1,81 @@
+// The header writer's thread (./writer.ts): its own connection to cache.db, writing the batches of a
+// first sync in one transaction each (hundreds to a thousand messages) through the same batch write
+// the daemon's thread uses (`headerBatch` in ./store.ts), then the FTS merges they call for, while
+// the daemon's thread parses the next FETCH and answers searches (WAL: its reads see the last
+// commit). Built as its own entry (tsup.config.ts): dist/cache/writer-worker.js.
+import { parentPort, workerData } from "node:worker_threads";
+import Database from "better-sqlite3";
+import { BACKSTOP_PAGES, WAL_LIMIT_BYTES } from "./checkpoint.js";
+import { mergeFtsStep } from "./fts.js";
+import { configureConnection } from "./schema.js";
+import { type HeaderRow, headerBatch } from "./store.js";
+import type { WriterData, WriterJob, WriterReply } from "./writer.js";
+
+const data = workerData as WriterData;
+const port = parentPort;
+if (!port) throw new Error("the header writer runs as a worker thread");
+const replies = data.replies;
+const stop = new Int32Array(data.stop);
+const closed = new Int32Array(data.closed);
+
+let db: Database.Database | null = null;
+
+function open(): Database.Database {
+  const c = new Database(data.file, { fileMustExist: true });
+  // The daemon's settings (the counter triggers need recursive_triggers), a smaller page cache
+  configureConnection(c, data.cacheSize);
+  // It waits for the daemon's other writes (which take turns with it: ./writer.ts) and the REINDEX
+  // worker's (./repack.ts), on its own thread, so a long wait holds nothing up
+  c.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
+  // Statement journals in memory (./slices.ts): nothing of this connection lives in `temp`
+  c.pragma("temp_store = MEMORY");
+  // The checkpoint worker copies the WAL (the daemon asks it after each batch), not these commits
+  c.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+  c.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
+  return c;
+}
+
+function write(job: WriterJob): void {
+  db ??= open();
+  const conn = db;
+  const batch = headerBatch(conn, job.folderId);
+  // IMMEDIATE: the write lock first (waiting for it here), so no commit of another connection can
+  // come between this transaction's first read and its first write
+  conn
+    .transaction((rows: HeaderRow[]) => {
+      if (data.holdMs > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, data.holdMs);
+      batch.begin(rows);
+      for (const row of rows) batch.write(row);
+      batch.end();
+    })
+    .immediate(job.rows);
+  // The merging FTS5's automerge would have done (off: ./fts.ts), each step its own transaction
+  while (Atomics.load(stop, 0) === 0 && mergeFtsStep(conn)) {
+    // (the steps run back to back: nothing on this thread waits for them)
+  }
+}
+
+port.on("message", (m: WriterJob | "close") => {
+  if (m === "close") {
+    try {
+      db?.close();
+    } finally {
+      Atomics.store(closed, 0, 1);
+      Atomics.notify(closed, 0);
+      replies.close();
+      port.close();
+    }
+    return;
+  }
+  let reply: WriterReply;
+  if (Atomics.load(stop, 0) !== 0) reply = { id: m.id, error: "the cache was closed" };
+  else {
+    try {
+      write(m);
+      reply = { id: m.id, error: null };
+    } catch (e) {
+      reply = { id: m.id, error: e instanceof Error ? e.message : String(e) };
+    }
+  }
+  replies.postMessage(reply);
+});
