@@ -122,7 +122,7 @@ describe("the header writer's thread", () => {
       const rows = Array.from({ length: 50 }, (_, i) =>
         headerRow(folder, syncedMailboxMessage(i, 50, i + 1, NOW).msg),
       );
-      const batch = writer?.write(folder.id, rows);
+      const batch = (await writer?.prepare(folder.id, rows))?.commit();
       // The worker's transaction has the write lock (and holds it 150 ms)
       await lockTaken(file);
       let ticked = false;
@@ -151,6 +151,32 @@ describe("the header writer's thread", () => {
     }
   });
 
+  it("writes no batch after a progress callback closed the connection, as the daemon's thread does not", async () => {
+    await (await env.client()).mailboxCreate("Cut");
+    await env.dovecot.appendMessages(
+      USER,
+      "Cut",
+      Array.from({ length: 9 }, (_, i) => ({ raw: mailboxMessage(i, 9, { now: NOW }).raw })),
+    );
+    // Each batch's transaction takes 100 ms: the next FETCH is answered long before it commits
+    holdWriterTransactions(100);
+    const db = openCache(path.join(dir, "cut.db"));
+    try {
+      const c = await env.client();
+      await expect(
+        syncFolder(db, c, A, "Cut", {
+          batchSize: 3,
+          onBatch: () => c.close(),
+        }),
+      ).rejects.toThrow(/closed/);
+      expect((db.prepare("SELECT count(*) AS n FROM messages").get() as { n: number }).n).toBe(3);
+      expect(writerBatches(db)).toBe(1);
+    } finally {
+      holdWriterTransactions(0);
+      db.close();
+    }
+  });
+
   it("close() waits for the writer's transaction and its connection, and nothing writes after", async () => {
     holdWriterTransactions(150);
     const file = path.join(dir, "closing.db");
@@ -161,10 +187,10 @@ describe("the header writer's thread", () => {
     );
     const writer = headerWriter(db);
     holdWriterTransactions(0);
-    const first = writer?.write(folder.id, rows.slice(0, 20));
+    const first = (await writer?.prepare(folder.id, rows.slice(0, 20)))?.commit();
     await lockTaken(file);
     // The first batch is in its transaction; a second is handed over, then the cache closes
-    const second = writer?.write(folder.id, rows.slice(20));
+    const second = (await writer?.prepare(folder.id, rows.slice(20)))?.commit();
     const outcomes = Promise.allSettled([first, second]);
     db.close();
     const [a, b] = await outcomes;

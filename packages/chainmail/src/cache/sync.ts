@@ -168,10 +168,19 @@ async function storeBatches(
       };
       if (writer) {
         const rows = await toRows(folder, fetched);
-        // One batch at a time: the previous one committed (its error surfaces here), and the
-        // daemon's other writers get their turn between two (./writer.ts)
-        if (writing) await writing;
-        writing = writer.write(folder.id, rows).then(done);
+        // Handed over (but for its last piece) while the worker writes the previous batch, which
+        // is then awaited (its error surfaces here); written only after that one's progress
+        // callback ran and the connection is still there, as on this thread. The daemon's other
+        // writers get their turn between two batches (./writer.ts)
+        const batch = await writer.prepare(folder.id, rows);
+        try {
+          if (writing) await writing;
+          if (!client.usable) throw new Error("the IMAP connection closed during the sync");
+        } catch (err) {
+          batch.cancel();
+          throw err;
+        }
+        writing = batch.commit().then(done);
         writing.catch(() => undefined);
         continue;
       }

@@ -19,6 +19,8 @@ const stop = new Int32Array(data.stop);
 const closed = new Int32Array(data.closed);
 
 let db: Database.Database | null = null;
+/** The pieces of the batches being handed over, by batch (./writer.ts, POST_ROWS). */
+const parts = new Map<number, HeaderRow[][]>();
 
 function open(): Database.Database {
   const c = new Database(data.file, { fileMustExist: true });
@@ -35,10 +37,10 @@ function open(): Database.Database {
   return c;
 }
 
-function write(job: WriterJob): void {
+function write(folderId: number, rows: HeaderRow[]): void {
   db ??= open();
   const conn = db;
-  const batch = headerBatch(conn, job.folderId);
+  const batch = headerBatch(conn, folderId);
   // IMMEDIATE: the write lock first (waiting for it here), so no commit of another connection can
   // come between this transaction's first read and its first write
   conn
@@ -48,7 +50,7 @@ function write(job: WriterJob): void {
       for (const row of rows) batch.write(row);
       batch.end();
     })
-    .immediate(job.rows);
+    .immediate(rows);
   // The merging FTS5's automerge would have done (off: ./fts.ts), each step its own transaction
   while (Atomics.load(stop, 0) === 0 && mergeFtsStep(conn)) {
     // (the steps run back to back: nothing on this thread waits for them)
@@ -67,11 +69,19 @@ port.on("message", (m: WriterJob | "close") => {
     }
     return;
   }
+  const got = parts.get(m.id) ?? [];
+  got.push(m.rows);
+  parts.set(m.id, got);
+  if (!m.last) return;
+  parts.delete(m.id);
+  if (m.cancel) return;
+  const rows = got.length === 1 ? (got[0] as HeaderRow[]) : got.flat();
   let reply: WriterReply;
-  if (Atomics.load(stop, 0) !== 0) reply = { id: m.id, error: "the cache was closed" };
+  if (Atomics.load(stop, 0) !== 0)
+    reply = { id: m.id, error: "the writer was stopped (the cache closed, or a batch failed)" };
   else {
     try {
-      write(m);
+      write(m.folderId, rows);
       reply = { id: m.id, error: null };
     } catch (e) {
       reply = { id: m.id, error: e instanceof Error ? e.message : String(e) };
