@@ -13,7 +13,6 @@ import {
   dropFolder,
   ensureFolder,
   getFolder,
-  type HeaderRow,
   headerBatch,
   headerRow,
   removeUids,
@@ -167,12 +166,11 @@ async function storeBatches(
         onBatch?.(Math.min(i + batchSize, uids.length), uids.length);
       };
       if (writer) {
-        const rows = await toRows(folder, fetched);
         // Handed over (but for its last piece) while the worker writes the previous batch, which
         // is then awaited (its error surfaces here); written only after that one's progress
         // callback ran and the connection is still there, as on this thread. The daemon's other
         // writers get their turn between two batches (./writer.ts)
-        const batch = await writer.prepare(folder.id, rows);
+        const batch = await writer.prepare(folder.id, fetched, (m) => headerRow(folder, m));
         try {
           if (writing) await writing;
           if (!client.usable) throw new Error("the IMAP connection closed during the sync");
@@ -192,21 +190,6 @@ async function storeBatches(
     if (writing) await writing.catch(() => undefined);
   }
   return written;
-}
-
-/**
- * The rows' values of a fetched batch (`headerRow`), made on this thread for the header writer,
- * with a turn of the event loop every few milliseconds (a thousand messages take 10-20 ms).
- */
-async function toRows(folder: FolderRow, fetched: SyncedMessage[]): Promise<HeaderRow[]> {
-  const turn = turnEvery();
-  const rows: HeaderRow[] = [];
-  for (const m of fetched) {
-    rows.push(headerRow(folder, m));
-    const t = turn();
-    if (t) await t;
-  }
-  return rows;
 }
 
 /** Writes a fetched batch on this thread, in transactions of a few milliseconds (`writeInSlices`). */

@@ -5,7 +5,7 @@
 // commit). Built as its own entry (tsup.config.ts): dist/cache/writer-worker.js.
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
-import { BACKSTOP_PAGES, WAL_LIMIT_BYTES } from "./checkpoint.js";
+import { WAL_LIMIT_BYTES } from "./checkpoint.js";
 import { mergeFtsStep } from "./fts.js";
 import { configureConnection } from "./schema.js";
 import { type HeaderRow, headerBatch } from "./store.js";
@@ -31,8 +31,12 @@ function open(): Database.Database {
   c.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
   // Statement journals in memory (./slices.ts): nothing of this connection lives in `temp`
   c.pragma("temp_store = MEMORY");
-  // The checkpoint worker copies the WAL (the daemon asks it after each batch), not these commits
-  c.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+  // Its commits checkpoint (SQLite's default, 1,000 pages), on this thread: a batch of 1,000
+  // headers adds some 3,600 pages to the WAL (3.6 a message at 150 a transaction, ../README.md),
+  // and should the checkpoint worker fall behind, the WAL would pass the daemon connection's
+  // backstop (./checkpoint.ts), whose next commit copies it all with the event loop held
+  // (reasoned: no such commit was caught in a profile, the long pauses there were collections)
+  c.pragma("wal_autocheckpoint = 1000");
   c.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
   return c;
 }

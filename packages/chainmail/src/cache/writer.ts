@@ -19,9 +19,12 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from "node:worker_threads";
 import { checkpointSoon } from "./checkpoint.js";
+import { backgroundTurn } from "./priority.js";
 import type { CacheDb } from "./schema.js";
 import type { HeaderRow } from "./store.js";
 
+/** As `WRITE_SLICE_MS` (./slices.ts, which imports this): the longest stretch between two turns. */
+const WRITE_SLICE_MS = 4;
 /** Longest `close()` waits for the worker to finish its transaction and close its connection. */
 export const WRITER_CLOSE_WAIT_MS = 10_000;
 /** The worker's page cache (KiB, as `cache_size` takes a negative count): a batch's pages fit. */
@@ -82,6 +85,7 @@ interface Writer {
   batches: number;
   /** The worker's thread ended. */
   exited: boolean;
+  replies: MessagePort;
 }
 
 const writers = new WeakMap<CacheDb, Writer>();
@@ -142,11 +146,13 @@ function start(db: CacheDb): Writer | null {
     failed: false,
     batches: 0,
     exited: false,
+    replies,
   };
   const acknowledged = (m: WriterReply) => {
     const job = w.pending.get(m.id);
     if (!job) return;
     w.pending.delete(m.id);
+    keepAlive(w);
     if (m.error === null) w.batches++;
     // A worker that failed a batch is not trusted with the next: writes go back to this thread
     else abandon(w);
@@ -162,6 +168,7 @@ function start(db: CacheDb): Writer | null {
     without.add(db);
     for (const job of w.pending.values()) job.reject(err);
     w.pending.clear();
+    keepAlive(w);
     release(w);
   };
   worker.on("error", fail);
@@ -189,6 +196,15 @@ function start(db: CacheDb): Writer | null {
     return close();
   };
   return w;
+}
+
+/**
+ * The replies' port keeps the process alive while a batch is with the worker (its caller awaits
+ * it), and not otherwise (the worker itself never does, as the checkpoint worker).
+ */
+function keepAlive(w: Writer): void {
+  if (w.pending.size > 0) w.replies.ref();
+  else w.replies.unref();
 }
 
 /** Tells the worker to write no more and close its connection (once). */
@@ -223,14 +239,18 @@ export function writeTurn(db: CacheDb): Promise<void> | undefined {
 export interface HeaderWriter {
   /**
    * Hands one batch of a folder's rows to the worker but its last piece, in pieces of POST_ROWS
-   * with a turn of the event loop between two, while the worker may still write the batch
-   * before. `commit()` sends the last piece: the worker writes the batch in one transaction on
+   * (each made by `toRow` from `items` just before it is copied), with a background turn every
+   * few milliseconds, while the worker may still write the batch before. `commit()` sends the last piece: the worker writes the batch in one transaction on
    * its connection, then the FTS merges it calls for, and the promise resolves once committed or
    * rejects with the worker's error (the batch then is not written: the transaction rolled back;
    * the worker writes no batch after one that failed). `cancel()` drops it. Batches are written
    * in the order handed over.
    */
-  prepare(folderId: number, rows: HeaderRow[]): Promise<PreparedBatch>;
+  prepare<T = HeaderRow>(
+    folderId: number,
+    items: readonly T[],
+    toRow?: (item: T) => HeaderRow,
+  ): Promise<PreparedBatch>;
 }
 
 export interface PreparedBatch {
@@ -245,7 +265,7 @@ export function headerWriter(db: CacheDb): HeaderWriter | null {
   if (!w) return null;
   const writer = w;
   return {
-    async prepare(folderId, rows) {
+    async prepare<T>(folderId: number, items: readonly T[], toRow?: (item: T) => HeaderRow) {
       // Writers waiting for a turn go first (they were let go in this turn of the loop)
       while (writer.released || writer.waiters.length > 0) {
         if (writer.waiters.length > 0 && writer.pending.size === 0) release(writer);
@@ -256,29 +276,40 @@ export function headerWriter(db: CacheDb): HeaderWriter | null {
       const committed = new Promise<void>((resolve, reject) => {
         writer.pending.set(id, { resolve, reject });
       });
+      keepAlive(writer);
       // (a rejection nobody awaits yet, the writer failing meanwhile, is seen by commit's caller)
       committed.catch(() => undefined);
-      const post = (from: number, last: boolean, cancel = false) => {
-        const job: WriterJob = { id, folderId, rows: rows.slice(from, from + POST_ROWS), last, cancel };
+      const piece = (from: number) =>
+        items.slice(from, from + POST_ROWS).map((item) => (toRow ? toRow(item) : (item as HeaderRow)));
+      const post = (rows: HeaderRow[], last: boolean, cancel = false) => {
+        const job: WriterJob = { id, folderId, rows, last, cancel };
         writer.worker.postMessage(job);
       };
-      const lastFrom = Math.max(0, Math.ceil(rows.length / POST_ROWS) - 1) * POST_ROWS;
+      // Each piece's rows made and copied at once: they die young, where a batch of them kept
+      // until it was handed over made the daemon's thread spend a fifth of its time collecting
+      let since = performance.now();
+      const lastFrom = Math.max(0, Math.ceil(items.length / POST_ROWS) - 1) * POST_ROWS;
       for (let i = 0; i < lastFrom; i += POST_ROWS) {
-        if (i > 0) await new Promise((resolve) => setImmediate(resolve));
         // (a failed or closed writer has rejected the batch already)
         if (!writer.pending.has(id)) break;
-        post(i, false);
+        post(piece(i), false);
+        if (performance.now() - since >= WRITE_SLICE_MS) {
+          await backgroundTurn();
+          since = performance.now();
+        }
       }
+      const lastRows = piece(lastFrom);
       return {
         commit: () => {
-          if (writer.pending.has(id)) post(lastFrom, true);
+          if (writer.pending.has(id)) post(lastRows, true);
           return committed;
         },
         cancel: () => {
           const job = writer.pending.get(id);
           if (!job) return;
-          post(lastFrom, true, true);
+          post([], true, true);
           writer.pending.delete(id);
+          keepAlive(writer);
           job.resolve();
           if (writer.pending.size === 0) release(writer);
         },
