@@ -161,8 +161,11 @@ async function storeBatches(
       // unhandled. One turn of the event loop lets imapflow send the command before SQLite blocks.
       next?.catch(() => undefined);
       await new Promise((resolve) => setImmediate(resolve));
+      // (the count, not the batch: the closure lives until the batch commits, and the messages
+      // are garbage once the header writer has their rows)
+      const count = fetched.length;
       const done = () => {
-        written += fetched.length;
+        written += count;
         onBatch?.(Math.min(i + batchSize, uids.length), uids.length);
       };
       if (writer) {
