@@ -6,7 +6,8 @@
  * BENCH_MESSAGES (default 10,000) sets the size; run it under `node --cpu-prof` to see where the
  * time goes. `BENCH_PRIME=1` lets Dovecot read every message once first, so the sync's wall time
  * shows chainmail rather than Dovecot's first parse of each file. BENCH_PROFILE=DIR writes a CPU
- * profile of each phase there.
+ * profile of each phase there. CHAINMAIL_HEADER_WRITER=0 writes the headers on the daemon's thread
+ * (../cache/writer.ts), for a run of the old path beside the new.
  */
 import fs from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -17,6 +18,7 @@ import { ImapFlow } from "imapflow";
 import { type CacheDb, backfillBodies, compactFts, openCache, syncFolder } from "../cache/index.js";
 import { startDovecot } from "../testing/dovecot.js";
 import { writeMaildir } from "./maildir.js";
+import { writerBatches } from "../cache/writer.js";
 
 const N = Number(process.env.BENCH_MESSAGES ?? 10_000);
 const load = () =>
@@ -94,7 +96,9 @@ async function main() {
     const client = imap();
     await client.connect();
     const s = await measure("sync", () => syncFolder(db, client, "bench", "INBOX", { role: "inbox" }));
-    line(`  FTS segments after the header sync: ${ftsSegments(db)}`);
+    line(
+      `  FTS segments after the header sync: ${ftsSegments(db)}; batches written by the header writer's thread: ${writerBatches(db)}`,
+    );
     line(
       `header sync: ${s.value.added} in ${s.wall.toFixed(2)} s = ${Math.round(s.value.added / s.wall)} headers/s; chainmail CPU ${((s.cpu * 1e6) / N).toFixed(0)} µs/message; ${s.lag} (${load()})`,
     );

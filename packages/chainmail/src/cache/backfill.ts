@@ -15,6 +15,7 @@ import { uidSet } from "../query/imap-run.js";
 import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { turnEvery, writeInSlices } from "./slices.js";
+import { takeTurn } from "./writer.js";
 import { getFolder, indexMessage, runFtsWrites } from "./store.js";
 
 export interface BackfillOptions {
@@ -79,6 +80,8 @@ async function storeBodies(
   now: number,
   download?: { account: string; bytes: number },
 ): Promise<void> {
+  // (each write of this thread takes its turn with the header writer's: ./writer.ts)
+  await takeTurn(db);
   if (download && download.bytes > 0) countDownload(db, download.account, download.bytes, now);
   const fts: { id: number; text: string }[] = [];
   await writeInSlices(db, bodies, {
@@ -140,6 +143,7 @@ export async function backfillBodies(
   const pending = all.slice(0, cut);
   if (cut < all.length) {
     result.sizeBudgetReached = true;
+    await takeTurn(db);
     stmt(db, "UPDATE folders SET body_cut = 1 WHERE id = ? AND body_cut = 0").run(folder.id);
   }
   if (pending.length) {
@@ -204,6 +208,7 @@ export async function backfillBodies(
         );
         const tp = structure ? textPart(structure.bodyStructure) : null;
         if (!tp) {
+          await takeTurn(db);
           stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(row.id);
           continue;
         }

@@ -1,5 +1,6 @@
 import { checkpointSoon } from "./checkpoint.js";
 import { backgroundTurn } from "./priority.js";
+import { takeTurn } from "./writer.js";
 import { cjkSpaced } from "../query/cjk.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { keptCountsChanged, noteSubjectChange } from "./subject-counts.js";
@@ -79,6 +80,7 @@ export function mergeFtsStep(db: CacheDb, pages = UPKEEP_PAGES): boolean {
 export async function ftsUpkeep(db: CacheDb): Promise<void> {
   for (;;) {
     await backgroundTurn();
+    await takeTurn(db);
     if (!mergeFtsStep(db)) return;
   }
 }
@@ -94,6 +96,7 @@ export async function compactFts(db: CacheDb, options: { force?: boolean } = {})
   // time; a step that changes fewer than two rows means there was nothing left to merge
   const step = stmt(db, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)");
   for (;;) {
+    await takeTurn(db);
     const before = changes(db);
     step.run(-STEP_PAGES);
     checkpointSoon(db);
@@ -119,6 +122,7 @@ export async function releaseFreePages(db: CacheDb): Promise<void> {
   // (a step that gives nothing back ends it: nothing here waits on another connection)
   for (let left = free(), was = Number.POSITIVE_INFINITY; left > 0 && left < was; was = left, left = free()) {
     await backgroundTurn();
+    await takeTurn(db);
     db.pragma(`incremental_vacuum(${VACUUM_PAGES})`);
     checkpointSoon(db);
   }

@@ -17,6 +17,7 @@ import { Worker } from "node:worker_threads";
 import { checkpointSoon } from "./checkpoint.js";
 import { releaseFreePages } from "./fts.js";
 import { backgroundTurn } from "./priority.js";
+import { takeTurn } from "./writer.js";
 import type { CacheDb } from "./schema.js";
 
 /**
@@ -166,6 +167,9 @@ export async function repackIndexes(
       db.exec(sql);
     }
   } else {
+    // Not while the header writer's thread writes (./writer.ts): a batch handed to it meanwhile
+    // waits for the REINDEX on that thread, and this thread's writes wait for both
+    await takeTurn(db);
     await inWorker(db, statements, onStart);
     checkpointSoon(db);
   }

@@ -285,6 +285,30 @@ export function defaultCachePath(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
+ * The settings every connection that writes cache.db needs, the daemon's (`openCache`) and the
+ * header writer's (./writer-worker.ts): the folder counter triggers, for one, only see the rows
+ * INSERT OR REPLACE deletes with recursive_triggers on. (The attached scratch database of
+ * ./fts-vocab.ts is attached on first use, per connection, and only searches use it.)
+ */
+export function configureConnection(db: CacheDb, cacheSize = -65536): void {
+  db.pragma("synchronous = NORMAL");
+  db.pragma("foreign_keys = ON");
+  // A row that INSERT OR REPLACE deletes fires the delete trigger only with this on, and the folder
+  // counters (migration 4) must see every deleted message row
+  db.pragma("recursive_triggers = ON");
+  db.pragma("busy_timeout = 5000");
+  // (the SQL functions the cache's triggers call, on every connection that writes: ./subject-counts.ts)
+  registerCacheFunctions(db);
+  // Search touches many pages of messages and the FTS index: keep them in memory (64 MiB, this
+  // connection's; the checkpoint worker's keeps SQLite's default 2 MiB). No memory map: every page
+  // of it the daemon touched stayed resident (RssFile), up to its whole size, and the scale run at
+  // 100,000 messages (src/bench/scale-bench.ts) measured the daemon at 471-506 MB with 256 MiB
+  // mapped, 286-312 MB without, the searches and the sync as fast (the OS page cache serves reads)
+  db.pragma(`cache_size = ${cacheSize}`);
+  db.pragma("mmap_size = 0");
+}
+
+/**
  * Opens (creating when missing) and migrates the cache. `:memory:` works for tests. `log` hears of
  * an upgrade of a cache that holds mail: some steps rewrite every row (the arrival-order ids
  * rebuild the search index), and the daemon answers nothing until they are done.
@@ -297,21 +321,7 @@ export function openCache(file: string = defaultCachePath(), log?: (line: string
   // mode can only be chosen before the first table (and before WAL); an existing cache keeps its own.
   if (db.pragma("user_version", { simple: true }) === 0) db.pragma("auto_vacuum = INCREMENTAL");
   db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
-  db.pragma("foreign_keys = ON");
-  // A row that INSERT OR REPLACE deletes fires the delete trigger only with this on, and the folder
-  // counters (migration 4) must see every deleted message row
-  db.pragma("recursive_triggers = ON");
-  db.pragma("busy_timeout = 5000");
-  // (the SQL functions the cache's triggers call: ./subject-counts.ts)
-  registerCacheFunctions(db);
-  // Search touches many pages of messages and the FTS index: keep them in memory (64 MiB, this
-  // connection's; the checkpoint worker's keeps SQLite's default 2 MiB). No memory map: every page
-  // of it the daemon touched stayed resident (RssFile), up to its whole size, and the scale run at
-  // 100,000 messages (src/bench/scale-bench.ts) measured the daemon at 471-506 MB with 256 MiB
-  // mapped, 286-312 MB without, the searches and the sync as fast (the OS page cache serves reads)
-  db.pragma("cache_size = -65536");
-  db.pragma("mmap_size = 0");
+  configureConnection(db);
   const from = db.pragma("user_version", { simple: true }) as number;
   const upgrading = log && from > 0 && from < MIGRATIONS.length;
   const started = Date.now();

@@ -2,6 +2,7 @@ import { checkpointSoon } from "./checkpoint.js";
 import { ftsUpkeep } from "./fts.js";
 import { backgroundTurn } from "./priority.js";
 import type { CacheDb } from "./schema.js";
+import { writeTurn } from "./writer.js";
 
 /**
  * Longest a cache write transaction runs before it commits and lets the event loop turn: the
@@ -58,6 +59,10 @@ export async function writeInSlices<T>(
   const tempStore = db.pragma("temp_store", { simple: true }) as number;
   let size = 8;
   for (let i = 0; i < items.length; ) {
+    // Its turn with the header writer's thread (./writer.ts), if that is writing: waited for here,
+    // not synchronously in SQLite's busy handler with the event loop held
+    const turn = writeTurn(db);
+    if (turn) await turn;
     const started = performance.now();
     let taken = 0;
     // Statement journals in memory for this transaction (see above)
@@ -72,7 +77,8 @@ export async function writeInSlices<T>(
         hooks.begin?.(i, stop);
         while (i < stop) hooks.write(items[i++] as T);
         hooks.end?.();
-      })();
+        // IMMEDIATE: no other connection's commit can fall between the first read and first write
+      }).immediate();
     } finally {
       db.exec(`PRAGMA temp_store = ${tempStore}`);
     }

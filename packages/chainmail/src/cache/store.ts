@@ -146,30 +146,6 @@ export interface FtsWrite {
 
 const ftsDelete = (db: CacheDb, id: number) => stmt(db, "DELETE FROM messages_fts WHERE rowid = ?").run(id);
 
-function writeFts(
-  db: CacheDb,
-  id: number,
-  subject: string,
-  env:
-    | {
-        from?: MessageAddressObject[];
-        to?: MessageAddressObject[];
-        cc?: MessageAddressObject[];
-        bcc?: MessageAddressObject[];
-      }
-    | undefined,
-  body: string,
-): void {
-  insertFts(db, id, {
-    subject,
-    from: addrText(env?.from),
-    to: addrText(env?.to),
-    cc: addrText(env?.cc),
-    bcc: addrText(env?.bcc),
-    body,
-  });
-}
-
 /** (Re)writes a message's FTS row from its stored columns and the given body text. */
 export function indexMessage(db: CacheDb, id: number, body: string): void {
   const m = stmt(
@@ -256,18 +232,27 @@ export function cachedRows(db: CacheDb, folderId: number, lo: number, hi: number
 }
 
 /**
- * Inserts or replaces one fetched message (headers, flags, structure). Call inside a transaction.
- * `cached` is the message's row when the caller already looked it up (`cachedRows`, null when it
- * is not cached); without it the row is looked up here. With `ftsLater`, the message's FTS write
- * is pushed there for the caller to run after the batch's other writes (see `runFtsWrites`).
+ * A fetched message as the values of its rows: numbers, strings and arrays of them only, so that it
+ * crosses to the header writer's thread (./writer.ts) as cheap structured-clone data, not as
+ * imapflow's objects (envelopes, Sets, Dates, Buffers). `headerRow` makes it; `writeHeaderRow` writes
+ * it, on whichever connection writes.
  */
-export function upsertMessage(
-  db: CacheDb,
-  folder: FolderRow,
-  msg: SyncedMessage,
-  cached?: CachedRow | null,
-  ftsLater?: FtsWrite[],
-): number {
+export interface HeaderRow {
+  uid: number;
+  folderId: number;
+  /** In NARROW_COLS order (internal_date as fetched; the write moves it to its arrival slot). */
+  narrow: (string | number)[];
+  /** In META_COLS order. */
+  meta: (string | number | null)[];
+  subject: string;
+  /** The FTS row's from, to, cc and bcc text. */
+  people: [from: string, to: string, cc: string, bcc: string];
+  /** The address index rows, their id 0 until the message's id is known. */
+  addresses: AddressRow[];
+}
+
+/** The values `writeHeaderRow` writes for one fetched message (headers, flags, structure). */
+export function headerRow(folder: Pick<FolderRow, "id" | "account">, msg: SyncedMessage): HeaderRow {
   const env = msg.envelope;
   const refs = parseReferences(msg.headers);
   const flags = splitFlags(msg.flags);
@@ -277,13 +262,6 @@ export function upsertMessage(
   const hasAttachment = attachments.length ? 1 : 0;
   const textPart = textPartRef(msg.bodyStructure);
   const internal = msg.internalDate ? new Date(msg.internalDate).getTime() : Date.now();
-  const existing =
-    cached !== undefined
-      ? cached
-      : (stmt(db, "SELECT id, body_state FROM messages WHERE folder_id = ? AND uid = ?").get(
-          folder.id,
-          msg.uid,
-        ) as CachedRow | undefined);
   // In NARROW_COLS order
   const narrow: (string | number)[] = [
     folder.id,
@@ -331,15 +309,55 @@ export function upsertMessage(
     msg.modseq !== undefined ? String(msg.modseq) : null,
     textPart ? encodeTextPart(textPart) : null,
   ];
+  return {
+    uid: msg.uid,
+    folderId: folder.id,
+    narrow,
+    meta,
+    subject,
+    people: [addrText(env?.from), addrText(env?.to), addrText(env?.cc), addrText(env?.bcc)],
+    addresses: addressRows(0, folder.id, env, hasAttachment),
+  };
+}
+
+/** A message's address rows under its id (`HeaderRow.addresses` are made before the id is known). */
+const withId = (rows: AddressRow[], id: number): AddressRow[] => {
+  for (const r of rows) r[2] = id;
+  return rows;
+};
+
+/**
+ * Inserts or replaces one message from its `headerRow`. Call inside a transaction. `cached` is the
+ * message's row when the caller already looked it up (`cachedRows`, null when it is not cached);
+ * without it the row is looked up here. With `ftsLater`, the message's FTS write is pushed there
+ * for the caller to run after the batch's other writes (see `runFtsWrites`). The one function that
+ * writes a fetched message, on the daemon's connection or the header writer's (./writer.ts).
+ */
+export function writeHeaderRow(
+  db: CacheDb,
+  row: HeaderRow,
+  cached?: CachedRow | null,
+  ftsLater?: FtsWrite[],
+): number {
+  const existing =
+    cached !== undefined
+      ? cached
+      : (stmt(db, "SELECT id, body_state FROM messages WHERE folder_id = ? AND uid = ?").get(
+          row.folderId,
+          row.uid,
+        ) as CachedRow | undefined);
+  const narrow = row.narrow.slice();
+  const { meta, subject, people } = row;
+  const fields = { subject, from: people[0], to: people[1], cc: people[2], bcc: people[3] };
   if (!existing) {
     const slot = newMessageSlot(db, narrow[DATE_COL] as number);
     narrow[DATE_COL] = slot.internalDate;
     const id = slot.id;
     stmt(db, INSERT_NARROW).run(...narrow, id);
     stmt(db, INSERT_META).run(...meta, id);
-    const fts = () => writeFts(db, id, subject, env, "");
+    const fts = () => insertFts(db, id, { ...fields, body: "" });
     const subjectFts = () => insertSubject(db, id, subject);
-    const addresses = { db, rows: addressRows(id, folder.id, env, hasAttachment) };
+    const addresses = { db, rows: withId(row.addresses, id) };
     if (ftsLater) ftsLater.push({ id, write: fts, subject: subjectFts, addresses });
     else {
       indexAddresses(db, addresses.rows);
@@ -359,7 +377,7 @@ export function upsertMessage(
   const body = existing.body_state === 1 ? (readBody(db, id) ?? "") : "";
   // (a message's headers do not change under its UID, but the row is written again as it is now)
   const subjectFts = () => insertSubject(db, id, subject, previous);
-  const addresses = { db, rows: addressRows(id, folder.id, env, hasAttachment) };
+  const addresses = { db, rows: withId(row.addresses, id) };
   if (ftsLater)
     ftsLater.push({ id, write: () => indexMessage(db, id, body), subject: subjectFts, addresses });
   else {
@@ -369,6 +387,47 @@ export function upsertMessage(
   }
   if (existing.body_state === 2) stmt(db, "UPDATE messages SET body_state = 0 WHERE id = ?").run(id);
   return id;
+}
+
+/** Inserts or replaces one fetched message (headers, flags, structure): `writeHeaderRow(headerRow(...))`. */
+export function upsertMessage(
+  db: CacheDb,
+  folder: FolderRow,
+  msg: SyncedMessage,
+  cached?: CachedRow | null,
+  ftsLater?: FtsWrite[],
+): number {
+  return writeHeaderRow(db, headerRow(folder, msg), cached, ftsLater);
+}
+
+/**
+ * A header batch's write, in three steps inside one transaction: `begin` with the rows the
+ * transaction writes (their cached rows looked up in one statement, by the UID range), `write`
+ * for each, `end` (the FTS and address rows, `runFtsWrites`). The sync's slices on the daemon's
+ * thread and the header writer's transactions (./writer-worker.ts) both write through it, so
+ * anything a batch writes happens on whichever connection writes.
+ */
+export function headerBatch(db: CacheDb, folderId: number) {
+  let cached = new Map<number, CachedRow>();
+  const fts: FtsWrite[] = [];
+  return {
+    begin(rows: readonly { uid: number }[], from = 0, to = rows.length): void {
+      let lo = Number.POSITIVE_INFINITY;
+      let hi = 0;
+      for (let k = from; k < to; k++) {
+        const uid = (rows[k] as { uid: number }).uid;
+        if (uid < lo) lo = uid;
+        if (uid > hi) hi = uid;
+      }
+      cached = cachedRows(db, folderId, lo, hi);
+    },
+    write(row: HeaderRow): number {
+      return writeHeaderRow(db, row, cached.get(row.uid) ?? null, fts);
+    },
+    end(): void {
+      runFtsWrites(fts);
+    },
+  };
 }
 
 /** A cached message's flags, keywords and labels as one comparable string. */

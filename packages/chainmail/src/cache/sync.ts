@@ -8,19 +8,17 @@ import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { turnEvery, writeInSlices } from "./slices.js";
 import {
-  type CachedRow,
   type FolderRow,
-  cachedRows,
   clearFolder,
   dropFolder,
   ensureFolder,
-  type FtsWrite,
   getFolder,
+  headerBatch,
+  headerRow,
   removeUids,
-  runFtsWrites,
   updateFlags,
-  upsertMessage,
 } from "./store.js";
+import { headerWriter, takeTurn } from "./writer.js";
 
 export interface SyncOptions {
   /** Messages per FETCH and per transaction (default 1000). */
@@ -142,48 +140,81 @@ async function storeBatches(
   onBatch?: (done: number, total: number) => void,
   onStored?: (msg: SyncedMessage) => void,
 ): Promise<number> {
+  // Batches no event hears of (a first sync, a new UIDVALIDITY, the messages an earlier sync left
+  // out) go to the header writer's thread, in one transaction each (./writer.ts); events are told
+  // inside the transaction that stores the message, so those batches are written here
+  const writer = onStored || !uids.length ? null : headerWriter(db);
   let written = 0;
+  let writing: Promise<void> | null = null;
   let next = uids.length ? fetchHeaders(client, uids.slice(0, batchSize), gmail, raw) : null;
-  for (let i = 0; next; i += batchSize) {
-    const fetched = await next;
-    // A connection closed meanwhile (a progress callback giving up, a drop) ends the sync here,
-    // also when the pipelined FETCH had already been answered in full
-    if (!client.usable) throw new Error("the IMAP connection closed during the sync");
-    next =
-      i + batchSize < uids.length
-        ? fetchHeaders(client, uids.slice(i + batchSize, i + 2 * batchSize), gmail, raw)
-        : null;
-    // A failure of the next FETCH surfaces when it is awaited; until then it must not count as
-    // unhandled. One turn of the event loop lets imapflow send the command before SQLite blocks.
-    next?.catch(() => undefined);
-    await new Promise((resolve) => setImmediate(resolve));
-    let cached = new Map<number, CachedRow>();
-    const fts: FtsWrite[] = [];
-    await writeInSlices(db, fetched, {
-      // The slice's own UID range: the whole batch's would read the rows of every earlier slice
-      // again (a fifth of an initial sync's CPU on a loaded machine, where slices are small)
-      begin: (from, to) => {
-        let lo = Number.POSITIVE_INFINITY;
-        let hi = 0;
-        for (let k = from; k < to; k++) {
-          const uid = (fetched[k] as SyncedMessage).uid;
-          if (uid < lo) lo = uid;
-          if (uid > hi) hi = uid;
-        }
-        cached = cachedRows(db, folder.id, lo, hi);
-      },
-      write: (m) => {
-        upsertMessage(db, folder, m, cached.get(m.uid) ?? null, fts);
-        onStored?.(m);
-      },
-      end: () => runFtsWrites(fts),
-      done: () => {
-        written += fetched.length;
+  try {
+    for (let i = 0; next; i += batchSize) {
+      const fetched = await next;
+      // A connection closed meanwhile (a progress callback giving up, a drop) ends the sync here,
+      // also when the pipelined FETCH had already been answered in full
+      if (!client.usable) throw new Error("the IMAP connection closed during the sync");
+      next =
+        i + batchSize < uids.length
+          ? fetchHeaders(client, uids.slice(i + batchSize, i + 2 * batchSize), gmail, raw)
+          : null;
+      // A failure of the next FETCH surfaces when it is awaited; until then it must not count as
+      // unhandled. One turn of the event loop lets imapflow send the command before SQLite blocks.
+      next?.catch(() => undefined);
+      await new Promise((resolve) => setImmediate(resolve));
+      // (the count, not the batch: the closure lives until the batch commits, and the messages
+      // are garbage once the header writer has their rows)
+      const count = fetched.length;
+      const done = () => {
+        written += count;
         onBatch?.(Math.min(i + batchSize, uids.length), uids.length);
-      },
-    });
+      };
+      if (writer) {
+        // Handed over (but for its last piece) while the worker writes the previous batch, which
+        // is then awaited (its error surfaces here); written only after that one's progress
+        // callback ran and the connection is still there, as on this thread. The daemon's other
+        // writers get their turn between two batches (./writer.ts)
+        const batch = await writer.prepare(folder.id, fetched, (m) => headerRow(folder, m));
+        try {
+          if (writing) await writing;
+          if (!client.usable) throw new Error("the IMAP connection closed during the sync");
+        } catch (err) {
+          batch.cancel();
+          throw err;
+        }
+        writing = batch.commit().then(done);
+        writing.catch(() => undefined);
+        continue;
+      }
+      await writeHeadersHere(db, folder, fetched, done, onStored);
+    }
+    if (writing) await writing;
+  } finally {
+    // A sync that fails returns once the writer's batch ended: nothing of it writes after
+    if (writing) await writing.catch(() => undefined);
   }
   return written;
+}
+
+/** Writes a fetched batch on this thread, in transactions of a few milliseconds (`writeInSlices`). */
+function writeHeadersHere(
+  db: CacheDb,
+  folder: FolderRow,
+  fetched: SyncedMessage[],
+  done: () => void,
+  onStored?: (msg: SyncedMessage) => void,
+): Promise<void> {
+  const batch = headerBatch(db, folder.id);
+  return writeInSlices(db, fetched, {
+    // The slice's own UID range: the whole batch's would read the rows of every earlier slice
+    // again (a fifth of an initial sync's CPU on a loaded machine, where slices are small)
+    begin: (from, to) => batch.begin(fetched, from, to),
+    write: (m) => {
+      batch.write(headerRow(folder, m));
+      onStored?.(m);
+    },
+    end: () => batch.end(),
+    done,
+  });
 }
 
 async function lookupRole(client: ImapFlow, path: string): Promise<FolderRole | null> {
@@ -213,6 +244,7 @@ export async function syncFolder(
   const now = options.now ?? Date.now;
   const gmail = client.capabilities.has("X-GM-EXT-1");
   const role = options.role !== undefined ? options.role : await lookupRole(client, path);
+  await takeTurn(db);
   let folder = ensureFolder(db, account, path, role);
   const result: SyncResult = {
     account,
@@ -252,6 +284,9 @@ export async function syncFolder(
     // Mail found now arrived since the last sync only when that sync completed on this UIDVALIDITY.
     const incremental = folder.uidvalidity === uidValidity && folder.uidnext !== null;
 
+    // Each write of this thread takes its turn with the header writer (./writer.ts): another
+    // folder's first sync may be writing on its thread
+    await takeTurn(db);
     if (folder.uidvalidity !== null && folder.uidvalidity !== uidValidity) {
       result.uidvalidityChanged = true;
       db.transaction(() => {
@@ -261,13 +296,13 @@ export async function syncFolder(
           db,
           "UPDATE folders SET uidvalidity = ?, uidnext = NULL, highestmodseq = NULL, complete = 0 WHERE id = ?",
         ).run(uidValidity, folder.id);
-      })();
+      }).immediate();
       vanished.length = 0;
     } else if (folder.uidvalidity === null) {
       db.transaction(() => {
         events?.gap(info, "first_sync", Number(mailbox.uidNext));
         stmt(db, "UPDATE folders SET uidvalidity = ?, complete = 0 WHERE id = ?").run(uidValidity, folder.id);
-      })();
+      }).immediate();
     }
     folder = getFolder(db, account, path) as FolderRow;
 
@@ -285,6 +320,7 @@ export async function syncFolder(
           ? { uid: true, changedSince: BigInt(folder.highestmodseq as string) }
           : { uid: true };
         for await (const m of client.fetch(`1:${knownNext - 1}`, q, opts)) changed.push(m);
+        await takeTurn(db);
         db.transaction(() => {
           for (const m of changed) {
             const change = updateFlags(db, folder.id, m.uid, m.flags, m.labels, m.modseq);
@@ -292,7 +328,7 @@ export async function syncFolder(
             result.updated++;
             events?.flags(info, m, change);
           }
-        })();
+        }).immediate();
       }
     }
 
@@ -304,6 +340,7 @@ export async function syncFolder(
             (u) => u >= knownNext,
           );
     newUids.sort((a, b) => b - a);
+    await takeTurn(db);
     if (newUids.length) stmt(db, "UPDATE folders SET complete = 0 WHERE id = ?").run(folder.id);
     result.added += await storeHeaders(
       db,
@@ -323,9 +360,10 @@ export async function syncFolder(
       (stmt(db, "SELECT cached_count AS n FROM folders WHERE id = ?").get(folder.id) as { n: number }).n;
     result.vanished = vanished.length;
     if (vanished.length) {
+      await takeTurn(db);
       db.transaction(() => {
         result.removed += removeUids(db, folder.id, vanished, onRemoved);
-      })();
+      }).immediate();
     }
     if (cachedCount() !== mailbox.exists) {
       const onServer = new Set(
@@ -335,16 +373,19 @@ export async function syncFolder(
         stmt(db, "SELECT uid FROM messages WHERE folder_id = ?").all(folder.id) as { uid: number }[]
       ).map((r) => r.uid);
       const gone = cached.filter((u) => !onServer.has(u));
+      await takeTurn(db);
       db.transaction(() => {
         result.removed += removeUids(db, folder.id, gone, onRemoved);
-      })();
+      }).immediate();
       // Messages the server has below our UIDNEXT that we lack (an earlier cut-off sync): fetch them
       const have = new Set(cached);
       const missing = [...onServer].filter((u) => !have.has(u) && u < knownNext);
       result.added += await storeHeaders(db, client, folder, missing, batchSize, gmail, options.headerFetch);
     }
 
-    // 4. Commit the new state last
+    // 4. Commit the new state last (after the header writer acknowledged the last batch:
+    // storeHeaders returns only then)
+    await takeTurn(db);
     const complete = cachedCount() === mailbox.exists ? 1 : 0;
     stmt(
       db,
@@ -359,6 +400,7 @@ export async function syncFolder(
     );
   } catch (err) {
     try {
+      await takeTurn(db);
       stmt(db, "UPDATE folders SET last_error = ? WHERE id = ?").run(errorText(err).slice(0, 500), folder.id);
     } catch {
       // the database itself failed; the original error matters more
@@ -392,7 +434,10 @@ export async function syncAccount(
     id: number;
     path: string;
   }[]) {
-    if (!paths.has(cached.path)) dropFolder(db, cached.id);
+    if (!paths.has(cached.path)) {
+      await takeTurn(db);
+      dropFolder(db, cached.id);
+    }
   }
   for (const f of listed) {
     out.push(

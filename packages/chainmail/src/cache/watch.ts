@@ -8,6 +8,7 @@ import { type BackfillOptions, backfillBodies, evictBodies } from "./backfill.js
 import { type CacheDb, stmt } from "./schema.js";
 import { dropFolder, getFolder } from "./store.js";
 import { type SyncEvents, type SyncResult, cachedFolders, syncFolder } from "./sync.js";
+import { takeTurn } from "./writer.js";
 
 /**
  * Folders with a live IDLE watch in this process, as "account\u0000path", and whether the watch's
@@ -255,7 +256,10 @@ export async function watchInbox(
         const b = await backfillBodies(db, client, account, folder, { ...options.bodies, limit: NEW_BODIES });
         // New mail's bodies push the oldest stored ones out under the bound, as a pass does
         const max = options.bodies.maxSizeBytes;
-        if (b.fetched > 0 && max !== undefined) evictBodies(db, max);
+        if (b.fetched > 0 && max !== undefined) {
+          await takeTurn(db);
+          evictBodies(db, max);
+        }
       }
       recordWatchSync(account, folder);
       onSync(r);
@@ -284,7 +288,10 @@ export async function watchInbox(
       id: number;
       path: string;
     }[]) {
-      if (!roles.has(cached.path)) dropFolder(db, cached.id);
+      if (!roles.has(cached.path)) {
+        await takeTurn(db);
+        dropFolder(db, cached.id);
+      }
     }
     for (const f of listed) {
       if (f.path !== path && statusDiffers(db, account, f.path, folderStatus(f.status))) pending.add(f.path);

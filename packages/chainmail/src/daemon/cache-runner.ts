@@ -31,6 +31,7 @@ import {
   truncateWal,
   watchInbox,
 } from "../cache/index.js";
+import { takeTurn } from "../cache/writer.js";
 import type { AccountConfig, CacheConfig, Config } from "../config.js";
 import { MailError, toWireError } from "../errors.js";
 import { mapImapError, openImap } from "../imap/connection.js";
@@ -251,7 +252,11 @@ export class CacheRunner {
           });
           report.bodies += b.fetched;
           // New mail fetched over the bound pushes the oldest bodies out before the next call
-          if (b.fetched > 0) report.evicted += evictBodies(this.db, maxBytes);
+          if (b.fetched > 0) {
+            // (its turn with another account's header writer: ../cache/writer.ts)
+            await takeTurn(this.db);
+            report.evicted += evictBodies(this.db, maxBytes);
+          }
           if (b.budgetExhausted) report.budget_exhausted = true;
           if (b.budgetExhausted || b.sizeBudgetReached || b.remaining === 0 || b.fetched === 0) break;
         }
@@ -266,6 +271,7 @@ export class CacheRunner {
             `cache: rebuilding the indexes of ${account.name} failed (they stay as they were): ${String(err)}`,
           ),
         );
+      await takeTurn(this.db);
       report.evicted += evictBodies(this.db, maxBytes);
       // The sync has settled: the WAL's pages are copied into cache.db and the file cut to nothing
       // (a backfill leaves it at 16-21 MiB, disk the cache holds for nothing: issue 34). In the
