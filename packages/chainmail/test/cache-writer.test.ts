@@ -9,6 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CacheDb, openCache, searchCache, syncFolder } from "../src/cache/index.js";
 import { writeInSlices } from "../src/cache/slices.js";
+import { keptSubjectCount } from "../src/cache/subject-counts.js";
 import { ensureFolder, headerRow } from "../src/cache/store.js";
 import { headerWriter, holdWriterTransactions, writerBatches } from "../src/cache/writer.js";
 import { parseQuery } from "../src/query/index.js";
@@ -80,6 +81,18 @@ function dump(db: CacheDb) {
   };
 }
 
+/** Each subject word's kept count (src/cache/subject-counts.ts) beside the count its walk gives. */
+function subjectCounts(db: CacheDb) {
+  const walked = db.prepare("SELECT term, doc FROM vocab_subjects_rows ORDER BY term").all() as {
+    term: string;
+    doc: number;
+  }[];
+  return {
+    walked,
+    kept: walked.map(({ term }) => ({ term, doc: keptSubjectCount(db, term) })),
+  };
+}
+
 async function syncInto(file: string, writer: boolean) {
   const was = process.env.CHAINMAIL_HEADER_WRITER;
   process.env.CHAINMAIL_HEADER_WRITER = writer ? "1" : "0";
@@ -107,6 +120,11 @@ describe("the header writer's thread", () => {
     expect(b.messages.length).toBe(written);
     expect(b.integrity).toBe("ok");
     expect(b).toEqual(a);
+    // the kept subject word counts, which the worker's connection keeps in the same batch write
+    const counts = subjectCounts(there.db);
+    expect(counts.walked.length).toBeGreaterThan(50);
+    expect(counts.kept).toEqual(counts.walked);
+    expect(subjectCounts(here.db)).toEqual(counts);
     here.db.close();
     there.db.close();
   });
