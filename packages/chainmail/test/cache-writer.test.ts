@@ -11,7 +11,13 @@ import { type CacheDb, openCache, searchCache, syncFolder } from "../src/cache/i
 import { writeInSlices } from "../src/cache/slices.js";
 import { keptSubjectCount } from "../src/cache/subject-counts.js";
 import { ensureFolder, headerRow } from "../src/cache/store.js";
-import { headerWriter, holdWriterTransactions, writerBatches } from "../src/cache/writer.js";
+import {
+  headerWriter,
+  holdWriterTransactions,
+  WRITER_IDLE_MS,
+  writerBatches,
+  writerThreads,
+} from "../src/cache/writer.js";
 import { parseQuery } from "../src/query/index.js";
 import { generateCorpus } from "../src/testing/corpus.js";
 import { mailboxMessage } from "../src/testing/mailbox.js";
@@ -222,5 +228,37 @@ describe("the header writer's thread", () => {
     expect(n).toBe(20);
     expect(check.pragma("integrity_check", { simple: true })).toBe("ok");
     check.close();
+  });
+
+  it("ends its thread once idle, and a later first sync starts another", async () => {
+    const file = path.join(dir, "idle.db");
+    const db = openCache(file);
+    const folder = ensureFolder(db, A, "INBOX", "inbox");
+    const rows = Array.from({ length: 40 }, (_, i) =>
+      headerRow(folder, syncedMailboxMessage(i, 40, i + 1, NOW).msg),
+    );
+    // (the threads of the caches the tests before closed end meanwhile)
+    const settle = async (n: number, ms: number) => {
+      const until = Date.now() + ms;
+      while (writerThreads() > n && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    };
+    await settle(0, 2_000);
+    const before = writerThreads();
+    expect(before).toBe(0);
+    await (await headerWriter(db)?.prepare(folder.id, rows.slice(0, 20)))?.commit();
+    expect(writerBatches(db)).toBe(1);
+    expect(writerThreads()).toBe(before + 1);
+    // Idle: the thread ends (its heap and its connection's memory with it)
+    await settle(before, WRITER_IDLE_MS + 5_000);
+    expect(writerThreads()).toBe(before);
+    // The next batch goes to a new thread, not back to the daemon's
+    await (await headerWriter(db)?.prepare(folder.id, rows.slice(20)))?.commit();
+    expect(writerBatches(db)).toBe(1);
+    expect(writerThreads()).toBe(before + 1);
+    expect((db.prepare("SELECT count(*) AS n FROM messages").get() as { n: number }).n).toBe(40);
+    db.close();
+    await settle(before, 2_000);
+    expect(writerThreads()).toBe(before);
+    expect(fs.existsSync(`${file}-wal`)).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
+import { beforeClose } from "./before-close.js";
 
 /**
  * WAL checkpoints off the daemon's thread. SQLite checkpoints in the commit that takes the WAL
@@ -114,12 +115,10 @@ export function checkpointInBackground(db: Database.Database, file: string): voi
     done: 0,
   };
   checkpointers.set(db, cp);
-  const close = db.close.bind(db);
-  db.close = () => {
+  beforeClose(db, () => {
     // Blocks at most CLOSE_WAIT_MS, once, when the cache closes (the daemon's stop)
     if (stop(cp)) Atomics.wait(cp.closed, 0, 0, CLOSE_WAIT_MS);
-    return close();
-  };
+  });
 }
 
 /** Ends the checkpoints; true when a worker was told to close its connection. */

@@ -19,6 +19,7 @@ import { releaseFreePages } from "./fts.js";
 import { backgroundTurn } from "./priority.js";
 import { takeTurn } from "./writer.js";
 import type { CacheDb } from "./schema.js";
+import { beforeClose } from "./before-close.js";
 
 /**
  * Messages a pass must add for its indexes to be rebuilt: a first sync or a large catch-up. Below
@@ -103,8 +104,7 @@ function waitOnClose(db: CacheDb): Set<Int32Array> {
   if (known) return known;
   const live = new Set<Int32Array>();
   running.set(db, live);
-  const close = db.close.bind(db);
-  db.close = () => {
+  beforeClose(db, () => {
     for (const flags of live) Atomics.store(flags, STOP, 1);
     // Blocks at most CLOSE_WAIT_MS in all, once, when the cache closes (the daemon's stop)
     const until = performance.now() + CLOSE_WAIT_MS;
@@ -112,8 +112,7 @@ function waitOnClose(db: CacheDb): Set<Int32Array> {
       const left = until - performance.now();
       if (left > 0) Atomics.wait(flags, CLOSED, 0, left);
     }
-    return close();
-  };
+  });
   return live;
 }
 
