@@ -175,6 +175,27 @@ describe("the header writer's thread", () => {
     }
   });
 
+  it("leaves a sync of a few messages in one batch on the daemon's thread (no thread started for them)", async () => {
+    await (await env.client()).mailboxCreate("Few");
+    await env.dovecot.appendMessages(
+      USER,
+      "Few",
+      Array.from({ length: 5 }, (_, i) => ({ raw: mailboxMessage(i, 5, { now: NOW }).raw })),
+    );
+    const db = openCache(path.join(dir, "few.db"));
+    try {
+      const threads = writerThreads();
+      const c = await env.client();
+      const r = await syncFolder(db, c, A, "Few", { now: () => NOW.getTime() });
+      await c.logout();
+      expect(r.added).toBe(5);
+      expect(writerBatches(db)).toBe(0);
+      expect(writerThreads()).toBeLessThanOrEqual(threads);
+    } finally {
+      db.close();
+    }
+  });
+
   it("writes no batch after a progress callback closed the connection, as the daemon's thread does not", async () => {
     await (await env.client()).mailboxCreate("Cut");
     await env.dovecot.appendMessages(

@@ -4,7 +4,8 @@
 import type { MessageAddressObject } from "imapflow";
 import { hasCjk } from "../query/cjk.js";
 import { readBody } from "./body-store.js";
-import { insertFts, insertSubject, schemaChanged } from "./fts.js";
+import { insertFts, insertSubject } from "./fts.js";
+import { schemaChanged } from "./tables.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { addrText } from "./store.js";
 

@@ -3,7 +3,8 @@ import { backgroundTurn } from "./priority.js";
 import { takeTurn } from "./writer.js";
 import { cjkSpaced } from "../query/cjk.js";
 import { type CacheDb, stmt } from "./schema.js";
-import { keptCountsChanged, noteSubjectChange } from "./subject-counts.js";
+import { noteSubjectChange } from "./subject-counts.js";
+import { hasTable } from "./tables.js";
 
 /**
  * FTS5 keeps its index as a set of b-tree segments: every committed write adds one and automerge
@@ -164,32 +165,10 @@ export function insertFts(db: CacheDb, id: number, f: FtsFields): void {
  * with nothing to index gets no row. A message row's deletion removes its row (a trigger).
  */
 export function insertSubject(db: CacheDb, id: number, subject: string, previous?: string): void {
-  if (!hasSubjectIndex(db)) return;
+  if (!hasTable(db, "subjects_fts")) return;
   if (previous !== undefined) stmt(db, "DELETE FROM subjects_fts WHERE rowid = ?").run(id);
   const text = subject ? cjkSpaced(subject) : null;
   if (text !== null) stmt(db, "INSERT INTO subjects_fts (rowid, subject) VALUES (?, ?)").run(id, text);
   // (the same subject again changes no count: the common re-sync of a message)
   if (previous !== subject) noteSubjectChange(db, previous ? cjkSpaced(previous) : null, text);
-}
-
-const subjectIndex = new WeakMap<CacheDb, boolean>();
-
-/**
- * Whether the cache has the subjects' index: a cache file at an earlier schema version has not (the
- * tests of each migration write such files with this code; openCache migrates before any write).
- * Asked once per connection; `migrate` forgets the answer.
- */
-function hasSubjectIndex(db: CacheDb): boolean {
-  let has = subjectIndex.get(db);
-  if (has === undefined) {
-    has = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'subjects_fts'").get() !== undefined;
-    subjectIndex.set(db, has);
-  }
-  return has;
-}
-
-/** Forgets what `hasSubjectIndex` found (the schema changed). */
-export function schemaChanged(db: CacheDb): void {
-  subjectIndex.delete(db);
-  keptCountsChanged(db);
 }

@@ -8,7 +8,7 @@ import { renumberByArrival } from "./arrival-migration.js";
 import { indexCjkBoundaries, indexCjkCharacters } from "./cjk-migration.js";
 import { addAddressAttached, addAddressIndex, dropAddressInsertTriggers } from "./address-index.js";
 import { VOCAB_TABLES, compactStorage } from "./storage-migration.js";
-import { schemaChanged } from "./fts.js";
+import { schemaChanged } from "./tables.js";
 import { keepSubjectCounts, registerCacheFunctions } from "./subject-counts.js";
 
 export type CacheDb = Database.Database;

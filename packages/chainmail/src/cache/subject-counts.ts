@@ -27,6 +27,7 @@ import { cjkSpaced } from "../query/cjk.js";
 import type { CacheDb } from "./schema.js";
 import { stmt } from "./schema.js";
 import { FTS_TOKENIZE } from "./storage-migration.js";
+import { hasTable, schemaChanged } from "./tables.js";
 
 /** Rows of `subject_changes` from which a batch's write folds them into the kept counts. */
 export const FOLD_AT = 4096;
@@ -61,25 +62,11 @@ export function keepSubjectCounts(db: CacheDb): void {
     DELETE FROM subject_term_counts;
     INSERT INTO subject_changes (subject_changes) VALUES ('delete-all');
     INSERT INTO subject_term_counts (term, n) SELECT term, doc FROM vocab_subjects_rows WHERE doc > 0;`);
-  keptCounts.delete(db);
+  schemaChanged(db);
 }
-
-const keptCounts = new WeakMap<CacheDb, boolean>();
 
 /** Whether the cache keeps subject counts (a cache file at an earlier version has not). */
-function hasKeptCounts(db: CacheDb): boolean {
-  let has = keptCounts.get(db);
-  if (has === undefined) {
-    has = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'subject_term_counts'").get() !== undefined;
-    keptCounts.set(db, has);
-  }
-  return has;
-}
-
-/** Forgets what `hasKeptCounts` found (the schema changed). */
-export function keptCountsChanged(db: CacheDb): void {
-  keptCounts.delete(db);
-}
+const hasKeptCounts = (db: CacheDb) => hasTable(db, "subject_term_counts");
 
 /**
  * Notes a change of a message's row in `subjects_fts`: the indexed text it took out (null: none)

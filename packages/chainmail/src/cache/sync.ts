@@ -18,7 +18,7 @@ import {
   removeUids,
   updateFlags,
 } from "./store.js";
-import { headerWriter, takeTurn } from "./writer.js";
+import { headerWriter, takeTurn, WRITER_MIN_MESSAGES } from "./writer.js";
 
 export interface SyncOptions {
   /** Messages per FETCH and per transaction (default 1000). */
@@ -142,8 +142,10 @@ async function storeBatches(
 ): Promise<number> {
   // Batches no event hears of (a first sync, a new UIDVALIDITY, the messages an earlier sync left
   // out) go to the header writer's thread, in one transaction each (./writer.ts); events are told
-  // inside the transaction that stores the message, so those batches are written here
-  const writer = onStored || !uids.length ? null : headerWriter(db);
+  // inside the transaction that stores the message, so those batches are written here; so are a
+  // few messages in one batch (WRITER_MIN_MESSAGES)
+  const few = uids.length < WRITER_MIN_MESSAGES && uids.length <= batchSize;
+  const writer = onStored || few || !uids.length ? null : headerWriter(db);
   let written = 0;
   let writing: Promise<void> | null = null;
   let next = uids.length ? fetchHeaders(client, uids.slice(0, batchSize), gmail, raw) : null;

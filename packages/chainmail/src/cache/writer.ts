@@ -42,6 +42,12 @@ const WRITER_YOUNG_MB = 8;
  * sync (VmHWM 434 MB against 362 without the worker).
  */
 export const WRITER_IDLE_MS = 2_000;
+/**
+ * Below this many messages (in one FETCH batch) a sync writes on the daemon's thread: they fit a
+ * few 4 ms slices there, and starting a worker thread for them (some 30 ms and its heap) costs more
+ * than it saves (a new folder's first few messages, an incremental sync no event hears of).
+ */
+export const WRITER_MIN_MESSAGES = 200;
 /** How long the worker waits for the write lock (another account's REINDEX can hold it seconds). */
 const WRITER_BUSY_MS = 60_000;
 /**
