@@ -71,6 +71,8 @@ async function closeImap(client: ImapFlow | undefined): Promise<void> {
 export class CacheRunner {
   readonly db: CacheDb;
   private readonly running = new Map<string, Promise<AccountSyncReport>>();
+  /** The IMAP connections of the passes under way (`interrupt` closes them). */
+  private readonly passClients = new Set<ImapFlow>();
   private readonly watches = new Map<string, InboxWatch>();
   /** The folder each account's watch is on (All Mail on Gmail), for errors before it is known. */
   private readonly watchFolders = new Map<string, string>();
@@ -229,6 +231,9 @@ export class CacheRunner {
     let client: ImapFlow | undefined;
     try {
       client = await openImap(account, this.secretsDir);
+      this.passClients.add(client);
+      // Interrupted while it connected: its first command fails and the pass ends
+      if (this.stopped) client.close();
       const results = await syncAccount(
         this.db,
         client,
@@ -265,7 +270,7 @@ export class CacheRunner {
       if (report.bodies > 0) await compactFts(this.db);
       // A bulk load leaves its index pages part empty: rebuilt full (src/cache/repack.ts). Only
       // the file's size is at stake: a rebuild that fails leaves the indexes as they were
-      if (report.added >= REPACK_MIN_ADDED)
+      if (report.added >= REPACK_MIN_ADDED && !this.stopped)
         await repackIndexes(this.db).catch((err: unknown) =>
           this.log(
             `cache: rebuilding the indexes of ${account.name} failed (they stay as they were): ${String(err)}`,
@@ -288,6 +293,7 @@ export class CacheRunner {
       // The message too: a certificate failure says there what to set (it holds no server text).
       this.log(`cache sync of ${account.name} failed: ${body.reason}: ${body.message}`);
     } finally {
+      if (client) this.passClients.delete(client);
       await closeImap(client);
     }
     return report;
@@ -383,11 +389,24 @@ export class CacheRunner {
     });
   }
 
-  /** Ends watches and timers, waits for running passes, then closes cache.db. */
-  async stop(): Promise<void> {
+  /**
+   * Stops what runs in the background, first thing when the daemon stops (before it waits for the
+   * calls in flight, a `cache.sync` among them): no pass, watch or retry starts any more, and the
+   * passes under way end at their next FETCH batch or body round (their connections closed; what
+   * was committed stays, as after a crash, and the next pass goes on from there) instead of running
+   * a first sync of a large mailbox and its body backfill to the end, which held a SIGTERM up for
+   * as long as those take (15 minutes at a million messages).
+   */
+  interrupt(): void {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     for (const t of this.retryTimers) clearTimeout(t);
+    for (const c of this.passClients) c.close();
+  }
+
+  /** Ends watches and timers, waits for running passes, then closes cache.db. */
+  async stop(): Promise<void> {
+    this.interrupt();
     await Promise.allSettled([...this.watches.values()].map((w) => w.stop()));
     await Promise.allSettled([...this.ending]);
     await Promise.allSettled([...this.starting]);

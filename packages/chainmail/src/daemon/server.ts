@@ -278,6 +278,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     stop: () => {
       stopping ??= (async () => {
         clearInterval(configTimer);
+        // Background passes end at their next batch, so a sync call in flight answers soon
+        ctx.cache?.interrupt();
         // Long-polls answer now with what they have, so the calls in flight can finish.
         events.close();
         // close() stops accepting at once but calls back only when every connection has ended.
