@@ -9,6 +9,7 @@ import { type CacheDb, stmt } from "./schema.js";
 import { turnEvery, writeInSlices } from "./slices.js";
 import {
   type FolderRow,
+  type HeaderRow,
   clearFolder,
   dropFolder,
   ensureFolder,
@@ -85,17 +86,18 @@ const HEADER_QUERY = (gmail: boolean): FetchQueryObject => ({
   ...(gmail ? { labels: true, threadId: true } : {}),
 });
 
-async function fetchHeaders(
+async function fetchHeaders<T>(
   client: ImapFlow,
   uids: number[],
   gmail: boolean,
   raw: RawFetch | null,
-): Promise<SyncedMessage[]> {
-  if (raw) return raw.fetch(compactUids(uids), headerItems(client, gmail));
-  const out: SyncedMessage[] = [];
+  map: (m: SyncedMessage) => T,
+): Promise<T[]> {
+  if (raw) return raw.fetch(compactUids(uids), headerItems(client, gmail), map);
+  const out: T[] = [];
   const turn = turnEvery(client);
   for await (const m of client.fetch(compactUids(uids), HEADER_QUERY(gmail), { uid: true })) {
-    out.push(m);
+    out.push(map(m));
     await turn();
   }
   return out;
@@ -129,6 +131,9 @@ async function storeHeaders(
   }
 }
 
+/** A fetched batch: the rows for the header writer's thread, or the messages to write here. */
+type Fetched = { rows: HeaderRow[] } | { messages: SyncedMessage[] };
+
 async function storeBatches(
   db: CacheDb,
   client: ImapFlow,
@@ -148,34 +153,37 @@ async function storeBatches(
   const writer = onStored || few || !uids.length ? null : headerWriter(db);
   let written = 0;
   let writing: Promise<void> | null = null;
-  let next = uids.length ? fetchHeaders(client, uids.slice(0, batchSize), gmail, raw) : null;
+  // A batch for the writer is kept as the rows it will write, made as each message is read (the
+  // messages themselves die young then: RawFetch.fetch); one written here stays the messages
+  const fetchBatch = (slice: number[]): Promise<Fetched> =>
+    writer
+      ? fetchHeaders(client, slice, gmail, raw, (m) => headerRow(folder, m)).then((rows) => ({ rows }))
+      : fetchHeaders(client, slice, gmail, raw, (m) => m).then((messages) => ({ messages }));
+  let next = uids.length ? fetchBatch(uids.slice(0, batchSize)) : null;
   try {
     for (let i = 0; next; i += batchSize) {
       const fetched = await next;
       // A connection closed meanwhile (a progress callback giving up, a drop) ends the sync here,
       // also when the pipelined FETCH had already been answered in full
       if (!client.usable) throw new Error("the IMAP connection closed during the sync");
-      next =
-        i + batchSize < uids.length
-          ? fetchHeaders(client, uids.slice(i + batchSize, i + 2 * batchSize), gmail, raw)
-          : null;
+      next = i + batchSize < uids.length ? fetchBatch(uids.slice(i + batchSize, i + 2 * batchSize)) : null;
       // A failure of the next FETCH surfaces when it is awaited; until then it must not count as
       // unhandled. One turn of the event loop lets imapflow send the command before SQLite blocks.
       next?.catch(() => undefined);
       await new Promise((resolve) => setImmediate(resolve));
-      // (the count, not the batch: the closure lives until the batch commits, and the messages
-      // are garbage once the header writer has their rows)
-      const count = fetched.length;
+      // (the count, not the batch: the closure lives until the batch commits, and the rows are
+      // garbage once the header writer has them)
+      const count = "rows" in fetched ? fetched.rows.length : fetched.messages.length;
       const done = () => {
         written += count;
         onBatch?.(Math.min(i + batchSize, uids.length), uids.length);
       };
-      if (writer) {
+      if (writer && "rows" in fetched) {
         // Handed over (but for its last piece) while the worker writes the previous batch, which
         // is then awaited (its error surfaces here); written only after that one's progress
         // callback ran and the connection is still there, as on this thread. The daemon's other
         // writers get their turn between two batches (./writer.ts)
-        const batch = await writer.prepare(folder.id, fetched, (m) => headerRow(folder, m));
+        const batch = await writer.prepare(folder.id, fetched.rows);
         try {
           if (writing) await writing;
           if (!client.usable) throw new Error("the IMAP connection closed during the sync");
@@ -187,7 +195,7 @@ async function storeBatches(
         writing.catch(() => undefined);
         continue;
       }
-      await writeHeadersHere(db, folder, fetched, done, onStored);
+      if ("messages" in fetched) await writeHeadersHere(db, folder, fetched.messages, done, onStored);
     }
     if (writing) await writing;
   } finally {
