@@ -94,7 +94,10 @@ export function countsWalkedEachTime(): string {
  * account connects nowhere before that, and the daemon's own syncs would be refused.
  */
 export async function startDaemon(dir: string, home: Home): Promise<ChildProcess> {
-  const daemon = spawn(process.execPath, [CLI, "daemon"], {
+  // BENCH_PROFILE_DAEMON=DIR: a CPU profile of the daemon, written there when it stops (SIGTERM)
+  const profile = process.env.BENCH_PROFILE_DAEMON;
+  const flags = profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : [];
+  const daemon = spawn(process.execPath, [...flags, CLI, "daemon"], {
     // (the environment passed on: CHAINMAIL_REMEMBER_COUNTS among it, see countsWalkedEachTime)
     env: { ...process.env, CHAINMAIL_HOME: dir },
     stdio: ["ignore", "ignore", "inherit"],

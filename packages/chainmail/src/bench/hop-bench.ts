@@ -54,10 +54,19 @@ const VARIANTS = (process.env.BENCH_HOP_VARIANTS ?? "=|")
 const QUERIES = ["invoice", `from:${mailboxSender(20)}`, "is:unread in:inbox", "has:attachment"];
 
 /** Runs `f` CALLS times over the queries; the wall-clock times of each call. */
-async function calls(n: number, f: (params: Record<string, unknown>) => Promise<unknown>): Promise<number[]> {
+async function calls(
+  n: number,
+  f: (params: Record<string, unknown>) => Promise<unknown>,
+  countOnly = false,
+): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
-    const params = { query: QUERIES[i % QUERIES.length], accounts: ["bench"], limit: 25 };
+    const params = {
+      query: QUERIES[i % QUERIES.length],
+      accounts: ["bench"],
+      limit: 25,
+      ...(countOnly ? { count_only: true } : {}),
+    };
     const t = performance.now();
     await f(params);
     out.push(performance.now() - t);
@@ -97,7 +106,7 @@ async function main() {
     daemon = await startDaemon(dir, home);
     const daemonPid = daemon.pid as number;
     // One at a time: startMcp finds its server's pid as the child that appeared while it connected
-    const variants = [];
+    const variants: ((typeof VARIANTS)[number] & { mcp: Awaited<ReturnType<typeof startMcp>> })[] = [];
     for (const v of VARIANTS) variants.push({ ...v, mcp: await startMcp(dir, undefined, v.flags, v.cli) });
     const sock = new DaemonClient({ socketPath: home.socketPath, client: "mcp" });
     const inProcess = inProcessContext(dir, home);
@@ -130,6 +139,17 @@ async function main() {
     const inT = await calls(CALLS, inSearch);
     const c = process.cpuUsage(c0);
     const inPerCall = (c.user + c.system) / 1000 / CALLS;
+    // The same with count_only: what the 25 rows cost beside the count, hop by hop
+    const base = variants[0]!;
+    const m0 = cpuMsOf(base.mcp.pid);
+    const dc0 = cpuMsOf(daemonPid);
+    const mcpCountT = await calls(CALLS, (p) => base.mcp.tool("search", p), true);
+    const mcpCount = (cpuMsOf(base.mcp.pid) - m0) / CALLS;
+    const daemonCount = (cpuMsOf(daemonPid) - dc0) / CALLS;
+    const cc0 = process.cpuUsage();
+    const inCountT = await calls(CALLS, inSearch, true);
+    const cc = process.cpuUsage(cc0);
+    const inCount = (cc.user + cc.system) / 1000 / CALLS;
     line(`search, limit 25, ${QUERIES.length} queries in turn (${load()})`);
     line("path | wall p50 | CPU per call: MCP process | daemon | this process (in-process search)");
     for (const [i, v] of variants.entries()) {
@@ -140,6 +160,10 @@ async function main() {
     }
     line(`socket only | ${ms(pct(sockT, 50))} ms | | ${daemonViaSock.toFixed(3)} ms |`);
     line(`in process | ${ms(pct(inT, 50))} ms | | | ${inPerCall.toFixed(3)} ms`);
+    line(
+      `count_only through MCP${base.name ? ` (${base.name})` : ""} | ${ms(pct(mcpCountT, 50))} ms | ${mcpCount.toFixed(3)} ms | ${daemonCount.toFixed(3)} ms |`,
+    );
+    line(`count_only in process | ${ms(pct(inCountT, 50))} ms | | | ${inCount.toFixed(3)} ms`);
     for (const v of variants) await v.mcp.close();
     sock.close();
     await inProcess.close();

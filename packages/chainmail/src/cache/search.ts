@@ -7,9 +7,9 @@ import {
   mentionsIn,
   type QueryNode,
 } from "../query/index.js";
-import { decodeBody } from "./body-store.js";
 import { rememberedCount } from "./count-memo.js";
 import { type CountedFolder, countFromFolders, ftsHitsIn } from "./folder-counts.js";
+import { CACHE_ROW, type RowShape, readPageRows } from "./row-shape.js";
 import { type CacheDb, stmt } from "./schema.js";
 import {
   type CursorBody,
@@ -88,8 +88,10 @@ export interface CacheRow {
   snippet?: string | null;
 }
 
-export interface SearchCacheResult {
-  rows: CacheRow[];
+export { makeSnippet } from "./row-shape.js";
+
+export interface SearchCacheResult<R = CacheRow> {
+  rows: R[];
   count: number;
   next_cursor: string | null;
   account_counts: Record<string, number>;
@@ -137,26 +139,6 @@ function decodeCursor(cursor: string, hash: string): CursorBody {
 
 const encodeCursor = (b: CursorBody) => Buffer.from(JSON.stringify(b)).toString("base64url");
 
-const FLAG_COLS = ["seen", "flagged", "answered", "draft", "deleted"] as const;
-
-/** A window of the body around the first query word found in it, at most 200 characters. */
-export function makeSnippet(body: string, words: string[]): string {
-  const text = body.replace(/\s+/g, " ").trim();
-  if (text.length <= 200) return text;
-  const lower = text.toLowerCase();
-  let at = -1;
-  for (const w of words) {
-    const i = lower.indexOf(w.toLowerCase());
-    if (i >= 0 && (at < 0 || i < at)) at = i;
-  }
-  let start = at < 0 ? 0 : Math.max(0, at - 60);
-  // Do not cut a surrogate pair in half
-  if (start > 0 && /[\uDC00-\uDFFF]/.test(text[start] ?? "")) start++;
-  let out = text.slice(start, start + 200);
-  if (/[\uD800-\uDBFF]$/.test(out)) out = out.slice(0, -1);
-  return out;
-}
-
 /**
  * Answers a query from the cache, newest first (by arrival), with keyset pagination. The cursor
  * carries a hash of the normalized query, threads and accounts: a cursor from another search is
@@ -167,6 +149,16 @@ export function searchCache(
   ast: QueryNode,
   options: SearchCacheOptions = {},
 ): SearchCacheResult {
+  return searchCacheShaped(db, ast, options, CACHE_ROW);
+}
+
+/** searchCache with the page's rows in `shape` (./row-shape.ts): only the columns it reads. */
+export function searchCacheShaped<R>(
+  db: CacheDb,
+  ast: QueryNode,
+  options: SearchCacheOptions,
+  shape: RowShape<R>,
+): SearchCacheResult<R> {
   const limit = Math.min(200, Math.max(1, Math.floor(options.limit ?? 25)));
   const hash = hashQuery(ast, options);
   const cur = options.cursor ? decodeCursor(options.cursor, hash) : null;
@@ -273,55 +265,11 @@ export function searchCache(
   const slice = hits.slice(0, limit);
   const words = leaves(ast).flatMap((l) => (l.kind === "text" ? [l.value] : []));
   // One statement for the page's rows, their body text when snippets are asked for, and only the
-  // columns a row shows: a statement per row (and per snippet) and the unused wide columns took
-  // half a page's time
-  const details = stmt(
-    db,
-    `SELECT m.id, m.account, m.uid, m.thread_key, m.internal_date, ${FLAG_COLS.map((c) => `m.${c}`).join(", ")},
-       m.size, m.has_attachment, x.message_id, x.date, x.from_json, x.to_json, x.cc_json, x.subject,
-       x.keywords_json, x.labels_json, x.attachments_json, x.in_reply_to, x.refs, x.gm_thread_id,
-       f.path AS folder_path, f.uidvalidity AS folder_uidvalidity${options.snippets ? ", b.text AS body_text, b.enc AS body_enc" : ""}
-     FROM messages m JOIN message_meta x ON x.id = m.id JOIN folders f ON f.id = m.folder_id
-     ${options.snippets ? "LEFT JOIN bodies b ON b.message_rowid = m.id" : ""}
-     WHERE m.id IN (SELECT value FROM json_each(?))`,
-  ).all(JSON.stringify(slice.map((h) => h.id))) as Record<string, unknown>[];
-  const byId = new Map(details.map((r) => [r.id as number, r]));
-
-  const rows = slice.map((hit): CacheRow => {
-    const r = byId.get(hit.id) as Record<string, unknown>;
-    const from = JSON.parse(r.from_json as string) as Address[];
-    const row: CacheRow = {
-      account: r.account as string,
-      folder: r.folder_path as string,
-      uid: r.uid as number,
-      uidvalidity: r.folder_uidvalidity as string,
-      message_id: (r.message_id as string | null) ?? null,
-      thread_key: r.thread_key as string,
-      date: new Date((r.date as number | null) ?? (r.internal_date as number)).toISOString(),
-      received: new Date(r.internal_date as number).toISOString(),
-      from: from[0] ?? null,
-      to: JSON.parse(r.to_json as string) as Address[],
-      cc: JSON.parse(r.cc_json as string) as Address[],
-      subject: r.subject as string,
-      flags: FLAG_COLS.filter((c) => r[c] === 1),
-      keywords: JSON.parse(r.keywords_json as string) as string[],
-      labels: JSON.parse(r.labels_json as string) as string[],
-      size: r.size as number,
-      has_attachment: r.has_attachment === 1,
-      attachments: JSON.parse(r.attachments_json as string) as AttachmentInfo[],
-      in_reply_to: (r.in_reply_to as string | null) ?? null,
-      references: JSON.parse(r.refs as string) as string[],
-      gm_thread_id: (r.gm_thread_id as string | null) ?? null,
-    };
-    if (options.threads) row.thread_count = hit.thread_count as number;
-    if (options.snippets) {
-      const stored = r.body_text as string | Buffer | null | undefined;
-      row.snippet =
-        stored === null || stored === undefined
-          ? null
-          : makeSnippet(decodeBody(stored, r.body_enc as number), words);
-    }
-    return row;
+  // columns the shape shows (./row-shape.ts): a statement per row (and per snippet) and the unused
+  // wide columns took half a page's time
+  const rows = readPageRows(db, slice, shape, {
+    threads: !!options.threads,
+    snippets: options.snippets ? { words } : null,
   });
   const last = slice[slice.length - 1];
   const next_cursor =

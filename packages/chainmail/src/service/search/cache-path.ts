@@ -3,9 +3,10 @@
  * merge with server rows), and the fast path, one keyset-paged cache query when the cache answers
  * every account.
  */
-import { type CacheRow, CursorError, searchCache } from "../../cache/index.js";
-import { encodeRef } from "../../refs.js";
+import { CursorError, type SearchCacheResult } from "../../cache/index.js";
+import { searchCacheShaped } from "../../cache/search.js";
 import { type Call, type ServiceContext, auditRead } from "../context.js";
+import { SEARCH_ROW } from "./cache-row.js";
 import { badCursor, encodeCursor } from "./cursor.js";
 import { parse } from "./query.js";
 import { addSnippets } from "./server-path.js";
@@ -14,38 +15,6 @@ import type { Hit, Plan, SearchParams, SearchResult } from "./types.js";
 /** Accounts whose mail all sits in All Mail (Google): searched there alone unless the query says in:. */
 function googleAccounts(ctx: ServiceContext): string[] {
   return ctx.config.accounts.filter((a) => a.provider === "google").map((a) => a.name);
-}
-
-const SHORT_FLAG_ORDER = (flags: string[]) => [...flags].sort();
-
-/** A cache row in the search row shape. */
-function rowFromCache(r: CacheRow): Hit {
-  const ref = encodeRef({
-    account: r.account,
-    folder: r.folder,
-    uidValidity: Number(r.uidvalidity),
-    uid: r.uid,
-  });
-  return {
-    ref,
-    account: r.account,
-    folder: r.folder,
-    date: r.date,
-    from: r.from ? { name: r.from.name, address: r.from.address } : null,
-    subject: r.subject,
-    flags: SHORT_FLAG_ORDER(r.flags),
-    keywords: [...r.keywords].sort(),
-    size: r.size,
-    has_attachment: r.has_attachment,
-    message_id: r.message_id,
-    // The cache stores the canonical key, so collapsing and the row's thread_id agree with the server path.
-    thread_id: r.thread_key,
-    // No stored text (evicted, or beyond a settled cache's reach): addSnippets asks the server
-    ...(typeof r.snippet === "string" ? { snippet: r.snippet } : {}),
-    sortDate: Date.parse(r.received),
-    uid: r.uid,
-    path: r.folder,
-  };
 }
 
 /** Every cache match of these accounts up to `want` rows, newest first by arrival. */
@@ -61,17 +30,22 @@ export function cacheHits(
     let cursor: string | null = null;
     let taken = 0;
     do {
-      const res = searchCache(ctx.cache!.db, plan.bound, {
-        accounts: [plan.name],
-        allMailAccounts: googleAccounts(ctx),
-        limit: 200,
-        cursor,
-        threads: p.threads,
-        snippets: p.snippets,
-        countOnly: p.count_only,
-      });
+      const res: SearchCacheResult<Hit> = searchCacheShaped(
+        ctx.cache!.db,
+        plan.bound,
+        {
+          accounts: [plan.name],
+          allMailAccounts: googleAccounts(ctx),
+          limit: 200,
+          cursor,
+          threads: p.threads,
+          snippets: p.snippets,
+          countOnly: p.count_only,
+        },
+        SEARCH_ROW,
+      );
       counts.set(plan.name, res.account_counts[plan.name] ?? 0);
-      for (const r of res.rows) hits.push(rowFromCache(r));
+      hits.push(...res.rows);
       taken += res.rows.length;
       cursor = res.next_cursor;
     } while (cursor && taken < want);
@@ -91,17 +65,22 @@ export async function cacheOnly(
   // Each account's bound query differs only in its account:/in: folding; bind per account and OR
   // them would lose the keyset order, so the unbound query runs with the accounts filter.
   const ast = plans.length === 1 ? plans[0]!.bound : parse(p.query);
-  let res: ReturnType<typeof searchCache>;
+  let res: SearchCacheResult<Hit>;
   try {
-    res = searchCache(ctx.cache!.db, ast, {
-      accounts: names,
-      allMailAccounts: googleAccounts(ctx),
-      limit: p.limit,
-      cursor: cacheCursor,
-      threads: p.threads,
-      snippets: p.snippets,
-      countOnly: p.count_only,
-    });
+    res = searchCacheShaped(
+      ctx.cache!.db,
+      ast,
+      {
+        accounts: names,
+        allMailAccounts: googleAccounts(ctx),
+        limit: p.limit,
+        cursor: cacheCursor,
+        threads: p.threads,
+        snippets: p.snippets,
+        countOnly: p.count_only,
+      },
+      SEARCH_ROW,
+    );
   } catch (err) {
     if (err instanceof CursorError) throw badCursor();
     throw err;
@@ -119,7 +98,7 @@ export async function cacheOnly(
       "allowed",
       `search (${p.query.length} chars): ${c.count} match(es) from cache`,
     );
-  const hits = res.rows.map(rowFromCache);
+  const hits = res.rows;
   const missing = hits.filter((r) => r.snippet === undefined);
   if (p.snippets && missing.length) {
     // Rows whose body text is not stored (evicted, or older than a settled cache's reach) get their
