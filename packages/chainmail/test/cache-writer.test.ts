@@ -17,7 +17,9 @@ import {
   WRITER_IDLE_MS,
   writerBatches,
   writerThreads,
+  writerWalBytes,
 } from "../src/cache/writer.js";
+import { BACKSTOP_PAGES, WRITER_BACKSTOP_PAGES, backgroundCheckpoints } from "../src/cache/checkpoint.js";
 import { parseQuery } from "../src/query/index.js";
 import { generateCorpus } from "../src/testing/corpus.js";
 import { mailboxMessage } from "../src/testing/mailbox.js";
@@ -251,6 +253,56 @@ describe("the header writer's thread", () => {
     check.close();
   });
 
+  it("keeps the WAL under its bound while its commits leave the copying to the checkpoint worker", async () => {
+    // The writer's commits do not checkpoint, and the checkpoint worker's passive checkpoints run
+    // while the next batch is written (at most one per 100 ms), so the log never starts over by
+    // itself: the writer restarts it once the file passes its bound (here 256 KiB)
+    writerWalBytes(256 * 1024);
+    const file = path.join(dir, "wal-bound.db");
+    const db = openCache(file);
+    const folder = ensureFolder(db, A, "INBOX", "inbox");
+    const n = 1200;
+    const rows = Array.from({ length: n }, (_, i) =>
+      headerRow(folder, syncedMailboxMessage(i, n, i + 1, NOW).msg),
+    );
+    const walSize = () => (fs.existsSync(`${file}-wal`) ? fs.statSync(`${file}-wal`).size : 0);
+    try {
+      const writer = headerWriter(db);
+      writerWalBytes();
+      let largest = 0;
+      let largestBatch = 0;
+      let before = walSize();
+      // Pipelined as the sync hands batches over: the next one is prepared while one is written
+      let writing: Promise<void> | null = null;
+      for (let i = 0; i < n; i += 50) {
+        const batch = await writer?.prepare(folder.id, rows.slice(i, i + 50));
+        if (writing) await writing;
+        const size = walSize();
+        largest = Math.max(largest, size);
+        largestBatch = Math.max(largestBatch, size - before);
+        before = size;
+        writing = batch?.commit() ?? null;
+      }
+      await writing;
+      largest = Math.max(largest, walSize());
+      expect(writerBatches(db)).toBe(n / 50);
+      expect((db.prepare("SELECT count(*) AS n FROM messages").get() as { n: number }).n).toBe(n);
+      // The checkpoint worker copied (what the restarts left was the rest)
+      expect(backgroundCheckpoints(db)).toBeGreaterThan(0);
+      // Without the restarts it held every batch (n / 50 of them); with them, the bound and a
+      // batch or two beyond it
+      expect(largestBatch).toBeGreaterThan(0);
+      expect(largest).toBeLessThanOrEqual(256 * 1024 + 3 * largestBatch);
+      expect(largest).toBeLessThan((n / 50 / 3) * largestBatch);
+    } finally {
+      writerWalBytes();
+      db.close();
+    }
+    const check = openCache(file);
+    expect(check.pragma("integrity_check", { simple: true })).toBe("ok");
+    check.close();
+  });
+
   it("ends its thread once idle, and a later first sync starts another", async () => {
     const file = path.join(dir, "idle.db");
     const db = openCache(file);
@@ -266,12 +318,17 @@ describe("the header writer's thread", () => {
     await settle(0, 2_000);
     const before = writerThreads();
     expect(before).toBe(0);
+    const backstop = () => db.pragma("wal_autocheckpoint", { simple: true });
+    expect(backstop()).toBe(BACKSTOP_PAGES);
     await (await headerWriter(db)?.prepare(folder.id, rows.slice(0, 20)))?.commit();
     expect(writerBatches(db)).toBe(1);
     expect(writerThreads()).toBe(before + 1);
+    // While it runs, the daemon's commits leave the batches' WAL to the checkpoint worker too
+    expect(backstop()).toBe(WRITER_BACKSTOP_PAGES);
     // Idle: the thread ends (its heap and its connection's memory with it)
     await settle(before, WRITER_IDLE_MS + 5_000);
     expect(writerThreads()).toBe(before);
+    expect(backstop()).toBe(BACKSTOP_PAGES);
     // The next batch goes to a new thread, not back to the daemon's
     await (await headerWriter(db)?.prepare(folder.id, rows.slice(20)))?.commit();
     expect(writerBatches(db)).toBe(1);

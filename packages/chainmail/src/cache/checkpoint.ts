@@ -216,6 +216,27 @@ function giveUp(db: Database.Database, cp: Checkpointer): void {
   if (db.open) db.pragma("wal_autocheckpoint = 1000");
 }
 
+/**
+ * The daemon connection's backstop while the header writer's thread runs (./writer.ts): that
+ * thread's commits leave the copying to this worker, which copies a batch while the next one is
+ * written, so a write of the daemon's thread between two batches would find some 30 MiB (at a
+ * million messages) not yet copied and copy it in its commit, with the event loop held. The writer
+ * keeps the WAL under WRITER_WAL_BYTES (64 MiB) and a batch more itself; this is the backstop
+ * should it fail to (128 MiB).
+ */
+export const WRITER_BACKSTOP_PAGES = 32_768;
+
+/**
+ * Raises the daemon connection's backstop while the header writer runs (`wide`), and puts it back
+ * after (SQLite's 1,000 if the worker failed meanwhile).
+ */
+export function writerBackstop(db: Database.Database, wide: boolean): void {
+  const cp = checkpointers.get(db);
+  if (!cp || !db.open) return;
+  const pages = cp.failed ? 1000 : wide ? WRITER_BACKSTOP_PAGES : BACKSTOP_PAGES;
+  db.pragma(`wal_autocheckpoint = ${pages}`);
+}
+
 /** Checkpoints the worker has made for this connection (for tests and benchmarks). */
 export function backgroundCheckpoints(db: Database.Database): number {
   return checkpointers.get(db)?.done ?? 0;

@@ -5,11 +5,15 @@
 // commit). Built as its own entry (tsup.config.ts): dist/cache/writer-worker.js.
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
+import { statSync } from "node:fs";
 import { WAL_LIMIT_BYTES } from "./checkpoint.js";
 import { mergeFtsStep } from "./fts.js";
 import { configureConnection } from "./schema.js";
 import { type HeaderRow, headerBatch } from "./store.js";
 import type { WriterData, WriterJob, WriterReply } from "./writer.js";
+
+/** How long `restartLongWal` sleeps between two tries while the checkpoint worker copies. */
+const RESTART_RETRY_MS = 5;
 
 const data = workerData as WriterData;
 const port = parentPort;
@@ -31,12 +35,12 @@ function open(): Database.Database {
   c.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
   // Statement journals in memory (./slices.ts): nothing of this connection lives in `temp`
   c.pragma("temp_store = MEMORY");
-  // Its commits checkpoint (SQLite's default, 1,000 pages), on this thread: a batch of 1,000
-  // headers adds some 3,600 pages to the WAL (3.6 a message at 150 a transaction, ../README.md),
-  // and should the checkpoint worker fall behind, the WAL would pass the daemon connection's
-  // backstop (./checkpoint.ts), whose next commit copies it all with the event loop held
-  // (reasoned: no such commit was caught in a profile, the long pauses there were collections)
-  c.pragma("wal_autocheckpoint = 1000");
+  // No checkpoint in its commits: the checkpoint worker (./checkpoint.ts) copies the WAL on the
+  // other core after each batch, and this thread restarts the log only once it passes
+  // WRITER_WAL_BYTES (`restartLongWal`). At SQLite's default (1,000 pages) a batch at a million
+  // messages (some 30 MiB of WAL) checkpointed in nearly every commit, here: a fifth of this
+  // thread's time (perf), while the checkpoint worker found nothing left to copy
+  c.pragma("wal_autocheckpoint = 0");
   c.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
   return c;
 }
@@ -58,6 +62,42 @@ function write(folderId: number, rows: HeaderRow[]): void {
   // The merging FTS5's automerge would have done (off: ./fts.ts), each step its own transaction
   while (Atomics.load(stop, 0) === 0 && mergeFtsStep(conn)) {
     // (the steps run back to back: nothing on this thread waits for them)
+  }
+  if (Atomics.load(stop, 0) === 0) restartLongWal(conn);
+}
+
+/**
+ * The WAL starts over only when a write transaction begins with every frame copied and no reader
+ * in it, and the checkpoint worker's passive checkpoint (started when the daemon hears of a batch)
+ * runs while this thread writes the next one: without this the WAL would grow for the whole sync
+ * (2.4 GiB for 100,000 headers at a million, measured). So once the WAL file passes
+ * WRITER_WAL_BYTES this thread copies what the worker has not (RESTART: also waits for readers
+ * to leave the log, so the next transaction starts it over; journal_size_limit then cuts the file).
+ * It holds the write lock meanwhile, while the daemon's writers wait for their turn anyway (the
+ * batch is not yet acknowledged). Busy longer than `restartWaitMs` (1 s; a REINDEX, a long read) or
+ * the cache closing: the next batch tries again.
+ */
+function restartLongWal(conn: Database.Database): void {
+  let size = 0;
+  try {
+    size = statSync(`${data.file}-wal`).size;
+  } catch {
+    return;
+  }
+  if (size < data.walBytes) return;
+  // SQLite answers busy at once, without the busy handler, while another connection checkpoints
+  // (the worker, most of the time here): so this waits in steps for it, up to the limit
+  const until = performance.now() + data.restartWaitMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  conn.pragma(`busy_timeout = ${data.restartWaitMs}`);
+  try {
+    for (;;) {
+      const r = conn.pragma("wal_checkpoint(RESTART)") as { busy: number }[];
+      if (r[0]?.busy !== 1 || performance.now() >= until || Atomics.load(stop, 0) !== 0) break;
+      Atomics.wait(pause, 0, 0, RESTART_RETRY_MS);
+    }
+  } finally {
+    conn.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
   }
 }
 

@@ -18,7 +18,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from "node:worker_threads";
-import { checkpointSoon } from "./checkpoint.js";
+import { checkpointSoon, writerBackstop } from "./checkpoint.js";
 import { backgroundTurn } from "./priority.js";
 import type { CacheDb } from "./schema.js";
 import type { HeaderRow } from "./store.js";
@@ -48,6 +48,17 @@ export const WRITER_IDLE_MS = 2_000;
  * than it saves (a new folder's first few messages, an incremental sync no event hears of).
  */
 export const WRITER_MIN_MESSAGES = 200;
+/**
+ * The worker's commits do not checkpoint: the checkpoint worker (./checkpoint.ts) copies the WAL
+ * on the other core after each batch, and the writer restarts the log itself
+ * (`wal_checkpoint(RESTART)`, copying what the checkpoint worker has not) only once the WAL file
+ * passes this size, so a first sync's WAL stays under it plus one batch's transaction (some 30 MiB
+ * at a million messages). At a million a restart came every 2-3 batches and took 130-390 ms of
+ * the writer's time, mostly waiting for the checkpoint worker's pass and the syncs.
+ */
+export const WRITER_WAL_BYTES = 64 * 1024 * 1024;
+/** How long that restart waits for the checkpoint worker, readers and another writer. */
+const WRITER_RESTART_WAIT_MS = 1_000;
 /** How long the worker waits for the write lock (another account's REINDEX can hold it seconds). */
 const WRITER_BUSY_MS = 60_000;
 /**
@@ -67,6 +78,10 @@ export interface WriterData {
   closed: SharedArrayBuffer;
   /** Tests: how long each transaction holds the write lock before it writes. */
   holdMs: number;
+  /** The WAL file's size past which the worker restarts the log (WRITER_WAL_BYTES). */
+  walBytes: number;
+  /** How long that restart waits for the checkpoint worker, readers and other writers. */
+  restartWaitMs: number;
   /** Where the worker acknowledges batches: `close()` reads what is there after it waited. */
   replies: MessagePort;
 }
@@ -119,6 +134,7 @@ let threads = 0;
 /** Connections whose writer cannot run (`:memory:`, no built worker, failed): not tried again. */
 const without = new WeakSet<CacheDb>();
 let holdMs = 0;
+let walBytes = WRITER_WAL_BYTES;
 
 /**
  * Where the built worker is: beside the chunk or bin in dist that runs this, or dist/ when running
@@ -157,6 +173,8 @@ function start(db: CacheDb): Writer | null {
     stop,
     closed,
     holdMs,
+    walBytes,
+    restartWaitMs: WRITER_RESTART_WAIT_MS,
     replies: port2,
   };
   const worker = new Worker(path, {
@@ -211,9 +229,14 @@ function start(db: CacheDb): Writer | null {
   };
   worker.on("error", fail);
   threads++;
+  // This connection's commits between two batches leave the copying to the checkpoint worker too
+  writerBackstop(db, true);
   worker.on("exit", (code) => {
     threads--;
     w.exited = true;
+    // (unless a later worker of this connection runs already: this one was retired when idle)
+    const current = writers.get(db);
+    if (!current || current === w) writerBackstop(db, false);
     fail(new Error(`the cache's header writer ended (exit code ${code})`));
   });
   writers.set(db, w);
@@ -393,6 +416,11 @@ export const writerBatches = (db: CacheDb): number => writers.get(db)?.batches ?
 /** Tests: each worker transaction started from now on holds the write lock `ms` first. */
 export function holdWriterTransactions(ms: number): void {
   holdMs = ms;
+}
+
+/** Tests: workers started from now on restart the WAL past `bytes` (WRITER_WAL_BYTES by default). */
+export function writerWalBytes(bytes: number = WRITER_WAL_BYTES): void {
+  walBytes = bytes;
 }
 
 /** `writeTurn` for a write that may await anyway: waits only when the header writer is busy. */
