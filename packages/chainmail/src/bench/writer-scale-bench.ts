@@ -1,11 +1,11 @@
 /**
  * A first sync's header write at a million messages, without syncing a million
- * (`npm run bench:writer-scale`, not run by CI): copies a large cache (BENCH_CACHE, default
- * /work/bench/cache-1m.db, read only: the copy is written) to BENCH_DIR, adds a new folder and
+ * (`npm run bench:writer-scale`, not run by CI): copies a large cache (BENCH_CACHE, read only: the
+ * copy is written; `BENCH_SCALE_KEEP_CACHE=DIR npm run bench:scale` keeps one) to BENCH_DIR, adds a new folder and
  * writes BENCH_MESSAGES (default 100,000) fetched headers into it through the header writer's
  * thread (./../cache/writer.ts), the way the sync hands them over (a batch of 1,000 prepared while
- * the previous one is written). The headers are BENCH_HEADERS (a file of `npm run
- * bench:header-write`'s, default /work/bench/hw-20k.v8), each round with new UIDs and Message-IDs.
+ * the previous one is written). The headers are BENCH_HEADERS (the file `BENCH_HEADERS=FILE npm run
+ * bench:header-write` keeps), each round with new UIDs and Message-IDs.
  * Prints wall headers/s, CPU per message of each thread (/proc/self/task/<tid>/schedstat: this
  * thread, the header writer's, the checkpoint worker's), the WAL file's largest size (polled every
  * 20 ms) and the process's VmHWM. Needs the build (`dist/cache/writer-worker.js`).
@@ -19,8 +19,8 @@ import { type PreparedBatch, headerWriter, writerBatches } from "../cache/writer
 import type { SyncedMessage } from "../imap/raw-fetch.js";
 import { line, load } from "./harness.js";
 
-const SOURCE = process.env.BENCH_CACHE ?? "/work/bench/cache-1m.db";
-const HEADERS = process.env.BENCH_HEADERS ?? "/work/bench/hw-20k.v8";
+const SOURCE = process.env.BENCH_CACHE ?? "";
+const HEADERS = process.env.BENCH_HEADERS ?? "";
 const DIR = process.env.BENCH_DIR ?? "/tmp/chainmail-writer-scale";
 const N = Number(process.env.BENCH_MESSAGES ?? 100_000);
 const BATCH = 1000;
@@ -45,6 +45,13 @@ function vmHwm(): string {
 }
 
 async function main() {
+  if (!SOURCE || !HEADERS || !fs.existsSync(SOURCE) || !fs.existsSync(HEADERS)) {
+    line(
+      "bench:writer-scale needs BENCH_CACHE (a large cache.db: `BENCH_SCALE_KEEP_CACHE=DIR npm run bench:scale` keeps one in DIR) and BENCH_HEADERS (fetched headers: `BENCH_HEADERS=FILE npm run bench:header-write` keeps them in FILE)",
+    );
+    process.exitCode = 2;
+    return;
+  }
   const msgs = v8.deserialize(fs.readFileSync(HEADERS)) as SyncedMessage[];
   fs.rmSync(DIR, { recursive: true, force: true });
   fs.mkdirSync(DIR, { recursive: true });
