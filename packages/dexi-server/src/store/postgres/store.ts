@@ -108,10 +108,14 @@ class PgVectors implements VectorsPort {
        ), claimed AS (
          INSERT INTO embed_claims (note_id, until_ms) SELECT id, ? FROM picked
          ON CONFLICT (note_id) DO UPDATE SET until_ms = excluded.until_ms
+         WHERE embed_claims.until_ms <= ?
          RETURNING note_id
        )
        SELECT n.id, n.title, n.body FROM notes n JOIN claimed ON claimed.note_id = n.id ORDER BY n.id`,
-      [model, nowMs, limit, nowMs + leaseMs],
+      // The conflict's WHERE reads the latest committed claim: another instance that claimed a note
+      // after this statement's snapshot was taken (its lock gone with its commit, so SKIP LOCKED let
+      // the note through) keeps it, where a plain DO UPDATE took it over and embedded it twice
+      [model, nowMs, limit, nowMs + leaseMs, nowMs],
     );
   }
 
