@@ -22,7 +22,8 @@
  * repetitions and pace. After the sync the run prints where cache.db's bytes are (SQLite's dbstat
  * per table, index and FTS shadow table, the free pages, the WAL); BENCH_SCALE_KEEP_CACHE=<dir>
  * keeps a copy of that cache.db there (SQLite's backup: the WAL folded in, the free pages kept) for
- * further analysis, since the run's own state dir is removed at its end. `npm run
+ * further analysis, since the run's own state dir is removed at its end. BENCH_SCALE_HEADERS_ONLY=1
+ * ends the run once every header is in (the header rate, the searches during it, the RSS). `npm run
  * bench:scale-plans` runs the same queries in process on a cache.db written without Dovecot
  * (./scale-plans.ts), for query plans.
  */
@@ -63,6 +64,9 @@ const NM_RUNS = Number(process.env.BENCH_SCALE_NOTMUCH_RUNS ?? 7);
 // The pause between searches during the sync: an agent's pace, not a loop that takes the daemon's
 // one thread from the sync it measures (20 searches a second by default)
 const DURING_PAUSE_MS = Number(process.env.BENCH_SCALE_DURING_PAUSE_MS ?? 50);
+// The header sync alone (its rate, the searches during it, the RSS): the run ends once every header
+// is in, a few minutes at a million instead of the whole backfill's fifteen
+const HEADERS_ONLY = process.env.BENCH_SCALE_HEADERS_ONLY === "1";
 const T = {
   sync: 15_000,
   bodies1M: 15 * 60,
@@ -340,12 +344,33 @@ async function main() {
       }
     }, 100);
     const during = { headers: [] as number[], bodies: [] as number[] };
-    for (let i = 0; syncing; i++) {
+    for (let i = 0; syncing && !(HEADERS_ONLY && headersAt !== null); i++) {
       const q = queries[i % queries.length]?.query as string;
       const t0 = performance.now();
       await search(q, { source: "cache" });
       (headersAt === null ? during.headers : during.bodies).push(performance.now() - t0);
       if (DURING_PAUSE_MS > 0) await new Promise((r) => setTimeout(r, DURING_PAUSE_MS));
+    }
+    if (HEADERS_ONLY && syncing) {
+      clearInterval(poll);
+      const headerS = ((headersAt ?? performance.now()) - syncStart) / 1000;
+      const rate = counts().n / headerS;
+      const { max, hwm } = rss.stop();
+      line(
+        `header sync (the daemon, from cache.sync): ${counts().n} in ${headerS.toFixed(1)} s = ${Math.round(rate)} headers/s (target ${T.sync}: ${met(rate >= T.sync)}; ${per1000(headerS, N)}) (${load()})`,
+      );
+      line(
+        `search through MCP during the header sync (source cache, ${during.headers.length} searches): p50 ${ms(pct(during.headers, 50))} ms, p95 ${ms(pct(during.headers, 95))} ms (target ${T.duringSync}: ${met(during.headers.length > 0 && pct(during.headers, 95) <= T.duringSync)})`,
+      );
+      line(
+        `daemon RSS during the header sync: VmHWM ${hwm.toFixed(0)} MB (max sampled ${[...max].map(([p, v]) => `${p} ${v.toFixed(0)}`).join(", ")}; target ${T.rssMb})`,
+      );
+      line("BENCH_SCALE_HEADERS_ONLY: the body backfill and the searches after it not measured");
+      pass.catch(() => undefined);
+      (progress as Database.Database | null)?.close();
+      await mcp.close();
+      cli.close();
+      return;
     }
     const report = (await pass) as {
       accounts: { ok: boolean; added: number; bodies: number; error?: { message: string } }[];

@@ -1,3 +1,4 @@
+import { LOWER_PRIORITY_JS } from "./background-thread.js";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
@@ -40,6 +41,7 @@ const CLOSE_WAIT_MS = 2_000;
 // CommonJS, as `eval` workers are; the connection opens on the first request
 const WORKER = `
 const { parentPort, workerData } = require("node:worker_threads");
+${LOWER_PRIORITY_JS}
 const Database = require(workerData.sqlite);
 let db = null;
 parentPort.on("message", (m) => {

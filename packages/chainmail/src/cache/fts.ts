@@ -1,6 +1,6 @@
 import { checkpointSoon } from "./checkpoint.js";
 import { backgroundTurn } from "./priority.js";
-import { takeTurn } from "./writer.js";
+import { mergeOffThread, takeTurn, writerRunning } from "./writer.js";
 import { cjkSpaced } from "../query/cjk.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { noteSubjectChange } from "./subject-counts.js";
@@ -76,23 +76,49 @@ export function mergeFtsStep(db: CacheDb, pages = UPKEEP_PAGES): boolean {
  * each its own transaction with a background turn before it (./priority.ts: requests first), until
  * no level needs one.
  * `writeInSlices` runs it after each of its transactions, so no level of the index piles up
- * segments (every committed FTS write adds one).
+ * segments (every committed FTS write adds one). With `offThread` (a bulk writer: the body
+ * backfill) the steps run on the header writer's thread (`mergeOffThread`), in jobs with a
+ * background turn between two, when that thread runs; when it does not, the first step runs here
+ * and only a step that found work starts it, so a write that leaves nothing to merge (new mail, a
+ * message at a time) starts no thread for it.
  */
-export async function ftsUpkeep(db: CacheDb): Promise<void> {
+export async function ftsUpkeep(db: CacheDb, options: { offThread?: boolean } = {}): Promise<void> {
   for (;;) {
     await backgroundTurn();
     await takeTurn(db);
+    if (options.offThread && writerRunning(db) && (await mergeRestOffThread(db, UPKEEP_PAGES))) return;
     if (!mergeFtsStep(db)) return;
+    if (options.offThread && (await mergeRestOffThread(db, UPKEEP_PAGES))) return;
+  }
+}
+
+/**
+ * Merge steps of `pages` on the header writer's thread until none is left, with a background turn
+ * between two jobs: true once done, false at once when there is no such thread (the caller goes
+ * on stepping on this one).
+ */
+async function mergeRestOffThread(db: CacheDb, pages: number): Promise<boolean> {
+  for (;;) {
+    const job = mergeOffThread(db, pages);
+    if (!job) return false;
+    if (!(await job)) return true;
+    await backgroundTurn();
   }
 }
 
 /**
  * Merges the FTS index into one segment (and drops tombstones) when `ftsNeedsMerge` says so, in
  * bounded steps that yield to the event loop between them. Returns whether it merged.
- * `force` merges whenever there is more than one segment.
+ * `force` merges whenever there is more than one segment; `offThread` as `ftsUpkeep`'s.
  */
-export async function compactFts(db: CacheDb, options: { force?: boolean } = {}): Promise<boolean> {
+export async function compactFts(
+  db: CacheDb,
+  options: { force?: boolean; offThread?: boolean } = {},
+): Promise<boolean> {
   if (options.force ? segments(db) < 2 : !ftsNeedsMerge(db)) return false;
+  // (a bulk writer's: on the header writer's thread, as `ftsUpkeep`; what is left, if that thread
+  // is not there, here)
+  if (options.offThread) await mergeRestOffThread(db, -STEP_PAGES);
   // A negative page count merges segments of every level, as 'optimize' does, but a step at a
   // time; a step that changes fewer than two rows means there was nothing left to merge
   const step = stmt(db, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)");

@@ -52,6 +52,8 @@ export async function writeInSlices<T>(
      * transaction after one of short bodies held the event loop for 50-100 ms over long ones.
      */
     weight?: (item: T) => number;
+    /** The merging after each transaction mostly off this thread (`ftsUpkeep`'s `offThread`). */
+    offThreadMerges?: boolean;
   },
   sliceMs = WRITE_SLICE_MS,
 ): Promise<void> {
@@ -87,12 +89,12 @@ export async function writeInSlices<T>(
     size = Math.max(1, Math.min(10_000 * (hooks.weight ? 10_000 : 1), sliceMs / Math.max(perUnit, 1e-9)));
     // A background turn (requests first, ./priority.ts), then any merging, each step after a
     // turn of its own
-    if (i < items.length) await ftsUpkeep(db);
+    if (i < items.length) await ftsUpkeep(db, { offThread: hooks.offThreadMerges });
   }
   // Right after the last commit, before any other callback: a caller that stops its FETCHes
   // from here (a progress callback) sees no later response processed first
   hooks.done?.();
-  if (items.length > 0) await ftsUpkeep(db);
+  if (items.length > 0) await ftsUpkeep(db, { offThread: hooks.offThreadMerges });
 }
 
 /** The part of a connection `turnEvery` pauses: imapflow's socket (not in its typings). */

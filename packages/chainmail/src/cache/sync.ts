@@ -420,7 +420,7 @@ export async function syncFolder(
     client.off("expunge", onExpunge);
     lock.release();
   }
-  if (result.added > 0 || result.removed > 0) await compactFts(db);
+  if (result.added > 0 || result.removed > 0) await compactFts(db, { offThread: true });
   return result;
 }
 

@@ -2,18 +2,25 @@
 // first sync in one transaction each (hundreds to a thousand messages) through the same batch write
 // the daemon's thread uses (`headerBatch` in ./store.ts), then the FTS merges they call for, while
 // the daemon's thread parses the next FETCH and answers searches (WAL: its reads see the last
-// commit). Built as its own entry (tsup.config.ts): dist/cache/writer-worker.js.
+// commit); and the merging a body backfill calls for (`MergeJob`, ./fts.ts `ftsUpkeep`). It runs
+// below the daemon's thread (./background-thread.ts). Built as its own entry (tsup.config.ts):
+// dist/cache/writer-worker.js.
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
-import { statSync } from "node:fs";
+import fs, { statSync } from "node:fs";
+import os from "node:os";
+import { BACKGROUND_NICE, lowerThreadPriority } from "./background-thread.js";
 import { WAL_LIMIT_BYTES } from "./checkpoint.js";
 import { mergeFtsStep } from "./fts.js";
 import { configureConnection } from "./schema.js";
 import { type HeaderRow, headerBatch } from "./store.js";
-import type { WriterData, WriterJob, WriterReply } from "./writer.js";
+import type { MergeJob, WriterData, WriterJob, WriterReply } from "./writer.js";
 
 /** How long `restartLongWal` sleeps between two tries while the checkpoint worker copies. */
 const RESTART_RETRY_MS = 5;
+
+// Below the daemon's thread, which answers searches meanwhile (./background-thread.ts)
+lowerThreadPriority(fs, os, BACKGROUND_NICE);
 
 const data = workerData as WriterData;
 const port = parentPort;
@@ -101,7 +108,26 @@ function restartLongWal(conn: Database.Database): void {
   }
 }
 
-port.on("message", (m: WriterJob | "close") => {
+/**
+ * Merge steps of `job.merge` pages, each its own transaction, until nothing is left to merge or
+ * `job.ms` passed (the daemon's writers, waiting for their turn, then get it). Whether merging
+ * is left.
+ */
+function merge(job: MergeJob): boolean {
+  db ??= open();
+  const conn = db;
+  const until = performance.now() + job.ms;
+  let more = false;
+  while (Atomics.load(stop, 0) === 0 && mergeFtsStep(conn, job.merge)) {
+    if (performance.now() < until) continue;
+    more = true;
+    break;
+  }
+  if (Atomics.load(stop, 0) === 0) restartLongWal(conn);
+  return more;
+}
+
+port.on("message", (m: WriterJob | MergeJob | "close") => {
   if (m === "close") {
     try {
       db?.close();
@@ -111,6 +137,19 @@ port.on("message", (m: WriterJob | "close") => {
       replies.close();
       port.close();
     }
+    return;
+  }
+  if ("merge" in m) {
+    let reply: WriterReply;
+    if (Atomics.load(stop, 0) !== 0) reply = { id: m.id, error: "the writer was stopped (the cache closed)" };
+    else {
+      try {
+        reply = { id: m.id, error: null, more: merge(m) };
+      } catch (e) {
+        reply = { id: m.id, error: e instanceof Error ? e.message : String(e) };
+      }
+    }
+    replies.postMessage(reply);
     return;
   }
   const got = parts.get(m.id) ?? [];

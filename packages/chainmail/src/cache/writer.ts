@@ -97,15 +97,26 @@ export interface WriterJob {
   /** The batch is dropped instead (its caller gave up before the last piece). */
   cancel?: boolean;
 }
+/**
+ * FTS5 merge steps of `pages` each (`mergeFtsStep`) for up to MERGE_JOB_MS, instead of a batch
+ * (`mergeOffThread`).
+ */
+export interface MergeJob {
+  id: number;
+  merge: number;
+  ms: number;
+}
 export interface WriterReply {
   id: number;
   error: string | null;
+  /** A merge job stopped at its time with merging left to do. */
+  more?: boolean;
 }
 
 interface Writer {
   worker: Worker;
-  /** Batches handed to the worker and not yet acknowledged. */
-  pending: Map<number, { resolve: () => void; reject: (e: Error) => void }>;
+  /** Batches (and merge jobs) handed to the worker and not yet acknowledged. */
+  pending: Map<number, { resolve: (more: boolean) => void; reject: (e: Error) => void; merge?: boolean }>;
   nextId: number;
   /** Writers on this thread waiting for the worker to be idle (`writeTurn`). */
   waiters: (() => void)[];
@@ -205,7 +216,10 @@ function start(db: CacheDb): Writer | null {
     if (!job) return;
     w.pending.delete(m.id);
     keepAlive(w);
-    if (m.error === null) w.batches++;
+    // (a merge job is no batch)
+    if (m.error === null) {
+      if (!job.merge) w.batches++;
+    }
     // A worker that failed a batch is not trusted with the next: writes go back to this thread
     else abandon(w);
     if (db.open) checkpointSoon(db);
@@ -214,8 +228,11 @@ function start(db: CacheDb): Writer | null {
       release(w);
       if (!w.failed) retireWhenIdle(db, w);
     }
-    if (m.error === null) job.resolve();
-    else job.reject(new Error(`writing headers to the cache: ${m.error}`));
+    if (m.error === null) job.resolve(m.more === true);
+    else
+      job.reject(
+        new Error(`${job.merge ? "merging the search index" : "writing headers to the cache"}: ${m.error}`),
+      );
   };
   replies.on("message", acknowledged);
   const fail = (err: Error) => {
@@ -360,7 +377,7 @@ export function headerWriter(db: CacheDb): HeaderWriter | null {
       if (writer.failed) throw new Error("the cache's header writer is closed");
       const id = writer.nextId++;
       const committed = new Promise<void>((resolve, reject) => {
-        writer.pending.set(id, { resolve, reject });
+        writer.pending.set(id, { resolve: () => resolve(), reject });
       });
       keepAlive(writer);
       // (a rejection nobody awaits yet, the writer failing meanwhile, is seen by commit's caller)
@@ -396,7 +413,7 @@ export function headerWriter(db: CacheDb): HeaderWriter | null {
           post([], true, true);
           writer.pending.delete(id);
           keepAlive(writer);
-          job.resolve();
+          job.resolve(false);
           if (writer.pending.size === 0) {
             release(writer);
             if (!writer.failed) retireWhenIdle(db, writer);
@@ -405,6 +422,43 @@ export function headerWriter(db: CacheDb): HeaderWriter | null {
       };
     },
   };
+}
+
+/** How long one merge job of `mergeOffThread` merges before the daemon's writers get a turn. */
+export const MERGE_JOB_MS = 50;
+
+/**
+ * FTS5 merge steps of `pages` (`mergeFtsStep`: UPKEEP_PAGES, or negative for a full merge's) on
+ * the header writer's thread for up to MERGE_JOB_MS, started for it when none runs: the body
+ * backfill's merging (./fts.ts, `ftsUpkeep` and `compactFts`) was a third of the daemon thread's
+ * time during a backfill, in steps a search waited behind; there the event loop stays free and
+ * the thread runs below it (./background-thread.ts). Resolves with whether merging is left (the
+ * job stopped at its time), or null at once when there is no such thread for this connection
+ * (`:memory:`, switched off, failed): the caller merges on this thread. The daemon's writers wait
+ * for the job as for a batch (`writeTurn`).
+ */
+export function mergeOffThread(db: CacheDb, pages: number): Promise<boolean> | null {
+  let w = writers.get(db) ?? null;
+  if (w?.failed) return null;
+  w ??= start(db);
+  if (!w || w.failed) return null;
+  const writer = w;
+  if (writer.idle) clearTimeout(writer.idle);
+  writer.idle = null;
+  const id = writer.nextId++;
+  const done = new Promise<boolean>((resolve, reject) => {
+    writer.pending.set(id, { resolve, reject, merge: true });
+  });
+  keepAlive(writer);
+  const job: MergeJob = { id, merge: pages, ms: MERGE_JOB_MS };
+  writer.worker.postMessage(job);
+  return done;
+}
+
+/** Whether the header writer's thread of `db` runs (and takes jobs) now. */
+export function writerRunning(db: CacheDb): boolean {
+  const w = writers.get(db);
+  return w !== undefined && !w.failed;
 }
 
 /** The header writers' threads running now, of every connection (tests). */

@@ -31,7 +31,7 @@ import {
   truncateWal,
   watchInbox,
 } from "../cache/index.js";
-import { takeTurn } from "../cache/writer.js";
+import { takeTurn, writeTurn } from "../cache/writer.js";
 import type { AccountConfig, CacheConfig, Config } from "../config.js";
 import { MailError, toWireError } from "../errors.js";
 import { mapImapError, openImap } from "../imap/connection.js";
@@ -183,11 +183,16 @@ export class CacheRunner {
     let dropped: Promise<{ folders: number; messages: number; bodies: number }>;
     let next: Promise<AccountSyncReport>;
     if (prev) {
-      dropped = prev.then(() => dropAccount(this.db, account.name));
+      dropped = prev.then(() => takeTurn(this.db)).then(() => dropAccount(this.db, account.name));
       next = dropped.then(() => this.pass(account));
     } else {
-      dropped = Promise.resolve(dropAccount(this.db, account.name));
-      next = this.pass(account);
+      // Its turn with the header writer's thread, should it write (another account's first sync,
+      // a backfill's merging: ../cache/writer.ts); with none, dropped before this returns, as above
+      const turn = writeTurn(this.db);
+      dropped = turn
+        ? turn.then(() => dropAccount(this.db, account.name))
+        : Promise.resolve(dropAccount(this.db, account.name));
+      next = dropped.then(() => this.pass(account));
     }
     this.running.set(account.name, next);
     void next.finally(() => {
@@ -196,8 +201,12 @@ export class CacheRunner {
     return { dropped, synced: next };
   }
 
-  /** Drops stored body text, oldest first (`cache evict`); headers and the FTS words stay. */
-  evict(choice: EvictChoice): { bodies: number; bytes: number } {
+  /**
+   * Drops stored body text, oldest first (`cache evict`); headers and the FTS words stay. After
+   * its turn with the header writer's thread (not in SQLite's busy wait, the event loop held).
+   */
+  async evict(choice: EvictChoice): Promise<{ bodies: number; bytes: number }> {
+    await takeTurn(this.db);
     return evictOldestBodies(this.db, choice);
   }
 
@@ -267,7 +276,7 @@ export class CacheRunner {
         }
         if (report.budget_exhausted) break;
       }
-      if (report.bodies > 0) await compactFts(this.db);
+      if (report.bodies > 0) await compactFts(this.db, { offThread: true });
       // A bulk load leaves its index pages part empty: rebuilt full (src/cache/repack.ts). Only
       // the file's size is at stake: a rebuild that fails leaves the indexes as they were
       if (report.added >= REPACK_MIN_ADDED && !this.stopped)

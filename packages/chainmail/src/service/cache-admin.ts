@@ -41,15 +41,15 @@ export async function rebuildCache(
   return { accounts: out };
 }
 
-export function evictCache(
+export async function evictCache(
   ctx: ServiceContext,
   call: Call,
   p: { account?: string | undefined; before?: string | undefined; bytes?: number | undefined },
-): { account: string | null; bodies: number; bytes: number } {
+): Promise<{ account: string | null; bodies: number; bytes: number }> {
   operatorOnly(call, "cache evict");
   const cache = cacheOf(ctx);
   const account = p.account === undefined ? null : accountOf(ctx, p.account).name;
-  const got = cache.evict({
+  const got = await cache.evict({
     ...(account ? { accounts: [account] } : {}),
     ...(p.before !== undefined ? { beforeMs: Date.parse(p.before) } : {}),
     ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
