@@ -20,7 +20,7 @@ import {
   upsertMessage,
 } from "../src/cache/store.js";
 import type { SyncedMessage } from "../src/imap/raw-fetch.js";
-import { parseQuery } from "../src/query/index.js";
+import { ageCutoffMs, dayStartMs, parseQuery } from "../src/query/index.js";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -339,6 +339,107 @@ describe("the address index", () => {
           expect(got.count).toBe(want.length);
         }),
         { numRuns: 40 },
+      );
+    } finally {
+      db.close();
+    }
+  });
+  it("answers a date AND-ed to a whole address as the message's date says, to the second, from the index row's id alone (property)", () => {
+    // Mail a day apart, and a message one second each side of a day's start and on it, so a bound
+    // falls between two seconds
+    const around = (day: number) => [-1, 0, 1].map((sec) => T0 + day * 86_400_000 + sec * 1000);
+    const times = [
+      ...SPECS.slice(0, 60).map((s) => T0 + s.day * 86_400_000 + 43_200_000),
+      ...around(20),
+      ...around(41),
+    ];
+    const specs = times.map((at, i) => ({ ...(SPECS[i % SPECS.length] as Spec), uid: i + 1, at }));
+    const timed = (s: Spec & { at: number }): SyncedMessage => {
+      const m = message(s);
+      return { ...m, internalDate: new Date(s.at) } as SyncedMessage;
+    };
+    const db = openCache(path.join(tmp(), "cache.db"));
+    try {
+      db.transaction(() => {
+        for (const s of specs)
+          upsertMessage(
+            db,
+            ensureFolder(db, "a", s.folder, s.folder === "Trash" ? "trash" : "inbox"),
+            timed(s),
+          );
+      })();
+      const day = (d: number) => new Date(T0 + d * 86_400_000).toISOString().slice(0, 10);
+      const check = (addr: string, kind: string, d1: number, d2: number, limit: number, half: boolean) => {
+        // (`newer_than:40d` from this now is the start of day 20, to the millisecond or half a second after)
+        const now = new Date(T0 + 60 * 86_400_000 + (half ? 500 : 0));
+        const [lo, hi] = d1 <= d2 ? [d1, d2] : [d2, d1];
+        const age = Math.max(1, 60 - d1);
+        const q =
+          kind === "after"
+            ? `${addr} after:${day(d1).replaceAll("-", "/")}`
+            : kind === "before"
+              ? `${addr} before:${day(d1).replaceAll("-", "/")}`
+              : kind === "after+before"
+                ? `${addr} after:${day(lo).replaceAll("-", "/")} before:${day(hi).replaceAll("-", "/")}`
+                : `${addr} ${kind}:${age}d`;
+        const inDates = (at: number) =>
+          kind === "after"
+            ? at >= dayStartMs(day(d1))
+            : kind === "before"
+              ? at < dayStartMs(day(d1))
+              : kind === "after+before"
+                ? at >= dayStartMs(day(lo)) && at < dayStartMs(day(hi))
+                : kind === "newer_than"
+                  ? at >= ageCutoffMs(now, age, "d")
+                  : at < ageCutoffMs(now, age, "d");
+        const [field, address] = addr.split(":") as [string, string];
+        const lists = (s: Spec) =>
+          field === "from" ? [s.from] : field === "to" ? s.to : field === "cc" ? s.cc : s.bcc;
+        const want = specs
+          .filter(
+            (s) =>
+              s.folder !== "Trash" &&
+              lists(s).some((k) => person(k).address.toLowerCase() === address) &&
+              inDates(Math.floor(s.at / 1000) * 1000),
+          )
+          .sort((x, y) => y.at - x.at || y.uid - x.uid)
+          .map((s) => `<m${s.uid}@test>`);
+        const rows: string[] = [];
+        let cursor: string | null = null;
+        let count = -1;
+        do {
+          const r = searchCache(db, parseQuery(q), { limit, cursor, now });
+          count = r.count;
+          rows.push(...r.rows.map((x) => x.message_id ?? ""));
+          cursor = r.next_cursor;
+        } while (cursor);
+        expect(rows, q).toEqual(want);
+        expect(count, q).toBe(want.length);
+        expect(searchCache(db, parseQuery(q), { countOnly: true, now }).count, q).toBe(want.length);
+      };
+      const ADDRS = [
+        "from:bob@x.example",
+        "to:me@bench.example",
+        "from:ann@example.com",
+        "from:jo.bob@x.example",
+      ];
+      const KINDS = ["after", "before", "newer_than", "older_than", "after+before"];
+      // Every bound on the seconds around a day's start, then any (property)
+      for (const addr of ADDRS)
+        for (const kind of KINDS)
+          for (const d of [19, 20, 21, 40, 41, 42])
+            for (const half of [false, true]) check(addr, kind, d, d === 20 ? 41 : 20, 5, half);
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...ADDRS, "cc:bob@x.example"),
+          fc.constantFrom(...KINDS),
+          fc.integer({ min: 0, max: 62 }),
+          fc.integer({ min: 0, max: 62 }),
+          fc.integer({ min: 1, max: 30 }),
+          fc.boolean(),
+          check,
+        ),
+        { numRuns: 120 },
       );
     } finally {
       db.close();

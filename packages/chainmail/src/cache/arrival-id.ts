@@ -33,6 +33,15 @@ export const internalDateOfSql = (id: string) => `((${id} >> ${TIE_BITS}) - ${OF
 /** The lowest id a message that arrived at or after `ms` can have: a date bound as an id bound. */
 export const idFloorOf = (ms: number) => firstIdOf(arrivalSecond(Math.ceil(ms / 1000) * 1000));
 
+/**
+ * `idFloorOf(ms)` where `internal_date >= ms` is exactly `id >= idFloorOf(ms)` (and `<` its
+ * negation): ms's second within the ids' range, where no clamping comes in. Else null.
+ */
+export function exactIdFloor(ms: number): number | null {
+  const second = Math.ceil(ms / 1000);
+  return Number.isFinite(second) && second >= MIN_SECOND && second <= MAX_SECOND ? firstIdOf(second) : null;
+}
+
 export interface ArrivalSlot {
   id: number;
   /** What to store as internal_date: whole seconds, a second later when that second is full. */

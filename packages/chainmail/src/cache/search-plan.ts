@@ -140,7 +140,7 @@ export function countMatches(db: CacheDb, q: Plan): Record<string, number> {
 function walkCount(db: CacheDb, q: Plan): Record<string, number> {
   // A whole address alone (the Trash/Junk scope aside) over one account, or with has:attachment:
   // its per-folder counts
-  if (q.addr && !q.addr.join && !q.threads && !fromFloor(q) && q.single !== null)
+  if (q.addr && !q.addr.join && !q.addr.bounded && !q.threads && !fromFloor(q) && q.single !== null)
     return {
       [q.single]: (
         stmt(

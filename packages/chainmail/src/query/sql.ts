@@ -1,6 +1,7 @@
 import type { QueryNode } from "./ast.js";
 import { IN_ANYWHERE, IN_ROLE_ALIASES, ROLE_LABEL, mentionsIn } from "./analyze.js";
 import { ageCutoffMs, dayStartMs } from "./time.js";
+import { exactIdFloor } from "../cache/arrival-id.js";
 import { QueryCompileError } from "./errors.js";
 import { cjkSpaced } from "./cjk.js";
 
@@ -45,6 +46,11 @@ export interface AddrDriver {
   params: (string | number)[];
   /** Whether `where` reads the message row (`m`), not only the index row (`a`). */
   join: boolean;
+  /**
+   * Whether `where` bounds the index row's id (a date term: ids follow arrival), so the address's
+   * kept per-folder counts cannot answer its count.
+   */
+  bounded: boolean;
   /**
    * Whether the query has `has:attachment` AND-ed to the address, left out of `where`: the plan
    * tests it on the attachment index's entry of each row (src/cache/search-plan.ts), which is
@@ -353,9 +359,23 @@ function addrDriver(node: QueryNode, now: Date, options: SqlOptions, scoped: boo
   const lead = kids.find(exactAddress) as Extract<QueryNode, { kind: "address" }> | undefined;
   if (!lead) return null;
   const attached = kids.some((k) => k.kind === "has_attachment");
-  const others = kids.filter((k) => k !== lead && k.kind !== "has_attachment");
   const conds: string[] = [];
   const params: (string | number)[] = [];
+  // A date term is a bound on the index row's id (ids follow arrival: src/cache/arrival-id.ts),
+  // tested without the message row: at a million messages `from:` a sender of 39,986 messages
+  // `after:` a date counted 2,647 matches in 1.5 ms reading each message row, 0.4 without
+  const others: QueryNode[] = [];
+  for (const k of kids) {
+    if (k === lead || k.kind === "has_attachment") continue;
+    const bound = idBoundOf(k, now);
+    if (!bound) {
+      others.push(k);
+      continue;
+    }
+    conds.push(bound.sql);
+    params.push(bound.id);
+  }
+  const bounded = conds.length > 0;
   let join = false;
   if (others.length) {
     const rest = compileToSql(
@@ -387,8 +407,28 @@ function addrDriver(node: QueryNode, now: Date, options: SqlOptions, scoped: boo
     where: conds.length ? conds.join(" AND ") : "1",
     params,
     join,
+    bounded,
     attached,
   };
+}
+
+/**
+ * A date term (`after:`, `before:`, `newer_than:`, `older_than:`) as a bound on the address index
+ * row's id, exactly what its `m.internal_date` condition says (src/cache/arrival-id.ts,
+ * `exactIdFloor`); null for any other term, or a date outside the ids' range.
+ */
+function idBoundOf(n: QueryNode, now: Date): { sql: string; id: number } | null {
+  let ms: number;
+  let atLeast: boolean;
+  if (n.kind === "date") {
+    ms = dayStartMs(n.date);
+    atLeast = n.op === "after";
+  } else if (n.kind === "age") {
+    ms = ageCutoffMs(now, n.amount, n.unit);
+    atLeast = n.op === "newer";
+  } else return null;
+  const id = exactIdFloor(ms);
+  return id === null ? null : { sql: atLeast ? "a.id >= ?" : "a.id < ?", id };
 }
 
 /** The latest lower bound on internal_date that a match of `n` must meet, or null. */
