@@ -3,7 +3,6 @@
 // it without holding the event loop; close() waits for it. Real Dovecot, real cache files; the
 // worker is the built dist/cache/writer-worker.js (`npm test` builds first).
 import fs from "node:fs";
-import Database from "better-sqlite3";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -25,31 +24,13 @@ import { generateCorpus } from "../src/testing/corpus.js";
 import { mailboxMessage } from "../src/testing/mailbox.js";
 import { syncedMailboxMessage } from "../src/testing/mailbox-synced.js";
 import { type CacheEnv, USER, startCacheEnv } from "./support/cache-env.js";
+import { lockTaken } from "./support/write-lock.js";
 
 const A = "personal";
 const NOW = new Date(Date.UTC(2026, 0, 15));
 let env: CacheEnv;
 let dir: string;
 let written = 0;
-
-/** Resolves once another connection holds cache.db's write lock (the writer's transaction). */
-async function lockTaken(file: string): Promise<void> {
-  const probe = new Database(file);
-  probe.pragma("busy_timeout = 0");
-  try {
-    for (;;) {
-      try {
-        probe.exec("BEGIN IMMEDIATE");
-        probe.exec("ROLLBACK");
-      } catch {
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-  } finally {
-    probe.close();
-  }
-}
 
 beforeAll(async () => {
   env = await startCacheEnv();
