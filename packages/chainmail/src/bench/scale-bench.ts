@@ -251,7 +251,26 @@ async function cacheBytesReport(db: Database.Database, walBytes: number): Promis
   }
 }
 
+/**
+ * What the run takes is set in the environment; an argument (`npm run bench:scale -- --help`) once
+ * started a whole run at its defaults, generating a million messages (17 GB) before it was
+ * stopped: any argument prints this instead.
+ */
+const USAGE = `npm run bench:scale: issue 34's scale run (src/bench/scale-bench.ts), set by the environment:
+  BENCH_SCALE_MESSAGES      messages (default 1000000: ~17 GB of mail, generated once, and notmuch's index of it, an hour or more)
+  BENCH_SCALE_DIR           where the generated data is kept between runs (default .bench-data/scale-N)
+  BENCH_SCALE_RUNS          runs per query (default 100); BENCH_SCALE_NOTMUCH_RUNS (default 7)
+  BENCH_SCALE_DURING_PAUSE_MS  pause between searches during the sync (default 50)
+  BENCH_SCALE_HEADERS_ONLY=1   end once every header is in
+  BENCH_SCALE_PREPARE_ONLY=1   prepare the data and measure nothing
+  BENCH_SCALE_KEEP_CACHE=DIR   keep a copy of the synced cache.db there`;
+
 async function main() {
+  if (process.argv.length > 2) {
+    line(USAGE);
+    process.exitCode = process.argv.slice(2).some((a) => a === "--help" || a === "-h") ? 0 : 2;
+    return;
+  }
   const started = performance.now();
   const counting = countsWalkedEachTime();
   fs.mkdirSync(DATA, { recursive: true });
