@@ -51,6 +51,8 @@ interface Spec {
   bcc: number[];
   seen: boolean;
   day: number;
+  /** When it arrived, to the millisecond (default: the start of its day). */
+  at?: number;
 }
 
 /** Deterministic mail: every person in every header, some in Trash, some read. */
@@ -72,7 +74,7 @@ function message(s: Spec): SyncedMessage {
     uid: s.uid,
     flags: new Set(s.seen ? ["\\Seen"] : []),
     size: 1000,
-    internalDate: new Date(T0 + s.day * 86_400_000),
+    internalDate: new Date(s.at ?? T0 + s.day * 86_400_000),
     envelope: {
       date: new Date(T0 + s.day * 86_400_000),
       subject: `message ${s.uid}`,
@@ -344,6 +346,7 @@ describe("the address index", () => {
       db.close();
     }
   });
+
   it("answers a date AND-ed to a whole address as the message's date says, to the second, from the index row's id alone (property)", () => {
     // Mail a day apart, and a message one second each side of a day's start and on it, so a bound
     // falls between two seconds
@@ -354,20 +357,9 @@ describe("the address index", () => {
       ...around(41),
     ];
     const specs = times.map((at, i) => ({ ...(SPECS[i % SPECS.length] as Spec), uid: i + 1, at }));
-    const timed = (s: Spec & { at: number }): SyncedMessage => {
-      const m = message(s);
-      return { ...m, internalDate: new Date(s.at) } as SyncedMessage;
-    };
     const db = openCache(path.join(tmp(), "cache.db"));
     try {
-      db.transaction(() => {
-        for (const s of specs)
-          upsertMessage(
-            db,
-            ensureFolder(db, "a", s.folder, s.folder === "Trash" ? "trash" : "inbox"),
-            timed(s),
-          );
-      })();
+      write(db, specs);
       const day = (d: number) => new Date(T0 + d * 86_400_000).toISOString().slice(0, 10);
       const check = (addr: string, kind: string, d1: number, d2: number, limit: number, half: boolean) => {
         // (`newer_than:40d` from this now is the start of day 20, to the millisecond or half a second after)
