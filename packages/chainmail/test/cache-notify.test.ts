@@ -133,6 +133,28 @@ describe("NOTIFY keeps every folder fresh", () => {
       (await folderState(env, "Fresh folder")) === undefined ? true : undefined,
     );
   });
+
+  it("drops a folder deleted while the watch's connection was down, once it is back within seconds", async () => {
+    // Dovecot ends a session whose selected folder another client deletes, as can happen to the
+    // watch while it syncs that folder: here every session of the user is ended instead, and the
+    // folder deleted before the watch is back (its next start is a second away).
+    await other.mailboxCreate("Short lived");
+    await other.append("Short lived", msg("Notify short"));
+    await until("the short-lived folder's message", async () => {
+      const s = await cacheSubjects(env, 'subject:notify in:"Short lived"');
+      return s && same(s, ["Notify short"]) ? s : undefined;
+    });
+    env.dv.doveadm(["kick", "alice"]);
+    other = await env.dv.connect("alice");
+    await other.mailboxDelete("Short lived");
+    await until("the deleted folder gone from the cache", async () =>
+      (await folderState(env, "Short lived")) === undefined ? true : undefined,
+    );
+    await until("the watch back on INBOX", async () => {
+      const inbox = await folderState(env, "INBOX");
+      return inbox?.watching ? inbox : undefined;
+    });
+  });
 });
 
 describe("a server without NOTIFY", () => {

@@ -410,12 +410,6 @@ export async function watchInbox(
     // Gmail's cache holds All Mail, not the label folders (cachedFolders); Gmail has no NOTIFY anyway
     !client.capabilities.has("X-GM-EXT-1");
   if (useNotify) {
-    roles = new Map(
-      (await client.list().catch(() => [] as ListResponse[])).map((f) => [
-        f.path,
-        roleFromSpecialUse(f.specialUse, f.path),
-      ]),
-    );
     notify = await startNotify(client, {
       status: (folder, status) => {
         if (!stopped && statusDiffers(db, account, folder, status)) void work({ folder });
@@ -440,7 +434,12 @@ export async function watchInbox(
       const [a, folder] = k.split("\u0000");
       if (a === account && folder !== undefined && folder !== path) pending.add(folder);
     }
-    if (pending.size > 0) void work();
+    // The folder list first: NOTIFY tells of folders created or deleted from now on, and this
+    // watch may follow one that ended (Dovecot disconnects a session whose selected folder another
+    // client deletes, as the watch's own folder syncs select theirs): a folder deleted meanwhile
+    // is dropped here, or it would stay in the cache until the next pass (an hour by default).
+    relist = true;
+    void work();
   }
   // Under NOTIFY the checks are needed only for folders outside the personal namespace (each
   // check skips the folders NOTIFY covers)

@@ -61,6 +61,14 @@ export interface CacheHooks {
 
 /** The default wait before a watch is retried. */
 const WATCH_RETRY_MS = 30_000;
+/**
+ * A watch whose connection ended starts again after this instead, once per WATCH_RETRY_MS: the
+ * server closed a working session (Dovecot does when another client deletes the folder the watch
+ * has selected for a sync, or at its restart), and 30 s without a watch would leave every folder
+ * on the last-sync rule meanwhile. A second end within the retry interval waits the full retry,
+ * so a server that drops each new session is not asked again every second.
+ */
+const WATCH_RESTART_MS = 1_000;
 
 /** Logs out, or closes a connection that cannot take a LOGOUT any more. */
 async function closeImap(client: ImapFlow | undefined): Promise<void> {
@@ -71,6 +79,8 @@ async function closeImap(client: ImapFlow | undefined): Promise<void> {
 export class CacheRunner {
   readonly db: CacheDb;
   private readonly running = new Map<string, Promise<AccountSyncReport>>();
+  /** When each account's watch was last started again right after its connection ended. */
+  private readonly quickRestarts = new Map<string, number>();
   /** The IMAP connections of the passes under way (`interrupt` closes them). */
   private readonly passClients = new Set<ImapFlow>();
   private readonly watches = new Map<string, InboxWatch>();
@@ -361,7 +371,10 @@ export class CacheRunner {
       void w.done.then(() => {
         if (!current()) return;
         this.watches.delete(name);
-        this.retryWatch(name, gen);
+        const last = this.quickRestarts.get(name);
+        const quick = last === undefined || Date.now() - last >= (this.hooks.watchRetryMs ?? WATCH_RETRY_MS);
+        if (quick) this.quickRestarts.set(name, Date.now());
+        this.retryWatch(name, gen, quick ? WATCH_RESTART_MS : undefined);
       });
     } catch (err) {
       // Closed before the retry is scheduled, so a short retry interval never overlaps it.
@@ -378,12 +391,16 @@ export class CacheRunner {
     }
   }
 
-  private retryWatch(name: string, gen: number): void {
+  private retryWatch(name: string, gen: number, soonerMs?: number): void {
     if (this.stopped) return;
-    const t = setTimeout(() => {
-      this.retryTimers.delete(t);
-      void this.watch(name, gen);
-    }, this.hooks.watchRetryMs ?? WATCH_RETRY_MS);
+    const retryMs = this.hooks.watchRetryMs ?? WATCH_RETRY_MS;
+    const t = setTimeout(
+      () => {
+        this.retryTimers.delete(t);
+        void this.watch(name, gen);
+      },
+      Math.min(retryMs, soonerMs ?? retryMs),
+    );
     t.unref();
     this.retryTimers.add(t);
   }
