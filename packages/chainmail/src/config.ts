@@ -56,7 +56,9 @@ const connectionKey = (a: AccountConfig) =>
     a.provider,
     a.username,
     a.imap,
-    a.oauth?.token_endpoint ?? null,
+    // The access token a connection signs in with comes from this client at this endpoint, for
+    // these scopes: another client's token must not stay in use on a pooled connection.
+    a.oauth ? [a.oauth.token_endpoint, a.oauth.client_id, a.oauth.client_secret, a.oauth.scopes] : null,
     a.password_command ?? null,
     // A confirmation lets the account connect at all: its pool slot and cache sync start afresh.
     a.endpoint_unconfirmed ?? false,

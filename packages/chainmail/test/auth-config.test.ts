@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { oauthClient } from "../src/auth/oauth.js";
 import { OAUTH_PRESETS } from "../src/auth/providers.js";
-import { parseConfig } from "../src/config.js";
+import { changedConnections, parseConfig } from "../src/config.js";
 import { isMailError } from "../src/errors.js";
 import { diffEndpoint, endpointOf, sameEndpoint, withEndpoint } from "../src/policy/endpoints.js";
 
@@ -138,5 +138,23 @@ describe("where secrets go waits for the owner (the account's endpoint)", () => 
       'password_command none → ["evil","--now"]',
     ]);
     expect(withEndpoint(after, endpointOf(before)).password_command).toBeUndefined();
+  });
+});
+
+describe("a config edit of [accounts.oauth]", () => {
+  const withOauth = (oauth: string) => parseConfig(account("microsoft", oauth));
+  const base = 'client_id = "one"';
+  it.each([
+    ["another client_id", 'client_id = "two"'],
+    ["a client_secret", 'client_id = "one"\nclient_secret = "s"'],
+    ["other scopes", 'client_id = "one"\nscopes = ["https://outlook.office.com/IMAP.AccessAsUser.All"]'],
+    ["another token endpoint", 'client_id = "one"\ntoken_endpoint = "https://login.example.com/t"'],
+  ])("%s gives the account a new connection (its token came from the old client)", (_, edited) => {
+    expect(changedConnections(withOauth(base), withOauth(edited))).toEqual(["a"]);
+  });
+  it("another authorization endpoint (used only at sign-in) keeps the connection", () => {
+    const edited = `${base}\nauthorization_endpoint = "https://login.example.com/a"`;
+    expect(changedConnections(withOauth(base), withOauth(edited))).toEqual([]);
+    expect(changedConnections(withOauth(base), withOauth(base))).toEqual([]);
   });
 });
