@@ -97,6 +97,8 @@ export async function startDaemon(dir: string, home: Home): Promise<ChildProcess
   // BENCH_PROFILE_DAEMON=DIR: a CPU profile of the daemon, written there when it stops (SIGTERM)
   const profile = process.env.BENCH_PROFILE_DAEMON;
   const flags = profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : [];
+  // BENCH_DAEMON_NODE_FLAGS: node/V8 flags for the daemon (a GC trace, a heap setting to compare)
+  flags.push(...(process.env.BENCH_DAEMON_NODE_FLAGS ?? "").split(" ").filter(Boolean));
   const daemon = spawn(process.execPath, [...flags, CLI, "daemon"], {
     // (the environment passed on: CHAINMAIL_REMEMBER_COUNTS among it, see countsWalkedEachTime)
     env: { ...process.env, CHAINMAIL_HOME: dir },

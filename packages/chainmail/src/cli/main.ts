@@ -213,9 +213,13 @@ export function outcomeCode(cmd: string, args: string[], result: unknown): numbe
 const COMPOSE = new Set(["send", "reply", "forward", "draft", "send-raw"]);
 
 async function runDaemon(home: Home): Promise<number> {
-  // V8's heuristics for a smaller heap (a lower growing factor: the old generation is collected
-  // before it grows as far), set before the daemon's heap grows: its RSS is a target of its own
-  if (process.env.CHAINMAIL_HEAP_SMALL !== "0") setFlagsFromString("--optimize-for-size");
+  // The old generation grows by 30% between two collections (V8's default lets it grow up to 4x
+  // when it allocates fast, as a first sync does), set before the daemon's heap grows: its RSS is a
+  // target of its own. Not `--optimize-for-size`, which holds the heap as low (VmHWM 240 against
+  // 265 MB over a first sync of a million) but slows all of the daemon's code: that sync's headers
+  // 6,008 -> 8,280 a second, its bodies 12.5 -> 9.2 min, the searches' median 1.73 -> 1.24 ms
+  // (BENCHMARKS.md, issue 34). The flag is read at each collection, so setting it here takes.
+  if (process.env.CHAINMAIL_HEAP_SMALL !== "0") setFlagsFromString("--heap-growing-percent=30");
   // Loaded only here, so the other commands start without IMAP, MIME and SQLite code.
   const { startDaemon } = await import("../daemon/server.js");
   const daemon = await startDaemon({ home });
