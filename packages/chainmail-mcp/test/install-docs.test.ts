@@ -60,8 +60,10 @@ it("the documented pack and global install give a working chainmail and chainmai
       expect.stringMatching(/^mcpforge-chainmail-mcp-\d+\.\d+\.\d+\.tgz$/),
       expect.stringMatching(/^mcpforge-toolkit-\d+\.\d+\.\d+\.tgz$/),
     ]);
-    // INSTALL as written, with a private prefix instead of the machine's, and off the network: the
-    // dependencies come from npm's cache and better-sqlite3's native build from this checkout.
+    // INSTALL as written, with a private prefix instead of the machine's: the dependencies come from
+    // npm's cache where it has them and from the registry otherwise (`npm ci` fetches tarballs by
+    // the lockfile's addresses and caches no package documents, so on a fresh machine an install
+    // held offline fails for lack of them), and better-sqlite3's native build from this checkout.
     execFileSync(
       "npm",
       [
@@ -69,7 +71,7 @@ it("the documented pack and global install give a working chainmail and chainmai
         "-g",
         "--prefix",
         prefix,
-        "--offline",
+        "--prefer-offline",
         "--ignore-scripts",
         "--no-audit",
         "--no-fund",
