@@ -53,6 +53,7 @@ import {
   timed,
 } from "./harness.js";
 import { writeMaildir } from "./maildir.js";
+import { type ThreadCpuReport, threadCpuLine, threadCpuSampler } from "./thread-cpu.js";
 import { scaleQueries } from "./scale-queries.js";
 
 const N = Number(process.env.BENCH_SCALE_MESSAGES ?? 1_000_000);
@@ -345,6 +346,9 @@ async function main() {
       }
     };
     rss.phase("header sync");
+    // Where the sync's CPU goes (the searches' own processes named: they run all along)
+    const threads = threadCpuSampler(pid, { "chainmail mcp": mcp.pid, "this bench": process.pid });
+    let headerCpu: ThreadCpuReport | null = null;
     const syncStart = performance.now();
     let syncing = true;
     const pass = cli.call("cache.sync", { accounts: ["bench"] }).finally(() => {
@@ -356,6 +360,7 @@ async function main() {
       if (headersAt === null && (c.n >= N || c.b > 0)) {
         headersAt = performance.now();
         rss.phase("body backfill");
+        headerCpu = threads.phase();
       }
       if (performance.now() - lastLine > 30_000) {
         lastLine = performance.now();
@@ -384,6 +389,10 @@ async function main() {
       line(
         `daemon RSS during the header sync: VmHWM ${hwm.toFixed(0)} MB (max sampled ${[...max].map(([p, v]) => `${p} ${v.toFixed(0)}`).join(", ")}; target ${T.rssMb})`,
       );
+      line(
+        `CPU per header during the header sync: ${threadCpuLine(headerCpu ?? threads.phase(), counts().n, headerS * 1000)}`,
+      );
+      threads.stop();
       line("BENCH_SCALE_HEADERS_ONLY: the body backfill and the searches after it not measured");
       pass.catch(() => undefined);
       (progress as Database.Database | null)?.close();
@@ -406,9 +415,13 @@ async function main() {
     line(
       `header sync (the daemon, from cache.sync): ${acct.added} in ${headerS.toFixed(1)} s = ${Math.round(rate)} headers/s (target ${T.sync}: ${met(rate >= T.sync)}; ${per1000(headerS, N)}) (${load()})`,
     );
+    const bodyCpu = threads.phase();
+    threads.stop();
+    if (headerCpu) line(`  CPU per header: ${threadCpuLine(headerCpu, acct.added, headerS * 1000)}`);
     line(
       `body backfill: ${acct.bodies} bodies in ${bodyS.toFixed(1)} s (${per1000(bodyS, N)}); for 1,000,000: ${(bodies1M / 60).toFixed(1)} min ${N >= 1_000_000 ? "measured" : "projected linearly"} (target ${T.bodies1M / 60} min: ${met(bodies1M <= T.bodies1M)}) (${load()})`,
     );
+    if (acct.bodies > 0) line(`  CPU per body: ${threadCpuLine(bodyCpu, acct.bodies, bodyS * 1000)}`);
     const duringAll = [...during.headers, ...during.bodies];
     for (const [what, xs] of [
       ["during the header sync", during.headers],
