@@ -56,7 +56,12 @@ export interface ThreadCpuReport {
 export function threadCpuSampler(daemonPid: number, named: Record<string, number>) {
   // the ticks last seen, by key ("t<tid>" for the daemon's threads, "d<pid>" for Dovecot's)
   const seen = new Map<string, number>();
+  // Dovecot's pids looked up once a second, not at each sample: a scan reads every process's
+  // cmdline, which would add this process's own CPU to what it measures
+  let dovecot: number[] = [];
+  let samples = 0;
   const sample = () => {
+    if (samples++ % 10 === 0) dovecot = dovecotPids();
     try {
       for (const tid of fs.readdirSync(`/proc/${daemonPid}/task`)) {
         const t = ticksOf(`/proc/${daemonPid}/task/${tid}/stat`);
@@ -65,7 +70,7 @@ export function threadCpuSampler(daemonPid: number, named: Record<string, number
     } catch {
       // the daemon ended
     }
-    for (const pid of dovecotPids()) {
+    for (const pid of dovecot) {
       const t = ticksOf(`/proc/${pid}/stat`);
       if (t !== null) seen.set(`d${pid}`, t);
     }
