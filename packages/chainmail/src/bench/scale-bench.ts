@@ -264,7 +264,9 @@ const USAGE = `npm run bench:scale: issue 34's scale run (src/bench/scale-bench.
   BENCH_SCALE_DURING_PAUSE_MS  pause between searches during the sync (default 50)
   BENCH_SCALE_HEADERS_ONLY=1   end once every header is in
   BENCH_SCALE_PREPARE_ONLY=1   prepare the data and measure nothing
-  BENCH_SCALE_KEEP_CACHE=DIR   keep a copy of the synced cache.db there`;
+  BENCH_SCALE_KEEP_CACHE=DIR   keep a copy of the synced cache.db there
+  BENCH_DAEMON_NODE_FLAGS      node and V8 flags for the daemon (e.g. a heap setting to compare)
+  BENCH_PROFILE_DAEMON=DIR, BENCH_PROFILE_MCP=DIR  CPU profiles of the daemon, of chainmail mcp`;
 
 async function main() {
   if (process.argv.length > 2) {

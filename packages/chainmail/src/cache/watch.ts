@@ -410,6 +410,9 @@ export async function watchInbox(
     // Gmail's cache holds All Mail, not the label folders (cachedFolders); Gmail has no NOTIFY anyway
     !client.capabilities.has("X-GM-EXT-1");
   if (useNotify) {
+    // Roles before any folder sync: NOTIFY SET may answer with STATUS for folders at once, whose
+    // syncs (during the await below) must not look a role up themselves (see syncOne)
+    relist = true;
     notify = await startNotify(client, {
       status: (folder, status) => {
         if (!stopped && statusDiffers(db, account, folder, status)) void work({ folder });
@@ -438,6 +441,8 @@ export async function watchInbox(
     // watch may follow one that ended (Dovecot disconnects a session whose selected folder another
     // client deletes, as the watch's own folder syncs select theirs): a folder deleted meanwhile
     // is dropped here, or it would stay in the cache until the next pass (an hour by default).
+    // (Listed again if a sync during NOTIFY's start listed already: this list is the one that
+    // comes after NOTIFY is on, so nothing falls between the two.)
     relist = true;
     void work();
   }
