@@ -184,8 +184,13 @@ function childPids(): number[] {
  * CPU per call of another process does not change with what else the shared machine runs.
  */
 export function cpuMsOf(pid: number): number {
+  return cpuMsOfStat(`/proc/${pid}/stat`);
+}
+
+/** The same from a stat file: a process's, or one thread's (/proc/PID/task/TID/stat). */
+export function cpuMsOfStat(statPath: string): number {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = fs.readFileSync(statPath, "utf8");
     // The fields after the command name, which is in parentheses and may hold spaces
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const ticks = Number(fields[11]) + Number(fields[12]);

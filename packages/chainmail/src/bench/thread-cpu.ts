@@ -8,21 +8,7 @@
  */
 import fs from "node:fs";
 import os from "node:os";
-
-/** USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK). */
-const TICKS_PER_MS = 100 / 1000;
-
-/** utime + stime of /proc/.../stat, in clock ticks, or null once it is gone. */
-function ticksOf(statPath: string): number | null {
-  try {
-    const stat = fs.readFileSync(statPath, "utf8");
-    // The fields after the command name, which is in parentheses and may hold spaces
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return null;
-  }
-}
+import { cpuMsOfStat } from "./harness.js";
 
 /** The pids of Dovecot's processes (their titles start with "dovecot"). */
 function dovecotPids(): number[] {
@@ -54,7 +40,7 @@ export interface ThreadCpuReport {
  * starts a new phase and returns the CPU of the one it ends.
  */
 export function threadCpuSampler(daemonPid: number, named: Record<string, number>) {
-  // the ticks last seen, by key ("t<tid>" for the daemon's threads, "d<pid>" for Dovecot's)
+  // the CPU ms last seen, by key ("t<tid>" for the daemon's threads, "d<pid>" for Dovecot's)
   const seen = new Map<string, number>();
   // Dovecot's pids looked up once a second, not at each sample: a scan reads every process's
   // cmdline, which would add this process's own CPU to what it measures
@@ -64,19 +50,19 @@ export function threadCpuSampler(daemonPid: number, named: Record<string, number
     if (samples++ % 10 === 0) dovecot = dovecotPids();
     try {
       for (const tid of fs.readdirSync(`/proc/${daemonPid}/task`)) {
-        const t = ticksOf(`/proc/${daemonPid}/task/${tid}/stat`);
-        if (t !== null) seen.set(`t${tid}`, t);
+        const t = cpuMsOfStat(`/proc/${daemonPid}/task/${tid}/stat`);
+        if (!Number.isNaN(t)) seen.set(`t${tid}`, t);
       }
     } catch {
       // the daemon ended
     }
     for (const pid of dovecot) {
-      const t = ticksOf(`/proc/${pid}/stat`);
-      if (t !== null) seen.set(`d${pid}`, t);
+      const t = cpuMsOfStat(`/proc/${pid}/stat`);
+      if (!Number.isNaN(t)) seen.set(`d${pid}`, t);
     }
     for (const [name, pid] of Object.entries(named)) {
-      const t = ticksOf(`/proc/${pid}/stat`);
-      if (t !== null) seen.set(`n${name}`, t);
+      const t = cpuMsOfStat(`/proc/${pid}/stat`);
+      if (!Number.isNaN(t)) seen.set(`n${name}`, t);
     }
   };
   sample();
@@ -87,7 +73,7 @@ export function threadCpuSampler(daemonPid: number, named: Record<string, number
     /** Ends the current phase (its report) and starts the next. */
     phase(): ThreadCpuReport {
       sample();
-      const delta = (key: string) => ((seen.get(key) ?? 0) - (start.get(key) ?? 0)) / TICKS_PER_MS;
+      const delta = (key: string) => (seen.get(key) ?? 0) - (start.get(key) ?? 0);
       const report: ThreadCpuReport = { main: delta(`t${daemonPid}`), others: [], dovecot: 0, named: {} };
       for (const key of seen.keys()) {
         if (key.startsWith("t") && key !== `t${daemonPid}`) report.others.push(delta(key));
