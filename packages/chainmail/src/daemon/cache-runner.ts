@@ -62,11 +62,11 @@ export interface CacheHooks {
 /** The default wait before a watch is retried. */
 const WATCH_RETRY_MS = 30_000;
 /**
- * A watch whose connection ended starts again after this instead, once per WATCH_RETRY_MS: the
- * server closed a working session (Dovecot does when another client deletes the folder the watch
- * has selected for a sync, or at its restart), and 30 s without a watch would leave every folder
- * on the last-sync rule meanwhile. A second end within the retry interval waits the full retry,
- * so a server that drops each new session is not asked again every second.
+ * A watch whose connection ended starts again after this instead of WATCH_RETRY_MS: the server
+ * closed a working session (Dovecot does when another client deletes the folder the watch has
+ * selected for a sync, or at its restart), and 30 s without a watch would leave every folder on
+ * the last-sync rule meanwhile. An end within WATCH_RETRY_MS of the last restart doubles the wait
+ * (up to WATCH_RETRY_MS), so a server that drops each new session is not asked every second.
  */
 const WATCH_RESTART_MS = 1_000;
 
@@ -79,8 +79,8 @@ async function closeImap(client: ImapFlow | undefined): Promise<void> {
 export class CacheRunner {
   readonly db: CacheDb;
   private readonly running = new Map<string, Promise<AccountSyncReport>>();
-  /** When each account's watch was last started again right after its connection ended. */
-  private readonly quickRestarts = new Map<string, number>();
+  /** Each account's last restart of a watch whose connection ended: when, and after how long. */
+  private readonly restartWaits = new Map<string, { at: number; ms: number }>();
   /** The IMAP connections of the passes under way (`interrupt` closes them). */
   private readonly passClients = new Set<ImapFlow>();
   private readonly watches = new Map<string, InboxWatch>();
@@ -371,10 +371,11 @@ export class CacheRunner {
       void w.done.then(() => {
         if (!current()) return;
         this.watches.delete(name);
-        const last = this.quickRestarts.get(name);
-        const quick = last === undefined || Date.now() - last >= (this.hooks.watchRetryMs ?? WATCH_RETRY_MS);
-        if (quick) this.quickRestarts.set(name, Date.now());
-        this.retryWatch(name, gen, quick ? WATCH_RESTART_MS : undefined);
+        const retryMs = this.hooks.watchRetryMs ?? WATCH_RETRY_MS;
+        const last = this.restartWaits.get(name);
+        const ms = last && Date.now() - last.at < retryMs ? Math.min(last.ms * 2, retryMs) : WATCH_RESTART_MS;
+        this.restartWaits.set(name, { at: Date.now(), ms });
+        this.retryWatch(name, gen, ms);
       });
     } catch (err) {
       // Closed before the retry is scheduled, so a short retry interval never overlaps it.
