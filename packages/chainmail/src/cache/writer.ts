@@ -31,10 +31,13 @@ export const WRITER_CLOSE_WAIT_MS = 10_000;
 /**
  * The worker's page cache (KiB, as `cache_size` takes a negative count) and its young generation
  * (MB): the daemon's RSS counts both (issue 34: at most 400 MB; the scale run at 100,000 measured
- * VmHWM 368 MB with 32 MiB and V8's default, against 307 MB without the worker).
+ * VmHWM 368 MB with 32 MiB and V8's default, against 307 MB without the worker). A young
+ * generation of 16 MB instead of 8 took the header sync at 100,000 from 8,339-8,391 to 8,660-8,806
+ * headers/s (fewer scavenges of the rows each batch's copy makes) for some 8 MB of VmHWM; 32 MB gave
+ * 8,747-8,857 for 30 MB more (2026-12-07, BENCHMARKS.md).
  */
 const WRITER_CACHE_KIB = 8 * 1024;
-const WRITER_YOUNG_MB = 8;
+const WRITER_YOUNG_MB = 16;
 /**
  * How long the worker stays without a batch before it is ended (the next first sync starts another,
  * in some 30 ms): an idle worker kept its heap and its connection's memory, and the scale run at a
