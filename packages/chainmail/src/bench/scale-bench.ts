@@ -486,10 +486,15 @@ async function main() {
       let ratioCell = "n/a";
       let ratioOk = true;
       if (notmuch) {
-        const n = spawnSync("notmuch", ["count", q.notmuch], { env: nmEnv, encoding: "utf8" }).stdout.trim();
+        const nmCountQuery = q.notmuchCount ?? q.notmuch;
+        const n = spawnSync("notmuch", ["count", nmCountQuery], {
+          env: nmEnv,
+          encoding: "utf8",
+        }).stdout.trim();
         const same = String(res.count) === n;
         nmCount = ` (${n}${q.sameCount ? (same ? ", same" : ", DIFFERS") : ", not comparable"})`;
-        if (q.sameCount && !same) countDiffs.push(`${q.query}: ${String(res.count)} vs ${n}`);
+        if (q.sameCount && !same)
+          countDiffs.push(`${q.query}: ${String(res.count)} vs ${n} (${nmCountQuery})`);
         const nmT = await timed(NM_RUNS, async () =>
           spawnSync("notmuch", ["search", "--output=messages", "--limit=25", q.notmuch], { env: nmEnv }),
         );
