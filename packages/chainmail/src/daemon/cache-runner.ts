@@ -34,7 +34,7 @@ import {
 import { takeTurn, writeTurn } from "../cache/writer.js";
 import type { AccountConfig, CacheConfig, Config } from "../config.js";
 import { MailError, toWireError } from "../errors.js";
-import { mapImapError, openImap } from "../imap/connection.js";
+import { loggedInUnderCurrentSecret, mapImapError, openImap } from "../imap/connection.js";
 
 export interface AccountSyncReport {
   account: string;
@@ -57,6 +57,8 @@ export interface CacheHooks {
   pollMs?: () => number;
   /** How long a watch that could not start or whose connection dropped waits to start again. */
   watchRetryMs?: number;
+  /** How often the connections are checked against the accounts' secrets (LOGIN_CHECK_MS). */
+  loginCheckMs?: number;
 }
 
 /** The default wait before a watch is retried. */
@@ -70,6 +72,14 @@ const WATCH_RETRY_MS = 30_000;
  */
 const WATCH_RESTART_MS = 1_000;
 
+/**
+ * How often the cache's connections (the passes' and the watches') are checked against their
+ * accounts' secrets: `chainmail auth logout`, or a new password or sign-in, changes the secret in
+ * another process, and a session logged in with the old one would otherwise stay open as long as
+ * the watch (days) or a first sync (minutes at a million messages). A check is a stat per account.
+ */
+const LOGIN_CHECK_MS = 2_000;
+
 /** Logs out, or closes a connection that cannot take a LOGOUT any more. */
 async function closeImap(client: ImapFlow | undefined): Promise<void> {
   if (client?.usable) await client.logout().catch(() => client.close());
@@ -81,8 +91,11 @@ export class CacheRunner {
   private readonly running = new Map<string, Promise<AccountSyncReport>>();
   /** Each account's last restart of a watch whose connection ended: when, and after how long. */
   private readonly restartWaits = new Map<string, { at: number; ms: number }>();
-  /** The IMAP connections of the passes under way (`interrupt` closes them). */
-  private readonly passClients = new Set<ImapFlow>();
+  /** The IMAP connections of the passes under way, with their account (`interrupt` closes them). */
+  private readonly passClients = new Map<ImapFlow, string>();
+  /** Each account's running watch's connection, for the check of its login (`checkLogins`). */
+  private readonly watchClients = new Map<string, ImapFlow>();
+  private readonly loginCheck: NodeJS.Timeout;
   private readonly watches = new Map<string, InboxWatch>();
   /** The folder each account's watch is on (All Mail on Gmail), for errors before it is known. */
   private readonly watchFolders = new Map<string, string>();
@@ -109,6 +122,42 @@ export class CacheRunner {
     private readonly hooks: CacheHooks = {},
   ) {
     this.db = openCache(file, log);
+    this.loginCheck = setInterval(() => this.checkLogins(), hooks.loginCheckMs ?? LOGIN_CHECK_MS);
+    this.loginCheck.unref();
+  }
+
+  /**
+   * Lets go of the connections logged in under a secret that has changed since: a pass's is closed
+   * (the pass fails at its next command, as when the daemon stops; what it committed stays), and a
+   * watch is ended and begun again, which logs in with the new secret or, signed out, fails and is
+   * retried as any watch that cannot start.
+   */
+  private checkLogins(): void {
+    if (this.stopped) return;
+    const accounts = new Map(this.config().accounts.map((a) => [a.name, a]));
+    const stale = (client: ImapFlow, name: string) => {
+      const account = accounts.get(name);
+      return (
+        account !== undefined &&
+        client.usable &&
+        !loggedInUnderCurrentSecret(client, account, this.secretsDir)
+      );
+    };
+    for (const [client, name] of this.passClients)
+      if (stale(client, name)) {
+        this.log(`cache sync of ${name}: its secret changed; the pass under way is ended`);
+        client.close();
+      }
+    const changed: string[] = [];
+    for (const [name, client] of this.watchClients)
+      if (stale(client, name)) {
+        this.watchClients.delete(name);
+        if (this.watchGen.has(name)) changed.push(name);
+      }
+    if (changed.length) {
+      this.log(`cache watch of ${changed.join(", ")}: the secret changed; starting again`);
+      this.reconcile(changed);
+    }
   }
 
   get settings(): CacheConfig {
@@ -250,7 +299,7 @@ export class CacheRunner {
     let client: ImapFlow | undefined;
     try {
       client = await openImap(account, this.secretsDir);
-      this.passClients.add(client);
+      this.passClients.set(client, account.name);
       // Interrupted while it connected: its first command fails and the pass ends
       if (this.stopped) client.close();
       const results = await syncAccount(
@@ -362,6 +411,7 @@ export class CacheRunner {
         ...(this.hooks.pollMs ? { pollMs: this.hooks.pollMs } : {}),
       });
       // From here the watch closes it: w.stop() logs out, and its end leaves no connection open.
+      this.watchClients.set(name, client);
       client = undefined;
       if (!current()) {
         await w.stop();
@@ -427,8 +477,9 @@ export class CacheRunner {
   interrupt(): void {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    clearInterval(this.loginCheck);
     for (const t of this.retryTimers) clearTimeout(t);
-    for (const c of this.passClients) c.close();
+    for (const c of this.passClients.keys()) c.close();
   }
 
   /** Ends watches and timers, waits for running passes, then closes cache.db. */

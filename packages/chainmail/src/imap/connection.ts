@@ -79,6 +79,19 @@ interface RefusalSlot {
 /** The credentials generation each connection logged in under (see Credentials.generation). */
 const loggedInUnder = new WeakMap<ImapFlow, object>();
 
+/**
+ * Whether `client` logged in under the account's secret as it is now: false once that secret is gone
+ * or replaced (auth logout, a new sign-in or password), when the connection is to be let go. The
+ * pool's connections and the cache's (../daemon/cache-runner.ts) both ask it.
+ */
+export function loggedInUnderCurrentSecret(
+  client: ImapFlow,
+  account: AccountConfig,
+  secretsDir: string,
+): boolean {
+  return loggedInUnder.get(client) === credentialsFor(secretsDir).generation(account);
+}
+
 /** The server's text of the last command imapflow reported as failed, and forgets it. */
 export function takeRefusalText(client: ImapFlow): string | undefined {
   return takeRefusal(client).text;
@@ -302,10 +315,7 @@ export class ImapPool {
   private async ready(s: Slot, account: AccountConfig): Promise<ImapFlow> {
     // Logged in with a secret that is gone or replaced (auth logout, a new sign-in or password):
     // the next call logs in anew, so a sign-out takes effect at once and a new secret is used.
-    if (
-      s.client?.usable &&
-      loggedInUnder.get(s.client) !== credentialsFor(this.secretsDir).generation(account)
-    ) {
+    if (s.client?.usable && !loggedInUnderCurrentSecret(s.client, account, this.secretsDir)) {
       const old = s.client;
       s.client = undefined;
       void old.logout().catch(() => old.close());

@@ -1,0 +1,140 @@
+/**
+ * The cache's IMAP sessions end when their account's secret changes under them: `chainmail auth
+ * logout`, a new password or a new sign-in, each in another process than the daemon's. A watch
+ * (an IDLE session that otherwise lives for days) logs out and starts again with the new secret or,
+ * signed out, stays down; a pass under way (a first sync, minutes at a million messages) ends.
+ * Counted where the promise is kept or broken: Dovecot's own list of logged-in sessions.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isWatched } from "../src/cache/index.js";
+import { holdWriterTransactions } from "../src/cache/writer.js";
+import { type Config, parseConfig } from "../src/config.js";
+import { CacheRunner } from "../src/daemon/cache-runner.js";
+import { secretFile, setSecret } from "../src/secrets.js";
+import { type Dovecot, startDovecot } from "../src/testing/dovecot.js";
+import { mailboxMessage } from "../src/testing/mailbox.js";
+import { configToml } from "../src/testing/mailenv.js";
+import { lockTaken } from "./support/write-lock.js";
+
+const PASSWORD = "alice-secret-pw";
+let dv: Dovecot;
+let dir: string;
+let secrets: string;
+
+/** Only alice's account ("work"), with the background schedule on or off. */
+function configWith(background: boolean): Config {
+  const all = parseConfig(
+    configToml(dv, { cache: `background = ${background}\nsync_interval_seconds = 3600` }),
+  );
+  return { ...all, accounts: all.accounts.filter((a) => a.name === "work") };
+}
+
+beforeAll(async () => {
+  dv = await startDovecot({ users: [{ name: "alice", password: PASSWORD }] });
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-sign-out-"));
+  secrets = path.join(dir, "secrets");
+  // Enough for a first sync that writes through the header writer's thread (WRITER_MIN_MESSAGES)
+  const now = new Date(Date.UTC(2026, 0, 15));
+  await dv.appendMessages(
+    "alice",
+    "INBOX",
+    Array.from({ length: 300 }, (_, i) => ({ raw: mailboxMessage(i, 300, { now }).raw })),
+  );
+});
+afterAll(async () => {
+  holdWriterTransactions(0);
+  await dv?.stop();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * How long a session count may take to settle: each poll runs doveadm synchronously, blocking the
+ * runner under test meanwhile, so a loaded machine gets few polls a second.
+ */
+const SESSIONS_MS = 15_000;
+
+async function until(what: string, ok: () => boolean, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end)
+      throw new Error(`timed out waiting for ${what} (alice has ${dv.sessionCount("alice")} IMAP sessions)`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const signOut = () => fs.rmSync(secretFile(secrets, "work"));
+
+describe("the cache's connections when the account's secret changes", () => {
+  it("logs the watch out on sign-out, keeps it down while signed out, and starts it with a new secret", async () => {
+    setSecret(secrets, "work", PASSWORD);
+    const config = configWith(true);
+    const lines: string[] = [];
+    const runner = new CacheRunner(
+      path.join(dir, "watch.db"),
+      () => config,
+      secrets,
+      (line) => lines.push(line),
+      { watchRetryMs: 200, loginCheckMs: 100 },
+    );
+    try {
+      runner.start();
+      await until("the watch", () => isWatched("work", "INBOX"));
+      await until("one session, the watch's", () => dv.sessionCount("alice") === 1, SESSIONS_MS);
+
+      signOut();
+      await until("no session once signed out", () => dv.sessionCount("alice") === 0, SESSIONS_MS);
+      await until("the watch ended", () => !isWatched("work", "INBOX"));
+      expect(lines.some((l) => /cache watch of work: the secret changed/.test(l))).toBe(true);
+      // Retried every 200 ms meanwhile: none of the tries logs in
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(dv.sessionCount("alice")).toBe(0);
+      expect(isWatched("work", "INBOX")).toBe(false);
+      const inbox = runner.status(["work"]).accounts[0]?.folders.find((f) => f.name === "INBOX");
+      expect(inbox?.watching).toBe(false);
+
+      // Signed in again (here: the password stored anew): the watch comes back by itself
+      setSecret(secrets, "work", PASSWORD);
+      await until("the watch again", () => isWatched("work", "INBOX"));
+      await until("one session again", () => dv.sessionCount("alice") === 1, SESSIONS_MS);
+    } finally {
+      await runner.stop();
+    }
+    await until("no session after stop", () => dv.sessionCount("alice") === 0, SESSIONS_MS);
+  }, 90_000);
+
+  it("ends a first sync under way when its account is signed out", async () => {
+    setSecret(secrets, "work", PASSWORD);
+    const config = configWith(false);
+    const file = path.join(dir, "pass.db");
+    const runner = new CacheRunner(
+      file,
+      () => config,
+      secrets,
+      () => undefined,
+      { loginCheckMs: 100 },
+    );
+    // The sync's one header batch holds the write lock for 8 s first: the pass stays under way
+    holdWriterTransactions(8_000);
+    try {
+      const account = config.accounts[0];
+      if (!account) throw new Error("no account");
+      const started = Date.now();
+      const pass = runner.sync(account);
+      await lockTaken(file);
+      await until("the pass's session", () => dv.sessionCount("alice") === 1, SESSIONS_MS);
+      signOut();
+      // Well before the held transaction (8 s) lets the pass go on
+      await until("no session once signed out", () => dv.sessionCount("alice") === 0, 5_000);
+      expect(Date.now() - started).toBeLessThan(8_000);
+      const report = await pass;
+      expect(report.ok).toBe(false);
+      expect(report.error?.reason).toBeTruthy();
+    } finally {
+      holdWriterTransactions(0);
+      await runner.stop();
+    }
+  }, 90_000);
+});
