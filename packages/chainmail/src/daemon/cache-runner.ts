@@ -34,7 +34,7 @@ import {
 import { takeTurn, writeTurn } from "../cache/writer.js";
 import type { AccountConfig, CacheConfig, Config } from "../config.js";
 import { MailError, toWireError } from "../errors.js";
-import { loggedInUnderCurrentSecret, mapImapError, openImap } from "../imap/connection.js";
+import { LOGIN_CHECK_MS, loggedInUnderCurrentSecret, mapImapError, openImap } from "../imap/connection.js";
 
 export interface AccountSyncReport {
   account: string;
@@ -71,14 +71,6 @@ const WATCH_RETRY_MS = 30_000;
  * (up to WATCH_RETRY_MS), so a server that drops each new session is not asked every second.
  */
 const WATCH_RESTART_MS = 1_000;
-
-/**
- * How often the cache's connections (the passes' and the watches') are checked against their
- * accounts' secrets: `chainmail auth logout`, or a new password or sign-in, changes the secret in
- * another process, and a session logged in with the old one would otherwise stay open as long as
- * the watch (days) or a first sync (minutes at a million messages). A check is a stat per account.
- */
-const LOGIN_CHECK_MS = 2_000;
 
 /** Logs out, or closes a connection that cannot take a LOGOUT any more. */
 async function closeImap(client: ImapFlow | undefined): Promise<void> {

@@ -80,6 +80,14 @@ interface RefusalSlot {
 const loggedInUnder = new WeakMap<ImapFlow, object>();
 
 /**
+ * How often the daemon's open connections (the pool's, the cache's) are checked against their
+ * accounts' secrets: `chainmail auth logout`, or a new password or sign-in, changes the secret in
+ * another process, and a session logged in with the old one would otherwise stay open until the
+ * account's next call (the pool) or for days (a cache watch). A check is a stat per account.
+ */
+export const LOGIN_CHECK_MS = 2_000;
+
+/**
  * Whether `client` logged in under the account's secret as it is now: false once that secret is gone
  * or replaced (auth logout, a new sign-in or password), when the connection is to be let go. The
  * pool's connections and the cache's (../daemon/cache-runner.ts) both ask it.
@@ -217,6 +225,8 @@ export async function openImap(
 
 interface Slot {
   client: ImapFlow | undefined;
+  /** The account as its last call gave it, for the check of the connection's login. */
+  account?: AccountConfig;
   queue: Promise<unknown>;
   /** The last failure to connect or of a command's connection, until a connection opens again. */
   lastError?: { reason: string; message: string; at: string } | undefined;
@@ -237,7 +247,25 @@ const failure = (err: unknown) => ({
 
 export class ImapPool {
   private readonly slots = new Map<string, Slot>();
-  constructor(private readonly secretsDir: string) {}
+  private readonly loginCheck: NodeJS.Timeout;
+
+  constructor(
+    private readonly secretsDir: string,
+    loginCheckMs = LOGIN_CHECK_MS,
+  ) {
+    this.loginCheck = setInterval(() => this.retireStaleLogins(), loginCheckMs);
+    this.loginCheck.unref();
+  }
+
+  /**
+   * Retires the connections logged in under a secret that has changed since (signed out, a new
+   * password or sign-in) without waiting for the account's next call, which would log in anew.
+   */
+  private retireStaleLogins(): void {
+    for (const [name, s] of this.slots)
+      if (s.client?.usable && s.account && !loggedInUnderCurrentSecret(s.client, s.account, this.secretsDir))
+        this.retire(name);
+  }
 
   /**
    * Runs a read (SEARCH, FETCH, LIST, EXAMINE) with this account's connection, serialized with the
@@ -306,6 +334,7 @@ export class ImapPool {
       this.slots.set(account.name, slot);
     }
     const s = slot;
+    s.account = account;
     const go = () => run(s);
     const result = s.queue.then(go, go);
     s.queue = result.catch(() => undefined);
@@ -375,6 +404,7 @@ export class ImapPool {
   }
 
   async closeAll(): Promise<void> {
+    clearInterval(this.loginCheck);
     const all = [...this.slots.values()];
     this.slots.clear();
     await Promise.all(

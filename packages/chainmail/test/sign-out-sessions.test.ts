@@ -1,9 +1,10 @@
 /**
- * The cache's IMAP sessions end when their account's secret changes under them: `chainmail auth
- * logout`, a new password or a new sign-in, each in another process than the daemon's. A watch
- * (an IDLE session that otherwise lives for days) logs out and starts again with the new secret or,
- * signed out, stays down; a pass under way (a first sync, minutes at a million messages) ends.
- * Counted where the promise is kept or broken: Dovecot's own list of logged-in sessions.
+ * The daemon's IMAP sessions end when their account's secret changes under them: `chainmail auth
+ * logout`, a new password or a new sign-in, each in another process than the daemon's. The pool's
+ * idle connection is retired without waiting for a call; the cache's watch (an IDLE session that
+ * otherwise lives for days) logs out and starts again with the new secret or, signed out, stays
+ * down; a cache pass under way (a first sync, minutes at a million messages) ends. Counted where the
+ * promise is kept or broken: Dovecot's own list of logged-in sessions.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -13,6 +14,7 @@ import { isWatched } from "../src/cache/index.js";
 import { holdWriterTransactions } from "../src/cache/writer.js";
 import { type Config, parseConfig } from "../src/config.js";
 import { CacheRunner } from "../src/daemon/cache-runner.js";
+import { ImapPool } from "../src/imap/connection.js";
 import { secretFile, setSecret } from "../src/secrets.js";
 import { type Dovecot, startDovecot } from "../src/testing/dovecot.js";
 import { mailboxMessage } from "../src/testing/mailbox.js";
@@ -67,7 +69,24 @@ async function until(what: string, ok: () => boolean, ms = 30_000): Promise<void
 
 const signOut = () => fs.rmSync(secretFile(secrets, "work"));
 
-describe("the cache's connections when the account's secret changes", () => {
+describe("the daemon's connections when the account's secret changes", () => {
+  it("retires the pool's idle connection on sign-out, without waiting for the next call", async () => {
+    setSecret(secrets, "work", PASSWORD);
+    const account = configWith(false).accounts[0];
+    if (!account) throw new Error("no account");
+    const pool = new ImapPool(secrets, 100);
+    try {
+      await pool.read(account, (c) => c.list());
+      await until("the pool's session", () => dv.sessionCount("alice") === 1, SESSIONS_MS);
+      expect(pool.connection("work").state).toBe("open");
+      signOut();
+      await until("no session once signed out", () => dv.sessionCount("alice") === 0, SESSIONS_MS);
+      expect(pool.connection("work").state).toBe("none");
+    } finally {
+      await pool.closeAll();
+    }
+  }, 60_000);
+
   it("logs the watch out on sign-out, keeps it down while signed out, and starts it with a new secret", async () => {
     setSecret(secrets, "work", PASSWORD);
     const config = configWith(true);
