@@ -126,6 +126,15 @@ export class CacheRunner {
    */
   private checkLogins(): void {
     if (this.stopped) return;
+    try {
+      this.letGoOfStaleLogins();
+    } catch (err) {
+      // (a secrets dir that cannot be read: the next login says so; the daemon goes on)
+      this.log(`cache: checking the sessions' sign-ins failed: ${String(err)}`);
+    }
+  }
+
+  private letGoOfStaleLogins(): void {
     const accounts = new Map(this.config().accounts.map((a) => [a.name, a]));
     const stale = (client: ImapFlow, name: string) => {
       const account = accounts.get(name);

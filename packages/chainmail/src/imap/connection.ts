@@ -262,9 +262,18 @@ export class ImapPool {
    * password or sign-in) without waiting for the account's next call, which would log in anew.
    */
   private retireStaleLogins(): void {
-    for (const [name, s] of this.slots)
-      if (s.client?.usable && s.account && !loggedInUnderCurrentSecret(s.client, s.account, this.secretsDir))
-        this.retire(name);
+    for (const [name, s] of this.slots) {
+      try {
+        if (
+          s.client?.usable &&
+          s.account &&
+          !loggedInUnderCurrentSecret(s.client, s.account, this.secretsDir)
+        )
+          this.retire(name);
+      } catch {
+        // (a secret that cannot be read: the account's next call reports it, from `ready`)
+      }
+    }
   }
 
   /**
