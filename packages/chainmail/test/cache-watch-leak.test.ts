@@ -15,6 +15,7 @@ import { setSecret } from "../src/secrets.js";
 import { buildMessage } from "../src/testing/corpus.js";
 import { type Dovecot, startDovecot } from "../src/testing/dovecot.js";
 import { configToml } from "../src/testing/mailenv.js";
+import { SESSIONS_MS, sessionWaiter } from "./support/sessions.js";
 
 let dv: Dovecot;
 let dir: string;
@@ -33,22 +34,7 @@ afterAll(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/**
- * How long a session count may take to settle. Each poll runs doveadm synchronously, blocking this
- * process (where the runner under test closes its connections) while it runs, so on loaded cores a
- * few seconds allow only a few polls. A leak keeps its sessions open far longer (Dovecot drops an
- * idle authenticated session after 30 minutes), so waiting longer lets none through.
- */
-const SESSIONS_MS = 15_000;
-
-async function until(what: string, ok: () => boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end)
-      throw new Error(`timed out waiting for ${what} (alice has ${dv.sessionCount("alice")} IMAP sessions)`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = sessionWaiter(() => dv, "alice");
 
 describe("a cache watch whose start fails", () => {
   it("closes its connection before each retry, and starts once the failure is gone", async () => {

@@ -20,6 +20,7 @@ import { type Dovecot, startDovecot } from "../src/testing/dovecot.js";
 import { mailboxMessage } from "../src/testing/mailbox.js";
 import { configToml } from "../src/testing/mailenv.js";
 import { lockTaken } from "./support/write-lock.js";
+import { SESSIONS_MS, sessionWaiter } from "./support/sessions.js";
 
 const PASSWORD = "alice-secret-pw";
 let dv: Dovecot;
@@ -52,20 +53,7 @@ afterAll(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/**
- * How long a session count may take to settle: each poll runs doveadm synchronously, blocking the
- * runner under test meanwhile, so a loaded machine gets few polls a second.
- */
-const SESSIONS_MS = 15_000;
-
-async function until(what: string, ok: () => boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end)
-      throw new Error(`timed out waiting for ${what} (alice has ${dv.sessionCount("alice")} IMAP sessions)`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = sessionWaiter(() => dv, "alice");
 
 const signOut = () => fs.rmSync(secretFile(secrets, "work"));
 
