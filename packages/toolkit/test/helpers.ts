@@ -46,3 +46,21 @@ export function textOf(result: unknown): string {
 }
 
 export { z };
+
+/**
+ * The 2025 era's handshake over a raw stdio pipe: `initialize`, its answer (`answered` resolves once
+ * the server has written it), then `notifications/initialized`. Nothing for the 2026-07-28 era.
+ */
+export async function legacyHandshake(
+  send: (message: Record<string, unknown>) => void,
+  answered: () => Promise<unknown>,
+): Promise<void> {
+  send({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+  });
+  await answered();
+  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+}

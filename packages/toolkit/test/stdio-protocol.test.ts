@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createExampleServer } from "../src/example/app.js";
 import { KitStdioTransport, MAX_STDIO_LINE_BYTES, type StdioHandle, serveStdio } from "../src/stdio.js";
 import { type Era, MODERN_REVISION } from "../src/testing/clients.js";
+import { legacyHandshake } from "./helpers.js";
 
 let handle: StdioHandle | undefined;
 afterEach(async () => {
@@ -57,16 +58,7 @@ async function pipes(era: Era = "legacy") {
     }
     throw new Error(`no answer to id ${String(id)}; got ${JSON.stringify(answers)}`);
   };
-  if (era === "legacy") {
-    send({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
-    });
-    await answerTo(0);
-    send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  }
+  if (era === "legacy") await legacyHandshake(send, () => answerTo(0));
   return { send, answerTo, input };
 }
 

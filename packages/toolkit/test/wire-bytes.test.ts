@@ -7,6 +7,7 @@ import { successResult } from "../src/result.js";
 import { sdkToolResultCheck } from "../src/server.js";
 import { KitStdioTransport, type StdioHandle, serveStdio } from "../src/stdio.js";
 import { type Era, MODERN_REVISION } from "../src/testing/clients.js";
+import { legacyHandshake } from "./helpers.js";
 
 /**
  * The kit runs tools/call without the SDK's second check of the request and its zod check (and
@@ -67,16 +68,7 @@ async function wireLines(era: Era, check: boolean): Promise<string[]> {
     for (let i = 0; i < 400 && lines.length < n; i++) await new Promise((r) => setTimeout(r, 5));
     expect(lines.length).toBe(n);
   };
-  if (era === "legacy") {
-    send({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
-    });
-    await answered(1);
-    send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  }
+  if (era === "legacy") await legacyHandshake(send, () => answered(1));
   const before = lines.length;
   for (const [i, [name, args]] of CALLS.entries()) {
     const params = { name, arguments: args, ...(era === "modern" ? { _meta: ENVELOPE } : {}) };
