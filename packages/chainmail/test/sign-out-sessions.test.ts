@@ -101,6 +101,8 @@ describe("the daemon's connections when the account's secret changes", () => {
       expect(isWatched("work", "INBOX")).toBe(false);
       const inbox = runner.status(["work"]).accounts[0]?.folders.find((f) => f.name === "INBOX");
       expect(inbox?.watching).toBe(false);
+      // and why, from the watch's failed start (the login's reason and message)
+      expect(inbox?.watch_error).toBeTruthy();
 
       // Signed in again (here: the password stored anew): the watch comes back by itself
       setSecret(secrets, "work", PASSWORD);
