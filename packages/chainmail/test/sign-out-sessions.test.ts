@@ -94,7 +94,7 @@ describe("the daemon's connections when the account's secret changes", () => {
       signOut();
       await until("no session once signed out", () => dv.sessionCount("alice") === 0, SESSIONS_MS);
       await until("the watch ended", () => !isWatched("work", "INBOX"));
-      expect(lines.some((l) => /cache watch of work: the secret changed/.test(l))).toBe(true);
+      expect(lines.some((l) => /cache watch of work: its sign-in changed/.test(l))).toBe(true);
       // Retried every 200 ms meanwhile: none of the tries logs in
       await new Promise((r) => setTimeout(r, 1_000));
       expect(dv.sessionCount("alice")).toBe(0);

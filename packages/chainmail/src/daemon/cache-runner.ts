@@ -85,8 +85,11 @@ export class CacheRunner {
   private readonly restartWaits = new Map<string, { at: number; ms: number }>();
   /** The IMAP connections of the passes under way, with their account (`interrupt` closes them). */
   private readonly passClients = new Map<ImapFlow, string>();
-  /** Each account's running watch's connection, for the check of its login (`checkLogins`). */
-  private readonly watchClients = new Map<string, ImapFlow>();
+  /**
+   * Each account's running watch's connection and generation, for the check of its login
+   * (`checkLogins`): a watch that a config change already replaced is not the one restarted.
+   */
+  private readonly watchClients = new Map<string, { client: ImapFlow; gen: number }>();
   private readonly loginCheck: NodeJS.Timeout;
   private readonly watches = new Map<string, InboxWatch>();
   /** The folder each account's watch is on (All Mail on Gmail), for errors before it is known. */
@@ -119,7 +122,9 @@ export class CacheRunner {
   }
 
   /**
-   * Lets go of the connections logged in under a secret that has changed since: a pass's is closed
+   * Lets go of the connections logged in under a secret that has changed since (or under the
+   * account's connection settings before a config change, which starts the credentials afresh:
+   * `Credentials.forget`; the watch itself the config change has already replaced): a pass's is closed
    * (the pass fails at its next command, as when the daemon stops; what it committed stays), and a
    * watch is ended and begun again, which logs in with the new secret or, signed out, fails and is
    * retried as any watch that cannot start.
@@ -146,17 +151,17 @@ export class CacheRunner {
     };
     for (const [client, name] of this.passClients)
       if (stale(client, name)) {
-        this.log(`cache sync of ${name}: its secret changed; the pass under way is ended`);
+        this.log(`cache sync of ${name}: its sign-in changed; the pass under way is ended`);
         client.close();
       }
     const changed: string[] = [];
-    for (const [name, client] of this.watchClients)
+    for (const [name, { client, gen }] of this.watchClients)
       if (stale(client, name)) {
         this.watchClients.delete(name);
-        if (this.watchGen.has(name)) changed.push(name);
+        if (this.watchGen.get(name) === gen) changed.push(name);
       }
     if (changed.length) {
-      this.log(`cache watch of ${changed.join(", ")}: the secret changed; starting again`);
+      this.log(`cache watch of ${changed.join(", ")}: its sign-in changed; starting again`);
       this.reconcile(changed);
     }
   }
@@ -412,7 +417,7 @@ export class CacheRunner {
         ...(this.hooks.pollMs ? { pollMs: this.hooks.pollMs } : {}),
       });
       // From here the watch closes it: w.stop() logs out, and its end leaves no connection open.
-      this.watchClients.set(name, client);
+      this.watchClients.set(name, { client, gen });
       client = undefined;
       if (!current()) {
         await w.stop();
