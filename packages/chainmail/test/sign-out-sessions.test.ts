@@ -102,7 +102,7 @@ describe("the daemon's connections when the account's secret changes", () => {
       const inbox = runner.status(["work"]).accounts[0]?.folders.find((f) => f.name === "INBOX");
       expect(inbox?.watching).toBe(false);
       // and why, from the watch's failed start (the login's reason and message)
-      expect(inbox?.watch_error).toBeTruthy();
+      expect(inbox?.watch_error).toBe("no password is stored for account work");
 
       // Signed in again (here: the password stored anew): the watch comes back by itself
       setSecret(secrets, "work", PASSWORD);
@@ -114,36 +114,59 @@ describe("the daemon's connections when the account's secret changes", () => {
     await until("no session after stop", () => dv.sessionCount("alice") === 0, SESSIONS_MS);
   }, 90_000);
 
-  it("ends a first sync under way when its account is signed out", async () => {
-    setSecret(secrets, "work", PASSWORD);
-    const config = configWith(false);
-    const file = path.join(dir, "pass.db");
-    const runner = new CacheRunner(
-      file,
-      () => config,
-      secrets,
-      () => undefined,
-      { loginCheckMs: 100 },
-    );
-    // The sync's one header batch holds the write lock for 8 s first: the pass stays under way
-    holdWriterTransactions(8_000);
-    try {
-      const account = config.accounts[0];
-      if (!account) throw new Error("no account");
-      const started = Date.now();
-      const pass = runner.sync(account);
-      await lockTaken(file);
-      await until("the pass's session", () => dv.sessionCount("alice") === 1, SESSIONS_MS);
-      signOut();
-      // Well before the held transaction (8 s) lets the pass go on
-      await until("no session once signed out", () => dv.sessionCount("alice") === 0, 5_000);
-      expect(Date.now() - started).toBeLessThan(8_000);
-      const report = await pass;
-      expect(report.ok).toBe(false);
-      expect(report.error?.reason).toBeTruthy();
-    } finally {
-      holdWriterTransactions(0);
-      await runner.stop();
-    }
-  }, 90_000);
+  it.each([
+    {
+      change: "is signed out",
+      act: signOut,
+      error: {
+        reason: "AUTH_REQUIRED",
+        message: "the sync of account work was ended: the account was signed out while it ran",
+      },
+    },
+    {
+      change: "gets a new password",
+      act: () => setSecret(secrets, "work", PASSWORD),
+      error: {
+        reason: "SERVER_UNAVAILABLE",
+        message:
+          "the sync of account work was ended: its sign-in or connection settings changed while it ran; the next sync uses the new ones",
+      },
+    },
+  ])(
+    "ends a first sync under way when its account $change",
+    async ({ act, error }) => {
+      setSecret(secrets, "work", PASSWORD);
+      const config = configWith(false);
+      const file = path.join(dir, `pass-${Date.now()}.db`);
+      const runner = new CacheRunner(
+        file,
+        () => config,
+        secrets,
+        () => undefined,
+        { loginCheckMs: 100 },
+      );
+      // The sync's one header batch holds the write lock for 8 s first: the pass stays under way
+      holdWriterTransactions(8_000);
+      try {
+        const account = config.accounts[0];
+        if (!account) throw new Error("no account");
+        const started = Date.now();
+        const pass = runner.sync(account);
+        await lockTaken(file);
+        await until("the pass's session", () => dv.sessionCount("alice") === 1, SESSIONS_MS);
+        act();
+        // Well before the held transaction (8 s) lets the pass go on
+        await until("no session once the secret changed", () => dv.sessionCount("alice") === 0, 5_000);
+        expect(Date.now() - started).toBeLessThan(8_000);
+        const report = await pass;
+        expect(report.ok).toBe(false);
+        // What it reports is why it ended, not the closed connection's "unreachable"
+        expect(report.error).toEqual(error);
+      } finally {
+        holdWriterTransactions(0);
+        await runner.stop();
+      }
+    },
+    90_000,
+  );
 });

@@ -33,6 +33,8 @@ import {
 } from "../cache/index.js";
 import { takeTurn, writeTurn } from "../cache/writer.js";
 import type { AccountConfig, CacheConfig, Config } from "../config.js";
+import { credentialsFor } from "../auth/credentials.js";
+import { loginHint } from "../auth/oauth.js";
 import { MailError, toWireError } from "../errors.js";
 import { LOGIN_CHECK_MS, loggedInUnderCurrentSecret, mapImapError, openImap } from "../imap/connection.js";
 
@@ -85,6 +87,8 @@ export class CacheRunner {
   private readonly restartWaits = new Map<string, { at: number; ms: number }>();
   /** The IMAP connections of the passes under way, with their account (`interrupt` closes them). */
   private readonly passClients = new Map<ImapFlow, string>();
+  /** Pass connections `checkLogins` closed: their pass reports why (`endedForSignIn`). */
+  private readonly signInEnded = new WeakSet<ImapFlow>();
   /**
    * Each account's running watch's connection and generation, for the check of its login
    * (`checkLogins`): a watch that a config change already replaced is not the one restarted.
@@ -152,6 +156,7 @@ export class CacheRunner {
     for (const [client, name] of this.passClients)
       if (stale(client, name)) {
         this.log(`cache sync of ${name}: its sign-in changed; the pass under way is ended`);
+        this.signInEnded.add(client);
         client.close();
       }
     const changed: string[] = [];
@@ -361,7 +366,13 @@ export class CacheRunner {
       const d = this.dirty.get(account.name);
       if (d !== undefined && d <= startedAt) this.dirty.delete(account.name);
     } catch (err) {
-      const body = toWireError(err instanceof MailError ? err : mapImapError(err, account.name));
+      const body = toWireError(
+        client && this.signInEnded.has(client)
+          ? this.endedForSignIn(account)
+          : err instanceof MailError
+            ? err
+            : mapImapError(err, account.name),
+      );
       report.error = { reason: body.reason, message: body.message };
       this.hooks.status?.(account.name, false, body.reason);
       // The message too: a certificate failure says there what to set (it holds no server text).
@@ -371,6 +382,25 @@ export class CacheRunner {
       await closeImap(client);
     }
     return report;
+  }
+
+  /**
+   * What a pass `checkLogins` ended reports: not the closed connection's "unreachable", but that the
+   * sign-in changed under it, as AUTH_REQUIRED when the account is now signed out.
+   */
+  private endedForSignIn(account: AccountConfig): MailError {
+    const what = `the sync of account ${account.name} was ended`;
+    if (credentialsFor(this.secretsDir).state(account) === "missing")
+      return new MailError(
+        "AUTH_REQUIRED",
+        `${what}: the account was signed out while it ran`,
+        account.oauth ? loginHint(account.name) : undefined,
+      );
+    return new MailError(
+      "SERVER_UNAVAILABLE",
+      `${what}: its sign-in or connection settings changed while it ran; the next sync uses the new ones`,
+      "Sync again.",
+    );
   }
 
   private watch(name: string, gen: number): Promise<void> {
