@@ -51,3 +51,36 @@ describe("the chainmail-mcp bin in every client and transport", () => {
     90_000,
   );
 });
+
+// A restricted run in every client and transport: the bin's own flag parsing in both eras. The
+// policy allows expunge here, so its gate is open, and a read-only server must still leave it out.
+describe("the chainmail-mcp bin with --read-only in every client and transport", () => {
+  beforeAll(async () => {
+    env.writeConfig({ work: { allow_expunge: true } });
+    await env.confirmPolicy();
+  });
+  afterAll(() => env.writeConfig({}));
+
+  it.each(MATRIX)(
+    "$client over $transport",
+    async (combination) => {
+      await checkCombination(combination, {
+        spawn: {
+          command: process.execPath,
+          args: [BIN, "--home", env.dir, "--read-only"],
+          env: { CHAINMAIL_MCP_GATE_MAX_AGE_MS: "0" },
+        },
+        serverInfo: { name: "chainmail", version },
+        listed: ["list_accounts", "search", "get_message", "get_thread"],
+        unlisted: ["expunge", "move", "send_email", "delete_folder"],
+        ok: {
+          tool: "search",
+          args: { query: "in:inbox" },
+          check: (s) => expect(Array.isArray(s["rows"])).toBe(true),
+        },
+        error: { tool: "test_account", args: { account: "nobody" }, reason: "NOT_FOUND" },
+      });
+    },
+    90_000,
+  );
+});

@@ -38,3 +38,35 @@ describe("the dexi bin in every client and transport", () => {
     90_000,
   );
 });
+
+// A restricted run in every client and transport: the bin's own --tools parsing in both eras.
+describe("the dexi bin with --tools read in every client and transport", () => {
+  it.each(MATRIX)(
+    "$client over $transport",
+    async (combination) => {
+      const postgres = STORE === "postgres" ? await freshDatabase() : undefined;
+      await checkCombination(combination, (dir) => ({
+        spawn: {
+          command: process.execPath,
+          args: [BIN, "--db", postgres?.url ?? join(dir, `data.db`), "--user", "ann", "--tools", "read"],
+          env: { DEXI_EMBEDDINGS: "hash" },
+        },
+        serverInfo: { name: "dexi", version },
+        listed: ["search_notes", "get_note"],
+        unlisted: ["create_note", "grade_review", "delete_note"],
+        ok: {
+          tool: "search_notes",
+          args: { query: "matrix" },
+          check: (s) => expect(s["items"]).toEqual([]),
+        },
+        error: {
+          tool: "get_note",
+          args: { note_id: "2982e9b4-19fe-40fd-9a69-e23d45e53b13" },
+          reason: "NOT_FOUND",
+        },
+      }));
+      await postgres?.drop();
+    },
+    90_000,
+  );
+});
