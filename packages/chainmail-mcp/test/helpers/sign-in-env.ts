@@ -13,6 +13,7 @@ import { type Daemon, DaemonClient, type Home, resolveHome, startDaemon } from "
 import {
   type Dovecot,
   freePort,
+  oauthAccountConfig,
   type OAuthTestServer,
   startDovecot,
   startOAuthServer,
@@ -46,33 +47,6 @@ export interface SignInEnv {
   stop(): Promise<void>;
 }
 
-function configOf(auth: OAuthTestServer, dv: Dovecot, smtpPort: number): string {
-  const e = auth.endpoints;
-  return `[cache]
-enabled = false
-
-[[accounts]]
-name = "work"
-provider = "imap"
-address = "alice@example.com"
-username = "alice"
-[accounts.imap]
-host = "127.0.0.1"
-port = ${dv.port}
-tls = "none"
-[accounts.smtp]
-host = "127.0.0.1"
-port = ${smtpPort}
-tls = "none"
-[accounts.oauth]
-client_id = "${auth.clientId}"
-authorization_endpoint = "${e.authorization_endpoint}"
-token_endpoint = "${e.token_endpoint}"
-revocation_endpoint = "${e.revocation_endpoint}"
-scopes = ["mail"]
-`;
-}
-
 export async function startSignInEnv(): Promise<SignInEnv> {
   if (!fs.existsSync(path.join(pkg, "dist", "bin", "chainmail-mcp.js")))
     execFileSync("npx", ["tsup"], { cwd: pkg, stdio: "ignore" });
@@ -89,7 +63,7 @@ export async function startSignInEnv(): Promise<SignInEnv> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-mcp-signin-"));
   const home = resolveHome(dir, { ...process.env, XDG_CACHE_HOME: path.join(dir, "cache") });
   // No SMTP server: nothing here sends, the account only needs its settings.
-  const config = configOf(auth, dv, await freePort());
+  const config = oauthAccountConfig(auth, dv.port, await freePort(), { device: false });
   fs.writeFileSync(home.configFile, config);
   const daemon = await startDaemon({ home, log: () => undefined });
   const cli = new DaemonClient({ socketPath: home.socketPath, client: "cli" });

@@ -35,6 +35,7 @@ export {
   mailboxSender,
 } from "./mailbox.js";
 export {
+  oauthAccountConfig,
   type OAuthTestServer,
   type OAuthTestServerOptions,
   startOAuthServer,

@@ -385,3 +385,42 @@ export async function startOAuthServer(opts: OAuthTestServerOptions = {}): Promi
       }),
   };
 }
+
+/**
+ * A config.toml whose one account "work" (alice@example.com, user alice on the Dovecot at
+ * `imapPort`, SMTP at `smtpPort`, no TLS) signs in with OAuth2 at `auth`, the cache off. With
+ * `device: false` the account names no device authorization endpoint (sign-in in a browser only).
+ */
+export function oauthAccountConfig(
+  auth: OAuthTestServer,
+  imapPort: number,
+  smtpPort: number,
+  opts: { device?: boolean } = {},
+): string {
+  const e = auth.endpoints;
+  const device =
+    opts.device === false ? "" : `device_authorization_endpoint = "${e.device_authorization_endpoint}"\n`;
+  return `[cache]
+enabled = false
+
+[[accounts]]
+name = "work"
+provider = "imap"
+address = "alice@example.com"
+username = "alice"
+[accounts.imap]
+host = "127.0.0.1"
+port = ${imapPort}
+tls = "none"
+[accounts.smtp]
+host = "127.0.0.1"
+port = ${smtpPort}
+tls = "none"
+[accounts.oauth]
+client_id = "${auth.clientId}"
+authorization_endpoint = "${e.authorization_endpoint}"
+token_endpoint = "${e.token_endpoint}"
+${device}revocation_endpoint = "${e.revocation_endpoint}"
+scopes = ["mail"]
+`;
+}

@@ -13,6 +13,7 @@ import { type Daemon, startDaemon } from "../../src/daemon/server.js";
 import { type Home, resolveHome } from "../../src/home.js";
 import { type Dovecot, startDovecot } from "../../src/testing/dovecot.js";
 import {
+  oauthAccountConfig,
   type OAuthTestServer,
   type OAuthTestServerOptions,
   startOAuthServer,
@@ -35,33 +36,8 @@ export interface OAuthEnv {
   stop(): Promise<void>;
 }
 
-export function oauthConfig(dv: Dovecot, auth: OAuthTestServer, smtpPort: number): string {
-  const e = auth.endpoints;
-  return `[cache]
-enabled = false
-
-[[accounts]]
-name = "work"
-provider = "imap"
-address = "alice@example.com"
-username = "alice"
-[accounts.imap]
-host = "127.0.0.1"
-port = ${dv.port}
-tls = "none"
-[accounts.smtp]
-host = "127.0.0.1"
-port = ${smtpPort}
-tls = "none"
-[accounts.oauth]
-client_id = "${auth.clientId}"
-authorization_endpoint = "${e.authorization_endpoint}"
-token_endpoint = "${e.token_endpoint}"
-device_authorization_endpoint = "${e.device_authorization_endpoint}"
-revocation_endpoint = "${e.revocation_endpoint}"
-scopes = ["mail"]
-`;
-}
+export const oauthConfig = (dv: Dovecot, auth: OAuthTestServer, smtpPort: number): string =>
+  oauthAccountConfig(auth, dv.port, smtpPort);
 
 export async function startOAuthEnv(opts: OAuthTestServerOptions = {}): Promise<OAuthEnv> {
   const auth = await startOAuthServer(opts);
