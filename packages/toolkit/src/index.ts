@@ -57,6 +57,14 @@ export {
 export { createKitHttpHandler, type KitHttpHandler } from "./http/handler.js";
 export { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } from "./http/sessions.js";
 export { checkMessage, decodeLine } from "./jsonrpc.js";
+export {
+  migratePg,
+  type PgConnection,
+  type PgMigrations,
+  type PgPool,
+  pgSchemaVersion,
+  pgTransaction,
+} from "./postgres.js";
 export { KitStdioTransport, MAX_STDIO_LINE_BYTES, type StdioHandle, serveStdio } from "./stdio.js";
 export {
   type HttpHandle,

@@ -5,6 +5,7 @@
  * any differs. The kept counts (note_counts) are rebuilt from the copied rows and compared too.
  */
 import Database from "better-sqlite3";
+import { pgTransaction } from "@mcpforge/toolkit";
 import pg from "pg";
 import { migrate } from "./db.js";
 import { migratePostgres } from "./postgres.js";
@@ -43,20 +44,7 @@ export async function copySqliteToPostgres(from: string, to: string): Promise<Co
   try {
     migrate(src); // an older SQLite file is brought to the schema this program copies from
     await migratePostgres(pool);
-    const client = await pool.connect();
-    try {
-      await client.query("BEGIN");
-      try {
-        const report = await copyRows(src, client);
-        await client.query("COMMIT");
-        return report;
-      } catch (err) {
-        await client.query("ROLLBACK");
-        throw err;
-      }
-    } finally {
-      client.release();
-    }
+    return await pgTransaction<pg.PoolClient, CopyReport>(pool, (client) => copyRows(src, client));
   } finally {
     src.close();
     await pool.end();

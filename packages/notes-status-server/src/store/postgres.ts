@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { migratePg, pgTransaction } from "@mcpforge/toolkit";
 import pg from "pg";
 import type { NoteStatus } from "../domain/status.js";
 import type {
@@ -83,26 +84,16 @@ export class PgNotesRepository implements NotesRepository {
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.scope.getStore()?.open) return fn(); // part of the enclosing transaction
-    const client = await this.pool.connect();
-    const tx: TxScope = { client, open: true };
-    let broken = false;
-    try {
-      await client.query("BEGIN");
-      await client.query("SELECT pg_advisory_xact_lock($1)", [WRITE_LOCK]);
-      const result = await this.scope.run(tx, fn);
-      await client.query("COMMIT");
-      return result;
-    } catch (err) {
+    return pgTransaction<pg.PoolClient, T>(this.pool, async (client) => {
+      const tx: TxScope = { client, open: true };
       try {
-        await client.query("ROLLBACK");
-      } catch {
-        broken = true; // the connection is gone; the pool must not hand it out again
+        await client.query("SELECT pg_advisory_xact_lock($1)", [WRITE_LOCK]);
+        return await this.scope.run(tx, fn);
+      } finally {
+        // (what `fn` left running goes to the pool, not to a connection about to commit)
+        tx.open = false;
       }
-      throw err;
-    } finally {
-      tx.open = false;
-      client.release(broken);
-    }
+    });
   }
 
   private async writeTags(n: NoteDetail): Promise<void> {
@@ -329,49 +320,18 @@ export class PgNotesRepository implements NotesRepository {
   }
 }
 
-/** The schema version a PostgreSQL database is at (0: never migrated). */
-export async function pgSchemaVersion(db: Queryable): Promise<number> {
-  await db.query(`CREATE TABLE IF NOT EXISTS notes_status_schema (version INTEGER NOT NULL)`);
-  const { rows } = await db.query<{ version: number }>(
-    `SELECT max(version) AS version FROM notes_status_schema`,
-  );
-  return rows[0]?.version ?? 0;
-}
-
 /**
  * Applies the migrations the database has not seen yet, each in its own transaction, under a lock so
  * that instances starting at once migrate once. Returns the version reached.
  */
-export async function migratePostgres(pool: pg.Pool): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query("SELECT pg_advisory_lock($1)", [MIGRATE_LOCK]);
-    try {
-      const current = await pgSchemaVersion(client);
-      if (current > PG_MIGRATIONS.length) {
-        throw new Error(
-          `The database is at schema version ${current}, newer than this program knows (${PG_MIGRATIONS.length}); upgrade notes-status-mcp`,
-        );
-      }
-      for (let v = current; v < PG_MIGRATIONS.length; v++) {
-        await client.query("BEGIN");
-        try {
-          await client.query(PG_MIGRATIONS[v]!);
-          await client.query(`INSERT INTO notes_status_schema (version) VALUES ($1)`, [v + 1]);
-          await client.query("COMMIT");
-        } catch (err) {
-          await client.query("ROLLBACK");
-          throw err;
-        }
-      }
-      return PG_MIGRATIONS.length;
-    } finally {
-      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATE_LOCK]);
-    }
-  } finally {
-    client.release();
-  }
-}
+export const migratePostgres = (pool: pg.Pool): Promise<number> =>
+  migratePg(pool, {
+    table: "notes_status_schema",
+    lock: MIGRATE_LOCK,
+    migrations: PG_MIGRATIONS,
+    newer: (current, known) =>
+      `The database is at schema version ${current}, newer than this program knows (${known}); upgrade notes-status-mcp`,
+  });
 
 /** Connects to a PostgreSQL URL (postgres:// or postgresql://), migrates, and returns the repository. */
 export async function openPostgres(url: string): Promise<PgNotesRepository> {

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { pgTransaction } from "@mcpforge/toolkit";
 import pg from "pg";
 
 /**
@@ -104,6 +105,10 @@ export class Pg {
     const client = await this.pool.connect();
     const notice = (m: { message?: string | undefined }) => onNotice?.(m.message ?? "");
     client.on("notice", notice);
+    // A connection lost between two statements is an `error` event (unheard, it would end the
+    // process); the statement in flight reports it, and the connection is closed below anyway
+    const lost = () => undefined;
+    client.on("error", lost);
     try {
       for (const [k, v] of Object.entries(settings))
         await client.query("SELECT set_config($1, $2, false)", [k, v]);
@@ -112,35 +117,23 @@ export class Pg {
       );
     } finally {
       client.off("notice", notice);
+      client.off("error", lost);
       client.release(true);
     }
   }
 
   /** One connection from BEGIN (then `start`) to COMMIT, every call of `fn`'s async flow on it. */
-  private async transaction<T>(
-    start: (client: pg.PoolClient) => Promise<void>,
-    fn: () => Promise<T>,
-  ): Promise<T> {
-    const client = await this.pool.connect();
-    const tx: TxScope = { client, open: true };
-    let broken = false;
-    try {
-      await client.query("BEGIN");
-      await start(client);
-      const out = await this.scope.run(tx, fn);
-      await client.query("COMMIT");
-      return out;
-    } catch (err) {
+  private transaction<T>(start: (client: pg.PoolClient) => Promise<void>, fn: () => Promise<T>): Promise<T> {
+    return pgTransaction<pg.PoolClient, T>(this.pool, async (client) => {
+      const tx: TxScope = { client, open: true };
       try {
-        await client.query("ROLLBACK");
-      } catch {
-        broken = true; // the connection is gone; the pool must not hand it out again
+        await start(client);
+        return await this.scope.run(tx, fn);
+      } finally {
+        // (what `fn` left running goes to the pool, not to a connection about to commit)
+        tx.open = false;
       }
-      throw err;
-    } finally {
-      tx.open = false;
-      client.release(broken);
-    }
+    });
   }
 
   private closing: Promise<void> | undefined;

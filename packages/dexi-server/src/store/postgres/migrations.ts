@@ -1,3 +1,4 @@
+import { migratePg } from "@mcpforge/toolkit";
 import type pg from "pg";
 
 /**
@@ -362,47 +363,16 @@ export const PG_MIGRATIONS: readonly string[] = [
 /** Held while migrating, so instances starting together migrate once. Arbitrary; only Dexi's own. */
 const MIGRATE_LOCK = 4_211_730_517;
 
-/** The schema version a PostgreSQL database is at (0: never migrated). */
-export async function pgSchemaVersion(db: pg.Pool | pg.PoolClient): Promise<number> {
-  await db.query("CREATE TABLE IF NOT EXISTS dexi_schema (version INTEGER NOT NULL)");
-  const { rows } = await db.query<{ version: number | null }>(
-    "SELECT max(version) AS version FROM dexi_schema",
-  );
-  return rows[0]?.version ?? 0;
-}
-
 /**
  * Applies the migrations the database has not seen yet, each in its own transaction, under a lock so
  * that instances starting at once migrate once; refuses a database written by a newer Dexi.
  * Returns the version reached.
  */
-export async function migratePostgres(pool: pg.Pool): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query("SELECT pg_advisory_lock($1)", [MIGRATE_LOCK]);
-    try {
-      const current = await pgSchemaVersion(client);
-      if (current > PG_MIGRATIONS.length) {
-        throw new Error(
-          `This database has schema version ${current}, newer than this dexi (${PG_MIGRATIONS.length}); upgrade dexi`,
-        );
-      }
-      for (let v = current; v < PG_MIGRATIONS.length; v++) {
-        await client.query("BEGIN");
-        try {
-          await client.query(PG_MIGRATIONS[v]!);
-          await client.query("INSERT INTO dexi_schema (version) VALUES ($1)", [v + 1]);
-          await client.query("COMMIT");
-        } catch (err) {
-          await client.query("ROLLBACK");
-          throw err;
-        }
-      }
-      return PG_MIGRATIONS.length;
-    } finally {
-      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATE_LOCK]);
-    }
-  } finally {
-    client.release();
-  }
-}
+export const migratePostgres = (pool: pg.Pool): Promise<number> =>
+  migratePg(pool, {
+    table: "dexi_schema",
+    lock: MIGRATE_LOCK,
+    migrations: PG_MIGRATIONS,
+    newer: (current, known) =>
+      `This database has schema version ${current}, newer than this dexi (${known}); upgrade dexi`,
+  });
