@@ -41,8 +41,22 @@ export function getSecret(dir: string, account: string): string | undefined {
     return fs.readFileSync(file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
+    throw unreadableSecret(account, file, err);
   }
+}
+
+/**
+ * A stored secret (password or OAuth2 grant) that is there but cannot be read or looked at: its
+ * file's permissions, a link, a directory in its place. Said as such, not as an internal error, and
+ * without anything of the file's content.
+ */
+export function unreadableSecret(account: string, file: string, err: unknown): MailError {
+  const code = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+  return new MailError(
+    "AUTH_REQUIRED",
+    `the stored secret of account ${account} cannot be read (${code}: ${file})`,
+    "The user checks that file (a regular file the daemon's user can read), or stores the secret again with `chainmail secret set ACCOUNT` (`chainmail auth login ACCOUNT` for OAuth2).",
+  );
 }
 
 export function hasSecret(dir: string, account: string): boolean {

@@ -75,6 +75,46 @@ describe("the daemon's connections when the account's secret changes", () => {
     }
   }, 60_000);
 
+  it("leaves the connection alone while the secret cannot be read, and the next call says why, as AUTH_REQUIRED", async () => {
+    setSecret(secrets, "work", PASSWORD);
+    const account = configWith(false).accounts[0];
+    if (!account) throw new Error("no account");
+    const pool = new ImapPool(secrets, 50);
+    const file = secretFile(secrets, "work");
+    try {
+      await pool.read(account, (c) => c.list());
+      // A link to itself: stat and read both fail (ELOOP), as they would for a file root cannot read
+      fs.rmSync(file);
+      fs.symlinkSync(path.basename(file), file);
+      // Checks run meanwhile (every 50 ms) and throw nothing out of their timer
+      await new Promise((r) => setTimeout(r, 300));
+      expect(pool.connection("work").state).toBe("open");
+      const err = await pool
+        .read(account, (c) => c.list())
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      // Said as what it is, not as an internal error, and nothing of the file in it
+      expect(err).toMatchObject({
+        reason: "AUTH_REQUIRED",
+        message: `the stored secret of account work cannot be read (ELOOP: ${file})`,
+      });
+      // A directory in its place: looked at, but not read
+      fs.rmSync(file);
+      fs.mkdirSync(file);
+      await expect(pool.read(account, (c) => c.list())).rejects.toMatchObject({
+        reason: "AUTH_REQUIRED",
+        message: `the stored secret of account work cannot be read (EISDIR: ${file})`,
+      });
+      fs.rmSync(file, { recursive: true });
+      setSecret(secrets, "work", PASSWORD);
+      expect((await pool.read(account, (c) => c.list())).length).toBeGreaterThan(0);
+    } finally {
+      await pool.closeAll();
+    }
+  }, 60_000);
+
   it("logs the watch out on sign-out, keeps it down while signed out, and starts it with a new secret", async () => {
     setSecret(secrets, "work", PASSWORD);
     const config = configWith(true);

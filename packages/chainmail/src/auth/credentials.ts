@@ -14,7 +14,7 @@ import { execFile } from "node:child_process";
 import type { AccountConfig, ServerConfig } from "../config.js";
 import { MailError } from "../errors.js";
 import { unconfirmedError } from "../policy/endpoints.js";
-import { getSecret, secretFile } from "../secrets.js";
+import { getSecret, secretFile, unreadableSecret } from "../secrets.js";
 import { loginHint, oauthClient, oauthErrorOf, refreshGrant } from "./oauth.js";
 import { isLoopbackHost } from "./providers.js";
 import { fileVersion, grantFile, loadGrant, saveGrant } from "./store.js";
@@ -72,9 +72,14 @@ export class Credentials {
   /** What the account's secret is now: its file's version, or its password command. */
   private version(account: AccountConfig): string | undefined {
     if (account.password_command) return `command:${JSON.stringify(account.password_command)}`;
-    return fileVersion(
-      account.oauth ? grantFile(this.secretsDir, account.name) : secretFile(this.secretsDir, account.name),
-    );
+    const file = account.oauth
+      ? grantFile(this.secretsDir, account.name)
+      : secretFile(this.secretsDir, account.name);
+    try {
+      return fileVersion(file);
+    } catch (err) {
+      throw unreadableSecret(account.name, file, err);
+    }
   }
 
   /** The account's entry, started afresh when its secret (file or command) changed. */
@@ -103,8 +108,16 @@ export class Credentials {
     return this.entry(account);
   }
 
+  /**
+   * What is known of the account's sign-in. A stored secret that cannot be read is "unknown" here,
+   * so a list of accounts still answers; a login (test_account, any call) says what is wrong.
+   */
   state(account: AccountConfig): AuthState {
-    return this.entry(account).state;
+    try {
+      return this.entry(account).state;
+    } catch {
+      return "unknown";
+    }
   }
 
   /** Records the outcome of a login with what `login` gave. */

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { MailError } from "../errors.js";
 import { ensurePrivateDir } from "../home.js";
-import { ACCOUNT_NAME_RE } from "../secrets.js";
+import { ACCOUNT_NAME_RE, unreadableSecret } from "../secrets.js";
 
 export interface StoredGrant {
   refresh_token: string;
@@ -54,7 +54,7 @@ export function loadGrant(dir: string, account: string): StoredGrant | undefined
     text = fs.readFileSync(grantFile(dir, account), "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
+    throw unreadableSecret(account, grantFile(dir, account), err);
   }
   try {
     const v = JSON.parse(text) as Partial<StoredGrant>;
