@@ -219,6 +219,17 @@ describe("a first run without config.toml", () => {
       expect(r.out).toContain(`no config file at ${configFile}`);
       expect(r.out).toContain("[[accounts]]");
       expect(JSON.parse((await run(dir, ["--json", "accounts"])).out)).toEqual({ accounts: [] });
+      expect(r.out).toContain("chainmail accounts add you@example.com");
+      // Listings across accounts say why they are empty, not only that they are
+      const none = `No accounts are configured in ${configFile}: \`chainmail accounts add you@example.com\` adds one`;
+      for (const args of [["folders"], ["search", "invoice"], ["cache", "status"], ["auth", "status"]]) {
+        const listed = await run(dir, args);
+        expect(listed.code, args.join(" ")).toBe(0);
+        expect(listed.out, args.join(" ")).toContain(none);
+      }
+      expect((await run(dir, ["search", "invoice"])).out).toMatch(/^0 match\(es\)\n/);
+      // (the JSON is the daemon's answer as it is)
+      expect(JSON.parse((await run(dir, ["--json", "folders"])).out)).toEqual({ accounts: [], partial: [] });
     } finally {
       daemon?.kill("SIGTERM");
     }

@@ -5,6 +5,7 @@
 import { credentialsFor } from "../auth/credentials.js";
 import { defaultFlow, signIn, signOut } from "../auth/login.js";
 import { DaemonClient } from "../client/index.js";
+import { noAccountsLine } from "./first-run.js";
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import { type AccountConfig, loadConfig } from "../config.js";
@@ -114,9 +115,11 @@ export async function runAuth(home: Home, flags: AuthFlags, args: string[], json
     const rows = await statusRows(home);
     out(
       { accounts: rows },
-      rows
-        .map((r) => `${r.name}\t${r.auth_method}\t${r.auth}${r.daemon ? "" : " (daemon not running)"}`)
-        .join("\n"),
+      rows.length
+        ? rows
+            .map((r) => `${r.name}\t${r.auth_method}\t${r.auth}${r.daemon ? "" : " (daemon not running)"}`)
+            .join("\n")
+        : noAccountsLine(home.configFile),
     );
     return 0;
   }

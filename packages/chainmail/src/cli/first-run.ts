@@ -2,7 +2,8 @@
 export function noConfigText(configFile: string): string {
   return [
     `No accounts: there is no config file at ${configFile}.`,
-    "To add an account, write it there, for example:",
+    "The quickest way to add an account: `chainmail accounts add you@example.com`, which finds the",
+    "server settings for the address and writes the file. Or write it there yourself, for example:",
     "",
     "  [[accounts]]",
     '  name = "work"',
@@ -20,4 +21,12 @@ export function noConfigText(configFile: string): string {
     "file again on its own; start one with `chainmail daemon`. `chainmail accounts` then lists the account,",
     "and `chainmail test work` checks that it can log in.",
   ].join("\n");
+}
+
+/**
+ * One line under a listing that came back empty because no account is configured (folders, search,
+ * cache status, auth status), so an empty answer is not mistaken for an empty mailbox.
+ */
+export function noAccountsLine(configFile: string): string {
+  return `No accounts are configured in ${configFile}: \`chainmail accounts add you@example.com\` adds one (\`chainmail accounts\` says more).`;
 }

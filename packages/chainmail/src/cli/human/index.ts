@@ -16,7 +16,7 @@ import type { WatchStatus } from "../../service/events.js";
 import type { BatchResult } from "../../service/organize.js";
 import type { SearchResult } from "../../service/search/index.js";
 import type { AuditRow } from "../../store/state.js";
-import { noConfigText } from "../first-run.js";
+import { noAccountsLine, noConfigText } from "../first-run.js";
 import {
   adminStatus,
   cacheStatus,
@@ -75,6 +75,26 @@ export function terminalText(text: string): string {
 const TERMINAL_UNSAFE = /[^\P{Cc}\t\n]|\p{Cf}/gu;
 
 function render(command: string, result: unknown, context?: HumanContext): string {
+  const text = renderResult(command, result, context);
+  if (!context || !answeredForNoAccount(command, result)) return text;
+  return [text, noAccountsLine(context.configFile)].filter(Boolean).join("\n");
+}
+
+/**
+ * Whether a listing across accounts (folders, search, cache status) came back empty because there
+ * is no account to ask: no account in its answer, none failed.
+ */
+function answeredForNoAccount(command: string, result: unknown): boolean {
+  const r = result as Record<string, unknown>;
+  const none = (key: string) => Array.isArray(r[key]) && (r[key] as unknown[]).length === 0;
+  const noneFailed = r["partial"] === undefined || none("partial");
+  if (command === "folders") return none("accounts") && noneFailed;
+  if (command === "search") return none("account_counts") && noneFailed;
+  if (command === "cache") return typeof r["size_bytes"] === "number" && none("accounts");
+  return false;
+}
+
+function renderResult(command: string, result: unknown, context?: HumanContext): string {
   const r = result as Record<string, unknown>;
   switch (command) {
     case "accounts": {
@@ -86,7 +106,7 @@ function render(command: string, result: unknown, context?: HumanContext): strin
       if (accounts.length === 0 && context)
         lines.push(
           context.configExists
-            ? `No accounts in ${context.configFile}. Add one as an [[accounts]] table (see chainmail's README), then store its password with \`chainmail secret set NAME\`.`
+            ? `No accounts in ${context.configFile}. Add one with \`chainmail accounts add you@example.com\` (or as an [[accounts]] table, see chainmail's README), then store its password with \`chainmail secret set NAME\`.`
             : noConfigText(context.configFile),
         );
       return withConfigError(lines, r["config_error"] as ConfigError | undefined);
