@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openCache } from "../src/cache/index.js";
 import { ensureFolder, updateFlags } from "../src/cache/store.js";
@@ -65,6 +66,34 @@ describe("the event log", () => {
       ["gap", 2],
       ["new", 3],
     ]);
+    log.close();
+  });
+
+  it("keeps running when pruning fails (state.db locked by another process), and prunes once it can", async () => {
+    const lines: string[] = [];
+    const log = new EventLog(state, {
+      retentionSeconds: () => retention,
+      now: () => now,
+      log: (line) => lines.push(line),
+      pruneEveryMs: 20,
+    });
+    newAt(log, 1);
+    now += 7200 * 1000;
+    // Another process holds the write lock past the store's busy timeout (250 ms)
+    const other = new Database(path.join(dir, "state.db"));
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      await new Promise((r) => setTimeout(r, 400));
+      expect(lines.some((l) => l.includes("pruning old events failed") && /locked|busy/i.test(l))).toBe(true);
+      // A read is answered meanwhile, old event and all
+      const r = await read(log, { cursor: 0 });
+      expect(r.result.events.map((e) => e.kind)).toEqual(["new"]);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+    for (let i = 0; i < 50 && log.store.stats().count > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(log.store.stats().count).toBe(0);
     log.close();
   });
 

@@ -141,6 +141,28 @@ describe("the upload spool", () => {
       fs.rmSync(d, { recursive: true, force: true });
     }
   });
+  it("an expired upload whose file cannot be deleted is forgotten, and fails nobody else's upload", () => {
+    let now = 1_000_000;
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), "cm-spool-"));
+    const spool = new UploadSpool(d, { ttlMs: 1000, now: () => now });
+    try {
+      const { upload_id } = spool.begin("/tmp/a", 1);
+      // Its file replaced by a directory with something in it: deleting it fails
+      const file = path.join(d, upload_id);
+      fs.rmSync(file);
+      fs.mkdirSync(file);
+      fs.writeFileSync(path.join(file, "x"), "x");
+      now += 2000;
+      const next = spool.begin("/tmp/b", 1);
+      expect(spool.pending()).toBe(1);
+      expect(() => spool.chunk(upload_id, 0, "YQ==")).toThrow(/unknown, already used or expired/);
+      spool.chunk(next.upload_id, 0, Buffer.from("b").toString("base64"));
+      expect(spool.finish(next.upload_id).size).toBe(1);
+    } finally {
+      spool.close();
+      fs.rmSync(d, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("the client's checks before an upload", () => {

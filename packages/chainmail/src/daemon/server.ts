@@ -87,6 +87,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   // The work items store lives in state.db beside the log; ctx exists by the time either is asked.
   const events = new EventLog(state, {
     retentionSeconds: () => fileConfig.events.retention_seconds,
+    log,
     linkedItems:
       options.linkedItems ?? ((account, threadKey) => itemsOf(ctx).linkedItems(account, threadKey)),
     itemSubtree: options.itemSubtree ?? ((itemId) => itemsOf(ctx).subtreeIds(itemId)),

@@ -58,6 +58,10 @@ export interface EventLogOptions {
   /** An item and every live item below it, or null when there is no such item. */
   itemSubtree?: (itemId: string) => string[] | null;
   now?: () => number;
+  /** Where a failed pruning is said (the daemon's log). */
+  log?: (line: string) => void;
+  /** How often the retention runs (tests). */
+  pruneEveryMs?: number;
 }
 
 const PRUNE_EVERY_MS = 60_000;
@@ -81,7 +85,7 @@ export class EventLog {
     this.linkedItems = options.linkedItems ?? (() => []);
     this.itemSubtree = options.itemSubtree ?? (() => null);
     this.prune();
-    this.pruneTimer = setInterval(() => this.prune(), PRUNE_EVERY_MS);
+    this.pruneTimer = setInterval(() => this.pruneOrSay(), options.pruneEveryMs ?? PRUNE_EVERY_MS);
     this.pruneTimer.unref();
   }
 
@@ -143,6 +147,19 @@ export class EventLog {
     return this.store.prune(before);
   }
 
+  /**
+   * The retention as the timer and each read run it: a failure (state.db locked by another process
+   * past its busy timeout, a full disk) is said in the log and tried again next time. Thrown from
+   * the timer it would end the daemon; from a read, fail a read that only had to skip old events.
+   */
+  private pruneOrSay(): void {
+    try {
+      this.prune();
+    } catch (err) {
+      this.options.log?.(`events: pruning old events failed, tried again later: ${(err as Error).message}`);
+    }
+  }
+
   /** Waiters re-read after the current synchronous work (a cache transaction) has committed. */
   private wake(): void {
     if (this.wakeQueued) return;
@@ -167,7 +184,7 @@ export class EventLog {
   }
 
   private page(p: ReadEventsParams, after: number, kinds: EventKind[], itemIds: string[] | null) {
-    this.prune();
+    this.pruneOrSay();
     const last = this.store.lastId();
     const pruned = this.store.prunedThrough();
     const events: MailEvent[] = [];

@@ -180,11 +180,20 @@ export class UploadSpool {
     return e;
   }
 
+  /**
+   * Forgets an upload and deletes its file. Never throws: it runs from the sweep's timer (a throw
+   * there would end the daemon) and before other callers' uploads (which must not fail for this
+   * one). A file that could not be deleted is gone at the daemon's next start (the constructor).
+   */
   private drop(id: string): void {
     const e = this.entries.get(id);
     if (!e) return;
     this.entries.delete(id);
-    if (e.fd !== undefined) fs.closeSync(e.fd);
-    fs.rmSync(e.file, { force: true });
+    try {
+      if (e.fd !== undefined) fs.closeSync(e.fd);
+      fs.rmSync(e.file, { force: true });
+    } catch {
+      // (see above)
+    }
   }
 }
