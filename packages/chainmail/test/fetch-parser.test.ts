@@ -5,6 +5,7 @@
 import { ImapStream } from "imapflow/lib/handler/imap-stream.js";
 import { parser } from "imapflow/lib/handler/imap-handler.js";
 import { formatMessageResponse } from "imapflow/lib/tools.js";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FetchParseError, ResponseSplitter, parseResponse } from "../src/imap/fetch-parser.js";
 import { type MessageContext, type SyncedMessage, toMessage } from "../src/imap/raw-fetch.js";
@@ -194,5 +195,113 @@ describe("the lean FETCH reader", () => {
     expect(done).toHaveLength(1);
     const p = parseResponse(done[0] as Buffer);
     expect(p.kind === "fetch" && toMessage(context(), p.fetch).headers?.toString()).toBe("abc\r\n)\r\ndefg");
+  });
+});
+
+/**
+ * What a hostile (or broken) IMAP server can send: every response the lean reader is given either
+ * reads or fails with its own FetchParseError (which ends the sync with a clear error), never
+ * another exception, whatever is cut, inserted or changed, and whatever the split.
+ */
+describe("the lean FETCH reader on hostile bytes", () => {
+  // Bytes that mean something to the grammar, and some that mean nothing
+  const TOKENS = [
+    "(",
+    ")",
+    '"',
+    "\\",
+    "{",
+    "}",
+    "{0}\r\n",
+    "{5}\r\n",
+    "{99999999999}\r\n",
+    " ",
+    "\r\n",
+    "NIL",
+    "UID",
+    "0",
+    "-1",
+    "9".repeat(30),
+    "*",
+    "[",
+    "]",
+    "\u00ff",
+    "\u0000",
+    "BODYSTRUCTURE",
+    "ENVELOPE",
+    "FLAGS",
+    "X-GM-LABELS",
+    "MODSEQ",
+    "INTERNALDATE",
+  ];
+  const edit = fc.oneof(
+    fc.record({ at: fc.nat(), cut: fc.nat({ max: 40 }) }).map((e) => ({ ...e, insert: Buffer.alloc(0) })),
+    fc
+      .record({
+        at: fc.nat(),
+        cut: fc.nat({ max: 3 }),
+        tokens: fc.array(fc.constantFrom(...TOKENS), { minLength: 1, maxLength: 4 }),
+      })
+      .map((e) => ({ at: e.at, cut: e.cut, insert: Buffer.from(e.tokens.join(""), "latin1") })),
+    fc
+      .record({ at: fc.nat(), cut: fc.nat({ max: 3 }), bytes: fc.uint8Array({ minLength: 1, maxLength: 8 }) })
+      .map((e) => ({ at: e.at, cut: e.cut, insert: Buffer.from(e.bytes) })),
+  );
+
+  /** Feeds `bytes` in the chunks given; true when it read or failed with FetchParseError. */
+  function readsOrRefuses(bytes: Buffer, splits: number[]): true {
+    const splitter = new ResponseSplitter();
+    const cuts = [...new Set(splits.map((s) => s % (bytes.length + 1)))].sort((a, b) => a - b);
+    let from = 0;
+    try {
+      for (const to of [...cuts, bytes.length]) {
+        for (const r of splitter.push(bytes.subarray(from, to))) {
+          const p = parseResponse(r);
+          if (p.kind === "fetch") toMessage(context(), p.fetch);
+        }
+        from = to;
+      }
+    } catch (err) {
+      if (!(err instanceof FetchParseError)) throw err;
+    }
+    return true;
+  }
+
+  it("edits of real responses read or fail with FetchParseError", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...HARD),
+        fc.array(edit, { minLength: 1, maxLength: 4 }),
+        fc.array(fc.nat(), { maxLength: 3 }),
+        (response, edits, splits) => {
+          let b = response;
+          for (const e of edits) {
+            const at = e.at % (b.length + 1);
+            b = Buffer.concat([b.subarray(0, at), e.insert, b.subarray(at + e.cut)]);
+          }
+          return readsOrRefuses(b, splits);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("arbitrary bytes after a FETCH's start read or fail with FetchParseError", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom(...TOKENS), fc.string({ maxLength: 6 })), { maxLength: 40 }),
+        fc.array(fc.nat(), { maxLength: 3 }),
+        (parts, splits) =>
+          readsOrRefuses(Buffer.from(`* 1 FETCH (UID 1 ${parts.join("")})\r\n`, "latin1"), splits),
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("refuses a literal larger than a response may be, instead of waiting to buffer it", () => {
+    const s = new ResponseSplitter();
+    expect(() => s.push(Buffer.from("* 1 FETCH (UID 1 BODY[HEADER] {99999999999}\r\nabc"))).toThrow(
+      FetchParseError,
+    );
   });
 });
