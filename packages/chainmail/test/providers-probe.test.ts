@@ -12,6 +12,8 @@ import {
 // Every look-up goes to these two local servers: the probe never reaches the internet from a test.
 let dns: DnsServer;
 let web: HttpServer;
+/** What the endless document's server wrote before the probe hung up. */
+let endlessSent = 0;
 
 const AUTO = clientConfig(
   [
@@ -60,6 +62,19 @@ beforeAll(async () => {
       [{ host: "smtp.gmail.com", port: 465, socket: "SSL" }],
     ),
     "/autoconfig.bad.test/mail/config-v1.1.xml": "<clientConfig><emailProvider><incomingServer",
+    // A document without end: XML padding as fast as the connection takes it, until it is closed
+    "/autoconfig.endless.test/mail/config-v1.1.xml": (res) => {
+      res.writeHead(200, { "content-type": "text/xml" });
+      const chunk = `<!-- ${"x".repeat(64 * 1024)} -->`;
+      const more = () => {
+        while (!res.destroyed && res.write(chunk)) endlessSent += chunk.length;
+        if (!res.destroyed) res.once("drain", more);
+      };
+      res.write("<clientConfig>");
+      more();
+    },
+    // One that says its size up front
+    "/autoconfig.large.test/mail/config-v1.1.xml": `<clientConfig>${" ".repeat(300 * 1024)}</clientConfig>`,
   });
 });
 
@@ -173,6 +188,15 @@ describe("accounts probe", () => {
     expect(r.smtp).toBeNull();
     expect(step(r, "autoconfig")).toMatchObject({ status: "none" });
     expect(step(r, "mx")).toMatchObject({ status: "none", detail: "ENOTFOUND" });
+  });
+
+  it("stops reading a document past 256 KiB instead of buffering what the server sends until the deadline", async () => {
+    const r = await probeAddress("me@endless.test", { ...local(), timeoutMs: 20_000 });
+    expect(step(r, "autoconfig")).toMatchObject({ status: "failed", detail: "document too large" });
+    // (not "ETIMEOUT": it hung up at the bound, and read what the socket buffers held, not seconds of data)
+    expect(endlessSent).toBeLessThan(64 * 1024 * 1024);
+    const large = await probeAddress("me@large.test", local());
+    expect(step(large, "autoconfig")).toMatchObject({ status: "failed", detail: "document too large" });
   });
 
   it("refuses a string that is not one address", async () => {

@@ -325,9 +325,8 @@ async function autoconfigStep(
       return { source, query: url, status: "failed", detail: "redirected off https" };
     if (res.status === 404) return { source, query: url, status: "none", detail: "HTTP 404" };
     if (!res.ok) return { source, query: url, status: "failed", detail: `HTTP ${res.status}` };
-    const body = Buffer.from(await res.arrayBuffer());
-    if (body.length > MAX_XML_BYTES)
-      return { source, query: url, status: "failed", detail: "document too large" };
+    const body = await readCapped(res, MAX_XML_BYTES);
+    if (body === null) return { source, query: url, status: "failed", detail: "document too large" };
     text = body.toString("utf8");
   } catch (err) {
     const e = err as { name?: string; cause?: { code?: string } };
@@ -339,6 +338,33 @@ async function autoconfigStep(
   if (!found)
     return { source, query: url, status: "none", detail: "no IMAP or SMTP server with TLS in the document" };
   return { source, query: url, status: "found", ...found };
+}
+
+/**
+ * A response's body, or null once it passes `max` bytes: what comes after is not read (the
+ * request is cancelled), so a server that sends without end costs `max` bytes of memory, not all
+ * it can send before the deadline.
+ */
+async function readCapped(res: Response, max: number): Promise<Buffer | null> {
+  const declared = Number(res.headers.get("content-length") ?? Number.NaN);
+  if (declared > max) {
+    await res.body?.cancel();
+    return null;
+  }
+  if (!res.body) return Buffer.alloc(0);
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks);
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
 }
 
 const parser = new XMLParser({

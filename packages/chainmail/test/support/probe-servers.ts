@@ -76,7 +76,9 @@ export interface HttpServer {
 }
 
 /** Serves `files` by path (`/autoconfig.example.org/mail/config-v1.1.xml`); 404 for the rest. */
-export async function startHttp(files: Record<string, string>): Promise<HttpServer> {
+export async function startHttp(
+  files: Record<string, string | ((res: http.ServerResponse) => void)>,
+): Promise<HttpServer> {
   const asked: string[] = [];
   const server = http.createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0]!;
@@ -86,7 +88,9 @@ export async function startHttp(files: Record<string, string>): Promise<HttpServ
       res.writeHead(404).end("not found");
       return;
     }
-    res.writeHead(200, { "content-type": "text/xml" }).end(body);
+    // (a function answers as it likes: a body without end, say)
+    if (typeof body === "function") body(res);
+    else res.writeHead(200, { "content-type": "text/xml" }).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
