@@ -1,5 +1,5 @@
 import { request as httpRequest } from "node:http";
-import { connectHttp } from "@mcpforge/toolkit/testing";
+import { connectHttp, postWithoutEnd } from "@mcpforge/toolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oauthSetup } from "../src/app.js";
 import { SignInLimiter } from "../src/auth/limiter.js";
@@ -359,6 +359,18 @@ describe("the pages", () => {
     } finally {
       await limited.close();
     }
+  });
+
+  it("refuses a registration or token request whose body never ends, without reading it whole, and serves the next", async () => {
+    for (const path of ["/register", "/token"]) {
+      const r = await postWithoutEnd(`${server.base}${path}`, {
+        "content-type": path === "/token" ? "application/x-www-form-urlencoded" : "application/json",
+      });
+      expect(r.status, path).toBeGreaterThanOrEqual(400);
+      expect(r.status, path).toBeLessThan(500);
+      expect(r.sentBytes, path).toBeLessThan(256 * 1024 * 1024);
+    }
+    expect(await register(server.base, REDIRECT)).toMatch(/\S/);
   });
 
   it("limits client registrations per address", async () => {

@@ -54,6 +54,7 @@ export {
   untrusted,
   untrustedField,
 } from "./untrusted.js";
+export { readBodyText } from "./http/body.js";
 export { createKitHttpHandler, type KitHttpHandler } from "./http/handler.js";
 export { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } from "./http/sessions.js";
 export { checkMessage, decodeLine } from "./jsonrpc.js";

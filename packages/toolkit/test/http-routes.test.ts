@@ -1,7 +1,9 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createExampleServer } from "../src/example/app.js";
+import { createKitHttpHandler } from "../src/http/handler.js";
 import { connectHttp } from "../src/testing/clients.js";
+import { postWithoutEnd } from "../src/testing/endless-body.js";
 import { type HttpHandle, type HttpRequestInfo, serveHttp, staticTokenVerifier } from "../src/transports.js";
 
 /** The additive HTTP hooks: extra routes beside the MCP endpoint, and the 403 step-up for tools/call. */
@@ -89,6 +91,59 @@ describe("scopeChallenge", () => {
       const r = await c.client.callTool({ name: "list_notes", arguments: {} });
       expect(r.isError, era).toBeFalsy();
       await c.close();
+    }
+  });
+});
+
+describe("request bodies", () => {
+  it("over the bound are refused with 413 without being read to their end, and the next call is served", async () => {
+    const r = await postWithoutEnd(http.url, {
+      authorization: `Bearer ${TOKEN}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    });
+    expect(r.status).toBe(413);
+    // Answered at the bound (what sockets buffer besides), long before the client's own limit of 1 GiB
+    expect(r.sentBytes).toBeLessThan(256 * 1024 * 1024);
+    const client = await connectHttp(http.url, TOKEN);
+    try {
+      expect((await client.client.listTools()).tools.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("over the bound are refused by the kit's handler itself, on a host without the SDK's Node adapter", async () => {
+    const handler = createKitHttpHandler(createExampleServer(), {
+      caller: { scopes: ["example:read"] },
+      allowedHosts: ["kit.test"],
+      log: () => undefined,
+    });
+    try {
+      let pulled = 0;
+      // 64 MiB in all (a handler reading it whole then answers something else than 413)
+      const endless = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (pulled >= 64 * 1024 * 1024) return controller.close();
+          pulled += 64 * 1024;
+          controller.enqueue(new Uint8Array(64 * 1024).fill(0x20));
+        },
+      });
+      const res = await handler.fetch(
+        new Request("http://kit.test/mcp", {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+          body: endless,
+          duplex: "half",
+        } as RequestInit),
+      );
+      expect(res.status).toBe(413);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+        "Payload Too Large: Request body must not exceed 4194304 bytes",
+      );
+      expect(pulled).toBeLessThan(8 * 1024 * 1024);
+    } finally {
+      await handler.close();
     }
   });
 });

@@ -1,4 +1,5 @@
 /** Small HTTP answers shared by the OAuth endpoints and the pages. */
+import { readBodyText } from "@mcpforge/toolkit";
 
 export const MAX_FORM_BYTES = 64 * 1024;
 
@@ -41,17 +42,14 @@ export function seeOther(location: string, extra: Record<string, string> = {}): 
 export async function readForm(request: Request): Promise<URLSearchParams | undefined> {
   const type = request.headers.get("content-type") ?? "";
   if (!type.startsWith("application/x-www-form-urlencoded")) return undefined;
-  const length = Number(request.headers.get("content-length") ?? "0");
-  if (length > MAX_FORM_BYTES) return undefined;
-  const text = await request.text();
-  if (text.length > MAX_FORM_BYTES) return undefined;
-  return new URLSearchParams(text);
+  const text = await readBodyText(request, MAX_FORM_BYTES);
+  return text === undefined ? undefined : new URLSearchParams(text);
 }
 
 /** A JSON body, bounded; undefined when it is too large or not JSON. */
 export async function readJson(request: Request): Promise<unknown> {
-  const text = await request.text();
-  if (text.length > MAX_FORM_BYTES) return undefined;
+  const text = await readBodyText(request, MAX_FORM_BYTES);
+  if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch {

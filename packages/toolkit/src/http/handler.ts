@@ -11,6 +11,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Caller } from "../define.js";
 import { decodeLine } from "../jsonrpc.js";
+import { BODY_TOO_LARGE, readBodyText } from "./body.js";
 import type { AnyKit } from "../server.js";
 import { SCOPE_META_KEY } from "../server.js";
 import type { HttpHandlerOptions, HttpRequestInfo } from "./options.js";
@@ -111,7 +112,9 @@ export function createKitHttpHandler(kit: AnyKit, options: HttpHandlerOptions): 
     }
     let parsedBody: unknown;
     if (request.method === "POST") {
-      const text = await request.text();
+      // The SDK's bound (4 MiB), which its Node adapter applies before this too
+      const text = await readBodyText(request);
+      if (text === undefined) return jsonError(413, -32000, BODY_TOO_LARGE);
       const checked = decodeLine(text);
       const first = checked[0];
       if (checked.length === 1 && first && !first.ok) {

@@ -51,6 +51,7 @@ export {
   recordToolCall,
   replayToolCall,
 } from "./replay.js";
+export { postWithoutEnd } from "./endless-body.js";
 export { type ManualClock, manualClock, type Session, session } from "./session.js";
 export { serverVersionOfCopy, type VersionCopyOptions } from "./version-copy.js";
 export {
