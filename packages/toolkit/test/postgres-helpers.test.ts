@@ -70,7 +70,7 @@ describe("pgTransaction", () => {
           await killer.query("SELECT pg_terminate_backend($1)", [victimPid]);
           await c.query("INSERT INTO t VALUES (2)");
         }),
-      ).rejects.toThrow(/terminat|Connection terminated/i);
+      ).rejects.toThrow(/terminat|connection/i);
       await killer.end();
       // A pool of one: had the dead connection gone back, this would fail on it
       const pid = Number((await pool.query("SELECT pg_backend_pid() AS pid")).rows[0].pid);
