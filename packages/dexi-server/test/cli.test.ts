@@ -314,6 +314,7 @@ describe("dexi feeds", () => {
   let server: Server;
   let url: string;
   let extra = "";
+  let endlessSent = 0;
   beforeAll(async () => {
     const { readFileSync } = await import("node:fs");
     const base = readFileSync(join(FIX, "feed.xml"), "utf8");
@@ -322,12 +323,28 @@ describe("dexi feeds", () => {
         res
           .writeHead(200, { "content-type": "application/rss+xml" })
           .end(base.replace("</channel>", `${extra}</channel>`));
+      } else if (req.url === "/endless.xml") {
+        // A hostile feed: items as fast as the connection takes them, until it is closed
+        res.writeHead(200, { "content-type": "application/rss+xml" });
+        res.write("<rss><channel><title>Endless</title>");
+        const item = "<item><title>x</title><guid>x</guid></item>".repeat(1000);
+        const more = () => {
+          while (!res.destroyed && res.write(item)) endlessSent += item.length;
+          if (!res.destroyed) res.once("drain", more);
+        };
+        more();
       } else res.writeHead(404).end();
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/feed.xml`;
   });
-  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+  afterAll(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
 
   it("subscribes, polls once for new articles, and never duplicates", async () => {
     expect((await dexi("feeds", "add", url)).out).toContain(`subscribed to ${url}`);
@@ -351,6 +368,18 @@ describe("dexi feeds", () => {
     const bad = await dexi("feeds", "poll");
     expect(bad.code).toBe(1);
     expect(bad.out).toContain(`${url}-missing: failed: HTTP 404`);
+  });
+
+  it("gives up on a feed past 10 MiB without reading the rest, and polls the others", async () => {
+    const endless = url.replace("/feed.xml", "/endless.xml");
+    await dexi("feeds", "add", url);
+    await dexi("feeds", "add", endless);
+    const r = await dexi("feeds", "poll");
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(`${endless}: failed: the feed is larger than 10485760 bytes\n`);
+    expect(r.out).toMatch(new RegExp(`^${url.replaceAll(".", "\\.")}: \\d+ new, `, "m"));
+    // (it hung up at the bound: what the sockets held besides, not the 20 s until the timeout)
+    expect(endlessSent).toBeLessThan(256 * 1024 * 1024);
   });
 });
 

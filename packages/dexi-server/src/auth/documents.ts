@@ -1,5 +1,6 @@
 import { type ClientMetadata, readClientMetadata } from "./clients.js";
 import { OAuthFailure } from "./errors.js";
+import { readResponseText } from "../response-text.js";
 
 export interface DocumentOptions {
   /** A document not answered within this long is a failed registration. Default 3 s. */
@@ -93,7 +94,7 @@ export class ClientDocuments {
       throw fail((err as Error).name === "TimeoutError" ? "no answer in time" : "could not be fetched");
     }
     if (!response.ok) throw fail(`answered HTTP ${response.status}`);
-    const text = await readLimited(response, this.o.maxBytes).catch(() => undefined);
+    const text = await readResponseText(response, this.o.maxBytes).catch(() => undefined);
     if (text === undefined) throw fail(`longer than ${this.o.maxBytes} bytes`);
     let doc: unknown;
     try {
@@ -105,22 +106,4 @@ export class ClientDocuments {
       throw fail("its client_id is not its own URL");
     return readClientMetadata(doc);
   }
-}
-
-async function readLimited(response: Response, maxBytes: number): Promise<string> {
-  const reader = response.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw new Error("too large");
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }

@@ -3,6 +3,7 @@ import { parseFeed } from "../importers/feed.js";
 import { DexiError } from "./errors.js";
 import { type ImportReport, importItems } from "./importing.js";
 import type { NotesService } from "./notes.js";
+import { readResponseText } from "../response-text.js";
 
 export interface PollResult {
   url: string;
@@ -22,6 +23,9 @@ export function listFeeds(notes: NotesService, userId: number) {
   return notes.store.records.feeds(userId);
 }
 
+/** The most of a feed document read (a large podcast feed is a few MB); a longer one is refused. */
+export const MAX_FEED_BYTES = 10 * 1024 * 1024;
+
 /** Fetches every feed of a user once and imports the articles not seen before. */
 export async function pollFeeds(
   notes: NotesService,
@@ -39,7 +43,9 @@ export async function pollFeeds(
         signal: AbortSignal.timeout(options.timeoutMs ?? 20_000),
       });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      const parsed = parseFeed(await res.text(), { feedId: feed.id });
+      const text = await readResponseText(res, MAX_FEED_BYTES);
+      if (text === undefined) throw new Error(`the feed is larger than ${MAX_FEED_BYTES} bytes`);
+      const parsed = parseFeed(text, { feedId: feed.id });
       const report = await importItems(notes, userId, parsed.items, {
         ...(options.embedder ? { embedder: options.embedder } : {}),
         ...(options.now ? { now: options.now } : {}),
