@@ -185,23 +185,24 @@ const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLI
 const EXCLUSIVE =
   fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
 
-/** Creates `file` (never an existing one: EEXIST) and writes all of `content`; false on EEXIST. */
-function writeExclusive(file: string, content: Buffer): boolean {
-  let fd: number;
+/**
+ * Copies `from` to a new `file` (never an existing one: EEXIST), as a filesystem without hard links
+ * needs; false on EEXIST. A copy that fails halfway leaves no file behind.
+ */
+function copyExclusive(from: string, file: string): boolean {
   try {
-    fd = fs.openSync(file, EXCLUSIVE, 0o600);
+    // COPYFILE_EXCL: refused when the name exists, as a link (even a dangling one) too
+    fs.copyFileSync(from, file, fs.constants.COPYFILE_EXCL);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw err;
-  }
-  try {
-    fs.writeSync(fd, content);
-    fs.fsyncSync(fd);
-    fs.closeSync(fd);
-  } catch (err) {
-    fs.closeSync(fd);
     fs.rmSync(file, { force: true });
     throw err;
+  }
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
   }
   return true;
 }
@@ -212,23 +213,68 @@ export interface WriteOptions {
 }
 
 /**
- * Writes the whole content to a private temp file, then hard-links it under the first free name:
- * link() never replaces, so no existing file is touched and no half-written file is ever visible.
- * On a filesystem without hard links, the name is created with O_EXCL (which never replaces either)
- * and written in place. Stale temp files of earlier crashes in the dir are removed first.
+ * A new file's content on its way in: a private temp file in the target dir, written as it comes
+ * (a download streams into it, so a large attachment never sits in memory whole), then given its
+ * name by `placePart`, or removed by `discardPart`.
  */
-export function writeNewFile(dir: string, name: string, content: Buffer, options: WriteOptions = {}): string {
+export interface PartFile {
+  readonly path: string;
+  fd: number | undefined;
+  size: number;
+}
+
+/** Opens a new temp file in `dir`; stale temp files of earlier crashes there are removed first. */
+export function openPart(dir: string): PartFile {
   removeStaleParts(dir);
-  const link = options.link ?? fs.linkSync;
-  const tmp = path.join(dir, `.chainmail-${crypto.randomBytes(8).toString("hex")}.part`);
-  if (!writeExclusive(tmp, content)) throw new MailError("CONFLICT", "a temp file name clashed; try again");
-  let direct = false;
+  const file = path.join(dir, `.chainmail-${crypto.randomBytes(8).toString("hex")}.part`);
   try {
+    return { path: file, fd: fs.openSync(file, EXCLUSIVE, 0o600), size: 0 };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST")
+      throw new MailError("CONFLICT", "a temp file name clashed; try again");
+    throw err;
+  }
+}
+
+export function appendPart(part: PartFile, chunk: Buffer): void {
+  if (part.fd === undefined) throw new Error("the temp file is closed");
+  fs.writeSync(part.fd, chunk);
+  part.size += chunk.length;
+}
+
+/** Closes and removes a temp file that is not to become a file (a failed or repeated download). */
+export function discardPart(part: PartFile): void {
+  if (part.fd !== undefined) {
+    try {
+      fs.closeSync(part.fd);
+    } catch {
+      // (closed already)
+    }
+    part.fd = undefined;
+  }
+  fs.rmSync(part.path, { force: true });
+}
+
+/**
+ * Gives a written temp file its name under the first free one (`name`, `name (2)`...): a hard link,
+ * which never replaces, so no existing file is touched and no half-written file is ever visible; on
+ * a filesystem without hard links a copy that never replaces either. The temp file is removed in
+ * any case. Returns the file's path.
+ */
+export function placePart(part: PartFile, name: string, options: WriteOptions = {}): string {
+  const link = options.link ?? fs.linkSync;
+  const dir = path.dirname(part.path);
+  try {
+    if (part.fd === undefined) throw new Error("the temp file is closed");
+    fs.fsyncSync(part.fd);
+    fs.closeSync(part.fd);
+    part.fd = undefined;
+    let direct = false;
     for (let n = 1; n <= 1000; n++) {
       const target = path.join(dir, candidate(name, n));
       if (!direct) {
         try {
-          link(tmp, target);
+          link(part.path, target);
           return target;
         } catch (err) {
           const code = (err as NodeJS.ErrnoException).code ?? "";
@@ -237,7 +283,7 @@ export function writeNewFile(dir: string, name: string, content: Buffer, options
           direct = true;
         }
       }
-      if (writeExclusive(target, content)) return target;
+      if (copyExclusive(part.path, target)) return target;
     }
     throw new MailError(
       "CONFLICT",
@@ -246,6 +292,18 @@ export function writeNewFile(dir: string, name: string, content: Buffer, options
       `file name: ${name}`,
     );
   } finally {
-    fs.rmSync(tmp, { force: true });
+    discardPart(part);
   }
+}
+
+/** Writes `content` to a new file named like `name` in `dir` (`openPart`, then `placePart`). */
+export function writeNewFile(dir: string, name: string, content: Buffer, options: WriteOptions = {}): string {
+  const part = openPart(dir);
+  try {
+    appendPart(part, content);
+  } catch (err) {
+    discardPart(part);
+    throw err;
+  }
+  return placePart(part, name, options);
 }

@@ -302,11 +302,17 @@ export async function fetchRaw(client: ImapFlow, ref: MessageRef): Promise<Buffe
   return source;
 }
 
-export async function fetchPart(
+/**
+ * Downloads one attachment part, handing each decoded chunk to `sink` as it arrives (a file: an
+ * attachment of hundreds of MB never sits in the daemon's memory whole). Returns its size and what
+ * the message says of it.
+ */
+export async function downloadPart(
   client: ImapFlow,
   ref: MessageRef,
   part: string,
-): Promise<{ content: Buffer; filename: string | undefined; contentType: string }> {
+  sink: (chunk: Buffer) => void,
+): Promise<{ size: number; filename: string | undefined; contentType: string }> {
   if (!/^[0-9]+(\.[0-9]+)*$/.test(part) || part.length > 64) {
     throw new MailError(
       "INVALID_ARGUMENT",
@@ -331,7 +337,11 @@ export async function fetchPart(
   }
   const dl = await client.download(String(ref.uid), part, { uid: true });
   if (!dl.content) throw new MailError("NOT_FOUND", `the message has no part ${part}`);
-  const chunks: Buffer[] = [];
-  for await (const c of dl.content) chunks.push(c as Buffer);
-  return { content: Buffer.concat(chunks), filename: info.filename, contentType: info.content_type };
+  let size = 0;
+  for await (const c of dl.content) {
+    const chunk = c as Buffer;
+    sink(chunk);
+    size += chunk.length;
+  }
+  return { size, filename: info.filename, contentType: info.content_type };
 }

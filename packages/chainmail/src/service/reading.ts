@@ -1,8 +1,18 @@
 import type { AccountConfig } from "../config.js";
 import { type WireError, MailError, toWireError } from "../errors.js";
 import { MESSAGE_GONE_HINT } from "../imap/refusal.js";
-import { checkDir, sanitizeFilename, saveForbidden, writeNewFile } from "../files/save.js";
-import { fetchMessages, fetchPart, fetchRaw, type Message } from "../imap/messages.js";
+import {
+  appendPart,
+  checkDir,
+  discardPart,
+  openPart,
+  type PartFile,
+  placePart,
+  sanitizeFilename,
+  saveForbidden,
+  writeNewFile,
+} from "../files/save.js";
+import { downloadPart, fetchMessages, fetchRaw, type Message } from "../imap/messages.js";
 import { fetchMembers, readThread, type ThreadResult } from "../imap/thread.js";
 import { threadMessages, threadResult } from "../imap/thread-plan.js";
 import { decodeRef, type MessageRef } from "../refs.js";
@@ -203,11 +213,26 @@ export async function downloadAttachment(
     account = r.account;
     const a = accountOf(ctx, r.account);
     const target = checkDir(dir, ctx.home.attachmentsDir, saveForbidden(ctx.home));
-    const got = await ctx.pool.read(a, (c) => fetchPart(c, r, part));
-    const filename = sanitizeFilename(got.filename, `attachment-${part}`);
-    const path = writeNewFile(target, filename, got.content);
-    audit(ctx, call, account, "allowed", `part ${part}, ${got.content.length} bytes`);
-    return { path, size: got.content.length, content_type: got.contentType, filename };
+    let file: PartFile | undefined;
+    try {
+      const got = await ctx.pool.read(a, (c) => {
+        // The pool runs a read again after a dropped connection: the file starts over
+        if (file) discardPart(file);
+        const into = openPart(target);
+        file = into;
+        return downloadPart(c, r, part, (chunk) => appendPart(into, chunk));
+      });
+      const filename = sanitizeFilename(got.filename, `attachment-${part}`);
+      const written = file as PartFile | undefined;
+      if (!written) throw new Error("the download wrote no file");
+      file = undefined;
+      const path = placePart(written, filename);
+      audit(ctx, call, account, "allowed", `part ${part}, ${got.size} bytes`);
+      return { path, size: got.size, content_type: got.contentType, filename };
+    } finally {
+      // (a failed download leaves nothing behind)
+      if (file) discardPart(file);
+    }
   } catch (err) {
     audit(ctx, call, account, "error", `part ${part.slice(0, 20)}: ${toWireError(err).reason}`);
     throw err;

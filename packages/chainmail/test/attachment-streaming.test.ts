@@ -1,0 +1,161 @@
+/**
+ * download_attachment streams: an attachment's bytes go to a temp file in the target dir as they
+ * come from the server (a large one never sits in the daemon's memory whole), the file gets its name
+ * only once complete, and a download whose connection drops halfway starts over on a new one and
+ * leaves one whole file and no temp file. Seen from outside: a TCP proxy between the daemon and
+ * Dovecot holds the server's bytes back mid-download.
+ */
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
+
+let env: MailEnv;
+let proxy: StallingProxy;
+let dir: string;
+
+interface StallingProxy {
+  port: number;
+  /** From now on, hold back what the server sends once `bytes` more have gone through. */
+  stallAfter(bytes: number): void;
+  stalled(): boolean;
+  /** Ends every connection (the held-back bytes are lost) and stops stalling. */
+  dropAll(): void;
+  stop(): Promise<void>;
+}
+
+async function startStallingProxy(upstream: number): Promise<StallingProxy> {
+  const pairs = new Set<[net.Socket, net.Socket]>();
+  let budget = Number.POSITIVE_INFINITY;
+  let holding = false;
+  const server = net.createServer((client) => {
+    const up = net.connect(upstream, "127.0.0.1");
+    const pair: [net.Socket, net.Socket] = [client, up];
+    pairs.add(pair);
+    const end = () => {
+      client.destroy();
+      up.destroy();
+      pairs.delete(pair);
+    };
+    client.on("error", end).on("close", end);
+    up.on("error", end).on("close", end);
+    client.on("data", (b: Buffer) => up.write(b));
+    up.on("data", (b: Buffer) => {
+      if (holding) return;
+      if (b.length > budget) {
+        client.write(b.subarray(0, budget));
+        budget = 0;
+        holding = true;
+        return;
+      }
+      budget -= b.length;
+      client.write(b);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    stallAfter: (bytes) => {
+      budget = bytes;
+      holding = false;
+    },
+    stalled: () => holding,
+    dropAll: () => {
+      budget = Number.POSITIVE_INFINITY;
+      holding = false;
+      for (const [a, b] of [...pairs]) {
+        a.destroy();
+        b.destroy();
+      }
+    },
+    stop: () =>
+      new Promise<void>((r) => {
+        for (const [a, b] of pairs) {
+          a.destroy();
+          b.destroy();
+        }
+        server.close(() => r());
+      }),
+  };
+}
+
+const ATTACHMENT = randomBytes(6 * 1024 * 1024);
+
+function messageWith(content: Buffer): string {
+  const b64 = content.toString("base64").replace(/.{76}/g, "$&\r\n");
+  return [
+    "From: Ann <ann@example.com>",
+    "To: alice@example.com",
+    "Subject: the big file",
+    "Message-ID: <big-file@example.com>",
+    "Date: Mon, 07 Dec 2026 10:00:00 +0000",
+    "MIME-Version: 1.0",
+    'Content-Type: multipart/mixed; boundary="b1"',
+    "",
+    "--b1",
+    "Content-Type: text/plain; charset=utf-8",
+    "",
+    "The file is attached.",
+    "--b1",
+    "Content-Type: application/octet-stream",
+    'Content-Disposition: attachment; filename="big.bin"',
+    "Content-Transfer-Encoding: base64",
+    "",
+    b64,
+    "--b1--",
+    "",
+  ].join("\r\n");
+}
+
+const parts = () => fs.readdirSync(dir).filter((n) => n.endsWith(".part"));
+
+async function until(what: string, test: () => boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!test()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+beforeAll(async () => {
+  env = await startMailEnv({});
+  proxy = await startStallingProxy(env.dv.port);
+  env.writeConfig({ work: { port: proxy.port } });
+  await env.confirmPolicy();
+  await env.dv.appendMessages("alice", "INBOX", [{ raw: messageWith(ATTACHMENT) }]);
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-stream-"));
+}, 60_000);
+afterAll(async () => {
+  await proxy?.stop();
+  await env?.stop();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+it("writes the attachment as it arrives, and starts over on a new connection when one drops halfway", async () => {
+  const found = await env.client.search({ query: "subject:big", accounts: ["work"], source: "server" });
+  const ref = found.rows[0]?.ref as string;
+  const [msg] = (await env.client.getMessages({ refs: [ref] })).messages;
+  const part = msg?.attachments.find((a) => a.filename === "big.bin")?.part as string;
+  expect(part).toBeDefined();
+
+  // Held back after 2 MiB of the server's reply: what came so far is in the temp file already
+  proxy.stallAfter(2 * 1024 * 1024);
+  const download = env.client.downloadAttachment({ ref, part, dir });
+  await until("the held-back download", () => proxy.stalled());
+  await until("bytes in the temp file", () => {
+    const [p] = parts();
+    return p !== undefined && fs.statSync(path.join(dir, p)).size > 0;
+  });
+  expect(fs.readdirSync(dir).filter((n) => !n.endsWith(".part"))).toEqual([]);
+
+  // The connection drops: the download begins again on a new one and completes
+  proxy.dropAll();
+  const saved = await download;
+  expect(saved).toMatchObject({ size: ATTACHMENT.length, filename: "big.bin" });
+  expect(fs.readFileSync(saved.path).equals(ATTACHMENT)).toBe(true);
+  expect(fs.statSync(saved.path).mode & 0o777).toBe(0o600);
+  expect(fs.readdirSync(dir)).toEqual(["big.bin"]);
+}, 60_000);
