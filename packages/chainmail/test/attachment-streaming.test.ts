@@ -1,6 +1,6 @@
 /**
- * download_attachment streams: an attachment's bytes go to a temp file in the target dir as they
- * come from the server (a large one never sits in the daemon's memory whole), the file gets its name
+ * download_attachment and save_raw_message stream: the bytes go to a temp file in the target dir
+ * as they come from the server (a large one never sits in the daemon's memory whole), the file gets its name
  * only once complete, and a download whose connection drops halfway starts over on a new one and
  * leaves one whole file and no temp file. Seen from outside: a TCP proxy between the daemon and
  * Dovecot holds the server's bytes back mid-download.
@@ -158,4 +158,23 @@ it("writes the attachment as it arrives, and starts over on a new connection whe
   expect(fs.readFileSync(saved.path).equals(ATTACHMENT)).toBe(true);
   expect(fs.statSync(saved.path).mode & 0o777).toBe(0o600);
   expect(fs.readdirSync(dir)).toEqual(["big.bin"]);
+}, 60_000);
+
+it("saves the raw message the same way: as it arrives, over again after a drop, whole once named", async () => {
+  const found = await env.client.search({ query: "subject:big", accounts: ["work"], source: "server" });
+  const ref = found.rows[0]?.ref as string;
+  proxy.stallAfter(1024 * 1024);
+  const saving = env.client.saveRaw({ ref, dir });
+  await until("the held-back download", () => proxy.stalled());
+  await until("bytes in the temp file", () => {
+    const [p] = parts();
+    return p !== undefined && fs.statSync(path.join(dir, p)).size > 0;
+  });
+  proxy.dropAll();
+  const saved = await saving;
+  expect(path.basename(saved.path)).toBe("message.eml");
+  const raw = Buffer.from(messageWith(ATTACHMENT));
+  expect(saved.size).toBe(raw.length);
+  expect(fs.readFileSync(saved.path).equals(raw)).toBe(true);
+  expect(parts()).toEqual([]);
 }, 60_000);

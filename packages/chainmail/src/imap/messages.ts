@@ -288,6 +288,40 @@ async function fetchByUid<Q extends { uid: true; source?: true; bodyStructure?: 
   return client.fetchOne(String(ref.uid), query, { uid: true });
 }
 
+/**
+ * Downloads a whole message as the server holds it, handing each chunk to `sink` as it arrives (a
+ * file: save_raw_message), never the whole message in memory. Returns its size.
+ */
+export async function downloadRaw(
+  client: ImapFlow,
+  ref: MessageRef,
+  sink: (chunk: Buffer) => void,
+): Promise<number> {
+  await examine(client, ref);
+  const m = await fetchByUid(client, ref, { uid: true });
+  if (!m)
+    throw new MailError(
+      "NOT_FOUND",
+      "the message is no longer in its folder on the server",
+      MESSAGE_GONE_HINT,
+    );
+  const dl = await client.download(String(ref.uid), undefined, { uid: true });
+  let size = 0;
+  for await (const c of dl.content ?? []) {
+    const chunk = c as Buffer;
+    sink(chunk);
+    size += chunk.length;
+  }
+  // (an empty message is no message: RFC 5322 asks for at least its header)
+  if (size === 0)
+    throw new MailError(
+      "NOT_FOUND",
+      "the message is no longer in its folder on the server",
+      MESSAGE_GONE_HINT,
+    );
+  return size;
+}
+
 export async function fetchRaw(client: ImapFlow, ref: MessageRef): Promise<Buffer> {
   await examine(client, ref);
   const m = await fetchByUid(client, ref, { uid: true, source: true });

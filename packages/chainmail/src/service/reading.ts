@@ -1,3 +1,4 @@
+import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
 import { type WireError, MailError, toWireError } from "../errors.js";
 import { MESSAGE_GONE_HINT } from "../imap/refusal.js";
@@ -10,9 +11,8 @@ import {
   placePart,
   sanitizeFilename,
   saveForbidden,
-  writeNewFile,
 } from "../files/save.js";
-import { downloadPart, fetchMessages, fetchRaw, type Message } from "../imap/messages.js";
+import { downloadPart, downloadRaw, fetchMessages, type Message } from "../imap/messages.js";
 import { fetchMembers, readThread, type ThreadResult } from "../imap/thread.js";
 import { threadMessages, threadResult } from "../imap/thread-plan.js";
 import { decodeRef, type MessageRef } from "../refs.js";
@@ -200,6 +200,35 @@ export interface SavedFile {
   filename?: string;
 }
 
+/**
+ * Streams what `download` hands its sink into a new file in `target` (a temp file there first:
+ * ../files/save.ts), named by `name` once complete. The pool runs a read again after a dropped
+ * connection: the temp file then starts over. A failed download leaves no file behind.
+ */
+async function downloadToNewFile<T extends { size: number }>(
+  ctx: ServiceContext,
+  account: AccountConfig,
+  target: string,
+  download: (client: ImapFlow, sink: (chunk: Buffer) => void) => Promise<T>,
+  name: (got: T) => string,
+): Promise<T & { path: string }> {
+  let file: PartFile | undefined;
+  try {
+    const got = await ctx.pool.read(account, (c) => {
+      if (file) discardPart(file);
+      const into = openPart(target);
+      file = into;
+      return download(c, (chunk) => appendPart(into, chunk));
+    });
+    const written = file as PartFile | undefined;
+    if (!written) throw new Error("the download wrote no file");
+    file = undefined;
+    return { ...got, path: placePart(written, name(got)) };
+  } finally {
+    if (file) discardPart(file);
+  }
+}
+
 export async function downloadAttachment(
   ctx: ServiceContext,
   call: Call,
@@ -213,26 +242,19 @@ export async function downloadAttachment(
     account = r.account;
     const a = accountOf(ctx, r.account);
     const target = checkDir(dir, ctx.home.attachmentsDir, saveForbidden(ctx.home));
-    let file: PartFile | undefined;
-    try {
-      const got = await ctx.pool.read(a, (c) => {
-        // The pool runs a read again after a dropped connection: the file starts over
-        if (file) discardPart(file);
-        const into = openPart(target);
-        file = into;
-        return downloadPart(c, r, part, (chunk) => appendPart(into, chunk));
-      });
-      const filename = sanitizeFilename(got.filename, `attachment-${part}`);
-      const written = file as PartFile | undefined;
-      if (!written) throw new Error("the download wrote no file");
-      file = undefined;
-      const path = placePart(written, filename);
-      audit(ctx, call, account, "allowed", `part ${part}, ${got.size} bytes`);
-      return { path, size: got.size, content_type: got.contentType, filename };
-    } finally {
-      // (a failed download leaves nothing behind)
-      if (file) discardPart(file);
-    }
+    let filename = "";
+    const got = await downloadToNewFile(
+      ctx,
+      a,
+      target,
+      (c, sink) => downloadPart(c, r, part, sink),
+      (g) => {
+        filename = sanitizeFilename(g.filename, `attachment-${part}`);
+        return filename;
+      },
+    );
+    audit(ctx, call, account, "allowed", `part ${part}, ${got.size} bytes`);
+    return { path: got.path, size: got.size, content_type: got.contentType, filename };
   } catch (err) {
     audit(ctx, call, account, "error", `part ${part.slice(0, 20)}: ${toWireError(err).reason}`);
     throw err;
@@ -251,10 +273,15 @@ export async function saveRaw(
     account = r.account;
     const a = accountOf(ctx, r.account);
     const target = checkDir(dir, ctx.home.attachmentsDir, saveForbidden(ctx.home));
-    const raw = await ctx.pool.read(a, (c) => fetchRaw(c, r));
-    const path = writeNewFile(target, "message.eml", raw);
-    audit(ctx, call, account, "allowed", `${raw.length} bytes`);
-    return { path, size: raw.length, content_type: "message/rfc822" };
+    const got = await downloadToNewFile(
+      ctx,
+      a,
+      target,
+      async (c, sink) => ({ size: await downloadRaw(c, r, sink) }),
+      () => "message.eml",
+    );
+    audit(ctx, call, account, "allowed", `${got.size} bytes`);
+    return { path: got.path, size: got.size, content_type: "message/rfc822" };
   } catch (err) {
     audit(ctx, call, account, "error", `raw: ${toWireError(err).reason}`);
     throw err;
