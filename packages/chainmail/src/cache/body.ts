@@ -169,11 +169,15 @@ export function textPartRef(root: MessageStructureObject | undefined): TextPartR
 }
 
 /** The text of a fetched part (`bytes` with the transfer encoding undone), as `textFromSource` gives it. */
-export function textFromPartBytes(bytes: Buffer, ref: Pick<TextPartRef, "html" | "root">): string {
+export function textFromPartBytes(
+  bytes: Buffer,
+  ref: Pick<TextPartRef, "html" | "root">,
+  maxChars = MAX_BODY_CHARS,
+): string {
   // mailparser ends lines with LF
   const raw = bytes.toString("utf8").replace(/\r\n/g, "\n");
   const text = !ref.html ? raw : ref.root ? mailparserHtml(raw) : htmlToPlain(raw);
-  return text.slice(0, MAX_BODY_CHARS);
+  return text.slice(0, maxChars);
 }
 
 /** Downloads one decoded body part (for messages too large to fetch whole). */

@@ -12,6 +12,7 @@ import { classifyFlags } from "./flags.js";
 import { htmlToText, shapeBody } from "./body.js";
 import { displayName } from "./folders.js";
 import { MESSAGE_GONE_HINT } from "./refusal.js";
+import { textFromPartBytes, textPartRef } from "../cache/body.js";
 
 export interface Address {
   name: string;
@@ -139,6 +140,60 @@ export function attachmentsOf(structure: MessageStructureObject | undefined): At
 export interface ReadOptions {
   full: boolean;
   bodyLimit: number;
+  /** Tests: the size past which a message is read by its header and text part (WHOLE_READ_BYTES). */
+  wholeReadBytes?: number;
+}
+
+/**
+ * A message up to this size is fetched whole, with its flags and structure, in one FETCH. Of a
+ * larger one that FETCH takes only its first bytes (its header is in them), and its body text then
+ * comes from its one text/plain part alone (`textPartRef`, as the cache's backfill reads it), so
+ * reading a message with a 500 MB attachment costs a few MB, not the attachment twice over; a
+ * large message of another shape (HTML only, several text parts, an embedded message, another
+ * charset) is fetched whole as before.
+ */
+export const WHOLE_READ_BYTES = 1024 * 1024;
+/** The most of a large message's text part read for its body; a longer one is cut (and says so). */
+const TEXT_PART_BYTES = 8 * 1024 * 1024;
+
+/** The least of a message's first bytes fetched: its header is in them (else it is read whole). */
+const HEAD_BYTES = 256 * 1024;
+
+/** The header block of a message's first bytes, up to and with the blank line ending it, or null. */
+function headerOf(first: Buffer): Buffer | null {
+  const end = first.indexOf("\r\n\r\n");
+  return end < 0 ? null : first.subarray(0, end + 4);
+}
+
+/** A message's whole source, fetched on its own (what the first FETCH gave, if that fails). */
+async function wholeSource(client: ImapFlow, m: FetchMessageObject): Promise<Buffer | undefined> {
+  const whole = await client.fetchOne(String(m.uid), { uid: true, source: true }, { uid: true });
+  return whole ? whole.source : m.source;
+}
+
+/**
+ * The source to parse and, for a large message read by its parts, its body text and whether it was
+ * cut: see WHOLE_READ_BYTES.
+ */
+async function largeMessage(
+  client: ImapFlow,
+  m: FetchMessageObject,
+): Promise<{ source: Buffer | undefined; text?: string; cut?: boolean }> {
+  const ref = textPartRef(m.bodyStructure);
+  const header = m.source ? headerOf(m.source) : null;
+  if (!ref || ref.html || !header) return { source: await wholeSource(client, m) };
+  const dl = await client.download(String(m.uid), ref.part, { uid: true, maxBytes: TEXT_PART_BYTES });
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const c of (dl.content ?? []) as AsyncIterable<Buffer>) {
+    chunks.push(c);
+    bytes += c.length;
+  }
+  return {
+    source: header,
+    text: textFromPartBytes(Buffer.concat(chunks), ref, Number.POSITIVE_INFINITY),
+    cut: bytes >= TEXT_PART_BYTES,
+  };
 }
 
 export async function parseFetched(
@@ -148,12 +203,16 @@ export async function parseFetched(
   msg: FetchMessageObject,
   opts: ReadOptions,
   delimiter?: string,
+  /** The body text when it was read from the message's text part (a large message), and if it was cut. */
+  fromPart?: { text: string; cut: boolean },
 ): Promise<Message> {
   const parsed = await simpleParser(msg.source ?? Buffer.alloc(0), { skipImageLinks: true });
-  let text = parsed.text ?? "";
+  let text = fromPart ? fromPart.text : (parsed.text ?? "");
   // mailparser leaves .text empty for an HTML-only body that comes with an attachment.
-  if (!text.trim() && typeof parsed.html === "string") text = htmlToText(parsed.html);
-  const { body, truncated } = shapeBody(text, opts.full, opts.bodyLimit);
+  if (!fromPart && !text.trim() && typeof parsed.html === "string") text = htmlToText(parsed.html);
+  const shaped = shapeBody(text, opts.full, opts.bodyLimit);
+  const body = shaped.body;
+  const truncated = shaped.truncated || (fromPart?.cut ?? false);
   const refsHeader = parsed.references;
   const references = Array.isArray(refsHeader)
     ? refsHeader
@@ -214,6 +273,8 @@ export async function fetchMessages(
   failures?: Map<number, MailError>,
 ): Promise<Map<number, Message>> {
   await examine(client, { account, folder, uidValidity, uid: uids[0] ?? 1 });
+  const wholeRead = opts.wholeReadBytes ?? WHOLE_READ_BYTES;
+  const partialBytes = Math.max(wholeRead, HEAD_BYTES);
   const out = new Map<number, Message>();
   let fetched: FetchMessageObject[];
   try {
@@ -224,7 +285,8 @@ export async function fetchMessages(
         flags: true,
         size: true,
         bodyStructure: true,
-        source: true,
+        // The first bytes only: a larger message is read by its header and text part below
+        source: { maxLength: partialBytes },
         ...(labels ? { labels: true, threadId: true } : {}),
       },
       { uid: true },
@@ -236,7 +298,17 @@ export async function fetchMessages(
   for (const m of fetched) {
     if (!uids.includes(m.uid)) continue;
     try {
-      out.set(m.uid, await parseFetched(account, folder, uidValidity, m, opts, delimiter));
+      let fromPart: { text: string; cut: boolean } | undefined;
+      const size = m.size ?? 0;
+      if (size > wholeRead) {
+        const large = await largeMessage(client, m);
+        m.source = large.source;
+        if (large.text !== undefined) fromPart = { text: large.text, cut: large.cut ?? false };
+      } else if (!m.source || m.source.length < Math.min(size, partialBytes)) {
+        // A server that answered the partial FETCH short (or counts the size otherwise): read whole
+        m.source = await wholeSource(client, m);
+      }
+      out.set(m.uid, await parseFetched(account, folder, uidValidity, m, opts, delimiter, fromPart));
     } catch (err) {
       const why = unreadable(err);
       if (!why) throw err;
