@@ -7,80 +7,15 @@
  */
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
+import { startTcpTap, type TcpTap } from "./support/tcp-tap.js";
 
 let env: MailEnv;
-let proxy: StallingProxy;
+let proxy: TcpTap;
 let dir: string;
-
-interface StallingProxy {
-  port: number;
-  /** From now on, hold back what the server sends once `bytes` more have gone through. */
-  stallAfter(bytes: number): void;
-  stalled(): boolean;
-  /** Ends every connection (the held-back bytes are lost) and stops stalling. */
-  dropAll(): void;
-  stop(): Promise<void>;
-}
-
-async function startStallingProxy(upstream: number): Promise<StallingProxy> {
-  const pairs = new Set<[net.Socket, net.Socket]>();
-  let budget = Number.POSITIVE_INFINITY;
-  let holding = false;
-  const server = net.createServer((client) => {
-    const up = net.connect(upstream, "127.0.0.1");
-    const pair: [net.Socket, net.Socket] = [client, up];
-    pairs.add(pair);
-    const end = () => {
-      client.destroy();
-      up.destroy();
-      pairs.delete(pair);
-    };
-    client.on("error", end).on("close", end);
-    up.on("error", end).on("close", end);
-    client.on("data", (b: Buffer) => up.write(b));
-    up.on("data", (b: Buffer) => {
-      if (holding) return;
-      if (b.length > budget) {
-        client.write(b.subarray(0, budget));
-        budget = 0;
-        holding = true;
-        return;
-      }
-      budget -= b.length;
-      client.write(b);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    stallAfter: (bytes) => {
-      budget = bytes;
-      holding = false;
-    },
-    stalled: () => holding,
-    dropAll: () => {
-      budget = Number.POSITIVE_INFINITY;
-      holding = false;
-      for (const [a, b] of [...pairs]) {
-        a.destroy();
-        b.destroy();
-      }
-    },
-    stop: () =>
-      new Promise<void>((r) => {
-        for (const [a, b] of pairs) {
-          a.destroy();
-          b.destroy();
-        }
-        server.close(() => r());
-      }),
-  };
-}
 
 const ATTACHMENT = randomBytes(6 * 1024 * 1024);
 
@@ -122,7 +57,7 @@ async function until(what: string, test: () => boolean, ms = 20_000): Promise<vo
 
 beforeAll(async () => {
   env = await startMailEnv({});
-  proxy = await startStallingProxy(env.dv.port);
+  proxy = await startTcpTap(env.dv.port);
   env.writeConfig({ work: { port: proxy.port } });
   await env.confirmPolicy();
   await env.dv.appendMessages("alice", "INBOX", [{ raw: messageWith(ATTACHMENT) }]);

@@ -5,11 +5,11 @@
  * with a 6 MiB attachment are counted at a proxy between the daemon and Dovecot.
  */
 import { randomBytes } from "node:crypto";
-import net from "node:net";
 import { ImapFlow } from "imapflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fetchMessages } from "../src/imap/messages.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
+import { startTcpTap } from "./support/tcp-tap.js";
 
 let env: MailEnv;
 
@@ -160,31 +160,6 @@ describe("a large message read by its header and text part", () => {
   });
 });
 
-/** A TCP proxy to Dovecot that counts the bytes Dovecot sends. */
-async function countingProxy(upstream: number) {
-  let fromServer = 0;
-  const server = net.createServer((client) => {
-    const up = net.connect(upstream, "127.0.0.1");
-    client.on("data", (b: Buffer) => up.write(b));
-    up.on("data", (b: Buffer) => {
-      fromServer += b.length;
-      client.write(b);
-    });
-    const end = () => {
-      client.destroy();
-      up.destroy();
-    };
-    client.on("error", end).on("close", end);
-    up.on("error", end).on("close", end);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    fromServer: () => fromServer,
-    stop: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
-
 it("get_message of a message with a 6 MiB attachment takes its header and text, not the attachment", async () => {
   const big = randomBytes(6 * 1024 * 1024);
   await env.dv.appendMessages("alice", "Archive", [
@@ -202,7 +177,7 @@ it("get_message of a message with a 6 MiB attachment takes its header and text, 
       ].join("\r\n"),
     },
   ]);
-  const proxy = await countingProxy(env.dv.port);
+  const proxy = await startTcpTap(env.dv.port);
   try {
     env.writeConfig({ work: { port: proxy.port } });
     await env.confirmPolicy();

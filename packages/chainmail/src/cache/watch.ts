@@ -325,6 +325,32 @@ export async function watchInbox(
   };
 
   /**
+   * A STATUS of each folder other than the watched one that this run synced, now that the watched
+   * folder is selected again, queueing those the cache is behind on. A change to a folder while its
+   * sync had it selected is told as EXISTS only when the connection next idles with that folder
+   * still selected; the worker selects the watched folder first, and Dovecot 2.3 then tells it
+   * neither as EXISTS nor as a STATUS, so a message appended while its folder synced stayed out of
+   * the cache until the next pass (an hour by default; seen under load in cache-notify). Changes
+   * after this STATUS come as NOTIFY's STATUS of a folder not selected.
+   */
+  const recheckVisited = async (visited: Set<string>) => {
+    for (const folder of [...visited]) {
+      visited.delete(folder);
+      if (stopped || !getFolder(db, account, folder)) continue;
+      let st: StatusObject | false;
+      try {
+        st = await client.status(folder, STATUS_QUERY(client));
+      } catch (e) {
+        if (!client.usable) throw e;
+        // (deleted or renamed meanwhile: the folder list read again drops it)
+        relist = true;
+        continue;
+      }
+      if (st && statusDiffers(db, account, folder, folderStatus(st))) pending.add(folder);
+    }
+  };
+
+  /**
    * The watch's one worker: runs the list read, the checks and the queued syncs one at a time on the
    * watch's connection.
    *
@@ -346,6 +372,8 @@ export async function watchInbox(
     if (running || stopped) return;
     running = true;
     let left = false;
+    /** The other folders synced (so selected) in this run, looked at again once they are not. */
+    const visited = new Set<string>();
     try {
       for (;;) {
         if (stopped) break;
@@ -359,14 +387,23 @@ export async function watchInbox(
         }
         const next = pending.values().next();
         if (next.done) {
-          if (!left) break;
-          // Another folder was synced, so selected: the watched folder last, see above
-          left = false;
-          pending.add(path);
-          continue;
+          if (left) {
+            // Another folder was synced, so selected: the watched folder last, see above
+            left = false;
+            pending.add(path);
+            continue;
+          }
+          if (notify && visited.size > 0) {
+            await recheckVisited(visited).catch((e: unknown) => onError(e));
+            if (pending.size > 0 || relist) continue;
+          }
+          break;
         }
         pending.delete(next.value);
-        if (next.value !== path) left = true;
+        if (next.value !== path) {
+          left = true;
+          visited.add(next.value);
+        }
         await syncOne(next.value);
       }
       // A failed sync of the watched folder may have left another one selected
