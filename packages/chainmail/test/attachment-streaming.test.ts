@@ -10,6 +10,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { buildMessage } from "../src/testing/corpus.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 import { startTcpTap, type TcpTap } from "./support/tcp-tap.js";
 
@@ -19,31 +20,16 @@ let dir: string;
 
 const ATTACHMENT = randomBytes(6 * 1024 * 1024);
 
-function messageWith(content: Buffer): string {
-  const b64 = content.toString("base64").replace(/.{76}/g, "$&\r\n");
-  return [
-    "From: Ann <ann@example.com>",
-    "To: alice@example.com",
-    "Subject: the big file",
-    "Message-ID: <big-file@example.com>",
-    "Date: Mon, 07 Dec 2026 10:00:00 +0000",
-    "MIME-Version: 1.0",
-    'Content-Type: multipart/mixed; boundary="b1"',
-    "",
-    "--b1",
-    "Content-Type: text/plain; charset=utf-8",
-    "",
-    "The file is attached.",
-    "--b1",
-    "Content-Type: application/octet-stream",
-    'Content-Disposition: attachment; filename="big.bin"',
-    "Content-Transfer-Encoding: base64",
-    "",
-    b64,
-    "--b1--",
-    "",
-  ].join("\r\n");
-}
+/** The message both tests download from: a line of text and the attachment. */
+const RAW = buildMessage({
+  from: "Ann <ann@example.com>",
+  to: ["alice@example.com"],
+  subject: "the big file",
+  date: new Date("2026-12-07T10:00:00Z"),
+  messageId: "<big-file@example.com>",
+  text: "The file is attached.",
+  attachments: [{ filename: "big.bin", contentType: "application/octet-stream", content: ATTACHMENT }],
+});
 
 const parts = () => fs.readdirSync(dir).filter((n) => n.endsWith(".part"));
 
@@ -60,7 +46,7 @@ beforeAll(async () => {
   proxy = await startTcpTap(env.dv.port);
   env.writeConfig({ work: { port: proxy.port } });
   await env.confirmPolicy();
-  await env.dv.appendMessages("alice", "INBOX", [{ raw: messageWith(ATTACHMENT) }]);
+  await env.dv.appendMessages("alice", "INBOX", [{ raw: RAW }]);
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-stream-"));
 }, 60_000);
 afterAll(async () => {
@@ -108,7 +94,7 @@ it("saves the raw message the same way: as it arrives, over again after a drop, 
   proxy.dropAll();
   const saved = await saving;
   expect(path.basename(saved.path)).toBe("message.eml");
-  const raw = Buffer.from(messageWith(ATTACHMENT));
+  const raw = Buffer.from(RAW);
   expect(saved.size).toBe(raw.length);
   expect(fs.readFileSync(saved.path).equals(raw)).toBe(true);
   expect(parts()).toEqual([]);

@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { ImapFlow } from "imapflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fetchMessages } from "../src/imap/messages.js";
+import { buildMessage } from "../src/testing/corpus.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 import { startTcpTap } from "./support/tcp-tap.js";
 
@@ -164,17 +165,15 @@ it("get_message of a message with a 6 MiB attachment takes its header and text, 
   const big = randomBytes(6 * 1024 * 1024);
   await env.dv.appendMessages("alice", "Archive", [
     {
-      raw: [
-        head("the big one", 'multipart/mixed; boundary="m"'),
-        "--m",
-        "Content-Type: text/plain; charset=utf-8",
-        "",
-        "The file is attached.",
-        "--m",
-        attachment("big.bin", big),
-        "--m--",
-        "",
-      ].join("\r\n"),
+      raw: buildMessage({
+        from: "Ann Example <ann@example.com>",
+        to: ["alice@example.com"],
+        subject: "the big one",
+        date: new Date("2026-12-07T10:00:00Z"),
+        messageId: "<the-big-one@example.com>",
+        text: "The file is attached.",
+        attachments: [{ filename: "big.bin", contentType: "application/octet-stream", content: big }],
+      }),
     },
   ]);
   const proxy = await startTcpTap(env.dv.port);

@@ -188,13 +188,20 @@ export async function textFromPart(
   html: boolean,
   maxBytes: number,
 ): Promise<{ text: string; bytes: number }> {
+  const got = await downloadPartBytes(client, uid, part, maxBytes);
+  const raw = got.toString("utf8");
+  return { text: (html ? htmlToPlain(raw) : raw).slice(0, MAX_BODY_CHARS), bytes: got.length };
+}
+
+/** One body part, decoded, at most `maxBytes` of it (a text part: an attachment is streamed instead). */
+export async function downloadPartBytes(
+  client: ImapFlow,
+  uid: number,
+  part: string,
+  maxBytes: number,
+): Promise<Buffer> {
   const dl = await client.download(String(uid), part, { uid: true, maxBytes });
   const chunks: Buffer[] = [];
-  let bytes = 0;
-  for await (const c of dl.content as AsyncIterable<Buffer>) {
-    chunks.push(c);
-    bytes += c.length;
-  }
-  const raw = Buffer.concat(chunks).toString("utf8");
-  return { text: (html ? htmlToPlain(raw) : raw).slice(0, MAX_BODY_CHARS), bytes };
+  for await (const c of (dl.content ?? []) as AsyncIterable<Buffer>) chunks.push(c);
+  return Buffer.concat(chunks);
 }

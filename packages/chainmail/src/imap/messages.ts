@@ -12,7 +12,7 @@ import { classifyFlags } from "./flags.js";
 import { htmlToText, shapeBody } from "./body.js";
 import { displayName } from "./folders.js";
 import { MESSAGE_GONE_HINT } from "./refusal.js";
-import { textFromPartBytes, textPartRef } from "../cache/body.js";
+import { downloadPartBytes, textFromPartBytes, textPartRef } from "../cache/body.js";
 
 export interface Address {
   name: string;
@@ -182,17 +182,11 @@ async function largeMessage(
   const ref = textPartRef(m.bodyStructure);
   const header = m.source ? headerOf(m.source) : null;
   if (!ref || ref.html || !header) return { source: await wholeSource(client, m) };
-  const dl = await client.download(String(m.uid), ref.part, { uid: true, maxBytes: TEXT_PART_BYTES });
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  for await (const c of (dl.content ?? []) as AsyncIterable<Buffer>) {
-    chunks.push(c);
-    bytes += c.length;
-  }
+  const bytes = await downloadPartBytes(client, m.uid, ref.part, TEXT_PART_BYTES);
   return {
     source: header,
-    text: textFromPartBytes(Buffer.concat(chunks), ref, Number.POSITIVE_INFINITY),
-    cut: bytes >= TEXT_PART_BYTES,
+    text: textFromPartBytes(bytes, ref, Number.POSITIVE_INFINITY),
+    cut: bytes.length >= TEXT_PART_BYTES,
   };
 }
 
