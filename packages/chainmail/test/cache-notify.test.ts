@@ -128,6 +128,15 @@ describe("NOTIFY keeps every folder fresh", () => {
       return s && same(s, ["Notify fresh"]) ? s : undefined;
     });
     expect(got).toEqual(["Notify fresh"]);
+    // Deleted only once the watch has selected INBOX again (its sync of INBOX, which follows any
+    // other folder's, is later): Dovecot ends a session whose selected folder another client
+    // deletes, and that session's last index writes can bring the folder back, empty, for every
+    // client (seen under load: the server listed "Fresh folder" again after its DELETE). The next
+    // test covers a deletion while the watch's session is down.
+    await until("the watch's sync of INBOX after the new folder's", async () => {
+      const [inbox, fresh] = [await folderState(env, "INBOX"), await folderState(env, "Fresh folder")];
+      return inbox?.last_sync && fresh?.last_sync && inbox.last_sync > fresh.last_sync ? true : undefined;
+    });
     await other.mailboxDelete("Fresh folder");
     await until("the folder gone from the cache", async () =>
       (await folderState(env, "Fresh folder")) === undefined ? true : undefined,

@@ -461,6 +461,7 @@ export class CacheRunner {
         const last = this.restartWaits.get(name);
         const ms = last && Date.now() - last.at < retryMs ? Math.min(last.ms * 2, retryMs) : WATCH_RESTART_MS;
         this.restartWaits.set(name, { at: Date.now(), ms });
+        this.log(`cache watch of ${name} ended; starting it again in ${ms} ms`);
         this.retryWatch(name, gen, ms);
       });
     } catch (err) {

@@ -11,6 +11,18 @@ import { type Home, resolveHome } from "../home.js";
 import { setSecret } from "../secrets.js";
 import { type Dovecot, startDovecot } from "./dovecot.js";
 
+/**
+ * The daemon's log in tests: discarded, unless CHAINMAIL_TEST_LOG names a file to append it to
+ * (each line with the time and the test process), for tracing a test that fails only now and
+ * then: `CHAINMAIL_TEST_LOG=/tmp/daemon.log npx vitest run test/cache-notify.test.ts`. Dovecot's log
+ * goes to the same name with `.dovecot` added when the env stops.
+ */
+function daemonLog(): (line: string) => void {
+  const file = process.env.CHAINMAIL_TEST_LOG;
+  if (!file) return () => undefined;
+  return (line) => fs.appendFileSync(file, `${new Date().toISOString()} [${process.pid}] ${line}\n`);
+}
+
 export interface PolicyOpts {
   /** `port`: another IMAP port for work (a dead one, to see which connection a call uses). */
   work?: {
@@ -110,7 +122,7 @@ export async function startMailEnv(
     dv,
     dir,
     home,
-    daemon: await startDaemon({ home, log: () => undefined }),
+    daemon: await startDaemon({ home, log: daemonLog() }),
     client: undefined as unknown as DaemonClient,
     writeConfig,
     confirmPolicy: async () => {
@@ -119,12 +131,15 @@ export async function startMailEnv(
     restartDaemon: async () => {
       env.client.close();
       await env.daemon.stop();
-      env.daemon = await startDaemon({ home, log: () => undefined });
+      env.daemon = await startDaemon({ home, log: daemonLog() });
       env.client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
     },
     stop: async () => {
       env.client.close();
       await env.daemon.stop();
+      // Dovecot's side of the story, beside the daemon's (see daemonLog)
+      if (process.env.CHAINMAIL_TEST_LOG)
+        fs.appendFileSync(`${process.env.CHAINMAIL_TEST_LOG}.dovecot`, dv.log());
       await dv.stop();
       fs.rmSync(dir, { recursive: true, force: true });
     },
