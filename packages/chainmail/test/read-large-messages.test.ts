@@ -2,7 +2,8 @@
  * Reading a large message from the server takes its header and its text part, not the whole
  * message: the Message is the one the whole-message read gives (checked shape by shape, the large
  * path forced by a low bound), and the bytes that cross from Dovecot for get_message of a message
- * with a 6 MiB attachment are counted at a proxy between the daemon and Dovecot.
+ * with a 6 MiB attachment (its text plain, or HTML) are counted at a proxy between the daemon and
+ * Dovecot.
  */
 import { randomBytes } from "node:crypto";
 import { ImapFlow } from "imapflow";
@@ -74,7 +75,7 @@ const SHAPES: Record<string, string> = {
     "--m--",
     "",
   ].join("\r\n"),
-  "HTML only and an attachment (read whole)": [
+  "HTML only and an attachment": [
     head("html and attachment", 'multipart/mixed; boundary="m"'),
     "--m",
     "Content-Type: text/html; charset=utf-8",
@@ -84,6 +85,27 @@ const SHAPES: Record<string, string> = {
     attachment("data.bin", randomBytes(300_000)),
     "--m--",
     "",
+  ].join("\r\n"),
+  "quoted-printable HTML with links, a list and a table, and an attachment": [
+    head("html qp and attachment", 'multipart/mixed; boundary="m"'),
+    "--m",
+    "Content-Type: text/html; charset=utf-8",
+    "Content-Transfer-Encoding: quoted-printable",
+    "",
+    "<html><head><style>p { color: red }</style></head><body>",
+    '<p>Gr=C3=BC=C3=9Fe, see <a href=3D"https://example.com/report?id=3D7">the report</a>=',
+    ' and <img src=3D"cid:logo" alt=3D"logo">.</p>',
+    "<ul><li>one</li><li>two</li></ul>",
+    "<table><tr><td>Q1</td><td>10</td></tr><tr><td>Q2</td><td>12</td></tr></table>",
+    "</body></html>",
+    "--m",
+    attachment("data.bin", randomBytes(300_000)),
+    "--m--",
+    "",
+  ].join("\r\n"),
+  "an HTML body that is the whole message (read whole)": [
+    head("html alone", "text/html; charset=utf-8"),
+    "<p>Hello <b>Alice</b>, all of it is here.</p>".repeat(30_000),
   ].join("\r\n"),
   "a latin-1 text (read whole)": [
     head("latin1 and attachment", 'multipart/mixed; boundary="m"'),
@@ -154,6 +176,9 @@ describe("a large message read by its header and text part", () => {
         }
         // (the test is about something: the bodies are there)
         expect(whole.get(uids[0] as number)?.body).toContain("the numbers are attached. Grüße!");
+        const html = whole.get(uids[3] as number);
+        expect(html?.body).toContain("Grüße, see the report [https://example.com/report?id=7]");
+        if (full) expect(html?.body).toMatch(/\* one\n \* two[\s\S]*Q2 +12/);
       }
     } finally {
       await c.logout();
@@ -163,31 +188,44 @@ describe("a large message read by its header and text part", () => {
 
 it("get_message of a message with a 6 MiB attachment takes its header and text, not the attachment", async () => {
   const big = randomBytes(6 * 1024 * 1024);
+  const bigOne = (subject: string, body: { text: string } | { html: string }) => ({
+    raw: buildMessage({
+      from: "Ann Example <ann@example.com>",
+      to: ["alice@example.com"],
+      subject,
+      date: new Date("2026-12-07T10:00:00Z"),
+      messageId: `<${subject.replace(/\W+/g, "-")}@example.com>`,
+      ...body,
+      attachments: [{ filename: "big.bin", contentType: "application/octet-stream", content: big }],
+    }),
+  });
   await env.dv.appendMessages("alice", "Archive", [
-    {
-      raw: buildMessage({
-        from: "Ann Example <ann@example.com>",
-        to: ["alice@example.com"],
-        subject: "the big one",
-        date: new Date("2026-12-07T10:00:00Z"),
-        messageId: "<the-big-one@example.com>",
-        text: "The file is attached.",
-        attachments: [{ filename: "big.bin", contentType: "application/octet-stream", content: big }],
-      }),
-    },
+    bigOne("the big one", { text: "The file is attached." }),
+    bigOne("the big page", {
+      html: "<p>The <b>file</b> is attached:</p><table><tr><td>size</td><td>6 MiB</td></tr></table>",
+    }),
   ]);
   const proxy = await startTcpTap(env.dv.port);
   try {
     env.writeConfig({ work: { port: proxy.port } });
     await env.confirmPolicy();
-    const found = await env.client.search({ query: "subject:big", accounts: ["work"], source: "server" });
-    const ref = found.rows[0]?.ref as string;
-    const before = proxy.fromServer();
-    const [m] = (await env.client.getMessages({ refs: [ref] })).messages;
-    expect(m?.body).toBe("The file is attached.");
-    expect(m?.attachments.map((a) => a.filename)).toEqual(["big.bin"]);
-    // The 8 MiB of the attachment's base64 never crossed: its first MiB did, with the text part
-    expect(proxy.fromServer() - before).toBeLessThan(2 * 1024 * 1024);
+    for (const [subject, body] of [
+      ["one", "The file is attached."],
+      ["page", "The file is attached:\n\nsize 6 MiB"],
+    ]) {
+      const found = await env.client.search({
+        query: `subject:"big ${subject}"`,
+        accounts: ["work"],
+        source: "server",
+      });
+      const ref = found.rows[0]?.ref as string;
+      const before = proxy.fromServer();
+      const [m] = (await env.client.getMessages({ refs: [ref] })).messages;
+      expect(m?.body).toBe(body);
+      expect(m?.attachments.map((a) => a.filename)).toEqual(["big.bin"]);
+      // The 8 MiB of the attachment's base64 never crossed: its first MiB did, with the text part
+      expect(proxy.fromServer() - before).toBeLessThan(2 * 1024 * 1024);
+    }
   } finally {
     env.writeConfig({});
     await env.confirmPolicy();

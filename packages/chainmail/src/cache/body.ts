@@ -1,38 +1,25 @@
 import type { ImapFlow, MessageStructureObject } from "imapflow";
-import { compile } from "html-to-text";
 import { simpleParser } from "mailparser";
+import { htmlToPlain, MAILPARSER_TEXT, parsedBodyText } from "../imap/body.js";
+
+export { htmlToPlain };
 
 /** Longest body text kept per message; the rest is cut (search then misses words past it). */
 export const MAX_BODY_CHARS = 100_000;
 
-// Compiled once: convert() compiles its options on every call, a tenth of a backfill's CPU
-const toPlain = compile({
-  wordwrap: false,
-  selectors: [
-    { selector: "img", format: "skip" },
-    { selector: "a", options: { ignoreHref: true } },
-  ],
-});
-
-export function htmlToPlain(html: string): string {
-  return toPlain(html);
-}
-
 /**
- * Body text of a whole RFC 5322 message: the text part, or the HTML part turned into text when
- * the text is empty (mailparser leaves .text empty for HTML-only mail with an attachment).
+ * Body text of a whole RFC 5322 message: the text part, or the HTML part turned into text where
+ * there is none (parsedBodyText).
  */
 export async function textFromSource(source: Buffer): Promise<string> {
   const plain = plainFastPath(source);
   if (plain !== null) return plain.slice(0, MAX_BODY_CHARS);
   const parsed = await simpleParser(source, {
-    skipImageLinks: true,
+    ...MAILPARSER_TEXT,
     skipTextToHtml: true,
     skipTextLinks: true,
   });
-  let text = parsed.text ?? "";
-  if (!text.trim() && typeof parsed.html === "string") text = htmlToPlain(parsed.html);
-  return text.slice(0, MAX_BODY_CHARS);
+  return parsedBodyText(parsed, htmlToPlain).slice(0, MAX_BODY_CHARS);
 }
 
 /**
@@ -87,7 +74,10 @@ export function textPart(root: MessageStructureObject | undefined): { part: stri
 export interface TextPartRef {
   part: string;
   html: boolean;
-  /** An HTML body that is the whole message (mailparser converts that one itself, wrapped). */
+  /**
+   * An HTML body that is the whole message: get_message reads such a message whole (its part is
+   * all of it). Once also how its text was made (mailparser's own conversion); kept in stored refs.
+   */
   root: boolean;
   /** The part's charset, lowercase ("" when its Content-Type names none): UTF-8 or ASCII. */
   charset: string;
@@ -112,9 +102,6 @@ export function decodeTextPart(stored: string): TextPartRef {
   const [part, html, root, charset, encoding] = v;
   return { part, html: html === 1, root: root === 1, charset, encoding };
 }
-
-// mailparser's own conversion of a message whose whole body is HTML (html-to-text's defaults)
-const mailparserHtml = compile({ limits: { maxDepth: 1000 } });
 
 // Charsets decoded here exactly as mailparser (iconv-lite) decodes them; others take the whole path
 const UTF8 = new Set(["", "utf-8", "utf8", "us-ascii", "ascii"]);
@@ -171,12 +158,12 @@ export function textPartRef(root: MessageStructureObject | undefined): TextPartR
 /** The text of a fetched part (`bytes` with the transfer encoding undone), as `textFromSource` gives it. */
 export function textFromPartBytes(
   bytes: Buffer,
-  ref: Pick<TextPartRef, "html" | "root">,
+  ref: Pick<TextPartRef, "html">,
   maxChars = MAX_BODY_CHARS,
 ): string {
   // mailparser ends lines with LF
   const raw = bytes.toString("utf8").replace(/\r\n/g, "\n");
-  const text = !ref.html ? raw : ref.root ? mailparserHtml(raw) : htmlToPlain(raw);
+  const text = ref.html ? htmlToPlain(raw) : raw;
   return text.slice(0, maxChars);
 }
 

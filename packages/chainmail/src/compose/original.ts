@@ -5,6 +5,7 @@
  * kept as text in `unreadable`, for the send to be held on.
  */
 import { simpleParser } from "mailparser";
+import { htmlToText, MAILPARSER_TEXT, parsedBodyText } from "../imap/body.js";
 import { type MailAddress, parseHeaderAddresses } from "./addresses.js";
 import type { Quote } from "./body.js";
 import type { ForwardedPart } from "./mime.js";
@@ -61,7 +62,7 @@ function addressesOf(lines: ReadonlyArray<{ key: string; line: string }>) {
 }
 
 export async function parseOriginal(raw: Buffer): Promise<Original> {
-  const m = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
+  const m = await simpleParser(raw, { ...MAILPARSER_TEXT, skipTextToHtml: true });
   const refs = m.references === undefined ? [] : Array.isArray(m.references) ? m.references : [m.references];
   const parts = m.attachments.map((a) => ({
     filename: a.filename,
@@ -78,7 +79,8 @@ export async function parseOriginal(raw: Buffer): Promise<Original> {
     ...addressesOf(m.headerLines),
     headerLines: m.headerLines,
     date: m.date,
-    text: m.text ?? "",
+    // An HTML-only original (with an attachment mailparser gave no text at all) is quoted as text too
+    text: parsedBodyText(m, htmlToText),
     html: typeof m.html === "string" ? m.html : undefined,
     attachments: parts
       .filter((p) => !p.related)

@@ -9,7 +9,7 @@ import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
 import { canonicalThreadKey } from "../thread-key.js";
 import { classifyFlags } from "./flags.js";
-import { htmlToText, shapeBody } from "./body.js";
+import { htmlToText, MAILPARSER_TEXT, parsedBodyText, shapeBody } from "./body.js";
 import { displayName } from "./folders.js";
 import { MESSAGE_GONE_HINT } from "./refusal.js";
 import { downloadPartBytes, textFromPartBytes, textPartRef } from "../cache/body.js";
@@ -147,10 +147,11 @@ export interface ReadOptions {
 /**
  * A message up to this size is fetched whole, with its flags and structure, in one FETCH. Of a
  * larger one that FETCH takes only its first bytes (its header is in them), and its body text then
- * comes from its one text/plain part alone (`textPartRef`, as the cache's backfill reads it), so
+ * comes from its one text part alone (`textPartRef`, as the cache's backfill reads it: one
+ * text/plain, with or without an HTML alternative, or one text/html beside attachments), so
  * reading a message with a 500 MB attachment costs a few MB, not the attachment twice over; a
- * large message of another shape (HTML only, several text parts, an embedded message, another
- * charset) is fetched whole as before.
+ * large message of another shape (an HTML body that is the whole message, several text parts, an
+ * embedded message, another charset) is fetched whole as before.
  */
 export const WHOLE_READ_BYTES = 1024 * 1024;
 /** The most of a large message's text part read for its body; a longer one is cut (and says so). */
@@ -181,11 +182,16 @@ async function largeMessage(
 ): Promise<{ source: Buffer | undefined; text?: string; cut?: boolean }> {
   const ref = textPartRef(m.bodyStructure);
   const header = m.source ? headerOf(m.source) : null;
-  if (!ref || ref.html || !header) return { source: await wholeSource(client, m) };
+  // An HTML body that is the whole message is read whole: its part is all of it
+  if (!ref || ref.root || !header) return { source: await wholeSource(client, m) };
   const bytes = await downloadPartBytes(client, m.uid, ref.part, TEXT_PART_BYTES);
   return {
     source: header,
-    text: textFromPartBytes(bytes, ref, Number.POSITIVE_INFINITY),
+    // An HTML part: the whole read converts mailparser's `html` (the part with its lines ended by
+    // LF, as mailparser ends them) with this same htmlToText (parseFetched)
+    text: ref.html
+      ? htmlToText(bytes.toString("utf8").replace(/\r\n/g, "\n"))
+      : textFromPartBytes(bytes, ref, Number.POSITIVE_INFINITY),
     cut: bytes.length >= TEXT_PART_BYTES,
   };
 }
@@ -200,10 +206,8 @@ export async function parseFetched(
   /** The body text when it was read from the message's text part (a large message), and if it was cut. */
   fromPart?: { text: string; cut: boolean },
 ): Promise<Message> {
-  const parsed = await simpleParser(msg.source ?? Buffer.alloc(0), { skipImageLinks: true });
-  let text = fromPart ? fromPart.text : (parsed.text ?? "");
-  // mailparser leaves .text empty for an HTML-only body that comes with an attachment.
-  if (!fromPart && !text.trim() && typeof parsed.html === "string") text = htmlToText(parsed.html);
+  const parsed = await simpleParser(msg.source ?? Buffer.alloc(0), MAILPARSER_TEXT);
+  const text = fromPart ? fromPart.text : parsedBodyText(parsed, htmlToText);
   const shaped = shapeBody(text, opts.full, opts.bodyLimit);
   const body = shaped.body;
   const truncated = shaped.truncated || (fromPart?.cut ?? false);

@@ -8,7 +8,7 @@ import { simpleParser } from "mailparser";
 import { type KnownArrivals, cachedArrivals } from "../../cache/arrivals.js";
 import type { AccountConfig } from "../../config.js";
 import { type WireError, isMailError, toWireError } from "../../errors.js";
-import { htmlToText } from "../../imap/body.js";
+import { htmlToText, MAILPARSER_TEXT, parsedBodyText } from "../../imap/body.js";
 import { displayName, listAll, roleOf } from "../../imap/folders.js";
 import { splitFlags } from "../../imap/messages.js";
 import { RawFetch, headerItems } from "../../imap/raw-fetch.js";
@@ -248,9 +248,8 @@ export async function addSnippets(ctx: ServiceContext, rows: Hit[]): Promise<voi
         );
         const source = m ? m.source : undefined; // fetchOne answers false for a UID that is gone
         if (!source) continue;
-        const parsed = await simpleParser(source);
-        let text = parsed.text ?? "";
-        if (!text.trim() && typeof parsed.html === "string") text = htmlToText(parsed.html);
+        const parsed = await simpleParser(source, MAILPARSER_TEXT);
+        const text = parsedBodyText(parsed, htmlToText);
         r.snippet = text.replace(/\s+/g, " ").trim().slice(0, 200);
       }
     });
