@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import type { AccountConfig } from "../config.js";
 import { MailError } from "../errors.js";
-import { fetchRaw } from "../imap/messages.js";
+import { fetchForQuote, fetchRaw } from "../imap/messages.js";
 import { deriveKey } from "../outbox/index.js";
 import { decodeRef, type MessageRef } from "../refs.js";
 import { accountOf, audit, audited, type Call, type ServiceContext } from "../service/context.js";
@@ -234,19 +234,26 @@ async function sendEmailTo<T>(ctx: ServiceContext, sink: Sink<T>, p: SendParams)
 
 /**
  * The original a reply or forward answers, and its identity for a derived key: the account and its
- * Message-ID, or the SHA-256 of its bytes when it has none. Never the ref, which changes whenever the
- * message is moved (archived by the agent, a phone or a server rule), so a retry after a move derives
- * the same key and is not sent twice.
+ * Message-ID, or the SHA-256 of its bytes when it has none (of its header, for a large message read
+ * by its text part: the same for every retry, as the way it is read depends on the message alone).
+ * Never the ref, which changes whenever the message is moved (archived by the agent, a phone or a
+ * server rule), so a retry after a move derives the same key and is not sent twice. Only a forward
+ * that carries the original's attachments reads it whole; a reply, or a forward without them,
+ * reads what it quotes (fetchForQuote: not a large message's attachments).
  */
 async function readOriginal(
   ctx: ServiceContext,
   ref: string,
+  attachments: boolean,
 ): Promise<{ account: AccountConfig; original: Original; identity: string }> {
   const r = decodeRef(ref);
   const account = accountOf(ctx, r.account);
-  const raw = await ctx.pool.read(account, (client) => fetchRaw(client, r));
-  const original = await parseOriginal(raw);
-  const identity = `${account.name}\n${original.messageId ?? `sha256:${createHash("sha256").update(raw).digest("hex")}`}`;
+  const read: { source: Buffer; text?: string } = await ctx.pool.read(account, async (client) =>
+    attachments ? { source: await fetchRaw(client, r) } : fetchForQuote(client, r),
+  );
+  const parsed = await parseOriginal(read.source);
+  const original = read.text === undefined ? parsed : { ...parsed, text: read.text };
+  const identity = `${account.name}\n${original.messageId ?? `sha256:${createHash("sha256").update(read.source).digest("hex")}`}`;
   return { account, original, identity };
 }
 
@@ -276,7 +283,7 @@ async function replyTo<T>(
   sink: Sink<T>,
   p: ReplyParams,
 ): Promise<T | ComposeResult> {
-  const { account, original, identity } = await readOriginal(ctx, p.ref);
+  const { account, original, identity } = await readOriginal(ctx, p.ref, false);
   const own = ownAddresses(account);
   // The original's addresses come from the address model (compose/original.ts); what it could not
   // read holds the send, with the text in `blocked`.
@@ -334,7 +341,7 @@ async function forwardTo<T>(
   sink: Sink<T>,
   p: ForwardParams,
 ): Promise<T | ComposeResult> {
-  const { account, original, identity } = await readOriginal(ctx, p.ref);
+  const { account, original, identity } = await readOriginal(ctx, p.ref, !p.no_attachments);
   const c = content(ctx, account, p, forwardQuote(original));
   const carried: ForwardedPart[] = p.no_attachments ? [] : original.attachments;
   // The message's whole file payload: the original's attachments, the new ones and inline images.

@@ -347,11 +347,9 @@ function unreadable(err: unknown): MailError | null {
  * client added (the one read_events just reported, say) is not in this connection's view of a folder
  * it already had open until the server has told it, so a plain UID FETCH can miss it.
  */
-async function fetchByUid<Q extends { uid: true; source?: true; bodyStructure?: true }>(
-  client: ImapFlow,
-  ref: MessageRef,
-  query: Q,
-) {
+async function fetchByUid<
+  Q extends { uid: true; source?: true | { maxLength: number }; bodyStructure?: true; size?: true },
+>(client: ImapFlow, ref: MessageRef, query: Q) {
   const m = await client.fetchOne(String(ref.uid), query, { uid: true });
   if (m) return m;
   await client.noop();
@@ -404,6 +402,40 @@ export async function fetchRaw(client: ImapFlow, ref: MessageRef): Promise<Buffe
       MESSAGE_GONE_HINT,
     );
   return source;
+}
+
+/**
+ * What a reply, or a forward without the original's attachments, quotes: the message whole up to
+ * WHOLE_READ_BYTES; a larger one by its header and its one text part where that is its shape (as
+ * get_message reads it, largeMessage), so replying to a mail with a 500 MB attachment does not
+ * read the attachment (it did, and mailparser then held it again). `text` is set when the body
+ * came from that part: `source` is then the header alone.
+ */
+export async function fetchForQuote(
+  client: ImapFlow,
+  ref: MessageRef,
+): Promise<{ source: Buffer; text?: string }> {
+  await examine(client, ref);
+  const m = await fetchByUid(client, ref, {
+    uid: true,
+    size: true,
+    bodyStructure: true,
+    source: { maxLength: WHOLE_READ_BYTES },
+  });
+  const size = m ? (m.size ?? 0) : 0;
+  const read = !m
+    ? undefined
+    : size > WHOLE_READ_BYTES
+      ? await largeMessage(client, m)
+      : // A server that answered the partial FETCH short: read whole
+        { source: m.source && m.source.length >= size ? m.source : await wholeSource(client, m) };
+  if (!read?.source)
+    throw new MailError(
+      "NOT_FOUND",
+      "the message is no longer in its folder on the server",
+      MESSAGE_GONE_HINT,
+    );
+  return read.text === undefined ? { source: read.source } : { source: read.source, text: read.text };
 }
 
 /**

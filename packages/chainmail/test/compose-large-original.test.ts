@@ -1,0 +1,99 @@
+/**
+ * A reply, or a forward without the original's attachments, to a message with a 6 MiB attachment
+ * reads the original's header and its text part, not the attachment: the bytes Dovecot sends during
+ * the call are counted at a tap between the daemon and Dovecot, and the message the SMTP server
+ * receives quotes the text (plain, or HTML as text). A forward that carries the attachments reads
+ * the original whole, and sends the attachment byte for byte.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { simpleParser } from "mailparser";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { encodeRef } from "../src/refs.js";
+import { buildMessage } from "../src/testing/corpus.js";
+import { type SendEnv, startSendEnv } from "../src/testing/index.js";
+import { type TcpTap, startTcpTap } from "./support/tcp-tap.js";
+
+let env: SendEnv;
+let tap: TcpTap;
+const refs: Record<string, string> = {};
+const big = randomBytes(6 * 1024 * 1024);
+const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+
+beforeAll(async () => {
+  env = await startSendEnv();
+  const shapes = {
+    text: { text: "The file is attached.\nSecond line." },
+    html: { html: "<p>The <b>file</b> is attached:</p><table><tr><td>size</td><td>6 MiB</td></tr></table>" },
+  };
+  for (const [name, body] of Object.entries(shapes)) {
+    const r = await env.dv.appendMessage(
+      "alice",
+      "INBOX",
+      buildMessage({
+        from: "Carol <carol@example.org>",
+        to: ["alice@example.com"],
+        subject: `Big ${name}`,
+        date: new Date("2026-12-07T10:00:00Z"),
+        messageId: `<big-${name}@example.org>`,
+        ...body,
+        attachments: [{ filename: "big.bin", contentType: "application/octet-stream", content: big }],
+      }),
+    );
+    refs[name] = encodeRef({ account: "work", folder: "INBOX", uidValidity: r.uidValidity, uid: r.uid });
+  }
+  tap = await startTcpTap(env.dv.port);
+  env.writeConfig({ work: { port: tap.port }, smtpPort: env.relay.port });
+  await env.confirmPolicy();
+}, 120_000);
+
+afterAll(async () => {
+  await env?.stop();
+  await tap?.stop();
+});
+
+/** Runs a compose call; what Dovecot sent meanwhile, and the message the SMTP server received. */
+async function counted(call: () => Promise<{ status: string }>) {
+  const before = tap.fromServer();
+  const res = await call();
+  const fromServer = tap.fromServer() - before;
+  const received = await simpleParser(env.relay.received.at(-1)?.raw ?? "");
+  return { res, fromServer, received };
+}
+
+it("a reply to a message with a large attachment reads its header and text, and quotes the text", async () => {
+  for (const [name, quoted] of [
+    ["text", /wrote:\n> The file is attached\.\n> Second line\./],
+    ["html", /wrote:\n> The file is attached:\n> ?\n> size 6 MiB/],
+  ] as const) {
+    const { res, fromServer, received } = await counted(() =>
+      env.client.call("reply", { ref: refs[name] as string, body: "Thanks." }),
+    );
+    expect(res.status).toBe("sent");
+    expect(received.subject).toBe(`Re: Big ${name}`);
+    expect(received.inReplyTo).toBe(`<big-${name}@example.org>`);
+    expect(received.text).toMatch(quoted);
+    // The attachment's 8 MiB of base64 never crossed: the first MiB did, with the text part
+    expect(fromServer).toBeLessThan(2 * 1024 * 1024);
+  }
+});
+
+it("a forward without the attachments reads the same; with them it reads the original whole and sends them", async () => {
+  const ref = refs.text as string;
+  const without = await counted(() =>
+    env.client.call("forward", { ref, to: ["bob@example.com"], body: "FYI", no_attachments: true }),
+  );
+  expect(without.res.status).toBe("sent");
+  expect(without.received.text).toContain("---------- Forwarded message ---------");
+  expect(without.received.text).toContain("The file is attached.\nSecond line.");
+  expect(without.received.attachments).toEqual([]);
+  expect(without.fromServer).toBeLessThan(2 * 1024 * 1024);
+
+  const carried = await counted(() =>
+    env.client.call("forward", { ref, to: ["bob@example.com"], body: "FYI" }),
+  );
+  expect(carried.res.status).toBe("sent");
+  expect(carried.received.attachments.map((a) => [a.filename, sha(a.content)])).toEqual([
+    ["big.bin", sha(big)],
+  ]);
+  expect(carried.fromServer).toBeGreaterThan(8 * 1024 * 1024);
+});
