@@ -4,8 +4,8 @@ import {
   MAX_BODY_CHARS,
   type TextPartRef,
   textFromPart,
+  bodyFromSource,
   textFromPartBytes,
-  textFromSource,
   textPart,
 } from "./body.js";
 import { putBody } from "./body-store.js";
@@ -68,6 +68,9 @@ function countDownload(db: CacheDb, account: string, bytes: number, now: number)
   ).run(account, utcDay(now), bytes);
 }
 
+/** A body to store: its text (null: it could not be read) and whether that was made from HTML. */
+type FetchedBody = { id: number; text: string | null; fromHtml?: boolean };
+
 /**
  * Counts the download, then stores and indexes bodies (text null: could not be read) in
  * transactions of a few milliseconds each (`writeInSlices`), so searches are answered in between:
@@ -76,7 +79,7 @@ function countDownload(db: CacheDb, account: string, bytes: number, now: number)
  */
 async function storeBodies(
   db: CacheDb,
-  bodies: { id: number; text: string | null }[],
+  bodies: FetchedBody[],
   now: number,
   download?: { account: string; bytes: number },
 ): Promise<void> {
@@ -89,12 +92,12 @@ async function storeBodies(
     weight: ({ text }) => 1000 + (text?.length ?? 0),
     // (the merging a backfill calls for was a third of this thread's time: ./fts.ts ftsUpkeep)
     offThreadMerges: true,
-    write: ({ id, text }) => {
+    write: ({ id, text, fromHtml }) => {
       if (text === null) {
         stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(id);
         return;
       }
-      putBody(db, id, text, now);
+      putBody(db, id, text, now, fromHtml ?? false);
       stmt(db, "UPDATE messages SET body_state = 1 WHERE id = ?").run(id);
       fts.push({ id, text });
     },
@@ -179,7 +182,7 @@ export async function backfillBodies(
           break;
         }
         const byUid = new Map(batch.map((b) => [b.uid, b]));
-        const bodies: { id: number; text: string | null }[] = [];
+        const bodies: FetchedBody[] = [];
         let bytes = 0;
         for await (const msg of client.fetch(
           uidSet(batch.map((b) => b.uid)),
@@ -191,7 +194,7 @@ export async function backfillBodies(
           if (!row || !msg.source) continue;
           bytes += msg.source.length;
           try {
-            bodies.push({ id: row.id, text: await textFromSource(msg.source) });
+            bodies.push({ id: row.id, ...(await bodyFromSource(msg.source)) });
           } catch {
             bodies.push({ id: row.id, text: null });
           }
@@ -221,7 +224,7 @@ export async function backfillBodies(
         }
         const { text, bytes } = await textFromPart(client, row.uid, tp.part, tp.html, maxBytes);
         result.bytes += bytes;
-        await storeBodies(db, [{ id: row.id, text }], now(), { account, bytes });
+        await storeBodies(db, [{ id: row.id, text, fromHtml: tp.html }], now(), { account, bytes });
         result.fetched++;
       }
     } finally {
@@ -348,7 +351,7 @@ async function fetchTextParts(
         break;
       }
       const byUid = new Map(batch.map((b) => [b.row.uid, b]));
-      const bodies: { id: number; text: string | null }[] = [];
+      const bodies: FetchedBody[] = [];
       let bytes = 0;
       for await (const msg of client.fetch(
         uidSet(batch.map((b) => b.row.uid)),
@@ -363,7 +366,7 @@ async function fetchTextParts(
         if (!decoded) continue;
         byUid.delete(msg.uid);
         bytes += data.length;
-        bodies.push({ id: b.row.id, text: textFromPartBytes(data, b.ref) });
+        bodies.push({ id: b.row.id, text: textFromPartBytes(data, b.ref), fromHtml: b.ref.html });
       }
       result.bytes += bytes;
       await storeBodies(db, bodies, now(), { account, bytes });

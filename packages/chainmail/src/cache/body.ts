@@ -1,25 +1,37 @@
 import type { ImapFlow, MessageStructureObject } from "imapflow";
 import { simpleParser } from "mailparser";
-import { htmlToPlain, MAILPARSER_TEXT, parsedBodyText } from "../imap/body.js";
+import { htmlToPlain, MAILPARSER_TEXT, parsedBody } from "../imap/body.js";
 
 export { htmlToPlain };
 
 /** Longest body text kept per message; the rest is cut (search then misses words past it). */
 export const MAX_BODY_CHARS = 100_000;
 
+/** A body's text as the cache stores and indexes it, and whether it was made from HTML. */
+export interface BodyText {
+  text: string;
+  fromHtml: boolean;
+}
+
 /**
  * Body text of a whole RFC 5322 message: the text part, or the HTML part turned into text where
- * there is none (parsedBodyText).
+ * there is none (parsedBody).
  */
-export async function textFromSource(source: Buffer): Promise<string> {
+export async function bodyFromSource(source: Buffer): Promise<BodyText> {
   const plain = plainFastPath(source);
-  if (plain !== null) return plain.slice(0, MAX_BODY_CHARS);
+  if (plain !== null) return { text: plain.slice(0, MAX_BODY_CHARS), fromHtml: false };
   const parsed = await simpleParser(source, {
     ...MAILPARSER_TEXT,
     skipTextToHtml: true,
     skipTextLinks: true,
   });
-  return parsedBodyText(parsed, htmlToPlain).slice(0, MAX_BODY_CHARS);
+  const body = parsedBody(parsed, htmlToPlain);
+  return { text: body.text.slice(0, MAX_BODY_CHARS), fromHtml: body.fromHtml };
+}
+
+/** The text alone of bodyFromSource. */
+export async function textFromSource(source: Buffer): Promise<string> {
+  return (await bodyFromSource(source)).text;
 }
 
 /**

@@ -99,6 +99,15 @@ function addBodyCut(db: CacheDb): void {
     db.exec("ALTER TABLE folders ADD COLUMN body_cut INTEGER NOT NULL DEFAULT 0");
 }
 
+/**
+ * Adds bodies.from_html (src/cache/body-store.ts, putBody; NULL for bodies stored before it); a no-op
+ * when it is there (a test re-runs the steps after one).
+ */
+function addBodyFromHtml(db: CacheDb): void {
+  const cols = db.prepare("SELECT name FROM pragma_table_info('bodies')").pluck().all() as string[];
+  if (!cols.includes("from_html")) db.exec("ALTER TABLE bodies ADD COLUMN from_html INTEGER");
+}
+
 /** Adds message_meta.text_part; a no-op when it is there (a test re-runs the steps after one). */
 function addTextPart(db: CacheDb): void {
   const cols = db.prepare("SELECT name FROM pragma_table_info('message_meta')").pluck().all() as string[];
@@ -249,6 +258,8 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   // each subject word's count kept, with the changes since in a small index, so a one-word
   // `subject:` count does not walk its matches (./subject-counts.ts)
   keepSubjectCounts,
+  // whether a body's text was made from HTML, for get_message (src/service/cached-read.ts)
+  addBodyFromHtml,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -50,8 +50,18 @@ export function parsedBodyText(
   parsed: { text?: string | undefined; html?: string | false | undefined },
   convert: (html: string) => string,
 ): string {
+  return parsedBody(parsed, convert).text;
+}
+
+/** parsedBodyText, and whether the text is the HTML's (the cache keeps that: src/cache/body-store.ts). */
+export function parsedBody(
+  parsed: { text?: string | undefined; html?: string | false | undefined },
+  convert: (html: string) => string,
+): { text: string; fromHtml: boolean } {
   const text = parsed.text ?? "";
-  return !text.trim() && typeof parsed.html === "string" ? convert(parsed.html) : text;
+  return !text.trim() && typeof parsed.html === "string"
+    ? { text: convert(parsed.html), fromHtml: true }
+    : { text, fromHtml: false };
 }
 
 /** The simpleParser options every body read uses: see parsedBodyText. */

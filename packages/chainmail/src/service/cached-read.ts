@@ -1,12 +1,16 @@
 /**
  * Reading a message from the local cache. The cached copy suffices when its folder is fresh (same
  * rule as search), the ref's UIDVALIDITY is the cached one, the body is stored (not evicted, not cut
- * at the cache's 100,000 characters), and the row has Reply-To (rows synced before migration 2 do
- * not). Otherwise the server answers.
+ * at the cache's 100,000 characters) and is not made from HTML, and the row has Reply-To (rows
+ * synced before migration 2 do not). Otherwise the server answers. An HTML body's cached text is the
+ * word index's, without its links' addresses (htmlToPlain), where a reader needs them: an agent
+ * asked to follow a link in a newsletter or a sign-in mail read none from the cache. Bodies stored
+ * before the cache kept that (`from_html` NULL) are judged by their text part where it was noted.
  */
 import { folderFresh, noteCacheRead } from "../cache/index.js";
 import { MAX_BODY_CHARS } from "../cache/body.js";
 import { decodeBody } from "../cache/body-store.js";
+import { decodeTextPart } from "../cache/body.js";
 import { stmt } from "../cache/schema.js";
 import { storedReplyTo } from "../cache/store.js";
 import type { AttachmentInfo as CachedAttachment } from "../query/structure.js";
@@ -45,12 +49,21 @@ interface Row {
   /** The stored body (src/cache/body-store.ts): text, or compressed per `enc`. */
   text: string | Buffer;
   enc: number;
+  /** The body's text was made from HTML (1), or not (0); NULL: stored before this was kept. */
+  from_html: number | null;
+  text_part: string | null;
 }
+
+/** A body made from HTML (or, stored before that was kept, whose text part is HTML). */
+const fromHtml = (row: Pick<Row, "from_html" | "text_part">) =>
+  row.from_html === 1 ||
+  (row.from_html === null && row.text_part !== null && decodeTextPart(row.text_part).html);
 
 export function readCached(
   ctx: ServiceContext,
   r: MessageRef,
-  opts: { full: boolean; google: boolean },
+  /** `idsOnly`: the caller reads the message's ids, never its body (an HTML body's text will do). */
+  opts: { full: boolean; google: boolean; idsOnly?: boolean },
 ): Message | null {
   const cache = ctx.cache;
   if (!cache || cache.isDirty(r.account)) return null;
@@ -60,12 +73,12 @@ export function readCached(
     `SELECT f.path, f.uidvalidity, f.last_sync, f.last_error, m.uid, m.seen, m.flagged, m.answered, m.draft,
          m.deleted, m.size, x.message_id, x.in_reply_to, x.refs, x.gm_thread_id, x.date, x.from_json, x.to_json,
          x.cc_json, x.bcc_json, x.reply_to_json, x.subject, x.keywords_json, x.labels_json, x.attachments_json, b.text,
-         b.enc
+         b.enc, b.from_html, x.text_part
        FROM folders f JOIN messages m ON m.folder_id = f.id JOIN message_meta x ON x.id = m.id
        JOIN bodies b ON b.message_rowid = m.id
        WHERE f.account = ? AND f.path = ? AND m.uid = ? AND m.body_state = 1`,
   ).get(r.account, r.folder, r.uid) as Row | undefined;
-  if (!row || row.reply_to_json === null) return null;
+  if (!row || row.reply_to_json === null || (!opts.idsOnly && fromHtml(row))) return null;
   // (bodies are stored compressed: src/cache/body-store.ts)
   const stored = decodeBody(row.text, row.enc);
   if (stored.length >= MAX_BODY_CHARS) return null;

@@ -87,7 +87,7 @@ export async function linkTargetOf(ctx: ServiceContext, ref: string): Promise<Li
   const google = account.provider === "google";
   // The cache keeps X-GM-THRID on Google, so a cached message's thread_id is Gmail's thread id
   // there too: the server is read only for a message the cache cannot answer for.
-  let m = readCached(ctx, r, { full: false, google });
+  let m = readCached(ctx, r, { full: false, google, idsOnly: true });
   if (!m) {
     m = await ctx.pool.read(account, async (client) => {
       const got = await fetchMessages(
