@@ -9,7 +9,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, expect, it } from "vitest";
 import { newMessageSlot } from "../src/cache/arrival-id.js";
-import { putBody } from "../src/cache/body-store.js";
+import { encodeBody } from "../src/cache/body-store.js";
 import { type CacheDb, openCache, searchCache } from "../src/cache/index.js";
 import { CJK_BOUNDARY_VERSION, SCHEMA_VERSION, migrate } from "../src/cache/schema.js";
 import { parseQuery } from "../src/query/index.js";
@@ -66,12 +66,19 @@ it("re-indexes the rows with CJK text of an existing cache file, in both indexes
     "INSERT INTO messages_fts (rowid, subject, from_addr, to_addr, cc_addr, bcc_addr, body) VALUES (?, ?, ?, '', '', '', ?)",
   );
   const oldSubject = db.prepare("INSERT INTO subjects_fts (rowid, subject) VALUES (?, ?)");
+  // (as that version's putBody stored bodies: the columns of today's came later)
+  const body = db.prepare(
+    "INSERT INTO bodies (message_rowid, text, bytes, fetched_at, enc) VALUES (?, ?, ?, 0, ?)",
+  );
   rows.forEach((r, i) => {
     const s = newMessageSlot(db, Date.UTC(2026, 0, 1 + i));
     const [name, address] = r.from.split(" ");
     msg.run(s.id, i + 1, `t${i}`, s.internalDate, r.state);
     meta.run(s.id, `<m${i + 1}@x>`, r.subject, JSON.stringify([{ name, address }]));
-    if (r.state === 1) putBody(db, s.id, r.body, 0);
+    if (r.state === 1) {
+      const { value, enc } = encodeBody(r.body);
+      body.run(s.id, value, Buffer.byteLength(r.body), enc);
+    }
     oldFts.run(s.id, before(r.subject), before(r.from), before(r.body));
     oldSubject.run(s.id, before(r.subject));
   });
