@@ -3,12 +3,16 @@
  * reads the original's header and its text part, not the attachment: the bytes Dovecot sends during
  * the call are counted at a tap between the daemon and Dovecot, and the message the SMTP server
  * receives quotes the text (plain, or HTML as text). A forward that carries the attachments reads
- * the original whole, and sends the attachment byte for byte.
+ * the original whole, and sends the attachment byte for byte; one whose original's attachments alone
+ * pass the 25 MiB bound is refused from BODYSTRUCTURE's sizes, before the original is read, whose
+ * lower bound never passes an attachment's real size.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { simpleParser } from "mailparser";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { encodeRef } from "../src/refs.js";
+import { attachedBytesAtLeast } from "../src/imap/messages.js";
+import { MAX_ATTACHMENT_TOTAL } from "../src/limits.js";
+import { decodeRef, encodeRef } from "../src/refs.js";
 import { buildMessage } from "../src/testing/corpus.js";
 import { type SendEnv, startSendEnv } from "../src/testing/index.js";
 import { type TcpTap, startTcpTap } from "./support/tcp-tap.js";
@@ -16,6 +20,17 @@ import { type TcpTap, startTcpTap } from "./support/tcp-tap.js";
 let env: SendEnv;
 let tap: TcpTap;
 const refs: Record<string, string> = {};
+/** A message from Carol with `content` as its one attachment (base64). */
+const withAttachment = (subject: string, body: { text: string } | { html: string }, content: Buffer) =>
+  buildMessage({
+    from: "Carol <carol@example.org>",
+    to: ["alice@example.com"],
+    subject,
+    date: new Date("2026-12-07T10:00:00Z"),
+    messageId: `<${subject.replace(/\W+/g, "-").toLowerCase()}@example.org>`,
+    ...body,
+    attachments: [{ filename: "big.bin", contentType: "application/octet-stream", content }],
+  });
 const big = randomBytes(6 * 1024 * 1024);
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
@@ -26,19 +41,7 @@ beforeAll(async () => {
     html: { html: "<p>The <b>file</b> is attached:</p><table><tr><td>size</td><td>6 MiB</td></tr></table>" },
   };
   for (const [name, body] of Object.entries(shapes)) {
-    const r = await env.dv.appendMessage(
-      "alice",
-      "INBOX",
-      buildMessage({
-        from: "Carol <carol@example.org>",
-        to: ["alice@example.com"],
-        subject: `Big ${name}`,
-        date: new Date("2026-12-07T10:00:00Z"),
-        messageId: `<big-${name}@example.org>`,
-        ...body,
-        attachments: [{ filename: "big.bin", contentType: "application/octet-stream", content: big }],
-      }),
-    );
+    const r = await env.dv.appendMessage("alice", "INBOX", withAttachment(`Big ${name}`, body, big));
     refs[name] = encodeRef({ account: "work", folder: "INBOX", uidValidity: r.uidValidity, uid: r.uid });
   }
   tap = await startTcpTap(env.dv.port);
@@ -96,4 +99,53 @@ it("a forward without the attachments reads the same; with them it reads the ori
     ["big.bin", sha(big)],
   ]);
   expect(carried.fromServer).toBeGreaterThan(8 * 1024 * 1024);
+});
+
+it("a forward whose original's attachments pass the bound is refused before the original is read", async () => {
+  const r = await env.dv.appendMessage(
+    "alice",
+    "INBOX",
+    withAttachment("Too big", { text: "Far too big." }, randomBytes(MAX_ATTACHMENT_TOTAL + 1024 * 1024)),
+  );
+  const ref = encodeRef({ account: "work", folder: "INBOX", uidValidity: r.uidValidity, uid: r.uid });
+  const sent = env.relay.received.length;
+  const before = tap.fromServer();
+  await expect(
+    env.client.call("forward", { ref, to: ["bob@example.com"], body: "FYI" }),
+  ).rejects.toMatchObject({
+    reason: "INVALID_ARGUMENT",
+    message: `the attachments add up to more than ${MAX_ATTACHMENT_TOTAL} bytes`,
+  });
+  expect(tap.fromServer() - before).toBeLessThan(64 * 1024);
+  expect(env.relay.received.length).toBe(sent);
+  // Without them it goes, reading the header and text alone
+  const without = await counted(() =>
+    env.client.call("forward", { ref, to: ["bob@example.com"], body: "FYI", no_attachments: true }),
+  );
+  expect(without.res.status).toBe("sent");
+  expect(without.received.text).toContain("Far too big.");
+  expect(without.fromServer).toBeLessThan(2 * 1024 * 1024);
+});
+
+it("BODYSTRUCTURE's lower bound of the attachments never passes their real size", async () => {
+  const sizes = [0, 1, 2, 3, 56, 57, 58, 76, 77, 1000, 65_536, 1024 * 1024 + 1];
+  const added = await env.dv.appendMessages(
+    "alice",
+    "Archive",
+    sizes.map((n) => ({ raw: withAttachment(`Sized ${n}`, { text: "sized" }, randomBytes(n)) })),
+  );
+  const client = await env.dv.connect("alice");
+  try {
+    for (const [i, n] of sizes.entries()) {
+      const a = added[i] as (typeof added)[number];
+      const least = await attachedBytesAtLeast(
+        client,
+        decodeRef(encodeRef({ account: "work", folder: "Archive", uidValidity: a.uidValidity, uid: a.uid })),
+      );
+      expect(least, `${n} bytes`).toBeLessThanOrEqual(n);
+      expect(least, `${n} bytes`).toBeGreaterThanOrEqual(Math.floor(n * 0.99) - 3);
+    }
+  } finally {
+    await client.logout();
+  }
 });

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import type { AccountConfig } from "../config.js";
 import { MailError } from "../errors.js";
-import { fetchForQuote, fetchRaw } from "../imap/messages.js";
+import { attachedBytesAtLeast, fetchForQuote, fetchRaw } from "../imap/messages.js";
 import { deriveKey } from "../outbox/index.js";
 import { decodeRef, type MessageRef } from "../refs.js";
 import { accountOf, audit, audited, type Call, type ServiceContext } from "../service/context.js";
@@ -232,6 +232,14 @@ async function sendEmailTo<T>(ctx: ServiceContext, sink: Sink<T>, p: SendParams)
   );
 }
 
+/** A forward whose original's attachments and the call's files add up past MAX_ATTACHMENT_TOTAL. */
+const attachmentsTooLarge = () =>
+  new MailError(
+    "INVALID_ARGUMENT",
+    `the attachments add up to more than ${MAX_ATTACHMENT_TOTAL} bytes`,
+    "Leave out the original's attachments (no_attachments) or some of the files.",
+  );
+
 /**
  * The original a reply or forward answers, and its identity for a derived key: the account and its
  * Message-ID, or the SHA-256 of its bytes when it has none (of its header, for a large message read
@@ -248,9 +256,12 @@ async function readOriginal(
 ): Promise<{ account: AccountConfig; original: Original; identity: string }> {
   const r = decodeRef(ref);
   const account = accountOf(ctx, r.account);
-  const read: { source: Buffer; text?: string } = await ctx.pool.read(account, async (client) =>
-    attachments ? { source: await fetchRaw(client, r) } : fetchForQuote(client, r),
-  );
+  const read: { source: Buffer; text?: string } = await ctx.pool.read(account, async (client) => {
+    if (!attachments) return fetchForQuote(client, r);
+    // Its attachments alone past the bound: refused before it is read, as it would be after
+    if ((await attachedBytesAtLeast(client, r)) > MAX_ATTACHMENT_TOTAL) throw attachmentsTooLarge();
+    return { source: await fetchRaw(client, r) };
+  });
   const parsed = await parseOriginal(read.source);
   const original = read.text === undefined ? parsed : { ...parsed, text: read.text };
   const identity = `${account.name}\n${original.messageId ?? `sha256:${createHash("sha256").update(read.source).digest("hex")}`}`;
@@ -346,11 +357,7 @@ async function forwardTo<T>(
   const carried: ForwardedPart[] = p.no_attachments ? [] : original.attachments;
   // The message's whole file payload: the original's attachments, the new ones and inline images.
   if (totalSize([...carried, ...c.attachments, ...c.inline]) > MAX_ATTACHMENT_TOTAL)
-    throw new MailError(
-      "INVALID_ARGUMENT",
-      `the attachments add up to more than ${MAX_ATTACHMENT_TOTAL} bytes`,
-      "Leave out the original's attachments (no_attachments) or some of the files.",
-    );
+    throw attachmentsTooLarge();
   const spec: Omit<MimeSpec, "keepBcc"> = {
     from: from(account),
     ...recipients(p),

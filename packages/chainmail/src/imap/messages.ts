@@ -439,6 +439,35 @@ export async function fetchForQuote(
 }
 
 /**
+ * The least a message's attachments take decoded, from its BODYSTRUCTURE alone (nothing of the
+ * message is read): the parts with an attachment disposition outside multipart/related (those a
+ * forward carries), base64 counted as 3/4 of its bytes less a line end per 76 characters, others
+ * as they are sent. A forward refuses an original whose attachments alone pass its bound before
+ * reading it (it read a 500 MB attachment first, then refused).
+ */
+export async function attachedBytesAtLeast(client: ImapFlow, ref: MessageRef): Promise<number> {
+  await examine(client, ref);
+  const m = await fetchByUid(client, ref, { uid: true, bodyStructure: true });
+  let least = 0;
+  const walk = (n: MessageStructureObject, related: boolean) => {
+    const type = (n.type ?? "").toLowerCase();
+    for (const c of n.childNodes ?? []) walk(c, related || type === "multipart/related");
+    if (n.childNodes?.length || related || (n.disposition ?? "").toLowerCase() !== "attachment") return;
+    const size = n.size ?? 0;
+    least +=
+      (n.encoding ?? "").toLowerCase() === "base64"
+        ? Math.max(0, Math.floor(((size - 2 * Math.ceil(size / 76)) * 3) / 4) - 2)
+        : (n.encoding ?? "").toLowerCase() === "quoted-printable"
+          ? Math.floor(size / 3)
+          : size;
+  };
+  // (fetchOne answers false for a UID that is gone: the read that follows says so)
+  const structure = m ? m.bodyStructure : undefined;
+  if (structure) walk(structure, false);
+  return least;
+}
+
+/**
  * Downloads one attachment part, handing each decoded chunk to `sink` as it arrives (a file: an
  * attachment of hundreds of MB never sits in the daemon's memory whole). Returns its size and what
  * the message says of it.
