@@ -105,7 +105,7 @@ it("a forward whose original's attachments pass the bound is refused before the 
   const r = await env.dv.appendMessage(
     "alice",
     "INBOX",
-    withAttachment("Too big", { text: "Far too big." }, randomBytes(MAX_ATTACHMENT_TOTAL + 1024 * 1024)),
+    withAttachment("Too big", { text: "Far too big." }, randomBytes(MAX_ATTACHMENT_TOTAL + 3 * 1024 * 1024)),
   );
   const ref = encodeRef({ account: "work", folder: "INBOX", uidValidity: r.uidValidity, uid: r.uid });
   const sent = env.relay.received.length;
@@ -143,7 +143,8 @@ it("BODYSTRUCTURE's lower bound of the attachments never passes their real size"
         decodeRef(encodeRef({ account: "work", folder: "Archive", uidValidity: a.uidValidity, uid: a.uid })),
       );
       expect(least, `${n} bytes`).toBeLessThanOrEqual(n);
-      expect(least, `${n} bytes`).toBeGreaterThanOrEqual(Math.floor(n * 0.99) - 3);
+      // (76-character lines: the bound takes 40, so it comes within 3% of the size)
+      expect(least, `${n} bytes`).toBeGreaterThanOrEqual(Math.floor(n * 0.97) - 3);
     }
   } finally {
     await client.logout();

@@ -441,9 +441,12 @@ export async function fetchForQuote(
 /**
  * The least a message's attachments take decoded, from its BODYSTRUCTURE alone (nothing of the
  * message is read): the parts with an attachment disposition outside multipart/related (those a
- * forward carries), base64 counted as 3/4 of its bytes less a line end per 76 characters, others
- * as they are sent. A forward refuses an original whose attachments alone pass its bound before
- * reading it (it read a 500 MB attachment first, then refused).
+ * forward carries); base64 as 3/4 of its characters, taking its lines to be at least 40 characters
+ * long (mail programs write 76, some 64: RFC 2045 sets no least length, so a part written in
+ * shorter lines could be counted a little over its size); binary as it is sent, 7bit and 8bit as
+ * half that (line ends); quoted-printable not at all (soft line breaks leave no lower bound). A forward refuses an
+ * original whose attachments alone pass its bound before reading it (it read a 500 MB attachment
+ * first, then refused).
  */
 export async function attachedBytesAtLeast(client: ImapFlow, ref: MessageRef): Promise<number> {
   await examine(client, ref);
@@ -454,12 +457,12 @@ export async function attachedBytesAtLeast(client: ImapFlow, ref: MessageRef): P
     for (const c of n.childNodes ?? []) walk(c, related || type === "multipart/related");
     if (n.childNodes?.length || related || (n.disposition ?? "").toLowerCase() !== "attachment") return;
     const size = n.size ?? 0;
-    least +=
-      (n.encoding ?? "").toLowerCase() === "base64"
-        ? Math.max(0, Math.floor(((size - 2 * Math.ceil(size / 76)) * 3) / 4) - 2)
-        : (n.encoding ?? "").toLowerCase() === "quoted-printable"
-          ? Math.floor(size / 3)
-          : size;
+    const encoding = (n.encoding ?? "").toLowerCase();
+    // base64: at least 40 of every 42 bytes are characters, 4 characters are 3 bytes, less padding
+    if (encoding === "base64") least += Math.max(0, Math.floor((size * 5) / 7) - 2);
+    else if (encoding === "binary") least += size;
+    // (a text attachment's line ends may be read as LF alone: at worst half its bytes)
+    else if (["", "7bit", "8bit"].includes(encoding)) least += Math.floor(size / 2);
   };
   // (fetchOne answers false for a UID that is gone: the read that follows says so)
   const structure = m ? m.bodyStructure : undefined;
