@@ -39,6 +39,23 @@ describe("HTML to text", () => {
     expect(text).not.toMatch(/ $|\n\n\n/m);
     expect(htmlToText("<table><tr><td>a</td><td>b</td></tr><tr><td></td></tr></table>")).toBe("a b");
   });
+
+  it("takes time in proportion to a hostile message's runs of spaces, not their square", () => {
+    // 200,000 spaces before a letter, in <pre> and as empty cells: a regular expression's
+    // backtracking over them took minutes (6 s at 50,000); line by line it is a few ms. The test's
+    // own deadline is the guard (a hang fails it), not a measurement.
+    const spaces = " ".repeat(200_000);
+    expect(htmlToText(`<pre>${spaces}x</pre>`)).toBe(`${spaces}x`);
+    const cells = `<table><tr>${"<td></td>".repeat(100_000)}<td>x</td></tr></table>`;
+    expect(htmlToPlain(cells).trim()).toBe("x");
+  }, 10_000);
+
+  it("reads a hostile message's 100,000 nested elements, the text around them kept (the stack overflowed)", () => {
+    const deep = `<p>before</p>${"<div>".repeat(100_000)}deep${"</div>".repeat(100_000)}<p>after</p>`;
+    for (const convert of [htmlToText, htmlToPlain]) expect(convert(deep)).toBe("before\n\n...\n\nafter");
+    // A depth real mail has is read whole
+    expect(htmlToText(`${"<div>".repeat(500)}deep${"</div>".repeat(500)}`)).toBe("deep");
+  });
 });
 
 describe("an HTML-only message's text", () => {

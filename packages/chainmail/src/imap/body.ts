@@ -15,17 +15,32 @@ const TABLES = [
 ];
 const IMAGES = { selector: "img", format: "skip" };
 
+/**
+ * Elements nested deeper than this are shown as "...": html-to-text walks the tree by recursion,
+ * and a hostile message of 10,000 nested `<div>`s overflowed the stack (get_message failed, the
+ * backfill gave up on the body). mailparser bounds its own conversion at the same depth.
+ */
+const LIMITS = { maxDepth: 1000 };
+
 // Compiled once: convert() compiles its options on every call, a tenth of a backfill's CPU
-const forReading = compile({ wordwrap: false, selectors: [IMAGES, ...TABLES] });
+const forReading = compile({ wordwrap: false, limits: LIMITS, selectors: [IMAGES, ...TABLES] });
 const forIndex = compile({
   wordwrap: false,
+  limits: LIMITS,
   selectors: [IMAGES, { selector: "a", options: { ignoreHref: true } }, ...TABLES],
 });
 
-/** The cells' separating spaces at the ends of lines, and the blank lines empty cells leave. */
+/**
+ * The cells' separating spaces at the ends of lines, and the blank lines empty cells leave. Line by
+ * line, never a regular expression over the text: `/ +$/gm` backtracks over every run of spaces
+ * not at a line's end, so a hostile message's `<pre>` (or a row of empty cells) of 50,000 spaces
+ * before a letter took 6 s of the daemon's thread, and the time grows with the square.
+ */
 const tidy = (text: string) =>
   text
-    .replace(/ +$/gm, "")
+    .split("\n")
+    .map((line) => line.trimEnd())
+    .join("\n")
     .replace(/\n{3,}/g, "\n\n")
     .trimEnd();
 
