@@ -4,6 +4,7 @@
  * rows keep their reading order, and an HTML-only message reads the same whole or with an
  * attachment, whichever way mailparser would have made its text.
  */
+import fc from "fast-check";
 import { simpleParser } from "mailparser";
 import { describe, expect, it } from "vitest";
 import { textFromSource } from "../src/cache/body.js";
@@ -55,6 +56,24 @@ describe("HTML to text", () => {
     for (const convert of [htmlToText, htmlToPlain]) expect(convert(deep)).toBe("before\n\n...\n\nafter");
     // A depth real mail has is read whole
     expect(htmlToText(`${"<div>".repeat(500)}deep${"</div>".repeat(500)}`)).toBe("deep");
+  });
+
+  it("gives tidy text for any HTML made of mail's pieces (fast-check)", () => {
+    const piece = fc.constantFrom(
+      ...["<table>", "</table>", "<tr>", "</tr>", "<td>", "</td>", "<th>", "<pre>", "</pre>", "<div>"],
+      ...["</div>", "<p>", "</p>", "<br>", "<a href='https://x.example/a b'>", "</a>", "<img alt='i'>"],
+      ...[" ", "  ", "\n", "\t", "&nbsp;", "word", "Grüße", "<", ">", "&", "<!--", "-->", "<b>", "</b>"],
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 200 }), (pieces) => {
+        for (const convert of [htmlToText, htmlToPlain]) {
+          const text = convert(pieces.join(""));
+          expect(text).not.toMatch(/ \n|\n\n\n/);
+          expect(text).toBe(text.trimEnd());
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
