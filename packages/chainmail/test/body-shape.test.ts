@@ -5,6 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { bodyParts } from "../src/compose/body.js";
 import { cutQuotesAndSignature } from "../src/imap/body.js";
 
 /** The earlier code, kept as the model: a copy of the rest of the lines for every line. */
@@ -74,3 +75,16 @@ describe("cutQuotesAndSignature", () => {
     );
   }, 10_000);
 });
+
+it("a reply's body with long runs of white space gets its signature and quote in time in proportion to it", () => {
+  // (a body may carry a hostile message's text; /\s+$/ took time growing with the square of a run
+  // not at the end: the test's deadline is the guard)
+  const spaces = " ".repeat(500_000);
+  const out = bodyParts({
+    body: `a${spaces}b \n\t`,
+    format: "text",
+    signature: "Ann",
+    quote: { intro: "On Monday, Bob wrote:", text: "the plan", style: "quote" },
+  });
+  expect(out.text).toBe(`a${spaces}b\n\nAnn\n\nOn Monday, Bob wrote:\n> the plan\n`);
+}, 10_000);

@@ -87,3 +87,14 @@ describe("checkTag: a tag a person gives must parse back to exactly itself", () 
     });
   });
 });
+
+describe("parseTags on a hostile text", () => {
+  it("drops trailing - . _ in time in proportion to them, not their square", () => {
+    // A feed item's or another user's note: 200,000 dashes after "#a" (the test's deadline guards
+    // against the square, it measures nothing)
+    const dashes = "-".repeat(200_000);
+    expect(tags(`#a${dashes} and @b${"._".repeat(100_000)}`)).toEqual(["#a", "@b"]);
+    expect(tags(`#a${dashes}b`)).toEqual([]);
+    expect(tags("#idea. #x-_. #-._")).toEqual(["#idea", "#x"]);
+  }, 10_000);
+});

@@ -53,15 +53,17 @@ export function bodyParts(opts: {
     text = opts.htmlText || htmlToText(opts.body);
   }
   const sig = opts.signature;
+  // (trimEnd, not /\s+$/: that backtracked over every run of white space in the body, quadratic on
+  // a body that carries a hostile message's text)
   if (sig) {
-    text = `${text.replace(/\s+$/, "")}\n\n${sig}`;
+    text = `${text.trimEnd()}\n\n${sig}`;
     if (html !== undefined) html = `${html}\n<div class="signature">${textToHtml(sig)}</div>`;
   }
   const q = opts.quote;
   if (q) {
     const plain = q.text.replace(/\r\n/g, "\n");
     const quoted = q.style === "quote" ? plain.replace(/^/gm, "> ") : plain;
-    text = `${text.replace(/\s+$/, "")}\n\n${q.intro}\n${quoted}\n`;
+    text = `${text.trimEnd()}\n\n${q.intro}\n${quoted}\n`;
     if (html !== undefined) {
       // The original's own HTML is not carried over: quoted as escaped text, nothing in it runs.
       const inner = textToHtml(q.text);

@@ -47,7 +47,11 @@ export function parseTags(text: string): ParsedTag[] {
       if (TAG_CHAR.test(ch) || (kind === "mention" && ch === MENTION_EXTRA)) end += ch.length;
       else break;
     }
-    let name = clean.slice(at + 1, end).replace(/[-._]+$/u, "");
+    // Trailing - . _ dropped by a walk back from the end: `/[-._]+$/` backtracked over every run of
+    // them, so a feed item's "#a" followed by 100,000 dashes and a letter held the server for seconds
+    let stop = end;
+    while (stop > at + 1 && "-._".includes(clean[stop - 1] as string)) stop--;
+    let name = clean.slice(at + 1, stop);
     if (name === "" || !HAS_LETTER.test(name)) continue;
     if ([...name].length > MAX_TAG_CHARS) continue;
     name = name.toLowerCase();
