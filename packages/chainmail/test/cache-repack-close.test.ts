@@ -66,6 +66,9 @@ describe("close() during an index rebuild", () => {
     // The worker would have gone on to the other indexes: given time, it wrote nothing more.
     await new Promise((r) => setTimeout(r, 500));
     expect(files()).toEqual(after);
-    expect(started).toHaveLength(1);
+    // It stopped at its next statement: the first, and at most the one it began before the stop
+    // reached it (the first REINDEX, of a small table, can end before this thread hears of its
+    // start on a loaded machine: CI saw two), of the dozen it would have run
+    expect(started.length).toBeLessThanOrEqual(2);
   });
 });
