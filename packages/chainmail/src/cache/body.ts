@@ -188,8 +188,7 @@ export async function textFromPart(
   maxBytes: number,
 ): Promise<{ text: string; bytes: number }> {
   const got = await downloadPartBytes(client, uid, part, maxBytes);
-  const raw = got.toString("utf8");
-  return { text: (html ? htmlToPlain(raw) : raw).slice(0, MAX_BODY_CHARS), bytes: got.length };
+  return { text: textFromPartBytes(got, { html }), bytes: got.length };
 }
 
 /** One body part, decoded, at most `maxBytes` of it (a text part: an attachment is streamed instead). */

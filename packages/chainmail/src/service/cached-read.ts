@@ -8,9 +8,8 @@
  * before the cache kept that (`from_html` NULL) are judged by their text part where it was noted.
  */
 import { folderFresh, noteCacheRead } from "../cache/index.js";
-import { MAX_BODY_CHARS } from "../cache/body.js";
+import { decodeTextPart, MAX_BODY_CHARS } from "../cache/body.js";
 import { decodeBody } from "../cache/body-store.js";
-import { decodeTextPart } from "../cache/body.js";
 import { stmt } from "../cache/schema.js";
 import { storedReplyTo } from "../cache/store.js";
 import type { AttachmentInfo as CachedAttachment } from "../query/structure.js";
