@@ -8,6 +8,7 @@ import { DaemonClient } from "../src/client/index.js";
 import { REASONS } from "../src/errors.js";
 import { generateCorpus } from "../src/testing/corpus.js";
 import { type Dovecot, startDovecot } from "../src/testing/dovecot.js";
+import { waitForDaemon } from "../src/testing/daemon-ready.js";
 import { configToml } from "../src/testing/mailenv.js";
 
 const pkg = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -43,11 +44,10 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(home, "config.toml"), configToml(dv, {}));
   daemon = spawn(process.execPath, [CLI, "daemon"], {
     env: { ...process.env, CHAINMAIL_HOME: home },
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "ignore", "ignore"],
   });
   const sock = path.join(home, "run", "chainmail.sock");
-  for (let i = 0; i < 200 && !fs.existsSync(sock); i++) await new Promise((r) => setTimeout(r, 25));
-  expect(fs.existsSync(sock)).toBe(true);
+  await waitForDaemon(sock, { child: daemon });
   // A first start holds the accounts' server settings and policies until the owner confirms them once
   // (`chainmail policy confirm` needs a terminal; the daemon method, from the CLI client, does the same).
   const owner = new DaemonClient({ socketPath: sock, client: "cli" });

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonClient } from "../src/client/index.js";
 import { REASONS } from "../src/errors.js";
 import { setSecret } from "../src/secrets.js";
+import { waitForDaemon } from "../src/testing/daemon-ready.js";
 import { type Dovecot, startDovecot } from "../src/testing/dovecot.js";
 import { configToml } from "../src/testing/mailenv.js";
 import { freePort, lmtpConfig, type SmtpRelay, startSmtpRelay } from "../src/testing/smtp.js";
@@ -33,20 +34,7 @@ async function startDaemon(crashAt?: string): Promise<void> {
   else delete env["CHAINMAIL_TEST_CRASH_AT"];
   const d = spawn(process.execPath, [CLI, "daemon"], { env, stdio: ["ignore", "ignore", "ignore"] });
   daemon = d;
-  // Ready once it answers a ping (a socket file alone may be a dead daemon's). Up to 30 s: a loaded
-  // two-core machine has taken more than 10 s to start node and open the stores.
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
-    if (
-      fs.existsSync(sock()) &&
-      (await call((c) => c.ping()).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error("the daemon did not start");
+  await waitForDaemon(sock(), { child: d });
 }
 
 async function stopDaemon(): Promise<void> {

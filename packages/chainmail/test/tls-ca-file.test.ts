@@ -20,6 +20,7 @@ import { resolveHome } from "../src/home.js";
 import { openImap } from "../src/imap/connection.js";
 import { testImap, testSmtp } from "../src/imap/test-account.js";
 import { setSecret } from "../src/secrets.js";
+import { waitForDaemon } from "../src/testing/daemon-ready.js";
 import { type Dovecot, startDovecot } from "../src/testing/dovecot.js";
 import { freePort, lmtpConfig, type SmtpRelay, startSmtpRelay } from "../src/testing/smtp.js";
 
@@ -414,18 +415,10 @@ describe("NODE_EXTRA_CA_CERTS in the daemon's environment", () => {
     expect(cli(["secret", "set", "work"], "alice-secret-pw").status).toBe(0);
     daemon = spawn(process.execPath, [CLI, "daemon"], { env, stdio: ["ignore", "ignore", "ignore"] });
     const sock = path.join(home, "run", "chainmail.sock");
-    for (const until = Date.now() + 30_000; Date.now() < until && !fs.existsSync(sock); )
-      await new Promise((r) => setTimeout(r, 25));
+    await waitForDaemon(sock, { child: daemon });
     // A first start holds the account's server settings until the owner confirms them, as the
     // owner's `chainmail policy confirm` does (here through the daemon's method, as the harness does).
     const owner = new DaemonClient({ socketPath: sock, client: "cli" });
-    for (const until = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 50))) {
-      const up = await owner.ping().then(
-        () => true,
-        () => false,
-      );
-      if (up || Date.now() > until) break;
-    }
     await owner.call("policy.confirm", {});
     owner.close();
     // Not spawnSync: the SMTP server runs in this process and must answer meanwhile.

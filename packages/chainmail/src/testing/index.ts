@@ -43,6 +43,7 @@ export {
 } from "./oauth-server.js";
 export { configToml, type MailEnv, type PolicyOpts, startMailEnv } from "./mailenv.js";
 export { type SendEnv, startSendEnv } from "./sendenv.js";
+export { waitForDaemon } from "./daemon-ready.js";
 export {
   freePort,
   lmtpConfig,
