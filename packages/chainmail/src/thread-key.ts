@@ -24,10 +24,27 @@ export interface ThreadKeyInput {
   subject?: string | null | undefined;
 }
 
+/**
+ * The bracketed Message-IDs in a header value (References, In-Reply-To), in order: the one reading
+ * of them every path shares. (`<[^>]+>`, which two paths had, backtracked over the rest of the value
+ * at each `<` with no `>` after it: quadratic on a stranger's megabyte of header.)
+ */
+export function messageIds(v: string | null | undefined): string[] {
+  return v ? (v.match(ID) ?? []) : [];
+}
+
+/** The first bracketed Message-ID in a header value, or null. */
+export function firstMessageId(v: string | null | undefined): string | null {
+  return v ? (ID_ONCE.exec(v)?.[0] ?? null) : null;
+}
+
+const ID = /<[^<>\s]+>/g;
+const ID_ONCE = /<[^<>\s]+>/;
+
 /** `<id>` from a header value (the first bracketed id, else the trimmed value), lowercased. */
 function normId(v: string | null | undefined): string | null {
   if (!v) return null;
-  const m = /<[^<>\s]+>/.exec(v);
+  const m = ID_ONCE.exec(v);
   const id = (m ? m[0] : v.trim()).toLowerCase();
   return id === "" || id === "<>" ? null : id;
 }

@@ -175,6 +175,7 @@ export function oauthSetup(
     trustProxy?: boolean;
   },
 ): OAuthSetup {
+  // redos-ok: the owner's configured issuer URL
   const issuer = options.issuer.replace(/\/+$/, "");
   const now = options.now ?? Date.now;
   const auth = new AuthService(app.store.auth, {

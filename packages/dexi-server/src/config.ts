@@ -170,6 +170,7 @@ function wholeNumberEnv(
 ): number | undefined {
   const text = env[name]?.trim();
   if (!text) return undefined;
+  // redos-ok: anchored digits of a fixed count
   if (!new RegExp(`^\\d{1,${digits}}$`).test(text))
     throw new DexiError("INVALID_ARGUMENT", `${name} takes ${what} (a whole number from 0); got "${text}"`);
   return Number(text);

@@ -9,6 +9,7 @@ const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 /** Normalises `--base-path`: a leading slash, no trailing one; "" (the site root) stays "". */
 export function normaliseBasePath(basePath: string | undefined): string {
+  // redos-ok: the owner's own --base-path
   const trimmed = (basePath ?? "").trim().replace(/\/+$/, "");
   if (trimmed === "") return "";
   return trimmed.startsWith("/") ? trimmed : `/${trimmed}`;

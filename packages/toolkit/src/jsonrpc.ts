@@ -98,10 +98,18 @@ function paramsProblem(method: string, params: unknown): string | undefined {
 export function oneLineError(message: JSONRPCMessage): JSONRPCMessage {
   if (!("error" in message) || !message.error.message.includes("\n")) return message;
   const text = message.error.message;
-  const head = text.split("\n")[0]!.replace(/[:\s[{]+$/, "");
-  const paths = [...text.matchAll(/"path":\s*\[([^\]]*)\]/g)].map((m) =>
-    (m[1] ?? "").replace(/[\s"]/g, "").replaceAll(",", "."),
-  );
+  // By hand, not by /[:\s[{]+$/ and /"path":\s*\[([^\]]*)\]/g: the dump echoes what the client sent,
+  // and those backtracked quadratically on a long run of white space or of `"path":[` without `]`.
+  const head = trimEndOf(text.slice(0, text.indexOf("\n")), ":[{");
+  const paths = text
+    .split('"path":')
+    .slice(1)
+    .flatMap((after) => {
+      const rest = after.trimStart();
+      const close = rest.indexOf("]");
+      return rest.startsWith("[") && close > 0 ? [rest.slice(1, close)] : [];
+    })
+    .map((p) => p.replace(/[\s"]/g, "").replaceAll(",", "."));
   const detail = paths.length > 0 ? ` (at ${[...new Set(paths)].join(", ")})` : "";
   return { ...message, error: { ...message.error, message: `${head}${detail}` } };
 }
@@ -139,4 +147,11 @@ export function invalidParamsOf(err: unknown): ProtocolError | undefined {
   if (!issues) return undefined;
   const what = issues.map((i) => `${i.path.join(".")}: ${i.message.replace(/\s+/g, " ")}`);
   return new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params: ${what.join("; ")}`);
+}
+
+/** `s` without the white space and the characters of `chars` at its end. */
+function trimEndOf(s: string, chars: string): string {
+  let end = s.length;
+  while (end > 0 && (chars.includes(s[end - 1] as string) || /\s/.test(s[end - 1] as string))) end--;
+  return s.slice(0, end);
 }

@@ -28,7 +28,7 @@ export function groupFlagName(group: string): string {
   return group
     .toLowerCase()
     .replace(/[^\p{L}\p{N}]+/gu, "-")
-    .replace(/^-+|-+$/g, "");
+    .replace(/^-+|-+$/g, ""); // redos-ok: the line above made each run of "-" one "-"
 }
 
 /** What one run serves: the chosen groups (all when absent) and whether only read-only tools. */

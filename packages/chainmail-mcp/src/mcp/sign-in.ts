@@ -33,6 +33,7 @@ async function accountToSignIn(ctx: ChainmailContext, err: MailError): Promise<s
     (a) =>
       a.auth_method === "oauth2" &&
       (a.auth === "missing" || a.auth === "expired") &&
+      // redos-ok: an account name, escaped: a literal
       new RegExp(`\\baccount ${escaped(a.name)}(?![\\w.@-])`).test(err.message),
   )?.name;
 }

@@ -51,6 +51,7 @@ function plainFastPath(source: Buffer): string | null {
     .toString("latin1")
     .replace(/\r?\n[ \t]+/g, " ");
   const field = (name: string) =>
+    // redos-ok: a field name of ours; a line of any length is read once at each line start
     new RegExp(`^${name}:[ \t]*(.*)$`, "im").exec(header)?.[1]?.trim().toLowerCase() ?? "";
   const type = field("content-type");
   if (type && !/^text\/plain\s*(;|$)/.test(type)) return null;

@@ -74,12 +74,82 @@ export function bodyParts(opts: {
     }
   }
   if (html !== undefined && opts.cids?.size) {
-    html = html.replace(/(<img\b[^>]*\bsrc=")([^"]*)(")/gi, (m, pre: string, src: string, post: string) => {
-      const cid = opts.cids?.get(unescapeAttr(src));
-      return cid ? `${pre}cid:${cid}${post}` : m;
+    const cids = opts.cids;
+    html = rewriteImgSources(html, (src) => {
+      const cid = cids.get(unescapeAttr(src));
+      return cid === undefined ? undefined : `cid:${cid}`;
     });
   }
   return { text, html };
+}
+
+/**
+ * Each `<img ...>` tag's `src` value passed through `rewrite` (undefined keeps it). One scan from tag
+ * to tag, linear in the HTML's length: the regular expression it replaces backtracked over the rest
+ * of the text at each `<img` with no `>` after it, quadratic on the agent's megabyte of HTML, and
+ * could take a `src="` inside another attribute's value for the attribute.
+ */
+function rewriteImgSources(html: string, rewrite: (src: string) => string | undefined): string {
+  const open = /<img(?=[\s/>])/gi;
+  let out = "";
+  let done = 0;
+  for (let m = open.exec(html); m; m = open.exec(html)) {
+    const tag = scanAttributes(html, m.index + 4);
+    if (!tag) break;
+    const src = tag.attributes.find((a) => a.name.toLowerCase() === "src");
+    const next = src && rewrite(html.slice(src.start, src.end));
+    if (src && next !== undefined) {
+      out += `${html.slice(done, src.start)}${next}`;
+      done = src.end;
+    }
+    open.lastIndex = tag.end;
+  }
+  return out + html.slice(done);
+}
+
+interface Attribute {
+  name: string;
+  /** The value's span in the HTML, inside its quotes (empty for an attribute without a value). */
+  start: number;
+  end: number;
+}
+
+/**
+ * The attributes of the tag whose name ends at `from`, as HTML's tokenizer reads them (names up to
+ * white space, `/`, `=` or `>`; values in double or single quotes, or bare up to white space or
+ * `>`), and where the tag ends (after its `>`); undefined for a tag that never ends.
+ */
+function scanAttributes(html: string, from: number): { attributes: Attribute[]; end: number } | undefined {
+  const attributes: Attribute[] = [];
+  const space = (c: string | undefined) => c === " " || c === "\t" || c === "\n" || c === "\r" || c === "\f";
+  let i = from;
+  for (;;) {
+    while (space(html[i]) || html[i] === "/") i++;
+    if (i >= html.length) return undefined;
+    if (html[i] === ">") return { attributes, end: i + 1 };
+    const nameStart = i;
+    while (i < html.length && !space(html[i]) && !"/=>".includes(html[i] as string)) i++;
+    if (i === nameStart) i++; // a lone "=": no name, read on
+    const name = html.slice(nameStart, i);
+    while (space(html[i])) i++;
+    if (html[i] !== "=") {
+      attributes.push({ name, start: i, end: i });
+      continue;
+    }
+    i++;
+    while (space(html[i])) i++;
+    const quote = html[i];
+    if (quote === '"' || quote === "'") {
+      const close = html.indexOf(quote, i + 1);
+      if (close < 0) return undefined;
+      attributes.push({ name, start: i + 1, end: close });
+      i = close + 1;
+    } else {
+      const start = i;
+      while (i < html.length && !space(html[i]) && html[i] !== ">") i++;
+      attributes.push({ name, start, end: i });
+    }
+  }
 }
 
 const unescapeAttr = (s: string) =>

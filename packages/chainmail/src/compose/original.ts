@@ -132,6 +132,7 @@ export function threadReferences(o: Original): string[] {
 }
 
 export const prefixed = (prefix: "Re" | "Fwd", subject: string) =>
+  // redos-ok: one of two fixed prefixes, matched at the start only
   new RegExp(`^${prefix === "Re" ? "re" : "(fwd?)"}:`, "i").test(subject.trim())
     ? subject
     : `${prefix}: ${subject}`;

@@ -118,12 +118,25 @@ export function toMessage(client: MessageContext, r: FetchResponse): SyncedMessa
  * its text without the response code, the code), so callers tell a refusal from a failure alike.
  */
 function refusedFetch(status: string, text: string): Error {
-  const m = /^\[([^\]\s]+)[^\]]*\]\s*(.*)$/s.exec(text);
+  const coded = responseCode(text);
   return Object.assign(new Error(`the IMAP server refused the header FETCH: ${status} ${text}`), {
     responseStatus: status,
-    responseText: m ? m[2] : text,
-    ...(m ? { serverResponseCode: m[1] } : {}),
+    responseText: coded ? coded.rest : text,
+    ...(coded ? { serverResponseCode: coded.code } : {}),
   });
+}
+
+/**
+ * A response text's leading `[CODE ...]` (RFC 3501's resp-text-code) and the text after it. Read
+ * by hand: the server's text is not ours, and the regular expression this replaces
+ * (`/^\[([^\]\s]+)[^\]]*\]\s*(.*)$/s`) backtracked quadratically on a long line of `[` with no `]`.
+ */
+export function responseCode(text: string): { code: string; rest: string } | undefined {
+  if (!text.startsWith("[")) return undefined;
+  const close = text.indexOf("]");
+  if (close < 0) return undefined;
+  const code = /^[^\s\]]+/.exec(text.slice(1, close))?.[0];
+  return code === undefined ? undefined : { code, rest: text.slice(close + 1).trimStart() };
 }
 
 /** imapflow's connection internals a RawFetch borrows (not in its typings). */

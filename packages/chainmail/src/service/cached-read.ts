@@ -16,7 +16,7 @@ import type { AttachmentInfo as CachedAttachment } from "../query/structure.js";
 import { shapeBody } from "../imap/body.js";
 import type { Address, Message } from "../imap/messages.js";
 import { encodeRef, type MessageRef } from "../refs.js";
-import { canonicalThreadKey } from "../thread-key.js";
+import { canonicalThreadKey, firstMessageId } from "../thread-key.js";
 import type { ServiceContext } from "./context.js";
 
 interface Row {
@@ -92,7 +92,7 @@ export function readCached(
   const ref = encodeRef(r);
   const addrs = (j: string) => JSON.parse(j) as Address[];
   const references = JSON.parse(row.refs) as string[];
-  const inReplyTo = row.in_reply_to?.match(/<[^>]+>/)?.[0] ?? null;
+  const inReplyTo = firstMessageId(row.in_reply_to);
   // A text part the backfill stored as the server sent it keeps its CRLF line ends; the server path
   // (mailparser) gives LF, and both paths must give the same body
   const text = stored.includes("\r") ? stored.replace(/\r\n?/g, "\n") : stored;

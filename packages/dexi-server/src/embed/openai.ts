@@ -36,6 +36,7 @@ export class OpenAiEmbedder implements Embedder {
   }
 
   private async request(input: readonly string[]): Promise<Float32Array[]> {
+    // redos-ok: the owner's configured base URL
     const url = `${this.options.baseUrl.replace(/\/+$/, "")}/embeddings`;
     const res = await fetch(url, {
       method: "POST",

@@ -22,8 +22,18 @@ function list(v: unknown): Node[] {
   return (Array.isArray(v) ? v : [v]) as Node[];
 }
 
+/**
+ * Whether a feed's text holds a tag: `<` and a letter with a `>` somewhere after it, which is what
+ * /<[a-z][^>]*>/i asks, decided in one pass (that expression read to the end of the text again at
+ * each `<a` with no `>` after it: quadratic on a stranger's feed item).
+ */
+export function looksLikeHtml(text: string): boolean {
+  const open = /<[a-z]/i.exec(text);
+  return open !== null && text.indexOf(">", open.index + 2) >= 0;
+}
+
 function htmlText(html: string): string {
-  return /<[a-z][^>]*>/i.test(html)
+  return looksLikeHtml(html)
     ? convert(html, { wordwrap: false, selectors: [{ selector: "img", format: "skip" }] }).trim()
     : html.trim();
 }

@@ -37,6 +37,7 @@ export function parseDate(value: unknown): number | null {
 export function withTags(body: string, tags: readonly string[]): string {
   const missing = tags
     .map((t) => t.trim().replace(/^#/, "").replace(/\s+/g, "-"))
+    // redos-ok: a tag escaped to a literal after "#", at a line start or after white space
     .filter((t) => t !== "" && !new RegExp(`(^|\\s)#${escapeRe(t)}(?![\\p{L}\\p{N}_-])`, "iu").test(body))
     .map((t) => `#${t}`);
   if (missing.length === 0) return body;

@@ -48,13 +48,13 @@ export function table(header: readonly string[], rows: readonly (readonly string
  * paragraph breaks.
  */
 export function blockquote(text: string): string {
-  const lines = mdText(text.replace(/\r\n?/g, "\n").replace(/\s+$/, "")).split("\n");
+  const lines = mdText(text.replace(/\r\n?/g, "\n").trimEnd()).split("\n");
   return lines
     .map((line, i) => {
       if (line.trim() === "") return ">";
       const next = lines[i + 1];
       const hardBreak = next !== undefined && next.trim() !== "" ? "\\" : "";
-      return `> ${line.replace(/\s+$/, "").replace(/\|/g, "\\|")}${hardBreak}`;
+      return `> ${line.trimEnd().replace(/\|/g, "\\|")}${hardBreak}`;
     })
     .join("\n");
 }
@@ -80,7 +80,7 @@ export function slug(text: string): string {
     .normalize("NFKD")
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "");
+    .replace(/^-+|-+$/g, ""); // redos-ok: the line above made each run of "-" one "-"
   return s === "" ? "group" : s;
 }
 

@@ -24,7 +24,8 @@ import {
 } from "../../query/imap-run.js";
 import { attachmentsFromStructure } from "../../query/structure.js";
 import { encodeRef } from "../../refs.js";
-import { canonicalThreadKey } from "../../thread-key.js";
+import { canonicalThreadKey, firstMessageId } from "../../thread-key.js";
+import { parseReferences } from "../../cache/store.js";
 import { type ServiceContext, accountOf } from "../context.js";
 import { StaleFolderList } from "./folder-lists.js";
 import type { Hit, SearchResult, Stream } from "./types.js";
@@ -177,10 +178,8 @@ export async function serverRows(
   const byUid = new Map<number, Hit>();
   for (const m of fetched) {
     const env = m.envelope;
-    const hdr = m.headers?.toString("utf8") ?? "";
-    const refsLine = /^references:\s*([\s\S]*?)(?=^\S|$(?![\s\S]))/im.exec(hdr)?.[1] ?? "";
-    const references = refsLine.match(/<[^>]+>/g) ?? [];
-    const inReplyTo = env?.inReplyTo?.match(/<[^>]+>/)?.[0] ?? null;
+    const references = parseReferences(m.headers);
+    const inReplyTo = firstMessageId(env?.inReplyTo);
     const ref = encodeRef({ account: account.name, folder: stream.path, uidValidity, uid: m.uid });
     const date = env?.date ?? m.internalDate;
     // Rows are ordered by arrival (INTERNALDATE), as the server's SORT ARRIVAL and the cache order them.
