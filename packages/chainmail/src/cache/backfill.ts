@@ -9,6 +9,7 @@ import {
   textPart,
 } from "./body.js";
 import { putBody } from "./body-store.js";
+import { tooManyParts } from "../imap/body.js";
 // A FETCH's UIDs as ranges: imapflow compiles a command character by character, and 200 UIDs
 // listed one by one took it about 9 ms of one turn of the event loop per FETCH (a search waited)
 import { uidSet } from "../query/imap-run.js";
@@ -163,6 +164,9 @@ export async function backfillBodies(
       const turn = turnEvery(client);
       const small = rest.filter((p) => p.size <= wholeMax);
       const large = rest.filter((p) => p.size > wholeMax);
+      // Messages read by their text part after a BODYSTRUCTURE look-up: the large ones, and small
+      // ones the parser refused whole
+      const byPart = [...large];
       // Whole small messages in FETCH batches that fit the remaining budget
       for (let i = 0; i < small.length; ) {
         const batch: typeof small = [];
@@ -195,16 +199,20 @@ export async function backfillBodies(
           bytes += msg.source.length;
           try {
             bodies.push({ id: row.id, ...(await bodyFromSource(msg.source)) });
-          } catch {
-            bodies.push({ id: row.id, text: null });
+          } catch (err) {
+            // More MIME parts than the parser takes: its first text part, with the large ones below
+            // (it was left without a body, and a text search from the cache missed what the
+            // server's found)
+            if (tooManyParts(err)) byPart.push(row);
+            else bodies.push({ id: row.id, text: null });
           }
         }
         await storeBodies(db, bodies, now(), { account, bytes });
         result.bytes += bytes;
         result.fetched += bodies.filter((b) => b.text !== null).length;
       }
-      // Large messages: only their text part, after a BODYSTRUCTURE look-up
-      for (const row of large) {
+      // Large messages (and those above): only their text part, after a BODYSTRUCTURE look-up
+      for (const row of byPart) {
         if (result.budgetExhausted) break;
         const structure = await client.fetchOne(
           String(row.uid),

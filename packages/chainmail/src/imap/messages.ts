@@ -9,10 +9,10 @@ import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
 import { canonicalThreadKey } from "../thread-key.js";
 import { classifyFlags } from "./flags.js";
-import { htmlToText, MAILPARSER_TEXT, parsedBodyText, shapeBody } from "./body.js";
+import { htmlToText, MAILPARSER_TEXT, parsedBodyText, shapeBody, tooManyParts } from "./body.js";
 import { displayName } from "./folders.js";
 import { MESSAGE_GONE_HINT } from "./refusal.js";
-import { downloadPartBytes, textFromPartBytes, textPartRef } from "../cache/body.js";
+import { downloadPartBytes, textFromPartBytes, textPart, textPartRef } from "../cache/body.js";
 
 export interface Address {
   name: string;
@@ -306,7 +306,18 @@ export async function fetchMessages(
         // A server that answered the partial FETCH short (or counts the size otherwise): read whole
         m.source = await wholeSource(client, m);
       }
-      out.set(m.uid, await parseFetched(account, folder, uidValidity, m, opts, delimiter, fromPart));
+      const parse = () => parseFetched(account, folder, uidValidity, m, opts, delimiter, fromPart);
+      out.set(
+        m.uid,
+        await parse().catch(async (err) => {
+          // More MIME parts than the parser takes: read by its header and its first text part
+          const first = tooManyParts(err) ? await firstTextPart(client, m) : undefined;
+          if (!first) throw err;
+          m.source = first.source;
+          fromPart = first;
+          return parse();
+        }),
+      );
     } catch (err) {
       const why = unreadable(err);
       if (!why) throw err;
@@ -330,16 +341,43 @@ export function fetchRefused(client: ImapFlow, account: string, err: unknown): u
 }
 
 /**
- * The parser refuses a header larger than 1 MB (mailsplit's limit, which keeps a hostile message from
- * holding the daemon's memory): that message is a clear per-ref error, not INTERNAL.
+ * A message past the parser's bounds (tooManyParts) is read by its first text part instead
+ * (firstTextPart); one past its header bound is a clear per-ref error, not INTERNAL.
  */
 function unreadable(err: unknown): MailError | null {
   if ((err as { code?: unknown })?.code !== "EMAXLEN") return null;
   return new MailError(
     "UNSUPPORTED",
-    "the message's header is larger than 1 MB, more than chainmail reads",
+    tooManyParts(err)
+      ? "the message has more than 1,000 MIME parts and no text part chainmail could read alone"
+      : "the message's header is larger than 1 MB, more than chainmail reads",
     "save_raw_message saves the whole message as a file to inspect it with other tools.",
   );
+}
+
+/** mailsplit's bound on a message's MIME parts (see tooManyParts). */
+const PARSER_MAX_PARTS = 1000;
+
+/** The MIME parts of a message's structure, containers included, as mailsplit counts them. */
+function partsIn(n: MessageStructureObject | undefined): number {
+  return n ? 1 + (n.childNodes ?? []).reduce((sum, c) => sum + partsIn(c), 0) : 0;
+}
+
+/**
+ * A message of more MIME parts than the parser takes, read as a large message is: its header (from
+ * the first bytes already fetched) and the body of its first inline text part (textPart: text/plain,
+ * else text/html), from BODYSTRUCTURE. Undefined when it has no such part or no header in those bytes.
+ */
+async function firstTextPart(
+  client: ImapFlow,
+  m: FetchMessageObject,
+): Promise<{ source: Buffer; text: string; cut: boolean } | undefined> {
+  const tp = textPart(m.bodyStructure);
+  const header = m.source ? headerOf(m.source) : null;
+  if (!tp || !header) return undefined;
+  const bytes = await downloadPartBytes(client, m.uid, tp.part, TEXT_PART_BYTES);
+  const text = bytes.toString("utf8").replace(/\r\n/g, "\n");
+  return { source: header, text: tp.html ? htmlToText(text) : text, cut: bytes.length >= TEXT_PART_BYTES };
 }
 
 /**
@@ -423,12 +461,16 @@ export async function fetchForQuote(
     source: { maxLength: WHOLE_READ_BYTES },
   });
   const size = m ? (m.size ?? 0) : 0;
+  // More parts than the parser takes: by its header and first text part, as get_message reads it
+  const byFirstPart =
+    m && partsIn(m.bodyStructure) > PARSER_MAX_PARTS ? await firstTextPart(client, m) : undefined;
   const read = !m
     ? undefined
-    : size > WHOLE_READ_BYTES
-      ? await largeMessage(client, m)
-      : // A server that answered the partial FETCH short: read whole
-        { source: m.source && m.source.length >= size ? m.source : await wholeSource(client, m) };
+    : (byFirstPart ??
+      (size > WHOLE_READ_BYTES
+        ? await largeMessage(client, m)
+        : // A server that answered the partial FETCH short: read whole
+          { source: m.source && m.source.length >= size ? m.source : await wholeSource(client, m) }));
   if (!read?.source)
     throw new MailError(
       "NOT_FOUND",

@@ -247,7 +247,11 @@ export async function addSnippets(ctx: ServiceContext, rows: Hit[]): Promise<voi
         );
         const source = m ? m.source : undefined; // fetchOne answers false for a UID that is gone
         if (!source) continue;
-        const parsed = await simpleParser(source, MAILPARSER_TEXT);
+        // A message the parser refuses (mailsplit's bounds: more than 1,000 MIME parts, a header
+        // over 1 MB) has no snippet: it failed the whole search before, so one stranger's crafted
+        // message broke every search with snippets that found it.
+        const parsed = await simpleParser(source, MAILPARSER_TEXT).catch(() => undefined);
+        if (!parsed) continue;
         const text = parsedBodyText(parsed, htmlToText);
         r.snippet = text.replace(/\s+/g, " ").trim().slice(0, 200);
       }
