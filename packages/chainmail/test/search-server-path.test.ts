@@ -462,6 +462,6 @@ describe("a server that refuses", () => {
     const res = await env.client.getMessages({ refs: [hugeRef, okRef] });
     expect(res.messages.map((m) => m.subject)).toEqual(["Hello inbox"]);
     expect(res.errors).toMatchObject([{ ref: hugeRef, error: { reason: "UNSUPPORTED" } }]);
-    expect(res.errors[0]!.error.message).toContain("header is larger than 1 MB");
+    expect(res.errors[0]!.error.message).toContain("header is larger than chainmail reads (1 MB");
   }, 60_000);
 });

@@ -9,7 +9,7 @@ import {
   textPart,
 } from "./body.js";
 import { putBody } from "./body-store.js";
-import { tooManyParts } from "../imap/body.js";
+import { pastParserBounds } from "../imap/body.js";
 // A FETCH's UIDs as ranges: imapflow compiles a command character by character, and 200 UIDs
 // listed one by one took it about 9 ms of one turn of the event loop per FETCH (a search waited)
 import { uidSet } from "../query/imap-run.js";
@@ -200,10 +200,10 @@ export async function backfillBodies(
           try {
             bodies.push({ id: row.id, ...(await bodyFromSource(msg.source)) });
           } catch (err) {
-            // More MIME parts than the parser takes: its first text part, with the large ones below
-            // (it was left without a body, and a text search from the cache missed what the
-            // server's found)
-            if (tooManyParts(err)) byPart.push(row);
+            // Past the parser's bounds (more than 1,000 MIME parts, a header over 1 MB): its text
+            // part, with the large ones below (it was left without a body, and a text search from
+            // the cache missed what the server's found)
+            if (pastParserBounds(err)) byPart.push(row);
             else bodies.push({ id: row.id, text: null });
           }
         }

@@ -6,7 +6,7 @@
  */
 import { simpleParser } from "mailparser";
 import { MailError } from "../errors.js";
-import { htmlToText, MAILPARSER_TEXT, parsedBodyText, tooManyParts } from "../imap/body.js";
+import { htmlToText, MAILPARSER_TEXT, parsedBodyText, pastParserBounds, tooManyParts } from "../imap/body.js";
 import { type MailAddress, parseHeaderAddresses } from "./addresses.js";
 import type { Quote } from "./body.js";
 import type { ForwardedPart } from "./mime.js";
@@ -64,14 +64,14 @@ function addressesOf(lines: ReadonlyArray<{ key: string; line: string }>) {
 
 export async function parseOriginal(raw: Buffer): Promise<Original> {
   const m = await simpleParser(raw, { ...MAILPARSER_TEXT, skipTextToHtml: true }).catch((err) => {
-    if ((err as { code?: unknown }).code !== "EMAXLEN") throw err;
+    if (!pastParserBounds(err)) throw err;
     // Past the parser's bounds (tooManyParts): a reply, or a forward without attachments, reads
     // such a message by its first text part and never gets here
     throw new MailError(
       "UNSUPPORTED",
       tooManyParts(err)
         ? "the original has more than 1,000 MIME parts, more than chainmail reads whole to forward its attachments"
-        : "the original's header is larger than 1 MB, more than chainmail reads",
+        : "the original's header is larger than chainmail reads (1 MB, or some 16,000 lines)",
       tooManyParts(err)
         ? "Forward it with no_attachments, or save_raw_message to inspect it with other tools."
         : "save_raw_message saves the whole message as a file to inspect it with other tools.",

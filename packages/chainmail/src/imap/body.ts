@@ -87,7 +87,12 @@ export function parsedBody(
  */
 export function tooManyParts(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | undefined;
-  return e?.code === "EMAXLEN" && typeof e.message === "string" && e.message.includes("child nodes");
+  return pastParserBounds(err) && typeof e?.message === "string" && e.message.includes("child nodes");
+}
+
+/** Whether mailparser refused a message for either of its bounds (see tooManyParts). */
+export function pastParserBounds(err: unknown): boolean {
+  return (err as { code?: unknown } | undefined)?.code === "EMAXLEN";
 }
 
 /** The simpleParser options every body read uses: see parsedBodyText. */

@@ -9,7 +9,14 @@ import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
 import { canonicalThreadKey } from "../thread-key.js";
 import { classifyFlags } from "./flags.js";
-import { htmlToText, MAILPARSER_TEXT, parsedBodyText, shapeBody, tooManyParts } from "./body.js";
+import {
+  htmlToText,
+  MAILPARSER_TEXT,
+  parsedBodyText,
+  pastParserBounds,
+  shapeBody,
+  tooManyParts,
+} from "./body.js";
 import { displayName } from "./folders.js";
 import { MESSAGE_GONE_HINT } from "./refusal.js";
 import { downloadPartBytes, textFromPartBytes, textPart, textPartRef } from "../cache/body.js";
@@ -345,12 +352,12 @@ export function fetchRefused(client: ImapFlow, account: string, err: unknown): u
  * (firstTextPart); one past its header bound is a clear per-ref error, not INTERNAL.
  */
 function unreadable(err: unknown): MailError | null {
-  if ((err as { code?: unknown })?.code !== "EMAXLEN") return null;
+  if (!pastParserBounds(err)) return null;
   return new MailError(
     "UNSUPPORTED",
     tooManyParts(err)
       ? "the message has more than 1,000 MIME parts and no text part chainmail could read alone"
-      : "the message's header is larger than 1 MB, more than chainmail reads",
+      : "the message's header is larger than chainmail reads (1 MB, or some 16,000 lines)",
     "save_raw_message saves the whole message as a file to inspect it with other tools.",
   );
 }
