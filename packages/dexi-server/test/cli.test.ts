@@ -219,6 +219,25 @@ describe("dexi import", () => {
     );
   });
 
+  it("leaves out a stranger's message the parser refuses, names it, and imports the rest", async () => {
+    const head = (subject: string, type: string) =>
+      `From sender@example.net Mon Dec  7 10:00:00 2026\nFrom: sender@example.net\nSubject: ${subject}\nMessage-ID: <${subject.replace(/\W/g, "")}@x>\nContent-Type: ${type}\n\n`;
+    const mbox = join(dir, `hostile-${n}.mbox`);
+    writeFileSync(
+      mbox,
+      [
+        `${head("Many parts", 'multipart/mixed; boundary="b"')}${"--b\n\nx\n".repeat(1_500)}--b--\n`,
+        `${head("Deep page", "text/html")}${"<div>".repeat(20_000)}deep words\n`,
+        `${head("Plain one", "text/plain")}Hello.\n`,
+      ].join("\n"),
+    );
+    const r = await dexi("import", mbox);
+    expect(r.out).toMatch(/^mbox: 2 created, .*1 unreadable \(left out, named above\)/);
+    expect(r.err).toContain(`left out, unreadable: message 1 of ${mbox}: Max allowed child nodes exceeded`);
+    expect(r.code).toBe(0);
+    expect((await rows()).map((x) => x.title)).toEqual(["Deep page", "Plain one"]);
+  });
+
   it("imports .eml files and mbox archives as emails", async () => {
     expect((await dexi("import", join(FIX, "mail"))).out).toMatch(/^email: 2 created/);
     expect((await dexi("import", join(FIX, "archive.mbox"))).out).toMatch(/^mbox: 2 created/);

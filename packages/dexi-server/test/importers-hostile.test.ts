@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { parseBookmarks } from "../src/importers/bookmarks.js";
-import { looksLikeHtml } from "../src/importers/feed.js";
+import { looksLikeHtml, parseFeed } from "../src/importers/feed.js";
 
 const within = (ms: number, run: () => void) => {
   const started = Date.now();
@@ -58,4 +58,11 @@ it("tells a feed item's HTML from its text as /<[a-z][^>]*>/i does, in one pass"
     { numRuns: 5_000 },
   );
   within(1_000, () => expect(looksLikeHtml("<a".repeat(500_000))).toBe(false));
+});
+
+it("reads a feed item of 20,000 nested elements (its conversion overflowed the stack, failing the feed)", () => {
+  const deep = `${"<div>".repeat(20_000)}deep words${"</div>".repeat(20_000)}`;
+  const xml = `<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><item><title>Deep</title><link>https://e.example/1</link><guid>1</guid><description><![CDATA[${deep}]]></description></item><item><title>Next</title><link>https://e.example/2</link><guid>2</guid><description>plain</description></item></channel></rss>`;
+  const feed = parseFeed(xml, { file: "/tmp/deep.xml" });
+  expect(feed.items.map((i) => i.title)).toEqual(["Deep", "Next"]);
 });

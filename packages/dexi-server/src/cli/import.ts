@@ -48,7 +48,27 @@ function detectKind(path: string): Kind {
   throw new UsageError(`cannot tell what ${path} is; pass --kind`);
 }
 
-async function collect(path: string, kind: Kind): Promise<ImportItem[]> {
+/**
+ * The email notes of raw messages; a message the parser refuses (more than 1,000 MIME parts, a
+ * header past 1 MB: mailparser's bounds against a crafted message) is left out and named in
+ * `unreadable`, not the end of the import (one stranger's mail in a ten-year archive failed it).
+ */
+async function emailItems(
+  raws: ReadonlyArray<{ raw: Buffer | string; where: string }>,
+  unreadable: string[],
+): Promise<ImportItem[]> {
+  const items: ImportItem[] = [];
+  for (const { raw, where } of raws) {
+    try {
+      items.push(await emailItem(raw));
+    } catch (err) {
+      unreadable.push(`${where}: ${(err as Error).message}`);
+    }
+  }
+  return items;
+}
+
+async function collect(path: string, kind: Kind, unreadable: string[]): Promise<ImportItem[]> {
   switch (kind) {
     case "markdown": {
       if (statSync(path).isFile()) return [markdownItem(resolve(path, ".."), path)];
@@ -63,10 +83,19 @@ async function collect(path: string, kind: Kind): Promise<ImportItem[]> {
             .sort()
             .map((n) => join(path, n))
         : [path];
-      return Promise.all(files.map((f) => emailItem(readFileSync(f))));
+      return emailItems(
+        files.map((f) => ({ raw: readFileSync(f), where: f })),
+        unreadable,
+      );
     }
     case "mbox":
-      return Promise.all(splitMbox(readFileSync(path, "utf8")).map((m) => emailItem(m)));
+      return emailItems(
+        splitMbox(readFileSync(path, "utf8")).map((raw, i) => ({
+          raw,
+          where: `message ${i + 1} of ${path}`,
+        })),
+        unreadable,
+      );
     case "feed":
       return parseFeed(readFileSync(path, "utf8"), { file: realpathSync(path) }).items;
   }
@@ -95,7 +124,9 @@ export const importCmd = command({
     const prune = on(ctx, "prune");
     if (prune && (kind !== "markdown" || !statSync(path).isDirectory()))
       throw new UsageError("--prune works on a folder of Markdown files (a vault)");
-    const items = await collect(resolve(path), kind);
+    const unreadable: string[] = [];
+    const items = await collect(resolve(path), kind, unreadable);
+    for (const u of unreadable) ctx.err(`left out, unreadable: ${u}\n`);
     // A vault that is unmounted or emptied by mistake must not empty the notes.
     if (prune && items.length === 0) throw new UsageError(`--prune found no Markdown files under ${path}`);
     const id = await userId(ctx);
@@ -133,6 +164,7 @@ export const importCmd = command({
         ...(report.deleted ? [deletedPart(report.deleted)] : []),
         ...(report.overCap ? [`${report.overCap} over the plan's note cap`] : []),
         ...(report.unembedded ? [`${report.unembedded} without vectors (run dexi reindex)`] : []),
+        ...(unreadable.length ? [`${unreadable.length} unreadable (left out, named above)`] : []),
       ];
       ctx.out(`${kind}: ${parts.join(", ")} in ${secs}s\n`);
       // Items left out at the plan's cap: the exit code of LIMIT_REACHED.

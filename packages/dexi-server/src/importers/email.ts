@@ -14,7 +14,10 @@ export async function emailItem(raw: Buffer | string): Promise<ImportItem> {
   // mailparser leaves .text empty for an HTML-only body with attachments: derive it from the HTML.
   const text =
     mail.text?.trim() ||
-    (typeof mail.html === "string" ? convert(mail.html, { wordwrap: false }).trim() : "");
+    (typeof mail.html === "string"
+      ? // maxDepth: html-to-text recurses, and 10,000 nested elements overflowed the stack
+        convert(mail.html, { wordwrap: false, limits: { maxDepth: 1000 } }).trim()
+      : "");
   const messageId = mail.messageId ?? null;
   const key = messageId
     ? `email:${messageId}`

@@ -34,7 +34,12 @@ export function looksLikeHtml(text: string): boolean {
 
 function htmlText(html: string): string {
   return looksLikeHtml(html)
-    ? convert(html, { wordwrap: false, selectors: [{ selector: "img", format: "skip" }] }).trim()
+    ? // maxDepth: html-to-text recurses, and a feed item of 10,000 nested elements overflowed the stack
+      convert(html, {
+        wordwrap: false,
+        limits: { maxDepth: 1000 },
+        selectors: [{ selector: "img", format: "skip" }],
+      }).trim()
     : html.trim();
 }
 
