@@ -232,3 +232,59 @@ it("get_message of a message with a 6 MiB attachment takes its header and text, 
     await proxy.stop();
   }
 });
+
+it("a message past 32 MiB of a shape read whole is read by its first text part; a large HTML body by its part", async () => {
+  const attachmentB64 = b64(randomBytes(33 * 1024 * 1024));
+  const twoTexts = [
+    head("two texts and a huge file", 'multipart/mixed; boundary="m"'),
+    "--m",
+    "Content-Type: text/plain; charset=iso-8859-1",
+    "",
+    "First part, Gr\xfc\xdfe.",
+    "--m",
+    "Content-Type: text/plain; charset=utf-8",
+    "",
+    "Second part.",
+    "--m",
+    "Content-Type: application/octet-stream",
+    'Content-Disposition: attachment; filename="huge.bin"',
+    "Content-Transfer-Encoding: base64",
+    "",
+    attachmentB64,
+    "--m--",
+    "",
+  ].join("\r\n");
+  const page = `<p>${"A long page of words. ".repeat(600_000)}</p>`; // 13 MB of HTML, the whole message
+  const htmlOnly = [head("a huge page", "text/html; charset=utf-8"), page, ""].join("\r\n");
+  await env.dv.appendMessages("alice", "Archive", [
+    { raw: Buffer.from(twoTexts, "latin1") },
+    { raw: htmlOnly },
+  ]);
+  const proxy = await startTcpTap(env.dv.port);
+  try {
+    env.writeConfig({ work: { port: proxy.port } });
+    await env.confirmPolicy();
+    const refOf = async (subject: string) =>
+      (await env.client.search({ query: `subject:"${subject}"`, accounts: ["work"], source: "server" }))
+        .rows[0]?.ref as string;
+    const [texts, huge] = [await refOf("two texts"), await refOf("a huge page")];
+    let before = proxy.fromServer();
+    const [m] = (await env.client.getMessages({ refs: [texts], full: true })).messages;
+    // The first text part, decoded from Latin-1; cut, as the second is not shown
+    expect(m?.body).toBe("First part, Grüße.");
+    expect(m?.body_truncated).toBe(true);
+    expect(m?.attachments.map((a) => a.filename)).toEqual(["huge.bin"]);
+    // 45 MB of base64 stayed on the server: the first MiB and the text part crossed
+    expect(proxy.fromServer() - before).toBeLessThan(2 * 1024 * 1024);
+    before = proxy.fromServer();
+    const [p] = (await env.client.getMessages({ refs: [huge], full: true })).messages;
+    expect(p?.body.startsWith("A long page of words. A long page")).toBe(true);
+    expect(p?.body_truncated).toBe(true);
+    // Its first 8 MiB (and the first MiB of the message), not its 13 MB
+    expect(proxy.fromServer() - before).toBeLessThan(10 * 1024 * 1024);
+  } finally {
+    env.writeConfig({});
+    await env.confirmPolicy();
+    await proxy.stop();
+  }
+}, 120_000);

@@ -88,8 +88,8 @@ export interface TextPartRef {
   part: string;
   html: boolean;
   /**
-   * An HTML body that is the whole message: get_message reads such a message whole (its part is
-   * all of it). Once also how its text was made (mailparser's own conversion); kept in stored refs.
+   * An HTML body that is the whole message (its part is all of it). Once also how its text was made
+   * (mailparser's own conversion), and get_message then read such a message whole; kept in stored refs.
    */
   root: boolean;
   /** The part's charset, lowercase ("" when its Content-Type names none): UTF-8 or ASCII. */

@@ -155,10 +155,10 @@ export interface ReadOptions {
  * A message up to this size is fetched whole, with its flags and structure, in one FETCH. Of a
  * larger one that FETCH takes only its first bytes (its header is in them), and its body text then
  * comes from its one text part alone (`textPartRef`, as the cache's backfill reads it: one
- * text/plain, with or without an HTML alternative, or one text/html beside attachments), so
- * reading a message with a 500 MB attachment costs a few MB, not the attachment twice over; a
- * large message of another shape (an HTML body that is the whole message, several text parts, an
- * embedded message, another charset) is fetched whole as before.
+ * text/plain, with or without an HTML alternative, or one text/html beside attachments or alone),
+ * so reading a message with a 500 MB attachment costs a few MB, not the attachment twice over; a
+ * large message of another shape (several text parts, an embedded message, another charset, one
+ * text/plain part alone) is fetched whole as before, up to MAX_WHOLE_MESSAGE_BYTES.
  */
 export const WHOLE_READ_BYTES = 1024 * 1024;
 /** The most of a large message's text part read for its body; a longer one is cut (and says so). */
@@ -180,8 +180,18 @@ async function wholeSource(client: ImapFlow, m: FetchMessageObject): Promise<Buf
 }
 
 /**
+ * The most of one message get_message (and a reply's quote) reads whole. A larger message whose
+ * shape is read whole (several text parts, an embedded message, flowed text, a single text part
+ * alone: see textPartRef) is read by its header and first text part instead, its body marked cut
+ * when it has other readable parts: a 500 MB message of that shape was held in the daemon whole,
+ * twice over once parsed.
+ */
+const MAX_WHOLE_MESSAGE_BYTES = 32 * 1024 * 1024;
+
+/**
  * The source to parse and, for a large message read by its parts, its body text and whether it was
- * cut: see WHOLE_READ_BYTES.
+ * cut: see WHOLE_READ_BYTES. An HTML body that is the whole message is read by its part too, up to
+ * TEXT_PART_BYTES like any text part (it was read whole, of any size).
  */
 async function largeMessage(
   client: ImapFlow,
@@ -189,18 +199,36 @@ async function largeMessage(
 ): Promise<{ source: Buffer | undefined; text?: string; cut?: boolean }> {
   const ref = textPartRef(m.bodyStructure);
   const header = m.source ? headerOf(m.source) : null;
-  // An HTML body that is the whole message is read whole: its part is all of it
-  if (!ref || ref.root || !header) return { source: await wholeSource(client, m) };
-  const bytes = await downloadPartBytes(client, m.uid, ref.part, TEXT_PART_BYTES);
-  return {
-    source: header,
-    // An HTML part: the whole read converts mailparser's `html` (the part with its lines ended by
-    // LF, as mailparser ends them) with this same htmlToText (parseFetched)
-    text: ref.html
-      ? htmlToText(bytes.toString("utf8").replace(/\r\n/g, "\n"))
-      : textFromPartBytes(bytes, ref, Number.POSITIVE_INFINITY),
-    cut: bytes.length >= TEXT_PART_BYTES,
-  };
+  if (ref && header) {
+    const bytes = await downloadPartBytes(client, m.uid, ref.part, TEXT_PART_BYTES);
+    return {
+      source: header,
+      // An HTML part: the whole read converts mailparser's `html` (the part with its lines ended by
+      // LF, as mailparser ends them) with this same htmlToText (parseFetched)
+      text: ref.html
+        ? htmlToText(bytes.toString("utf8").replace(/\r\n/g, "\n"))
+        : textFromPartBytes(bytes, ref, Number.POSITIVE_INFINITY),
+      cut: bytes.length >= TEXT_PART_BYTES,
+    };
+  }
+  if ((m.size ?? 0) > MAX_WHOLE_MESSAGE_BYTES) {
+    const first = await firstTextPart(client, m);
+    if (first) return { ...first, cut: first.cut || readableParts(m.bodyStructure) > 1 };
+  }
+  return { source: await wholeSource(client, m) };
+}
+
+/** The inline text parts (text/plain and text/html, attachments aside) of a message's structure. */
+function readableParts(n: MessageStructureObject | undefined): number {
+  if (!n) return 0;
+  const type = (n.type ?? "").toLowerCase();
+  if (type.startsWith("multipart/")) {
+    const sum = (n.childNodes ?? []).reduce((all, c) => all + readableParts(c), 0);
+    // Alternatives are one text told twice
+    return type === "multipart/alternative" ? Math.min(sum, 1) : sum;
+  }
+  if ((n.disposition ?? "").toLowerCase() === "attachment") return 0;
+  return type === "text/plain" || type === "text/html" ? 1 : 0;
 }
 
 export async function parseFetched(
