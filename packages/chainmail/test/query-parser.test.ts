@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { QueryParseError, type QueryNode, formatQuery, parseQuery } from "../src/query/index.js";
+import { bindQuery, QueryParseError, type QueryNode, formatQuery, parseQuery } from "../src/query/index.js";
 
 const fmt = (q: string) => formatQuery(parseQuery(q));
 const err = (q: string): QueryParseError => {
@@ -241,5 +241,20 @@ describe("fuzz", () => {
         expect(e, JSON.stringify(q)).toBeInstanceOf(QueryParseError);
       }
     }
+  });
+});
+
+describe("terms with no letter or digit", () => {
+  // bindQuery, which the cache's and the server's plans both start from, leaves them out
+  const bound = (q: string) => formatQuery(bindQuery(parseQuery(q), {}));
+  it("leave their AND, OR and NOT, as Gmail ignores them", () => {
+    expect(bound("invoice OR ...")).toBe("invoice");
+    expect(bound("invoice -!! from:@")).toBe("invoice");
+    expect(bound('-(... OR "?!") invoice')).toBe("invoice");
+    expect(bound("(... !!) OR (from:ann subject:&)")).toBe("from:ann");
+    expect(bound("...")).toBe("");
+    expect(bound("-...")).toBe("");
+    for (const kept of ["invoice OR from:ann", "会議 OR ü", "-invoice 2026"])
+      expect(bound(kept)).toBe(formatQuery(parseQuery(kept)));
   });
 });

@@ -1,4 +1,4 @@
-import { ALL, type LeafNode, NONE, type QueryNode, leaves, mapLeaves } from "./ast.js";
+import { ALL, and, type LeafNode, NONE, not, or, type QueryNode, leaves, mapLeaves } from "./ast.js";
 
 /** Special-use roles a folder can carry, as the cache and `in:` name them. */
 export type FolderRole = "inbox" | "sent" | "drafts" | "trash" | "junk" | "archive" | "all" | "flagged";
@@ -82,7 +82,7 @@ export function bindQuery(
   ast: QueryNode,
   scope: { account?: string; folder?: FolderInfo; labels?: boolean },
 ): QueryNode {
-  return mapLeaves(ast, (leaf) => {
+  const bound = mapLeaves(ast, (leaf) => {
     if (leaf.kind === "account" && scope.account !== undefined) {
       return leaf.value.toLowerCase() === scope.account.toLowerCase() ? ALL : NONE;
     }
@@ -91,6 +91,42 @@ export function bindQuery(
     }
     return leaf;
   });
+  return dropUnsearchable(bound);
+}
+
+/** Whether a term holds a letter or digit: one without indexes to nothing in unicode61. */
+const searchable = (value: string) => /[\p{L}\p{N}]/u.test(value);
+
+/**
+ * The query without its word, subject and address terms that hold no letter or digit (a lone "&",
+ * "...", `from:@`), as Gmail ignores them. The cache's word index cannot match such a term and the
+ * server's substring search would, so the two sources answered the same query differently ("..."
+ * was every message from the cache, none from Dovecot); bindQuery takes them out for both. Each
+ * leaves its AND, OR or NOT ("invoice OR ..." is "invoice"), and a query of nothing else matches
+ * every message, as an empty query does.
+ */
+export function dropUnsearchable(node: QueryNode): QueryNode {
+  return withoutUnsearchable(node) ?? ALL;
+}
+
+function withoutUnsearchable(node: QueryNode): QueryNode | undefined {
+  switch (node.kind) {
+    case "and":
+    case "or": {
+      const kids = node.children.map(withoutUnsearchable).filter((k): k is QueryNode => k !== undefined);
+      return kids.length === 0 ? undefined : node.kind === "and" ? and(kids) : or(kids);
+    }
+    case "not": {
+      const child = withoutUnsearchable(node.child);
+      return child === undefined ? undefined : not(child);
+    }
+    case "text":
+    case "subject":
+    case "address":
+      return searchable(node.value) ? node : undefined;
+    default:
+      return node;
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { QueryNode } from "./ast.js";
-import { IN_ANYWHERE, IN_ROLE_ALIASES, ROLE_LABEL, mentionsIn } from "./analyze.js";
+import { dropUnsearchable, IN_ANYWHERE, IN_ROLE_ALIASES, ROLE_LABEL, mentionsIn } from "./analyze.js";
 import { ageCutoffMs, dayStartMs } from "./time.js";
 import { exactIdFloor } from "../cache/arrival-id.js";
 import { QueryCompileError } from "./errors.js";
@@ -109,9 +109,6 @@ const FTS_COLUMN = {
  */
 export const ftsString = (value: string) => `"${cjkSpaced(value).replace(/"/g, '""')}"`;
 
-/** Terms with no letter or digit index to nothing in unicode61; they are ignored (match all). */
-const searchable = (value: string) => /[\p{L}\p{N}]/u.test(value);
-
 function ftsLeaf(node: QueryNode): string | null {
   if (exactAddress(node)) return null;
   if (node.kind === "text") return ftsString(node.value);
@@ -170,27 +167,6 @@ export const ftsTableOf = (nodes: QueryNode[]): FtsTable =>
   nodes.length > 0 && nodes.every(subjectsOnly) ? "subjects_fts" : "messages_fts";
 
 const inFtsOf = (table: FtsTable) => `m.id IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ?)`;
-
-/** Drops text terms that cannot match a token (e.g. a lone "&"), as Gmail ignores them. */
-function dropUnsearchable(node: QueryNode): QueryNode {
-  switch (node.kind) {
-    case "and":
-    case "or": {
-      const kids = node.children.map(dropUnsearchable);
-      return { kind: node.kind, children: kids.filter((k) => k.kind !== "all" || node.kind === "or") };
-    }
-    case "not": {
-      const c = dropUnsearchable(node.child);
-      return c.kind === "all" ? { kind: "all" } : { kind: "not", child: c };
-    }
-    case "text":
-    case "subject":
-    case "address":
-      return searchable(node.value) ? node : { kind: "all" };
-    default:
-      return node;
-  }
-}
 
 export interface SqlOptions {
   /** Leave out Trash and Junk unless the query has an in: term (default true). */
