@@ -4,7 +4,8 @@
  * header "larger than 1 MB", and the cache kept no body for it, so a text search from the cache
  * missed what the server's found; a reply to it failed. Now it is read by its header and first text
  * part everywhere; a forward that carries its attachments says why it cannot. The cache reads the
- * text part alone of a message whose header passes the parser's other bound (1 MB) too.
+ * text part alone of a message whose header passes the parser's other bound (1 MB) too, and
+ * get_message reads such a message by the header lines a Message is made of.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { simpleParser } from "mailparser";
@@ -53,6 +54,16 @@ it("a search with snippets answers, and get_message reads the first text part", 
   const [m] = (await env.client.getMessages({ refs: [many?.ref as string] })).messages;
   expect(m).toMatchObject({ source: "server", subject: "many parts", body: "The quartz words are here." });
   expect(m?.attachments).toHaveLength(750);
+  // A header past the parser's other bound: read by the lines a Message is made of
+  const tall = found.rows.find((r) => r.subject === "tall header");
+  const [t] = (await env.client.getMessages({ refs: [tall?.ref as string] })).messages;
+  expect(t).toMatchObject({
+    source: "server",
+    subject: "tall header",
+    from: [{ name: "Mallory", address: "mallory@example.net" }],
+    message_id: "<tall-header@example.net>",
+    body: "The quartz words, under a tall header.",
+  });
 });
 
 it("the cache keeps its text: a search from the cache finds what the server's finds", async () => {

@@ -345,10 +345,11 @@ export async function fetchMessages(
       out.set(
         m.uid,
         await parse().catch(async (err) => {
-          // More MIME parts than the parser takes: read by its header and its first text part
-          const first = tooManyParts(err) ? await firstTextPart(client, m) : undefined;
+          // Past the parser's bounds: read by its header (of a header past them, only the lines a
+          // Message is made of) and its first text part
+          const first = pastParserBounds(err) ? await firstTextPart(client, m) : undefined;
           if (!first) throw err;
-          m.source = first.source;
+          m.source = tooManyParts(err) ? first.source : messageFields(first.source);
           fromPart = first;
           return parse();
         }),
@@ -376,8 +377,9 @@ export function fetchRefused(client: ImapFlow, account: string, err: unknown): u
 }
 
 /**
- * A message past the parser's bounds (tooManyParts) is read by its first text part instead
- * (firstTextPart); one past its header bound is a clear per-ref error, not INTERNAL.
+ * A message past the parser's bounds (pastParserBounds) is read by its first text part instead
+ * (firstTextPart, and messageFields of a header past them); where that fails too, a clear per-ref
+ * error, not INTERNAL.
  */
 function unreadable(err: unknown): MailError | null {
   if (!pastParserBounds(err)) return null;
@@ -388,6 +390,30 @@ function unreadable(err: unknown): MailError | null {
       : "the message's header is larger than chainmail reads (1 MB, or some 16,000 lines)",
     "save_raw_message saves the whole message as a file to inspect it with other tools.",
   );
+}
+
+/** The header fields a Message is made of (parseFetched), and those that say how its body is sent. */
+const MESSAGE_FIELDS =
+  /^(from|to|cc|bcc|reply-to|subject|date|message-id|in-reply-to|references|mime-version|content-type|content-transfer-encoding)\s*:/i;
+
+/**
+ * A header block with only the lines of MESSAGE_FIELDS (each with its folded continuation lines):
+ * what is left of a header past the parser's bound (thousands of Received or X- lines a sender can
+ * add) for get_message to read. A header whose kept fields alone pass the bound stays refused.
+ */
+function messageFields(header: Buffer): Buffer {
+  const kept: string[] = [];
+  let keeping = false;
+  for (const line of header.toString("latin1").split(/\r?\n/)) {
+    if (line === "") break;
+    if (line.startsWith(" ") || line.startsWith("\t")) {
+      if (keeping) kept.push(line);
+      continue;
+    }
+    keeping = MESSAGE_FIELDS.test(line);
+    if (keeping) kept.push(line);
+  }
+  return Buffer.from(`${kept.join("\r\n")}\r\n\r\n`, "latin1");
 }
 
 /** mailsplit's bound on a message's MIME parts (see tooManyParts). */
