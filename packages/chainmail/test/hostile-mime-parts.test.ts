@@ -98,4 +98,12 @@ it("a reply quotes its first text part; a forward of its attachments is refused 
     no_attachments: true,
   });
   expect(fwd.status).toBe("sent");
+  // A reply to the message whose header passes the parser's bound quotes it too
+  const tall = (await search("server")).rows.find((r) => r.subject === "tall header")?.ref as string;
+  expect((await env.client.call("reply", { ref: tall, body: "Seen." })).status).toBe("sent");
+  const replied = await simpleParser(env.relay.received.at(-1)?.raw ?? "");
+  expect(replied.subject).toBe("Re: tall header");
+  expect(replied.to).toMatchObject({ value: [{ address: "mallory@example.net" }] });
+  expect(replied.inReplyTo).toBe("<tall-header@example.net>");
+  expect(replied.text).toMatch(/wrote:\n> The quartz words, under a tall header\./);
 });

@@ -7,6 +7,7 @@
 import { simpleParser } from "mailparser";
 import { MailError } from "../errors.js";
 import { htmlToText, MAILPARSER_TEXT, parsedBodyText, pastParserBounds, tooManyParts } from "../imap/body.js";
+import { messageFields } from "../imap/messages.js";
 import { type MailAddress, parseHeaderAddresses } from "./addresses.js";
 import type { Quote } from "./body.js";
 import type { ForwardedPart } from "./mime.js";
@@ -63,10 +64,20 @@ function addressesOf(lines: ReadonlyArray<{ key: string; line: string }>) {
 }
 
 export async function parseOriginal(raw: Buffer): Promise<Original> {
-  const m = await simpleParser(raw, { ...MAILPARSER_TEXT, skipTextToHtml: true }).catch((err) => {
+  const parse = (source: Buffer) => simpleParser(source, { ...MAILPARSER_TEXT, skipTextToHtml: true });
+  const m = await parse(raw).catch(async (err) => {
     if (!pastParserBounds(err)) throw err;
-    // Past the parser's bounds (tooManyParts): a reply, or a forward without attachments, reads
-    // such a message by its first text part and never gets here
+    // A header past the parser's bound: the lines a Message is made of, as get_message reads it
+    const end = raw.indexOf("\r\n\r\n");
+    const again =
+      tooManyParts(err) || end < 0
+        ? undefined
+        : await parse(Buffer.concat([messageFields(raw.subarray(0, end + 4)), raw.subarray(end + 4)])).catch(
+            () => undefined,
+          );
+    if (again) return again;
+    // A reply, or a forward without attachments, reads a message of too many parts by its first
+    // text part and never gets here
     throw new MailError(
       "UNSUPPORTED",
       tooManyParts(err)

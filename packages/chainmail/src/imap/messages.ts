@@ -401,7 +401,7 @@ const MESSAGE_FIELDS =
  * what is left of a header past the parser's bound (thousands of Received or X- lines a sender can
  * add) for get_message to read. A header whose kept fields alone pass the bound stays refused.
  */
-function messageFields(header: Buffer): Buffer {
+export function messageFields(header: Buffer): Buffer {
   const kept: string[] = [];
   let keeping = false;
   for (const line of header.toString("latin1").split(/\r?\n/)) {
