@@ -7,7 +7,7 @@
 import { simpleParser } from "mailparser";
 import { MailError } from "../errors.js";
 import { htmlToText, MAILPARSER_TEXT, parsedBodyText, pastParserBounds, tooManyParts } from "../imap/body.js";
-import { messageFields } from "../imap/messages.js";
+import { headerOf, messageFields } from "../imap/messages.js";
 import { type MailAddress, parseHeaderAddresses } from "./addresses.js";
 import type { Quote } from "./body.js";
 import type { ForwardedPart } from "./mime.js";
@@ -68,11 +68,11 @@ export async function parseOriginal(raw: Buffer): Promise<Original> {
   const m = await parse(raw).catch(async (err) => {
     if (!pastParserBounds(err)) throw err;
     // A header past the parser's bound: the lines a Message is made of, as get_message reads it
-    const end = raw.indexOf("\r\n\r\n");
+    const header = headerOf(raw);
     const again =
-      tooManyParts(err) || end < 0
+      tooManyParts(err) || !header
         ? undefined
-        : await parse(Buffer.concat([messageFields(raw.subarray(0, end + 4)), raw.subarray(end + 4)])).catch(
+        : await parse(Buffer.concat([messageFields(header), raw.subarray(header.length)])).catch(
             () => undefined,
           );
     if (again) return again;

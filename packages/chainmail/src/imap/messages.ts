@@ -168,7 +168,7 @@ const TEXT_PART_BYTES = 8 * 1024 * 1024;
 const HEAD_BYTES = 256 * 1024;
 
 /** The header block of a message's first bytes, up to and with the blank line ending it, or null. */
-function headerOf(first: Buffer): Buffer | null {
+export function headerOf(first: Buffer): Buffer | null {
   const end = first.indexOf("\r\n\r\n");
   return end < 0 ? null : first.subarray(0, end + 4);
 }
