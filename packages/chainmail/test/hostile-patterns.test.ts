@@ -6,6 +6,7 @@
  */
 import fc from "fast-check";
 import { expect, it } from "vitest";
+import { messageFields } from "../src/imap/parser-bounds.js";
 import { responseCode } from "../src/imap/raw-fetch.js";
 import { isWholeAddress } from "../src/query/sql.js";
 import { firstMessageId, messageIds } from "../src/thread-key.js";
@@ -59,4 +60,14 @@ it("Message-IDs in a header are read in one pass, whatever the header holds", ()
     expect(messageIds("<".repeat(1_000_000))).toEqual([]);
     expect(firstMessageId(`${"<a ".repeat(300_000)}<ok@id>`)).toBe("<ok@id>");
   });
+});
+
+it("keeps of a header only the fields a Message is made of, with their folded lines", () => {
+  const header = Buffer.from(
+    "Received: from a\r\n by b\r\nTo: ann@example.com,\r\n bob@example.com\r\nX-Trace: 1\r\n\t2\r\nSubject: Hi\r\nFROM : Eve <eve@example.com>\r\n\r\n",
+  );
+  expect(messageFields(header).toString()).toBe(
+    "To: ann@example.com,\r\n bob@example.com\r\nSubject: Hi\r\nFROM : Eve <eve@example.com>\r\n\r\n",
+  );
+  within(1_000, () => expect(messageFields(Buffer.from("X-A: b\r\n".repeat(500_000))).length).toBe(4));
 });

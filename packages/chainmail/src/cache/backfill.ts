@@ -9,7 +9,7 @@ import {
   textPart,
 } from "./body.js";
 import { putBody } from "./body-store.js";
-import { pastParserBounds } from "../imap/body.js";
+import { pastParserBounds } from "../imap/parser-bounds.js";
 // A FETCH's UIDs as ranges: imapflow compiles a command character by character, and 200 UIDs
 // listed one by one took it about 9 ms of one turn of the event loop per FETCH (a search waited)
 import { uidSet } from "../query/imap-run.js";

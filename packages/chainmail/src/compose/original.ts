@@ -6,8 +6,9 @@
  */
 import { simpleParser } from "mailparser";
 import { MailError } from "../errors.js";
-import { htmlToText, MAILPARSER_TEXT, parsedBodyText, pastParserBounds, tooManyParts } from "../imap/body.js";
-import { headerOf, messageFields } from "../imap/messages.js";
+import { htmlToText, MAILPARSER_TEXT, parsedBodyText } from "../imap/body.js";
+import { messageFields, pastParserBounds, tooManyParts } from "../imap/parser-bounds.js";
+import { headerOf } from "../imap/messages.js";
 import { type MailAddress, parseHeaderAddresses } from "./addresses.js";
 import type { Quote } from "./body.js";
 import type { ForwardedPart } from "./mime.js";

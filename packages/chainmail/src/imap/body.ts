@@ -79,22 +79,6 @@ export function parsedBody(
     : { text, fromHtml: false };
 }
 
-/**
- * Whether mailparser refused a message for its number of MIME parts. Its splitter (mailsplit) has
- * two bounds that keep a hostile message from holding the daemon's memory, both reported with code
- * EMAXLEN: a header over 1 MB (its lines counted at 64 bytes at least) and more than 1,000 parts.
- * Past the second a message is still read, by its first text part (get_message, the backfill).
- */
-export function tooManyParts(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown } | undefined;
-  return pastParserBounds(err) && typeof e?.message === "string" && e.message.includes("child nodes");
-}
-
-/** Whether mailparser refused a message for either of its bounds (see tooManyParts). */
-export function pastParserBounds(err: unknown): boolean {
-  return (err as { code?: unknown } | undefined)?.code === "EMAXLEN";
-}
-
 /** The simpleParser options every body read uses: see parsedBodyText. */
 export const MAILPARSER_TEXT = { skipHtmlToText: true, skipImageLinks: true } as const;
 

@@ -9,14 +9,15 @@ import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
 import { canonicalThreadKey } from "../thread-key.js";
 import { classifyFlags } from "./flags.js";
+import { htmlToText, MAILPARSER_TEXT, parsedBodyText, shapeBody } from "./body.js";
 import {
-  htmlToText,
-  MAILPARSER_TEXT,
-  parsedBodyText,
+  messageFields,
+  PARSER_MAX_PARTS,
+  partsIn,
   pastParserBounds,
-  shapeBody,
+  readableParts,
   tooManyParts,
-} from "./body.js";
+} from "./parser-bounds.js";
 import { displayName } from "./folders.js";
 import { MESSAGE_GONE_HINT } from "./refusal.js";
 import { downloadPartBytes, textFromPartBytes, textPart, textPartRef } from "../cache/body.js";
@@ -218,19 +219,6 @@ async function largeMessage(
   return { source: await wholeSource(client, m) };
 }
 
-/** The inline text parts (text/plain and text/html, attachments aside) of a message's structure. */
-function readableParts(n: MessageStructureObject | undefined): number {
-  if (!n) return 0;
-  const type = (n.type ?? "").toLowerCase();
-  if (type.startsWith("multipart/")) {
-    const sum = (n.childNodes ?? []).reduce((all, c) => all + readableParts(c), 0);
-    // Alternatives are one text told twice
-    return type === "multipart/alternative" ? Math.min(sum, 1) : sum;
-  }
-  if ((n.disposition ?? "").toLowerCase() === "attachment") return 0;
-  return type === "text/plain" || type === "text/html" ? 1 : 0;
-}
-
 export async function parseFetched(
   account: string,
   folderPath: string,
@@ -390,38 +378,6 @@ function unreadable(err: unknown): MailError | null {
       : "the message's header is larger than chainmail reads (1 MB, or some 16,000 lines)",
     "save_raw_message saves the whole message as a file to inspect it with other tools.",
   );
-}
-
-/** The header fields a Message is made of (parseFetched), and those that say how its body is sent. */
-const MESSAGE_FIELDS =
-  /^(from|to|cc|bcc|reply-to|subject|date|message-id|in-reply-to|references|mime-version|content-type|content-transfer-encoding)\s*:/i;
-
-/**
- * A header block with only the lines of MESSAGE_FIELDS (each with its folded continuation lines):
- * what is left of a header past the parser's bound (thousands of Received or X- lines a sender can
- * add) for get_message to read. A header whose kept fields alone pass the bound stays refused.
- */
-export function messageFields(header: Buffer): Buffer {
-  const kept: string[] = [];
-  let keeping = false;
-  for (const line of header.toString("latin1").split(/\r?\n/)) {
-    if (line === "") break;
-    if (line.startsWith(" ") || line.startsWith("\t")) {
-      if (keeping) kept.push(line);
-      continue;
-    }
-    keeping = MESSAGE_FIELDS.test(line);
-    if (keeping) kept.push(line);
-  }
-  return Buffer.from(`${kept.join("\r\n")}\r\n\r\n`, "latin1");
-}
-
-/** mailsplit's bound on a message's MIME parts (see tooManyParts). */
-const PARSER_MAX_PARTS = 1000;
-
-/** The MIME parts of a message's structure, containers included, as mailsplit counts them. */
-function partsIn(n: MessageStructureObject | undefined): number {
-  return n ? 1 + (n.childNodes ?? []).reduce((sum, c) => sum + partsIn(c), 0) : 0;
 }
 
 /**
