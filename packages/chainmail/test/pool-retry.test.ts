@@ -9,7 +9,8 @@ import path from "node:path";
 import type { ImapFlow } from "imapflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccountConfig } from "../src/config.js";
-import { ImapPool } from "../src/imap/connection.js";
+import { toWireError } from "../src/errors.js";
+import { ImapPool, mapImapError } from "../src/imap/connection.js";
 import { existing, transfer } from "../src/imap/organize.js";
 import { setSecret } from "../src/secrets.js";
 import { buildMessage } from "../src/testing/corpus.js";
@@ -119,6 +120,35 @@ describe("ImapPool after a server-side drop", () => {
     });
     expect(runs).toBe(2);
     expect(found).toEqual(uids);
+    await pool.closeAll();
+  });
+});
+
+describe("ImapPool on a fault of the call's own code", () => {
+  it("passes it on as it is (INTERNAL), not as the server's refusal; a refusal is still one", async () => {
+    const pool = new ImapPool(dir);
+    let runs = 0;
+    const fault = await pool
+      .read(account, async (c) => {
+        runs++;
+        await c.mailboxOpen("INBOX", { readOnly: true });
+        (undefined as unknown as { x: number }).x;
+      })
+      .catch((e: unknown) => e);
+    expect(fault).toBeInstanceOf(TypeError);
+    expect(toWireError(fault)).toMatchObject({ reason: "INTERNAL" });
+    // The cache's sync and watch, which map their errors the same way, say so too
+    expect(mapImapError(fault, "work")).toMatchObject({
+      reason: "INTERNAL",
+      detail: (fault as Error).message,
+    });
+    expect(runs).toBe(1);
+    // The connection stays for the next call; a command the server refuses is still its refusal
+    const refused = await pool
+      .read(account, async (c) => c.mailboxOpen("No such folder", { readOnly: true }))
+      .catch((e: unknown) => e);
+    expect(toWireError(refused).reason).not.toBe("INTERNAL");
+    expect(toWireError(refused).message).toContain("the IMAP server of account work");
     await pool.closeAll();
   });
 });

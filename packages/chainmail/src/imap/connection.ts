@@ -32,8 +32,23 @@ const NETWORK_CODES = new Set([
  * Maps a failure from imapflow or the network to a chainmail reason; server text is never a secret.
  * With the server's table, a certificate failure says so in its own words (src/tls.ts).
  */
+/** An error the JavaScript engine raises for faulty code, never one of a server's answers. */
+const codeFault = (err: unknown) =>
+  err instanceof TypeError ||
+  err instanceof RangeError ||
+  err instanceof ReferenceError ||
+  err instanceof SyntaxError;
+
 export function mapImapError(err: unknown, account: string, server?: { host: string }): MailError {
   if (isMailError(err)) return err;
+  // Not the server's doing (its message, which can quote data, in detail): see ImapPool.settle
+  if (codeFault(err))
+    return new MailError(
+      "INTERNAL",
+      `chainmail failed on a call to the IMAP server of account ${account}; the fault is in detail`,
+      undefined,
+      (err as Error).message,
+    );
   const cert = server && certificateError(err, server, "imap");
   if (cert) return cert;
   const e = err as { code?: string; authenticationFailed?: boolean; message?: string; responseText?: string };
@@ -373,8 +388,14 @@ export class ImapPool {
     return s.client;
   }
 
-  /** Forgets a connection that died and maps the failure to a chainmail reason. */
-  private settle(s: Slot, client: ImapFlow, err: unknown, account: AccountConfig): MailError {
+  /**
+   * Forgets a connection that died and maps the failure to a chainmail reason. A fault of the
+   * call's own code (or of a library on what the server sent: a stack overflow, a TypeError) on a
+   * connection that is fine is passed on as it is, so the daemon answers INTERNAL and logs its
+   * stack: mapped, it read "the IMAP server refused a command", which the server had not.
+   */
+  private settle(s: Slot, client: ImapFlow, err: unknown, account: AccountConfig): unknown {
+    if (client.usable && codeFault(err)) return err;
     const mapped = mapImapError(err, account.name);
     if (!client.usable && s.client === client) {
       s.client = undefined;
