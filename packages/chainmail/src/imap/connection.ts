@@ -28,10 +28,6 @@ const NETWORK_CODES = new Set([
   "ClosedAfterConnectTLS",
 ]);
 
-/**
- * Maps a failure from imapflow or the network to a chainmail reason; server text is never a secret.
- * With the server's table, a certificate failure says so in its own words (src/tls.ts).
- */
 /** An error the JavaScript engine raises for faulty code, never one of a server's answers. */
 const codeFault = (err: unknown) =>
   err instanceof TypeError ||
@@ -39,6 +35,10 @@ const codeFault = (err: unknown) =>
   err instanceof ReferenceError ||
   err instanceof SyntaxError;
 
+/**
+ * Maps a failure from imapflow or the network to a chainmail reason; server text is never a secret.
+ * With the server's table, a certificate failure says so in its own words (src/tls.ts).
+ */
 export function mapImapError(err: unknown, account: string, server?: { host: string }): MailError {
   if (isMailError(err)) return err;
   // Not the server's doing (its message, which can quote data, in detail): see ImapPool.settle

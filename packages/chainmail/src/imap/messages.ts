@@ -204,11 +204,7 @@ async function largeMessage(
     const bytes = await downloadPartBytes(client, m.uid, ref.part, TEXT_PART_BYTES);
     return {
       source: header,
-      // An HTML part: the whole read converts mailparser's `html` (the part with its lines ended by
-      // LF, as mailparser ends them) with this same htmlToText (parseFetched)
-      text: ref.html
-        ? htmlToText(bytes.toString("utf8").replace(/\r\n/g, "\n"))
-        : textFromPartBytes(bytes, ref, Number.POSITIVE_INFINITY),
+      text: partText(bytes, ref.html),
       cut: bytes.length >= TEXT_PART_BYTES,
     };
   }
@@ -381,9 +377,10 @@ function unreadable(err: unknown): MailError | null {
 }
 
 /**
- * A message of more MIME parts than the parser takes, read as a large message is: its header (from
- * the first bytes already fetched) and the body of its first inline text part (textPart: text/plain,
- * else text/html), from BODYSTRUCTURE. Undefined when it has no such part or no header in those bytes.
+ * A message read by its header (from the first bytes already fetched) and the body of its first
+ * inline text part (textPart: text/plain, else text/html), from BODYSTRUCTURE: one past the
+ * parser's bounds (parser-bounds.ts), or past MAX_WHOLE_MESSAGE_BYTES in a shape read whole.
+ * Undefined when it has no such part or no header in those bytes.
  */
 async function firstTextPart(
   client: ImapFlow,
@@ -393,8 +390,17 @@ async function firstTextPart(
   const header = m.source ? headerOf(m.source) : null;
   if (!tp || !header) return undefined;
   const bytes = await downloadPartBytes(client, m.uid, tp.part, TEXT_PART_BYTES);
-  const text = bytes.toString("utf8").replace(/\r\n/g, "\n");
-  return { source: header, text: tp.html ? htmlToText(text) : text, cut: bytes.length >= TEXT_PART_BYTES };
+  return { source: header, text: partText(bytes, tp.html), cut: bytes.length >= TEXT_PART_BYTES };
+}
+
+/**
+ * The body text of a downloaded text part (decoded to UTF-8), as the whole read gives it: its lines
+ * ended by LF, as mailparser ends them, and an HTML part through the same htmlToText (parseFetched).
+ */
+function partText(bytes: Buffer, html: boolean): string {
+  return html
+    ? htmlToText(bytes.toString("utf8").replace(/\r\n/g, "\n"))
+    : textFromPartBytes(bytes, { html: false }, Number.POSITIVE_INFINITY);
 }
 
 /**
