@@ -182,6 +182,38 @@ describe("cache rebuild", () => {
     expect(rows[0]).toMatchObject({ client: "cli", account: "work", decision: "allowed" });
   });
 
+  it("waits, with the daemon answering, while another program holds cache.db's write lock past SQLite's 5 s wait", async () => {
+    // Another program with the file open in a transaction (an sqlite3 shell, a backup)
+    const other = new Database(env.home.cacheFile);
+    other.exec("BEGIN IMMEDIATE");
+    let released = false;
+    try {
+      const rebuilding = env.client.call("cache.rebuild", { accounts: ["work"] });
+      const answered: string[] = [];
+      void rebuilding.then(() => answered.push("rebuild"));
+      await new Promise((r) => setTimeout(r, 300));
+      // The daemon's thread is not in SQLite's busy wait: a search still answers meanwhile
+      expect((await search(word(2025))).rows).toHaveLength(1);
+      answered.push("search");
+      await new Promise((r) => setTimeout(r, 6_000));
+      expect(answered).toEqual(["search"]);
+      other.exec("ROLLBACK");
+      released = true;
+      const report = await rebuilding;
+      expect(report.accounts).toEqual([
+        expect.objectContaining({
+          account: "work",
+          dropped: expect.objectContaining({ messages: YEARS.length }),
+          sync: expect.objectContaining({ ok: true, added: YEARS.length }),
+        }),
+      ]);
+      expect(cached()).toMatchObject({ headers: YEARS.length, bodies: YEARS.length });
+    } finally {
+      if (!released) other.exec("ROLLBACK");
+      other.close();
+    }
+  });
+
   it("is refused to an MCP client, as evict is", async () => {
     const mcp = new DaemonClient({ socketPath: env.home.socketPath, client: "mcp" });
     try {

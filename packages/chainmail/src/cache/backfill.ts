@@ -446,12 +446,31 @@ export interface EvictChoice {
   bytes?: number;
 }
 
+/** What `cache evict` has dropped so far (`evictStep` adds each committed transaction's share). */
+export interface Evicted {
+  bodies: number;
+  bytes: number;
+}
+
 /**
  * The operator's `cache evict`: drops stored body text, oldest message first, the way evictBodies
  * does for the size bound (headers stay; the words stay in the FTS index, body_state 2, so text search
  * still finds the message and cached reading fetches the body from the server). Returns what went.
  */
-export function evictOldestBodies(db: CacheDb, choice: EvictChoice): { bodies: number; bytes: number } {
+export function evictOldestBodies(db: CacheDb, choice: EvictChoice): Evicted {
+  const done: Evicted = { bodies: 0, bytes: 0 };
+  while (evictStep(db, choice, done));
+  return done;
+}
+
+/**
+ * One transaction of `cache evict` (up to 200 bodies), added to `done` once committed: a step that
+ * fails (a busy write lock: ./busy.ts) leaves `done` as it was, so the caller can run it again.
+ * Whether more is left to drop.
+ */
+export function evictStep(db: CacheDb, choice: EvictChoice, done: Evicted): boolean {
+  const enough = (bytes: number) => choice.bytes !== undefined && bytes >= choice.bytes;
+  if (enough(done.bytes)) return false;
   const where: string[] = [];
   const args: Array<string | number> = [];
   if (choice.accounts?.length) {
@@ -465,23 +484,23 @@ export function evictOldestBodies(db: CacheDb, choice: EvictChoice): { bodies: n
   const select = db.prepare(
     `SELECT b.message_rowid AS id, b.bytes FROM bodies b JOIN messages m ON m.id = b.message_rowid${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY m.internal_date ASC, m.id ASC LIMIT 200`,
   );
-  let bodies = 0;
-  let bytes = 0;
-  const enough = () => choice.bytes !== undefined && bytes >= choice.bytes;
-  while (!enough()) {
-    const victims = select.all(...args) as { id: number; bytes: number }[];
-    if (victims.length === 0) break;
-    db.transaction(() => {
-      for (const v of victims) {
-        if (enough()) break;
+  const step = db
+    .transaction(() => {
+      let bodies = 0;
+      let bytes = 0;
+      for (const v of select.all(...args) as { id: number; bytes: number }[]) {
+        if (enough(done.bytes + bytes)) break;
         stmt(db, "DELETE FROM bodies WHERE message_rowid = ?").run(v.id);
         stmt(db, "UPDATE messages SET body_state = 2 WHERE id = ?").run(v.id);
         bodies++;
         bytes += v.bytes;
       }
-    })();
-  }
-  return { bodies, bytes };
+      return { bodies, bytes };
+    })
+    .immediate();
+  done.bodies += step.bodies;
+  done.bytes += step.bytes;
+  return step.bodies > 0 && !enough(done.bytes);
 }
 
 /**
@@ -507,6 +526,6 @@ export function dropAccount(
     );
     stmt(db, "DELETE FROM messages WHERE account = ?").run(account);
     stmt(db, "DELETE FROM folders WHERE account = ?").run(account);
-  })();
+  }).immediate();
   return dropped;
 }

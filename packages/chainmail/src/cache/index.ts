@@ -16,9 +16,12 @@ export {
   downloadedToday,
   evictBodies,
   evictOldestBodies,
+  evictStep,
   dropAccount,
   type EvictChoice,
+  type Evicted,
 } from "./backfill.js";
+export { CacheBusyError, OPERATOR_WRITE_WAIT_MS, writeWhenFree } from "./busy.js";
 export {
   type Address,
   type CacheRow,

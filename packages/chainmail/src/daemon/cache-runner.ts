@@ -17,10 +17,12 @@ import {
   type CacheStatus,
   cacheStatus,
   compactFts,
+  CacheBusyError,
   dropAccount,
   type EvictChoice,
   evictBodies,
-  evictOldestBodies,
+  evictStep,
+  type Evicted,
   type InboxWatch,
   openCache,
   recordWatchError,
@@ -30,8 +32,9 @@ import {
   newMailFolder,
   truncateWal,
   watchInbox,
+  writeWhenFree,
 } from "../cache/index.js";
-import { takeTurn, writeTurn } from "../cache/writer.js";
+import { takeTurn } from "../cache/writer.js";
 import type { AccountConfig, CacheConfig, Config } from "../config.js";
 import { credentialsFor } from "../auth/credentials.js";
 import { loginHint } from "../auth/oauth.js";
@@ -61,6 +64,40 @@ export interface CacheHooks {
   watchRetryMs?: number;
   /** How often the connections are checked against the accounts' secrets (LOGIN_CHECK_MS). */
   loginCheckMs?: number;
+  /** How long an operator's write waits for cache.db's write lock (OPERATOR_WRITE_WAIT_MS). */
+  writeWaitMs?: number;
+}
+
+/** What `cache rebuild` dropped of an account. */
+export interface Dropped {
+  folders: number;
+  messages: number;
+  bodies: number;
+}
+
+/** An operator's write that could not have cache.db's write lock, as the daemon answers it. */
+function cacheBusy(what: string, err: CacheBusyError): MailError {
+  return new MailError(
+    "CONFLICT",
+    `${what}: ${err.message}`,
+    "Run the command again; if the cache stays busy, close any other program that has cache.db open (an sqlite3 shell, a backup).",
+  );
+}
+
+/** A pass that never ran, for `err`. */
+function failedReport(account: string, err: unknown): AccountSyncReport {
+  const body = toWireError(err);
+  return {
+    account,
+    ok: false,
+    folders: 0,
+    added: 0,
+    removed: 0,
+    bodies: 0,
+    budget_exhausted: false,
+    evicted: 0,
+    error: { reason: body.reason, message: body.message },
+  };
 }
 
 /** The default wait before a watch is retried. */
@@ -232,10 +269,7 @@ export class CacheRunner {
   sync(account: AccountConfig): Promise<AccountSyncReport> {
     const prev = this.running.get(account.name) ?? Promise.resolve(undefined);
     const next = prev.then(() => this.pass(account));
-    this.running.set(account.name, next);
-    void next.finally(() => {
-      if (this.running.get(account.name) === next) this.running.delete(account.name);
-    });
+    this.track(account.name, next);
     return next;
   }
 
@@ -243,41 +277,64 @@ export class CacheRunner {
    * Drops everything cached of the account and syncs it again. With no pass running the drop is done
    * before this returns, so a search the daemon handles after this call began reads the server (the
    * account is "never synced", then incomplete until the new pass ends); a running pass is awaited
-   * first, so it cannot write rows into the dropped cache.
+   * first, so it cannot write rows into the dropped cache. A drop that cannot have cache.db's write
+   * lock (../cache/busy.ts) rejects `dropped` with CONFLICT (handled here: a caller may read only
+   * `synced`), and `synced` reports that error: nothing was dropped or synced.
    */
   rebuild(account: AccountConfig): {
-    dropped: Promise<{ folders: number; messages: number; bodies: number }>;
+    dropped: Promise<Dropped>;
     synced: Promise<AccountSyncReport>;
   } {
+    const drop = () =>
+      writeWhenFree(this.db, () => dropAccount(this.db, account.name), this.hooks.writeWaitMs).catch(
+        (err: unknown) => {
+          throw err instanceof CacheBusyError
+            ? cacheBusy(`the cache of account ${account.name} was not dropped`, err)
+            : err;
+        },
+      );
+    // Its turn with the header writer's thread, should it write (another account's first sync, a
+    // backfill's merging: ../cache/writer.ts); with none, and the lock free, dropped before this returns
     const prev = this.running.get(account.name);
-    let dropped: Promise<{ folders: number; messages: number; bodies: number }>;
-    let next: Promise<AccountSyncReport>;
-    if (prev) {
-      dropped = prev.then(() => takeTurn(this.db)).then(() => dropAccount(this.db, account.name));
-      next = dropped.then(() => this.pass(account));
-    } else {
-      // Its turn with the header writer's thread, should it write (another account's first sync,
-      // a backfill's merging: ../cache/writer.ts); with none, dropped before this returns, as above
-      const turn = writeTurn(this.db);
-      dropped = turn
-        ? turn.then(() => dropAccount(this.db, account.name))
-        : Promise.resolve(dropAccount(this.db, account.name));
-      next = dropped.then(() => this.pass(account));
-    }
-    this.running.set(account.name, next);
-    void next.finally(() => {
-      if (this.running.get(account.name) === next) this.running.delete(account.name);
-    });
+    const dropped = prev ? prev.then(drop) : drop();
+    dropped.catch(() => undefined);
+    const next = dropped.then(
+      () => this.pass(account),
+      (err: unknown) => {
+        if (!(err instanceof MailError))
+          this.log(
+            `cache rebuild of ${account.name}: dropping its cache failed: ${(err as Error)?.stack ?? String(err)}`,
+          );
+        return failedReport(account.name, err);
+      },
+    );
+    this.track(account.name, next);
     return { dropped, synced: next };
   }
 
   /**
-   * Drops stored body text, oldest first (`cache evict`); headers and the FTS words stay. After
-   * its turn with the header writer's thread (not in SQLite's busy wait, the event loop held).
+   * Drops stored body text, oldest first (`cache evict`); headers and the FTS words stay. Each
+   * transaction when cache.db's write lock is free (../cache/busy.ts): a lock held past the wait
+   * is CONFLICT, with what was dropped before it kept and named.
    */
-  async evict(choice: EvictChoice): Promise<{ bodies: number; bytes: number }> {
-    await takeTurn(this.db);
-    return evictOldestBodies(this.db, choice);
+  async evict(choice: EvictChoice): Promise<Evicted> {
+    const done: Evicted = { bodies: 0, bytes: 0 };
+    try {
+      while (await writeWhenFree(this.db, () => evictStep(this.db, choice, done), this.hooks.writeWaitMs));
+    } catch (err) {
+      if (!(err instanceof CacheBusyError)) throw err;
+      throw cacheBusy(`cache evict stopped after ${done.bodies} bodies (${done.bytes} bytes)`, err);
+    }
+    return done;
+  }
+
+  /** Forgets the account's running pass once `next` settles (unless a later one took its place). */
+  private track(name: string, next: Promise<AccountSyncReport>): void {
+    this.running.set(name, next);
+    const forget = () => {
+      if (this.running.get(name) === next) this.running.delete(name);
+    };
+    next.then(forget, forget);
   }
 
   /**
