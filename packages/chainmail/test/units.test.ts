@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { addrJson, splitFlags as cacheSplitFlags } from "../src/cache/store.js";
 import { parseConfig } from "../src/config.js";
@@ -111,6 +112,55 @@ describe("errors", () => {
     expect(mapImapError(Object.assign(new Error("x"), { authenticationFailed: true }), "w").message).toBe(
       "the IMAP server of account w rejected the login",
     );
+  });
+
+  it("calls an error of cache.db the cache's, and says 'refused' only when the server replied", () => {
+    // A real SqliteError: another connection holds the write lock
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-sqlite-err-"));
+    const file = path.join(dir, "c.db");
+    const a = new Database(file);
+    const b = new Database(file);
+    let busy: unknown;
+    try {
+      a.pragma("journal_mode = WAL");
+      a.exec("CREATE TABLE t (x)");
+      a.exec("BEGIN IMMEDIATE");
+      b.pragma("busy_timeout = 0");
+      try {
+        b.exec("INSERT INTO t VALUES (1)");
+      } catch (err) {
+        busy = err;
+      }
+    } finally {
+      a.close();
+      b.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    expect(mapImapError(busy, "work")).toMatchObject({
+      reason: "CONFLICT",
+      message: expect.stringContaining("cache.db's write lock was held by another connection"),
+      detail: "SQLITE_BUSY: database is locked",
+    });
+    // The header writer's error carries SQLite's code too
+    const full = Object.assign(new Error("writing headers to the cache: database or disk is full"), {
+      code: "SQLITE_FULL",
+    });
+    expect(mapImapError(full, "work")).toMatchObject({
+      reason: "INTERNAL",
+      message: "the cache (cache.db) failed with SQLITE_FULL; SQLite's error is in detail",
+    });
+    // imapflow could not read the reply: not a refusal
+    const parser = Object.assign(new Error("Unexpected char"), { code: "ParserError11" });
+    expect(mapImapError(parser, "work").message).toBe(
+      "the IMAP server of account work sent a reply chainmail cannot read (ParserError11); the error is in detail",
+    );
+    // Nothing the server said: what failed, not a refusal
+    const ours = mapImapError(new Error("the IMAP connection closed during the sync"), "work");
+    expect(ours).toMatchObject({
+      reason: "SERVER_UNAVAILABLE",
+      message: "a call to the IMAP server of account work failed; the error is in detail",
+      detail: "the IMAP connection closed during the sync",
+    });
   });
 
   it("names a bad folder name only in the detail", () => {

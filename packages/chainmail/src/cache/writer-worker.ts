@@ -146,7 +146,7 @@ port.on("message", (m: WriterJob | MergeJob | "close") => {
       try {
         reply = { id: m.id, error: null, more: merge(m) };
       } catch (e) {
-        reply = { id: m.id, error: e instanceof Error ? e.message : String(e) };
+        reply = { id: m.id, error: e instanceof Error ? e.message : String(e), code: sqliteCode(e) };
       }
     }
     replies.postMessage(reply);
@@ -167,8 +167,14 @@ port.on("message", (m: WriterJob | MergeJob | "close") => {
       write(m.folderId, rows);
       reply = { id: m.id, error: null };
     } catch (e) {
-      reply = { id: m.id, error: e instanceof Error ? e.message : String(e) };
+      reply = { id: m.id, error: e instanceof Error ? e.message : String(e), code: sqliteCode(e) };
     }
   }
   replies.postMessage(reply);
 });
+
+/** SQLite's code of a failed write (SQLITE_BUSY, SQLITE_FULL...), so the daemon names the cache, not the server. */
+function sqliteCode(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}

@@ -112,6 +112,8 @@ export interface MergeJob {
 export interface WriterReply {
   id: number;
   error: string | null;
+  /** SQLite's code of the error (SQLITE_BUSY...), when SQLite raised it. */
+  code?: string | undefined;
   /** A merge job stopped at its time with merging left to do. */
   more?: boolean;
 }
@@ -234,7 +236,10 @@ function start(db: CacheDb): Writer | null {
     if (m.error === null) job.resolve(m.more === true);
     else
       job.reject(
-        new Error(`${job.merge ? "merging the search index" : "writing headers to the cache"}: ${m.error}`),
+        Object.assign(
+          new Error(`${job.merge ? "merging the search index" : "writing headers to the cache"}: ${m.error}`),
+          m.code === undefined ? {} : { code: m.code },
+        ),
       );
   };
   replies.on("message", acknowledged);

@@ -49,6 +49,8 @@ export function mapImapError(err: unknown, account: string, server?: { host: str
       undefined,
       (err as Error).message,
     );
+  const cache = cacheFault(err);
+  if (cache) return cache;
   const cert = server && certificateError(err, server, "imap");
   if (cert) return cert;
   const e = err as { code?: string; authenticationFailed?: boolean; message?: string; responseText?: string };
@@ -72,9 +74,65 @@ export function mapImapError(err: unknown, account: string, server?: { host: str
       text,
     );
   }
+  if (e?.responseText !== undefined)
+    return new MailError(
+      "SERVER_UNAVAILABLE",
+      `the IMAP server of account ${account} refused a command; its reply is in detail`,
+      undefined,
+      text,
+    );
+  if (e?.code && UNREADABLE_REPLY.has(e.code.startsWith("ParserError") ? "ParserError" : e.code))
+    return new MailError(
+      "SERVER_UNAVAILABLE",
+      `the IMAP server of account ${account} sent a reply chainmail cannot read (${e.code}); the error is in detail`,
+      undefined,
+      text,
+    );
+  // No reply of the server to quote: what failed is said in detail, not called a refusal
   return new MailError(
     "SERVER_UNAVAILABLE",
-    `the IMAP server of account ${account} refused a command; its reply is in detail`,
+    `a call to the IMAP server of account ${account} failed; the error is in detail`,
+    undefined,
+    text,
+  );
+}
+
+/** imapflow's codes for a reply it could not read or that broke the protocol (its errors.js). */
+const UNREADABLE_REPLY = new Set([
+  "ParserError",
+  "UnexpectedTag",
+  "MissingTag",
+  "InvalidResponse",
+  "ResponseProcessingFailed",
+  "STARTTLS_INJECTION",
+  "COMPRESS_TRAILING_DATA",
+  "MAX_IMAP_NESTING_REACHED",
+  "LineTooLarge",
+  "LiteralTooLarge",
+  "ResponseTooLarge",
+  "TooManyTokens",
+  "TooManyResponses",
+]);
+
+/**
+ * An error of cache.db (better-sqlite3's, or the header writer's with its code: SQLITE_*) during a
+ * sync or a call: the cache's, never the server's. A write lock another connection held past the
+ * wait is CONFLICT (the write rolled back); any other is INTERNAL, SQLite's text in detail.
+ */
+function cacheFault(err: unknown): MailError | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !code.startsWith("SQLITE_")) return undefined;
+  const text = `${code}: ${(err as Error).message ?? String(err)}`;
+  if (code.startsWith("SQLITE_BUSY"))
+    return new MailError(
+      "CONFLICT",
+      "cache.db's write lock was held by another connection longer than chainmail waits; that write was not done",
+      "Try again; if the cache stays busy, close any other program that has cache.db open (an sqlite3 shell, a backup).",
+      text,
+    );
+  return new MailError(
+    "INTERNAL",
+    `the cache (cache.db) failed with ${code}; SQLite's error is in detail`,
     undefined,
     text,
   );
