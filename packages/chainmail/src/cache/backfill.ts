@@ -3,13 +3,12 @@ import {
   decodeTextPart,
   MAX_BODY_CHARS,
   type TextPartRef,
-  textFromPart,
   bodyFromSource,
   textFromPartBytes,
-  textPart,
 } from "./body.js";
 import { putBody } from "./body-store.js";
 import { pastParserBounds } from "../imap/parser-bounds.js";
+import { readLargeBody } from "./large-body.js";
 // A FETCH's UIDs as ranges: imapflow compiles a command character by character, and 200 UIDs
 // listed one by one took it about 9 ms of one turn of the event loop per FETCH (a search waited)
 import { uidSet } from "../query/imap-run.js";
@@ -70,7 +69,8 @@ function countDownload(db: CacheDb, account: string, bytes: number, now: number)
 }
 
 /** A body to store: its text (null: it could not be read) and whether that was made from HTML. */
-type FetchedBody = { id: number; text: string | null; fromHtml?: boolean };
+/** `partial`: the text of one part where the message reads as more (get_message asks the server). */
+type FetchedBody = { id: number; text: string | null; fromHtml?: boolean; partial?: boolean };
 
 /**
  * Counts the download, then stores and indexes bodies (text null: could not be read) in
@@ -93,12 +93,12 @@ async function storeBodies(
     weight: ({ text }) => 1000 + (text?.length ?? 0),
     // (the merging a backfill calls for was a third of this thread's time: ./fts.ts ftsUpkeep)
     offThreadMerges: true,
-    write: ({ id, text, fromHtml }) => {
+    write: ({ id, text, fromHtml, partial }) => {
       if (text === null) {
         stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(id);
         return;
       }
-      putBody(db, id, text, now, fromHtml ?? false);
+      putBody(db, id, text, now, fromHtml ?? false, partial ?? false);
       stmt(db, "UPDATE messages SET body_state = 1 WHERE id = ?").run(id);
       fts.push({ id, text });
     },
@@ -167,6 +167,8 @@ export async function backfillBodies(
       // Messages read by their text part after a BODYSTRUCTURE look-up: the large ones, and small
       // ones the parser refused whole
       const byPart = [...large];
+      // (those the parser refused whole are not downloaded whole again: ./large-body.ts)
+      const refused = new Set<number>();
       // Whole small messages in FETCH batches that fit the remaining budget
       for (let i = 0; i < small.length; ) {
         const batch: typeof small = [];
@@ -203,8 +205,10 @@ export async function backfillBodies(
             // Past the parser's bounds (more than 1,000 MIME parts, a header over 1 MB): its text
             // part, with the large ones below (it was left without a body, and a text search from
             // the cache missed what the server's found)
-            if (pastParserBounds(err)) byPart.push(row);
-            else bodies.push({ id: row.id, text: null });
+            if (pastParserBounds(err)) {
+              byPart.push(row);
+              refused.add(row.id);
+            } else bodies.push({ id: row.id, text: null });
           }
         }
         await storeBodies(db, bodies, now(), { account, bytes });
@@ -219,20 +223,33 @@ export async function backfillBodies(
           { uid: true, bodyStructure: true },
           { uid: true },
         );
-        const tp = structure ? textPart(structure.bodyStructure) : null;
-        if (!tp) {
+        const budgetLeft = left();
+        if (budgetLeft <= 0) {
+          result.budgetExhausted = true;
+          break;
+        }
+        // Its text part, its text parts joined, or itself whole: the body the whole read gives
+        // (./large-body.ts), or its first text part marked partial
+        const read = await readLargeBody(
+          client,
+          row.uid,
+          row.size,
+          structure ? structure.bodyStructure : undefined,
+          budgetLeft,
+          refused.has(row.id),
+        );
+        if (!read) {
           await takeTurn(db);
           stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(row.id);
           continue;
         }
-        const maxBytes = Math.min(MAX_BODY_CHARS * 4, left());
-        if (maxBytes <= 0) {
-          result.budgetExhausted = true;
-          break;
-        }
-        const { text, bytes } = await textFromPart(client, row.uid, tp.part, tp.html, maxBytes);
-        result.bytes += bytes;
-        await storeBodies(db, [{ id: row.id, text, fromHtml: tp.html }], now(), { account, bytes });
+        result.bytes += read.bytes;
+        await storeBodies(
+          db,
+          [{ id: row.id, text: read.text, fromHtml: read.fromHtml, partial: read.partial }],
+          now(),
+          { account, bytes: read.bytes },
+        );
         result.fetched++;
       }
     } finally {

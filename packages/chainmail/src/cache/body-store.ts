@@ -49,14 +49,22 @@ export function decodeBody(value: string | Buffer, enc: number): string {
  * the text's UTF-8 length, as before: what the body is, not how it is kept. `fromHtml`: the text was
  * made from the message's HTML for the word index, without its links' addresses, so get_message
  * reads such a message from the server, whose text keeps them (src/service/cached-read.ts); rows
- * stored before the column say NULL.
+ * stored before the column say NULL. `partial`: the text is one part of several the message reads
+ * as (a shape ./joined-text.ts cannot join), kept for the word index; get_message asks the server.
  */
-export function putBody(db: CacheDb, id: number, text: string, now: number, fromHtml = false): void {
+export function putBody(
+  db: CacheDb,
+  id: number,
+  text: string,
+  now: number,
+  fromHtml = false,
+  partial = false,
+): void {
   const { value, enc } = encodeBody(text);
   stmt(
     db,
-    "INSERT OR REPLACE INTO bodies (message_rowid, text, bytes, fetched_at, enc, from_html) VALUES (?, ?, ?, ?, ?, ?)",
-  ).run(id, value, Buffer.byteLength(text), now, enc, fromHtml ? 1 : 0);
+    "INSERT OR REPLACE INTO bodies (message_rowid, text, bytes, fetched_at, enc, from_html, partial) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  ).run(id, value, Buffer.byteLength(text), now, enc, fromHtml ? 1 : 0, partial ? 1 : 0);
 }
 
 /** A message's stored body text, or undefined when none is stored. */

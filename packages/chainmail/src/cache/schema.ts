@@ -108,6 +108,15 @@ function addBodyFromHtml(db: CacheDb): void {
   if (!cols.includes("from_html")) db.exec("ALTER TABLE bodies ADD COLUMN from_html INTEGER");
 }
 
+/**
+ * Adds bodies.partial (src/cache/body-store.ts, putBody; NULL for bodies stored before it, read as
+ * whole); a no-op when it is there.
+ */
+function addBodyPartial(db: CacheDb): void {
+  const cols = db.prepare("SELECT name FROM pragma_table_info('bodies')").pluck().all() as string[];
+  if (!cols.includes("partial")) db.exec("ALTER TABLE bodies ADD COLUMN partial INTEGER");
+}
+
 /** Adds message_meta.text_part; a no-op when it is there (a test re-runs the steps after one). */
 function addTextPart(db: CacheDb): void {
   const cols = db.prepare("SELECT name FROM pragma_table_info('message_meta')").pluck().all() as string[];
@@ -260,6 +269,8 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   keepSubjectCounts,
   // whether a body's text was made from HTML, for get_message (src/service/cached-read.ts)
   addBodyFromHtml,
+  // whether a body's text is one part of several (./joined-text.ts), for get_message likewise
+  addBodyPartial,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -10,17 +10,11 @@ import { encodeRef, type MessageRef, staleRef } from "../refs.js";
 import { canonicalThreadKey } from "../thread-key.js";
 import { classifyFlags } from "./flags.js";
 import { htmlToText, MAILPARSER_TEXT, parsedBodyText, shapeBody } from "./body.js";
-import {
-  messageFields,
-  PARSER_MAX_PARTS,
-  partsIn,
-  pastParserBounds,
-  readableParts,
-  tooManyParts,
-} from "./parser-bounds.js";
+import { messageFields, PARSER_MAX_PARTS, partsIn, pastParserBounds, tooManyParts } from "./parser-bounds.js";
 import { displayName } from "./folders.js";
 import { MESSAGE_GONE_HINT } from "./refusal.js";
 import { downloadPartBytes, textFromPartBytes, textPart, textPartRef } from "../cache/body.js";
+import { joinedTextParts, readJoinedText, readsPastFirstPart } from "../cache/joined-text.js";
 
 export interface Address {
   name: string;
@@ -183,9 +177,9 @@ async function wholeSource(client: ImapFlow, m: FetchMessageObject): Promise<Buf
 /**
  * The most of one message get_message (and a reply's quote) reads whole. A larger message whose
  * shape is read whole (several text parts, an embedded message, flowed text, a single text part
- * alone: see textPartRef) is read by its header and first text part instead, its body marked cut
- * when it has other readable parts: a 500 MB message of that shape was held in the daemon whole,
- * twice over once parsed.
+ * alone: see textPartRef) is read by its header and text parts instead (readByTextParts), its body
+ * marked cut when the whole read would give more: a 500 MB message of that shape was held in the
+ * daemon whole, twice over once parsed.
  */
 const MAX_WHOLE_MESSAGE_BYTES = 32 * 1024 * 1024;
 
@@ -209,8 +203,8 @@ async function largeMessage(
     };
   }
   if ((m.size ?? 0) > MAX_WHOLE_MESSAGE_BYTES) {
-    const first = await firstTextPart(client, m);
-    if (first) return { ...first, cut: first.cut || readableParts(m.bodyStructure) > 1 };
+    const parts = await readByTextParts(client, m);
+    if (parts) return parts;
   }
   return { source: await wholeSource(client, m) };
 }
@@ -330,8 +324,8 @@ export async function fetchMessages(
         m.uid,
         await parse().catch(async (err) => {
           // Past the parser's bounds: read by its header (of a header past them, only the lines a
-          // Message is made of) and its first text part
-          const first = pastParserBounds(err) ? await firstTextPart(client, m) : undefined;
+          // Message is made of) and its text parts
+          const first = pastParserBounds(err) ? await readByTextParts(client, m) : undefined;
           if (!first) throw err;
           m.source = tooManyParts(err) ? first.source : messageFields(first.source);
           fromPart = first;
@@ -361,8 +355,8 @@ export function fetchRefused(client: ImapFlow, account: string, err: unknown): u
 }
 
 /**
- * A message past the parser's bounds (pastParserBounds) is read by its first text part instead
- * (firstTextPart, and messageFields of a header past them); where that fails too, a clear per-ref
+ * A message past the parser's bounds (pastParserBounds) is read by its text parts instead
+ * (readByTextParts, and messageFields of a header past them); where that fails too, a clear per-ref
  * error, not INTERNAL.
  */
 function unreadable(err: unknown): MailError | null {
@@ -377,20 +371,29 @@ function unreadable(err: unknown): MailError | null {
 }
 
 /**
- * A message read by its header (from the first bytes already fetched) and the body of its first
- * inline text part (textPart: text/plain, else text/html), from BODYSTRUCTURE: one past the
- * parser's bounds (parser-bounds.ts), or past MAX_WHOLE_MESSAGE_BYTES in a shape read whole.
+ * A message read by its header (from the first bytes already fetched) and its text parts, from
+ * BODYSTRUCTURE: one past the parser's bounds (parser-bounds.ts), or past MAX_WHOLE_MESSAGE_BYTES
+ * in a shape read whole. Text in several parts is read part by part and joined as the whole read
+ * joins it (../cache/joined-text.ts); a shape that cannot be joined gives its first inline text
+ * part (textPart: text/plain, else text/html), `cut` where the whole read would give more.
  * Undefined when it has no such part or no header in those bytes.
  */
-async function firstTextPart(
+async function readByTextParts(
   client: ImapFlow,
   m: FetchMessageObject,
 ): Promise<{ source: Buffer; text: string; cut: boolean } | undefined> {
   const tp = textPart(m.bodyStructure);
   const header = m.source ? headerOf(m.source) : null;
   if (!tp || !header) return undefined;
+  const pieces = joinedTextParts(m.bodyStructure);
+  const joined = pieces && (await readJoinedText(client, m.uid, pieces, TEXT_PART_BYTES));
+  if (joined) return { source: header, text: joined.text, cut: joined.cut };
   const bytes = await downloadPartBytes(client, m.uid, tp.part, TEXT_PART_BYTES);
-  return { source: header, text: partText(bytes, tp.html), cut: bytes.length >= TEXT_PART_BYTES };
+  return {
+    source: header,
+    text: partText(bytes, tp.html),
+    cut: bytes.length >= TEXT_PART_BYTES || readsPastFirstPart(m.bodyStructure),
+  };
 }
 
 /**
@@ -484,12 +487,12 @@ export async function fetchForQuote(
     source: { maxLength: WHOLE_READ_BYTES },
   });
   const size = m ? (m.size ?? 0) : 0;
-  // More parts than the parser takes: by its header and first text part, as get_message reads it
-  const byFirstPart =
-    m && partsIn(m.bodyStructure) > PARSER_MAX_PARTS ? await firstTextPart(client, m) : undefined;
+  // More parts than the parser takes: by its header and text parts, as get_message reads it
+  const byTextParts =
+    m && partsIn(m.bodyStructure) > PARSER_MAX_PARTS ? await readByTextParts(client, m) : undefined;
   const read = !m
     ? undefined
-    : (byFirstPart ??
+    : (byTextParts ??
       (size > WHOLE_READ_BYTES
         ? await largeMessage(client, m)
         : // A server that answered the partial FETCH short: read whole

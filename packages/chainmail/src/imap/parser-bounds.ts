@@ -2,7 +2,7 @@
  * mailparser's bounds and how a message past them is still read. Its splitter (mailsplit) refuses a
  * message of more than 1,000 MIME parts, or whose header passes 1 MB (each line counted at 64 bytes
  * at least), both with code EMAXLEN: they keep a crafted message from holding the daemon's memory.
- * Such a message is read by its first text part (messages.ts firstTextPart), and of a header past
+ * Such a message is read by its text parts (messages.ts readByTextParts), and of a header past
  * the bound only the lines a Message is made of are parsed (messageFields).
  */
 import type { MessageStructureObject } from "imapflow";
@@ -48,17 +48,4 @@ export const PARSER_MAX_PARTS = 1000;
 /** The MIME parts of a message's structure, containers included, as mailsplit counts them. */
 export function partsIn(n: MessageStructureObject | undefined): number {
   return n ? 1 + (n.childNodes ?? []).reduce((sum, c) => sum + partsIn(c), 0) : 0;
-}
-
-/** The inline text parts (text/plain and text/html, attachments aside) of a message's structure. */
-export function readableParts(n: MessageStructureObject | undefined): number {
-  if (!n) return 0;
-  const type = (n.type ?? "").toLowerCase();
-  if (type.startsWith("multipart/")) {
-    const sum = (n.childNodes ?? []).reduce((all, c) => all + readableParts(c), 0);
-    // Alternatives are one text told twice
-    return type === "multipart/alternative" ? Math.min(sum, 1) : sum;
-  }
-  if ((n.disposition ?? "").toLowerCase() === "attachment") return 0;
-  return type === "text/plain" || type === "text/html" ? 1 : 0;
 }

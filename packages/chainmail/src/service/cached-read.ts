@@ -50,6 +50,8 @@ interface Row {
   enc: number;
   /** The body's text was made from HTML (1), or not (0); NULL: stored before this was kept. */
   from_html: number | null;
+  /** The body's text is one part of several the message reads as (1); 0 or NULL: whole. */
+  partial: number | null;
   text_part: string | null;
 }
 
@@ -72,12 +74,13 @@ export function readCached(
     `SELECT f.path, f.uidvalidity, f.last_sync, f.last_error, m.uid, m.seen, m.flagged, m.answered, m.draft,
          m.deleted, m.size, x.message_id, x.in_reply_to, x.refs, x.gm_thread_id, x.date, x.from_json, x.to_json,
          x.cc_json, x.bcc_json, x.reply_to_json, x.subject, x.keywords_json, x.labels_json, x.attachments_json, b.text,
-         b.enc, b.from_html, x.text_part
+         b.enc, b.from_html, b.partial, x.text_part
        FROM folders f JOIN messages m ON m.folder_id = f.id JOIN message_meta x ON x.id = m.id
        JOIN bodies b ON b.message_rowid = m.id
        WHERE f.account = ? AND f.path = ? AND m.uid = ? AND m.body_state = 1`,
   ).get(r.account, r.folder, r.uid) as Row | undefined;
-  if (!row || row.reply_to_json === null || (!opts.idsOnly && fromHtml(row))) return null;
+  if (!row || row.reply_to_json === null || (!opts.idsOnly && (fromHtml(row) || row.partial === 1)))
+    return null;
   // (bodies are stored compressed: src/cache/body-store.ts)
   const stored = decodeBody(row.text, row.enc);
   if (stored.length >= MAX_BODY_CHARS) return null;
