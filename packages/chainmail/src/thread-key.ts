@@ -33,6 +33,15 @@ export function messageIds(v: string | null | undefined): string[] {
   return v ? (v.match(ID) ?? []) : [];
 }
 
+/** Message-IDs in the References line of a header block, in order. */
+export function parseReferences(headers: Buffer | undefined): string[] {
+  if (!headers) return [];
+  const text = headers.toString("utf8").replace(/\r?\n[ \t]+/g, " ");
+  // redos-ok: one line start after another, each line read once
+  const m = /^references:(.*)$/im.exec(text);
+  return messageIds(m?.[1]);
+}
+
 /** The first bracketed Message-ID in a header value, or null. */
 export function firstMessageId(v: string | null | undefined): string | null {
   return v ? (ID_ONCE.exec(v)?.[0] ?? null) : null;

@@ -3,7 +3,7 @@ import type { SyncedMessage } from "../imap/raw-fetch.js";
 import { type FolderRole, attachmentsFromStructure, listColumn } from "../query/index.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { classifyFlags, type ShortFlag } from "../imap/flags.js";
-import { canonicalThreadKey, messageIds } from "../thread-key.js";
+import { canonicalThreadKey, parseReferences } from "../thread-key.js";
 import { encodeTextPart, textPartRef } from "./body.js";
 import { newMessageSlot } from "./arrival-id.js";
 import { insertFts, insertSubject } from "./fts.js";
@@ -82,14 +82,6 @@ export const replyToJson = (list: MessageAddressObject[] | undefined, fromJson: 
  */
 export function storedReplyTo<A>(json: string, fromJson: string): A[] {
   return json === REPLY_TO_IS_FROM || json === fromJson ? [] : (JSON.parse(json) as A[]);
-}
-
-/** Message-IDs in a References header, in order. */
-export function parseReferences(headers: Buffer | undefined): string[] {
-  if (!headers) return [];
-  const text = headers.toString("utf8").replace(/\r?\n[ \t]+/g, " ");
-  const m = /^references:(.*)$/im.exec(text);
-  return messageIds(m?.[1]);
 }
 
 /** The flag columns and keywords of a message; case-insensitive as IMAP flags are (see flags.ts). */

@@ -1,12 +1,11 @@
 /** Turns what a cache sync finds into events: the cache's SyncEvents, written to the event log. */
 import type { SyncedMessage } from "../imap/raw-fetch.js";
 import type { SyncEvents, SyncFolder } from "../cache/index.js";
-import { parseReferences } from "../cache/store.js";
 import { splitFlags } from "../imap/messages.js";
 import { attachmentsFromStructure } from "../query/index.js";
 import { encodeRef } from "../refs.js";
 import type { SearchRow } from "../service/search/index.js";
-import { canonicalThreadKey } from "../thread-key.js";
+import { canonicalThreadKey, parseReferences } from "../thread-key.js";
 import type { EventLog } from "./log.js";
 
 const refOf = (f: SyncFolder, uid: number) =>

@@ -7,7 +7,7 @@ import { type AddressObject, simpleParser } from "mailparser";
 import { detailOf, MailError } from "../errors.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
-import { canonicalThreadKey } from "../thread-key.js";
+import { canonicalThreadKey, firstMessageId, parseReferences } from "../thread-key.js";
 import { classifyFlags } from "./flags.js";
 import { htmlToText, MAILPARSER_TEXT, parsedBodyText, shapeBody } from "./body.js";
 import { messageFields, PARSER_MAX_PARTS, partsIn, pastParserBounds, tooManyParts } from "./parser-bounds.js";
@@ -224,14 +224,15 @@ export async function parseFetched(
   const shaped = shapeBody(text, opts.full, opts.bodyLimit);
   const body = shaped.body;
   const truncated = shaped.truncated || (fromPart?.cut ?? false);
-  const refsHeader = parsed.references;
-  const references = Array.isArray(refsHeader)
-    ? refsHeader
-    : refsHeader
-      ? refsHeader.split(/\s+/).filter(Boolean)
-      : [];
-  const messageId = parsed.messageId ?? null;
-  const inReplyTo = parsed.inReplyTo?.trim().split(/\s+/)[0] ?? null;
+  // The ids as the cache and the server's search read them (ENVELOPE, the raw References line, one
+  // parser: ../thread-key.ts), not mailparser's reading: a sender's malformed ids (no brackets,
+  // junk between them) gave the same message two ids and two thread keys by where it was read from
+  const env = msg.envelope;
+  const header = msg.source ? (headerOf(msg.source) ?? msg.source) : undefined;
+  const references = parseReferences(header);
+  const messageId = env ? (env.messageId ?? null) : (parsed.messageId ?? null);
+  const rawInReplyTo = env ? env.inReplyTo : parsed.inReplyTo;
+  const inReplyTo = firstMessageId(rawInReplyTo);
   const ref = encodeRef({ account, folder: folderPath, uidValidity, uid: msg.uid });
   const { flags, keywords } = splitFlags(msg.flags);
   return {
@@ -244,11 +245,11 @@ export async function parseFetched(
     thread_id: canonicalThreadKey({
       gmThreadId: msg.threadId,
       references,
-      inReplyTo,
+      inReplyTo: rawInReplyTo,
       messageId,
-      date: parsed.date,
-      fromAddress: addresses(parsed.from)[0]?.address,
-      subject: parsed.subject,
+      date: env ? env.date : parsed.date,
+      fromAddress: env ? env.from?.[0]?.address : addresses(parsed.from)[0]?.address,
+      subject: env ? env.subject : parsed.subject,
     }),
     date: parsed.date ? parsed.date.toISOString() : null,
     from: addresses(parsed.from),
@@ -296,6 +297,8 @@ export async function fetchMessages(
         flags: true,
         size: true,
         bodyStructure: true,
+        // (the ids and thread key as the cache reads them: parseFetched)
+        envelope: true,
         // The first bytes only: a larger message is read by its header and text part below
         source: { maxLength: partialBytes },
         ...(labels ? { labels: true, threadId: true } : {}),

@@ -111,7 +111,8 @@ export function readCached(
     thread_id: canonicalThreadKey({
       gmThreadId: row.gm_thread_id,
       references,
-      inReplyTo,
+      // (the raw value, as the key stored at sync and the server's search make it)
+      inReplyTo: row.in_reply_to,
       messageId: row.message_id,
       date: row.date,
       fromAddress: addrs(row.from_json)[0]?.address,

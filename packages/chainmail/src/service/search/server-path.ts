@@ -24,8 +24,7 @@ import {
 } from "../../query/imap-run.js";
 import { attachmentsFromStructure } from "../../query/structure.js";
 import { encodeRef } from "../../refs.js";
-import { canonicalThreadKey, firstMessageId } from "../../thread-key.js";
-import { parseReferences } from "../../cache/store.js";
+import { canonicalThreadKey, parseReferences } from "../../thread-key.js";
 import { type ServiceContext, accountOf } from "../context.js";
 import { StaleFolderList } from "./folder-lists.js";
 import type { Hit, SearchResult, Stream } from "./types.js";
@@ -179,7 +178,6 @@ export async function serverRows(
   for (const m of fetched) {
     const env = m.envelope;
     const references = parseReferences(m.headers);
-    const inReplyTo = firstMessageId(env?.inReplyTo);
     const ref = encodeRef({ account: account.name, folder: stream.path, uidValidity, uid: m.uid });
     const date = env?.date ?? m.internalDate;
     // Rows are ordered by arrival (INTERNALDATE), as the server's SORT ARRIVAL and the cache order them.
@@ -201,7 +199,8 @@ export async function serverRows(
       thread_id: canonicalThreadKey({
         gmThreadId: m.threadId,
         references,
-        inReplyTo,
+        // (the raw value, as the cache's stored key and get_message make it: ../../thread-key.ts)
+        inReplyTo: env?.inReplyTo,
         messageId: env?.messageId,
         date: env?.date,
         fromAddress: from?.address,
