@@ -87,9 +87,11 @@ describe("a pass of the daemon against Dovecot", () => {
     expect(refs).toHaveLength(N);
     const server = await env.client.getMessages({ refs: refs.slice(-4) });
     expect(server.source).toBe("server");
+    // (a Reply-To header that is From reads [] as no header does: IMAP's ENVELOPE, which both paths
+    // read, cannot tell them apart)
     expect(server.messages.map((m) => m.reply_to.map((a) => a.address))).toEqual([
       ["carol@example.org", "help@example.org"],
-      ["carol@example.org"],
+      [],
       ["help@example.org"],
       [],
     ]);
@@ -101,12 +103,9 @@ describe("a pass of the daemon against Dovecot", () => {
 
     const cached = await env.client.getMessages({ refs: refs.slice(-4) });
     expect(cached.messages.map((m) => m.source)).toEqual(["cache", "cache", "cache", "cache"]);
-    // (not message 2: a Reply-To header that is From reads [] from the cache, as before the marker,
-    // since IMAP's ENVELOPE cannot tell it from an absent header; the server path parses the header)
     const same = (ms: typeof server.messages) =>
-      [0, 2, 3].map((i) => ({ ...ms[i], source: "x", body: ms[i]?.body.trim() }));
+      [0, 1, 2, 3].map((i) => ({ ...ms[i], source: "x", body: ms[i]?.body.trim() }));
     expect(same(cached.messages)).toEqual(same(server.messages));
-    expect(cached.messages[1]?.reply_to).toEqual([]);
 
     const db = new Database(env.home.cacheFile, { readonly: true });
     try {

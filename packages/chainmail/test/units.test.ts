@@ -10,6 +10,8 @@ import { splitFlags } from "../src/imap/messages.js";
 import { validateFolderName } from "../src/imap/folders.js";
 import { detailOf, errorText, exitCodeOf, MailError, REASONS, toWireError } from "../src/errors.js";
 import { mapImapError } from "../src/imap/connection.js";
+import { folderError } from "../src/service/search/server-path.js";
+import type { ImapFlow } from "imapflow";
 import {
   checkDir,
   removeStaleParts,
@@ -161,6 +163,22 @@ describe("errors", () => {
       message: "a call to the IMAP server of account work failed; the error is in detail",
       detail: "the IMAP connection closed during the sync",
     });
+  });
+
+  it("logs the stack of a folder's fault answered in a search's partial, as for a call that fails whole", () => {
+    const lines: string[] = [];
+    const wire = folderError({} as ImapFlow, new RangeError("Invalid time value"), "FETCH", (l) =>
+      lines.push(l),
+    );
+    expect(wire).toMatchObject({ reason: "INTERNAL", message: "Internal error" });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("RangeError: Invalid time value");
+    expect(lines[0]).toMatch(/\n\s+at /);
+    // A refusal of the server is no fault: nothing logged
+    folderError({ usable: true } as unknown as ImapFlow, new MailError("NOT_FOUND", "gone"), "FETCH", (l) =>
+      lines.push(l),
+    );
+    expect(lines).toHaveLength(1);
   });
 
   it("names a bad folder name only in the detail", () => {

@@ -4,6 +4,7 @@ import { type FolderRole, attachmentsFromStructure, listColumn } from "../query/
 import { type CacheDb, stmt } from "./schema.js";
 import { classifyFlags, type ShortFlag } from "../imap/flags.js";
 import { canonicalThreadKey, parseReferences } from "../thread-key.js";
+import { headerTime } from "../header-date.js";
 import { encodeTextPart, textPartRef } from "./body.js";
 import { newMessageSlot } from "./arrival-id.js";
 import { insertFts, insertSubject } from "./fts.js";
@@ -56,10 +57,27 @@ export const addrJson = (list: MessageAddressObject[] | undefined) => {
   let json = "[";
   for (let i = 0; i < list.length; i++) {
     const a = list[i] as MessageAddressObject;
-    json += `${i ? "," : ""}{"name":${JSON.stringify(a.name ?? "")},"address":${JSON.stringify(a.address ?? "")}}`;
+    json += `${i ? "," : ""}{"name":${JSON.stringify(a.name ?? "")},"address":${JSON.stringify(envelopeAddress(a.address))}}`;
   }
   return `${json}]`;
 };
+
+/**
+ * An ENVELOPE address as chainmail gives it: Dovecot answers MISSING_MAILBOX or MISSING_DOMAIN
+ * (RFC 3501's way) for what a sender wrote that is no address (a bare name, `<>`, a group's end),
+ * and those were handed to the agent as addresses ("Ann@MISSING_DOMAIN"): no address, "".
+ */
+export function envelopeAddress(address: string | undefined): string {
+  if (!address) return "";
+  return address.includes("MISSING_MAILBOX") || address.includes("MISSING_DOMAIN") ? "" : address;
+}
+
+/** ENVELOPE's address list as get_message gives it (`addrJson`'s objects). */
+export function envelopeAddresses(
+  list: MessageAddressObject[] | undefined,
+): { name: string; address: string }[] {
+  return (list ?? []).map((a) => ({ name: a.name ?? "", address: envelopeAddress(a.address) }));
+}
 
 /**
  * message_meta.reply_to_json when Reply-To is From: IMAP servers fill ENVELOPE's reply-to with From
@@ -265,7 +283,7 @@ export function headerRow(folder: Pick<FolderRow, "id" | "account">, msg: Synced
       inReplyTo: env?.inReplyTo,
       messageId: env?.messageId,
       date: env?.date,
-      fromAddress: env?.from?.[0]?.address,
+      fromAddress: envelopeAddress(env?.from?.[0]?.address),
       subject: env?.subject,
     }),
     Number.isFinite(internal) ? internal : Date.now(),
@@ -288,7 +306,7 @@ export function headerRow(folder: Pick<FolderRow, "id" | "account">, msg: Synced
     env?.inReplyTo ?? null,
     JSON.stringify(refs),
     msg.threadId ?? null,
-    env?.date ? new Date(env.date).getTime() || null : null,
+    headerTime(env?.date),
     fromJson,
     addrJson(env?.to),
     addrJson(env?.cc),

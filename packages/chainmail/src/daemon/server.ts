@@ -94,6 +94,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   const uploads = new UploadSpool(path.join(home.stateDir, "uploads"));
   const ctx: ServiceContext = {
+    log,
     config,
     fileConfig,
     home,

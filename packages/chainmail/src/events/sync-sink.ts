@@ -1,10 +1,12 @@
 /** Turns what a cache sync finds into events: the cache's SyncEvents, written to the event log. */
+import { envelopeAddress } from "../cache/store.js";
 import type { SyncedMessage } from "../imap/raw-fetch.js";
 import type { SyncEvents, SyncFolder } from "../cache/index.js";
 import { splitFlags } from "../imap/messages.js";
 import { attachmentsFromStructure } from "../query/index.js";
 import { encodeRef } from "../refs.js";
 import type { SearchRow } from "../service/search/index.js";
+import { headerIso } from "../header-date.js";
 import { canonicalThreadKey, parseReferences } from "../thread-key.js";
 import type { EventLog } from "./log.js";
 
@@ -20,8 +22,8 @@ export function searchRowOf(f: SyncFolder, m: SyncedMessage): SearchRow {
     ref: refOf(f, m.uid),
     account: f.account,
     folder: f.name,
-    date: env?.date ? new Date(env.date).toISOString() : null,
-    from: from ? { name: from.name ?? "", address: from.address ?? "" } : null,
+    date: headerIso(env?.date),
+    from: from ? { name: from.name ?? "", address: envelopeAddress(from.address) } : null,
     subject: env?.subject ?? "",
     flags,
     keywords,
@@ -34,7 +36,7 @@ export function searchRowOf(f: SyncFolder, m: SyncedMessage): SearchRow {
       inReplyTo: env?.inReplyTo,
       messageId: env?.messageId,
       date: env?.date,
-      fromAddress: from?.address,
+      fromAddress: envelopeAddress(from?.address),
       subject: env?.subject,
     }),
   };

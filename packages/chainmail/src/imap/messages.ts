@@ -2,12 +2,14 @@
  * Reading messages: every folder is opened read-only (EXAMINE) and every body is fetched with
  * BODY.PEEK, so reading never sets \Seen.
  */
-import type { FetchMessageObject, ImapFlow, MessageStructureObject } from "imapflow";
-import { type AddressObject, simpleParser } from "mailparser";
+import type { FetchMessageObject, ImapFlow, MessageEnvelopeObject, MessageStructureObject } from "imapflow";
+import { type AddressObject, type ParsedMail, simpleParser } from "mailparser";
 import { detailOf, MailError } from "../errors.js";
 import { attachmentsFromStructure } from "../query/structure.js";
 import { encodeRef, type MessageRef, staleRef } from "../refs.js";
 import { canonicalThreadKey, firstMessageId, parseReferences } from "../thread-key.js";
+import { headerIso } from "../header-date.js";
+import { envelopeAddress, envelopeAddresses } from "../cache/store.js";
 import { classifyFlags } from "./flags.js";
 import { htmlToText, MAILPARSER_TEXT, parsedBodyText, shapeBody } from "./body.js";
 import { messageFields, PARSER_MAX_PARTS, partsIn, pastParserBounds, tooManyParts } from "./parser-bounds.js";
@@ -123,6 +125,32 @@ function addresses(a: AddressObject | AddressObject[] | undefined): Address[] {
   };
   for (const o of list) for (const v of o.value) walk(v);
   return out;
+}
+
+/** A message's address fields and subject from ENVELOPE (Reply-To equal to From is none: storedReplyTo). */
+function envelopeFields(env: MessageEnvelopeObject) {
+  const from = envelopeAddresses(env.from);
+  const replyTo = envelopeAddresses(env.replyTo);
+  return {
+    from,
+    to: envelopeAddresses(env.to),
+    cc: envelopeAddresses(env.cc),
+    bcc: envelopeAddresses(env.bcc),
+    reply_to: JSON.stringify(replyTo) === JSON.stringify(from) ? [] : replyTo,
+    subject: env.subject ?? "",
+  };
+}
+
+/** The same from mailparser, for a message fetched without ENVELOPE. */
+function parsedFields(parsed: ParsedMail) {
+  return {
+    from: addresses(parsed.from),
+    to: addresses(parsed.to),
+    cc: addresses(parsed.cc),
+    bcc: addresses(parsed.bcc),
+    reply_to: addresses(parsed.replyTo),
+    subject: parsed.subject ?? "",
+  };
 }
 
 /**
@@ -248,16 +276,14 @@ export async function parseFetched(
       inReplyTo: rawInReplyTo,
       messageId,
       date: env ? env.date : parsed.date,
-      fromAddress: env ? env.from?.[0]?.address : addresses(parsed.from)[0]?.address,
+      fromAddress: env ? envelopeAddress(env.from?.[0]?.address) : addresses(parsed.from)[0]?.address,
       subject: env ? env.subject : parsed.subject,
     }),
-    date: parsed.date ? parsed.date.toISOString() : null,
-    from: addresses(parsed.from),
-    to: addresses(parsed.to),
-    cc: addresses(parsed.cc),
-    bcc: addresses(parsed.bcc),
-    reply_to: addresses(parsed.replyTo),
-    subject: parsed.subject ?? "",
+    // (ENVELOPE's, as the cache and search rows read it)
+    date: headerIso(env ? env.date : parsed.date),
+    // The header fields as ENVELOPE gives them, which the cache and search rows read: one message
+    // reads one way wherever it is read from (mailparser's reading of a malformed header differed)
+    ...(env ? envelopeFields(env) : parsedFields(parsed)),
     flags,
     keywords,
     ...(msg.labels ? { labels: [...msg.labels].sort() } : {}),

@@ -28,6 +28,8 @@ export interface ServiceContext {
    * an edit loads; shown by `accounts` and `policy status`.
    */
   configError?: ConfigError | undefined;
+  /** The daemon's log, for a fault answered as part of a result (a folder's INTERNAL in `partial`). */
+  log?: ((line: string) => void) | undefined;
 }
 
 export interface ConfigError {

@@ -70,7 +70,7 @@ export async function collapsedSearch(
                 hits.push(...(await serverRows(c, account, s, s.uids)));
               } catch (err) {
                 if (!c.usable) throw err;
-                mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
+                mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH", ctx.log) });
               }
             }
             return { hits, mine };

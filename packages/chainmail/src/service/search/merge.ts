@@ -70,7 +70,7 @@ export async function pagedSearch(
                 } catch (err) {
                   if (!c.usable) throw err;
                   page.failed = true;
-                  mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH") });
+                  mine.push({ account: name, folder: s.name, error: folderError(c, err, "FETCH", ctx.log) });
                 }
               },
               folders,

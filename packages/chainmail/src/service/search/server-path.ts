@@ -3,6 +3,7 @@
  * Gmail), a page's envelopes fetched while its folder is still selected, and snippets read from the
  * server. A folder the server refuses becomes a partial entry, not a failed search.
  */
+import { envelopeAddress } from "../../cache/store.js";
 import type { FetchMessageObject, ImapFlow, ListResponse } from "imapflow";
 import { simpleParser } from "mailparser";
 import { type KnownArrivals, cachedArrivals } from "../../cache/arrivals.js";
@@ -26,15 +27,27 @@ import { attachmentsFromStructure } from "../../query/structure.js";
 import { encodeRef } from "../../refs.js";
 import { canonicalThreadKey, parseReferences } from "../../thread-key.js";
 import { type ServiceContext, accountOf } from "../context.js";
+import { headerIso, headerTime } from "../../header-date.js";
 import { StaleFolderList } from "./folder-lists.js";
 import type { Hit, SearchResult, Stream } from "./types.js";
 
-/** The error of one folder: a server's NO/BAD is a refusal with its text in detail, not INTERNAL. */
-export function folderError(client: ImapFlow, err: unknown, what: string): WireError {
+/**
+ * The error of one folder: a server's NO/BAD is a refusal with its text in detail, not INTERNAL. A
+ * fault of ours is INTERNAL, its stack in the daemon's log (`log`), as for a call that fails whole.
+ */
+export function folderError(
+  client: ImapFlow,
+  err: unknown,
+  what: string,
+  log?: (line: string) => void,
+): WireError {
   const e = err as { responseStatus?: string; responseText?: string; serverResponseCode?: string };
   if (!isMailError(err) && (e?.responseStatus === "NO" || e?.responseStatus === "BAD"))
     return toWireError(searchRefused(client, what, { text: e.responseText, code: e.serverResponseCode }));
-  return toWireError(err);
+  const wire = toWireError(err);
+  if (wire.reason === "INTERNAL")
+    log?.(`search: ${what} of a folder failed: ${(err as Error)?.stack ?? String(err)}`);
+  return wire;
 }
 
 /** Every folder of the account the query reads, with its exact number of matches (and their UIDs newest first unless only counted). */
@@ -179,17 +192,18 @@ export async function serverRows(
     const env = m.envelope;
     const references = parseReferences(m.headers);
     const ref = encodeRef({ account: account.name, folder: stream.path, uidValidity, uid: m.uid });
-    const date = env?.date ?? m.internalDate;
+    // (a Date header no clock can hold is none: the arrival time stands for it, as in the cache)
+    const date = headerIso(env?.date) ?? headerIso(m.internalDate);
     // Rows are ordered by arrival (INTERNALDATE), as the server's SORT ARRIVAL and the cache order them.
-    const arrived = m.internalDate ?? env?.date;
+    const arrived = headerTime(m.internalDate) ?? headerTime(env?.date) ?? 0;
     const from = env?.from?.[0];
     const { flags, keywords } = splitFlags(m.flags);
     byUid.set(m.uid, {
       ref,
       account: account.name,
       folder: stream.name,
-      date: date ? new Date(date).toISOString() : null,
-      from: from ? { name: from.name ?? "", address: from.address ?? "" } : null,
+      date,
+      from: from ? { name: from.name ?? "", address: envelopeAddress(from.address) } : null,
       subject: env?.subject ?? "",
       flags,
       keywords,
@@ -203,10 +217,10 @@ export async function serverRows(
         inReplyTo: env?.inReplyTo,
         messageId: env?.messageId,
         date: env?.date,
-        fromAddress: from?.address,
+        fromAddress: envelopeAddress(from?.address),
         subject: env?.subject,
       }),
-      sortDate: arrived ? new Date(arrived).getTime() : 0,
+      sortDate: arrived,
       uid: m.uid,
       path: stream.path,
     });
