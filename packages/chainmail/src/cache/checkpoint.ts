@@ -60,6 +60,10 @@ parentPort.on("message", (m) => {
   try {
     db ??= new Database(workerData.file, { fileMustExist: true });
     if (m === "truncate") {
+      // The copying first, passive (no lock a writer needs): TRUNCATE holds the writer's lock while
+      // it copies and syncs, and a write of the daemon's thread waits on it synchronously (the busy
+      // handler, up to 5 s: a loaded disk's sync is that slow); it is left the last frames and the cut
+      db.pragma("wal_checkpoint(PASSIVE)");
       db.pragma("busy_timeout = " + workerData.truncateWaitMs);
       try {
         db.pragma("wal_checkpoint(TRUNCATE)");
