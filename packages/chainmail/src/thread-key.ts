@@ -50,13 +50,21 @@ export function firstMessageId(v: string | null | undefined): string | null {
 const ID = /<[^<>\s]+>/g;
 const ID_ONCE = /<[^<>\s]+>/;
 
-/** `<id>` from a header value (the first bracketed id, else the trimmed value), lowercased. */
+/**
+ * `<id>` from a header value (the first bracketed id; else the trimmed value, bracketed when it is
+ * one word with an @, as a sender who leaves the brackets off means it), lowercased. Unbracketed,
+ * `In-Reply-To: root@example.com` made a reply a thread of its own in the cache, where the server's
+ * get_thread (a HEADER search, which matches within "<root@example.com>") found the whole thread.
+ */
 function normId(v: string | null | undefined): string | null {
   if (!v) return null;
   const m = ID_ONCE.exec(v);
-  const id = (m ? m[0] : v.trim()).toLowerCase();
+  const bare = v.trim();
+  const id = (m ? m[0] : BARE_ID.test(bare) ? `<${bare}>` : bare).toLowerCase();
   return id === "" || id === "<>" ? null : id;
 }
+
+const BARE_ID = /^[^\s<>@]+@[^\s<>@]+$/;
 
 function dateMs(d: ThreadKeyInput["date"]): number {
   if (d === null || d === undefined) return 0;

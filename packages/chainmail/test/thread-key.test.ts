@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openCache } from "../src/cache/index.js";
-import { THREAD_KEYS_VERSION } from "../src/cache/schema.js";
+import { SCHEMA_VERSION, THREAD_KEYS_VERSION } from "../src/cache/schema.js";
 import { buildMessage } from "../src/testing/corpus.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
 import { canonicalThreadKey } from "../src/thread-key.js";
@@ -20,6 +20,16 @@ describe("canonicalThreadKey", () => {
     expect(canonicalThreadKey({ references: ["<Root@X>", "<b@x>"], inReplyTo: "<b@x>" })).toBe("<root@x>");
     expect(canonicalThreadKey({ inReplyTo: "<B@x> (comment)", messageId: "<c@x>" })).toBe("<b@x>");
     expect(canonicalThreadKey({ messageId: " <C@X> " })).toBe("<c@x>");
+  });
+
+  it("takes an id written without its brackets as the id, and other words as they are", () => {
+    expect(canonicalThreadKey({ inReplyTo: "Root@Example.com", messageId: "<c@x>" })).toBe(
+      "<root@example.com>",
+    );
+    expect(canonicalThreadKey({ messageId: " bare@x " })).toBe("<bare@x>");
+    // Not one word with an @: kept as the sender wrote it (lowercased)
+    expect(canonicalThreadKey({ messageId: "Your message" })).toBe("your message");
+    expect(canonicalThreadKey({ messageId: "a@b@c" })).toBe("a@b@c");
   });
 
   it("keys a message without ids on its date, sender and subject, not on where it is", () => {
@@ -72,6 +82,46 @@ describe("the cache migration", () => {
       canonicalThreadKey({ date: 5000, fromAddress: "eve@example.com", subject: "s" }),
       "<root@x>",
     ]);
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("drops Dovecot's address stand-ins and keys bare ids again, on the rows that hold them", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-tk2-"));
+    const file = path.join(dir, "cache.db");
+    let db = openCache(file);
+    db.prepare(
+      "INSERT INTO folders (id, account, path, path_norm) VALUES (1, 'work', 'INBOX', 'inbox')",
+    ).run();
+    const put = (uid: number, key: string, meta: Record<string, unknown>) => {
+      const id = newMessageSlot(db, 0).id;
+      db.prepare(
+        "INSERT INTO messages (id, folder_id, account, uid, thread_key, internal_date) VALUES (?, 1, 'work', ?, ?, 0)",
+      ).run(id, uid, key);
+      db.prepare(
+        "INSERT INTO message_meta (id, message_id, in_reply_to, refs, date, from_json, to_json, subject) VALUES (@id, @message_id, @in_reply_to, '[]', 9000, @from_json, @to_json, 's')",
+      ).run({ id, message_id: "<m@x>", in_reply_to: null, from_json: "[]", to_json: "[]", ...meta });
+    };
+    put(1, "root@x", { in_reply_to: "root@x" });
+    const missing = '[{"name":"Ann","address":"Ann@MISSING_DOMAIN"}]';
+    put(2, "stale", {
+      message_id: null,
+      from_json: missing,
+      to_json: `[{"name":"","address":"b@x"},${missing.slice(1)}`,
+    });
+    put(3, "<kept@x>", { message_id: "<kept@x>" });
+    db.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+    db.close();
+    db = openCache(file);
+    expect(db.prepare("SELECT thread_key FROM messages ORDER BY id").pluck().all()).toEqual([
+      "<root@x>",
+      canonicalThreadKey({ date: 9000, fromAddress: "", subject: "s" }),
+      "<kept@x>",
+    ]);
+    expect(db.prepare("SELECT from_json, to_json FROM message_meta ORDER BY id").all()[1]).toEqual({
+      from_json: '[{"name":"Ann","address":""}]',
+      to_json: '[{"name":"","address":"b@x"},{"name":"Ann","address":""}]',
+    });
     db.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { checkpointInBackground } from "./checkpoint.js";
-import { recomputeThreadKeys } from "./thread-migration.js";
+import { cleanStandInsAndBareIds, recomputeThreadKeys } from "./thread-migration.js";
 import { renumberByArrival } from "./arrival-migration.js";
 import { indexCjkBoundaries, indexCjkCharacters } from "./cjk-migration.js";
 import { addAddressAttached, addAddressIndex, dropAddressInsertTriggers } from "./address-index.js";
@@ -271,6 +271,9 @@ const MIGRATIONS: (string | ((db: CacheDb) => void))[] = [
   addBodyFromHtml,
   // whether a body's text is one part of several (./joined-text.ts), for get_message likewise
   addBodyPartial,
+  // Dovecot's MISSING_* address stand-ins dropped, thread keys of bare ids made again
+  // (./thread-migration.ts)
+  cleanStandInsAndBareIds,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

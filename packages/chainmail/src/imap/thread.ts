@@ -4,6 +4,7 @@
  * searched; a message present in several folders appears once, preferring the ref's own folder
  * (./thread-plan.ts has the rules both this and the cache's path follow).
  */
+import { headerTime } from "../header-date.js";
 import type { ImapFlow, SearchObject } from "imapflow";
 import { MailError, toWireError, type WireError } from "../errors.js";
 import { encodeRef, type MessageRef } from "../refs.js";
@@ -46,8 +47,11 @@ export async function readThread(
     );
   }
   const root = start.thread_id;
-  const ids = new Set<string>([root]);
-  if (start.message_id) ids.add(start.message_id);
+  // Searched without their brackets (IMAP's HEADER search matches within a value, so a reply that
+  // wrote the id bare is found too); a hit is kept when it names an id whole (`namesAnId`)
+  const bare = (id: string) => id.replace(/^<(.*)>$/, "$1").toLowerCase();
+  const ids = new Set<string>([bare(root)]);
+  if (start.message_id) ids.add(bare(start.message_id));
   // On Gmail, X-GM-THRID names the thread: every message of it is in All Mail.
   const gmail = labels && client.capabilities.has("X-GM-EXT-1") && /^[0-9]+$/.test(root);
   const query: SearchObject = gmail
@@ -106,7 +110,16 @@ export async function readThread(
     if (uids.length === 0) continue;
     let env: Awaited<ReturnType<typeof client.fetchAll>>;
     try {
-      env = await client.fetchAll(uids, { uid: true, envelope: true, internalDate: true }, { uid: true });
+      env = await client.fetchAll(
+        uids,
+        {
+          uid: true,
+          envelope: true,
+          internalDate: true,
+          headers: ["message-id", "references", "in-reply-to"],
+        },
+        { uid: true },
+      );
     } catch (err) {
       const refused = fetchRefused(client, ref.account, err);
       if (!(refused instanceof MailError)) throw refused;
@@ -118,12 +131,14 @@ export async function readThread(
       continue;
     }
     for (const m of env) {
-      const date = m.envelope?.date ?? m.internalDate;
+      // (the search matched within a value: a longer id holding this one is another message's)
+      if (!gmail && !namesAnId(m.headers, ids)) continue;
       hits.push({
         folder: f.path,
         uidValidity,
         uid: m.uid,
-        date: date ? new Date(date).getTime() : 0,
+        // (a Date no clock holds is the arrival time, as in the cache: not NaN in the sort)
+        date: headerTime(m.envelope?.date) ?? headerTime(m.internalDate) ?? 0,
         messageId: m.envelope?.messageId ?? null,
       });
     }
@@ -166,4 +181,18 @@ export async function fetchMembers(
     for (const uid of uids) failures.set(uid, toWireError(err));
     return new Map();
   }
+}
+
+/**
+ * Whether a member's Message-ID, References or In-Reply-To names one of `ids` (bare, lowercase)
+ * whole: bracketed, or as a word of its own (a sender who left the brackets off).
+ */
+function namesAnId(headers: Buffer | undefined, ids: ReadonlySet<string>): boolean {
+  if (!headers) return false;
+  const words = headers
+    .toString("utf8")
+    .replace(/\r?\n[ \t]+/g, " ")
+    .split(/[\s,]+|(?=<)|(?<=>)/)
+    .map((w) => w.replace(/^<(.*)>$/, "$1").toLowerCase());
+  return words.some((w) => ids.has(w));
 }
