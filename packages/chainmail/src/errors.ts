@@ -136,6 +136,21 @@ export function toWireError(err: unknown): WireError {
   return { reason: "INTERNAL", message: "Internal error", hint: REASONS.INTERNAL.hint };
 }
 
+/**
+ * `toWireError` for an error answered as part of a result (one ref's, folder's or account's, in
+ * `errors` or `partial`): a fault of ours, INTERNAL, writes its stack to `log` (the daemon's), as a
+ * call that fails whole does; its hint says the daemon logged the details, and it had not.
+ */
+export function partOfResult(
+  err: unknown,
+  log: ((line: string) => void) | undefined,
+  what: string,
+): WireError {
+  const wire = toWireError(err);
+  if (wire.reason === "INTERNAL") log?.(`${what} failed: ${(err as Error)?.stack ?? String(err)}`);
+  return wire;
+}
+
 export function exitCodeOf(reason: string): number {
   return isReason(reason) ? REASONS[reason].exitCode : REASONS.INTERNAL.exitCode;
 }

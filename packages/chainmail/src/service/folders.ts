@@ -1,4 +1,4 @@
-import { MailError, toWireError, type WireError } from "../errors.js";
+import { MailError, toWireError, type WireError, partOfResult } from "../errors.js";
 import {
   createFolder,
   deleteFolder,
@@ -53,7 +53,10 @@ export async function listFolders(
         result.accounts.push({ account: a.name, folders });
         audit(ctx, call, a.name, "allowed", `${folders.length} folder(s)`);
       } catch (err) {
-        result.partial.push({ account: a.name, error: toWireError(err) });
+        result.partial.push({
+          account: a.name,
+          error: partOfResult(err, ctx.log, `list_folders of ${a.name}`),
+        });
         audit(ctx, call, a.name, "error", `list folders: ${toWireError(err).reason}`);
       }
     }),

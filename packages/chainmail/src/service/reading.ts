@@ -1,6 +1,6 @@
 import type { ImapFlow } from "imapflow";
 import type { AccountConfig } from "../config.js";
-import { type WireError, MailError, toWireError } from "../errors.js";
+import { type WireError, MailError, toWireError, partOfResult } from "../errors.js";
 import { MESSAGE_GONE_HINT } from "../imap/refusal.js";
 import {
   appendPart,
@@ -99,12 +99,14 @@ export async function getMessages(
               }
             } catch (err) {
               if (!client.usable) throw err;
-              for (const g of group) errors.push({ ref: g.ref, error: toWireError(err) });
+              for (const g of group)
+                errors.push({ ref: g.ref, error: partOfResult(err, ctx.log, "get_message") });
             }
           }
         });
     } catch (err) {
-      for (const d of list) if (!found.has(d.ref)) errors.push({ ref: d.ref, error: toWireError(err) });
+      for (const d of list)
+        if (!found.has(d.ref)) errors.push({ ref: d.ref, error: partOfResult(err, ctx.log, "get_message") });
     }
     // Counted from what was found, since a read that ran twice after a reconnect sets refs twice.
     const ok = list.filter((d) => found.has(d.ref)).length;
@@ -186,7 +188,7 @@ async function threadFromCache(
       );
     } catch (err) {
       // The ref's own message came from the cache: the thread is answered, these members are errors.
-      for (const uid of uids) failures.set(uid, toWireError(err));
+      for (const uid of uids) failures.set(uid, partOfResult(err, ctx.log, "get_thread"));
       return new Map();
     }
   });

@@ -3,7 +3,7 @@
  * thread, paged by offset.
  */
 import type { ListResponse } from "imapflow";
-import { MailError, toWireError } from "../../errors.js";
+import { MailError, toWireError, partOfResult } from "../../errors.js";
 import { type Call, type ServiceContext, accountOf, auditRead } from "../context.js";
 import { cacheHits } from "./cache-path.js";
 import { badCursor, type DecodedCursor, encodeCursor } from "./cursor.js";
@@ -65,6 +65,7 @@ export async function collapsedSearch(
               folders,
               remembered,
               arrivalsFrom(ctx, name),
+              ctx.log,
             )) {
               try {
                 hits.push(...(await serverRows(c, account, s, s.uids)));
@@ -86,7 +87,7 @@ export async function collapsedSearch(
           `search (${p.query.length} chars): ${got.hits.length} match(es) from server`,
         );
       } catch (err) {
-        partial.push({ account: name, error: toWireError(err) });
+        partial.push({ account: name, error: partOfResult(err, ctx.log, `search of account ${name}`) });
         auditRead(ctx, call, name, "error", `search: ${toWireError(err).reason}`);
       }
     }),

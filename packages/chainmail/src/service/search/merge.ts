@@ -4,7 +4,7 @@
  * stream's position (a server folder's by the UID of its last row taken).
  */
 import type { ListResponse } from "imapflow";
-import { MailError, toWireError } from "../../errors.js";
+import { MailError, toWireError, partOfResult } from "../../errors.js";
 import { type Call, type ServiceContext, accountOf, auditRead } from "../context.js";
 import { cacheHits } from "./cache-path.js";
 import { badCursor, type DecodedCursor, encodeCursor, type StreamPos } from "./cursor.js";
@@ -76,6 +76,7 @@ export async function pagedSearch(
               folders,
               remembered,
               arrivalsFrom(ctx, name),
+              ctx.log,
             );
             return { pages, mine };
           }),
@@ -86,7 +87,7 @@ export async function pagedSearch(
         serverCounts.set(name, n);
         auditRead(ctx, call, name, "allowed", `search (${p.query.length} chars): ${n} match(es) from server`);
       } catch (err) {
-        partial.push({ account: name, error: toWireError(err) });
+        partial.push({ account: name, error: partOfResult(err, ctx.log, `search of account ${name}`) });
         auditRead(ctx, call, name, "error", `search: ${toWireError(err).reason}`);
       }
     }),

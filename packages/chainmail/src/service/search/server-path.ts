@@ -8,7 +8,7 @@ import type { FetchMessageObject, ImapFlow, ListResponse } from "imapflow";
 import { simpleParser } from "mailparser";
 import { type KnownArrivals, cachedArrivals } from "../../cache/arrivals.js";
 import type { AccountConfig } from "../../config.js";
-import { type WireError, isMailError, toWireError } from "../../errors.js";
+import { type WireError, isMailError, partOfResult, toWireError } from "../../errors.js";
 import { htmlToText, MAILPARSER_TEXT, parsedBodyText } from "../../imap/body.js";
 import { displayName, listAll, roleOf } from "../../imap/folders.js";
 import { splitFlags } from "../../imap/messages.js";
@@ -44,10 +44,7 @@ export function folderError(
   const e = err as { responseStatus?: string; responseText?: string; serverResponseCode?: string };
   if (!isMailError(err) && (e?.responseStatus === "NO" || e?.responseStatus === "BAD"))
     return toWireError(searchRefused(client, what, { text: e.responseText, code: e.serverResponseCode }));
-  const wire = toWireError(err);
-  if (wire.reason === "INTERNAL")
-    log?.(`search: ${what} of a folder failed: ${(err as Error)?.stack ?? String(err)}`);
-  return wire;
+  return partOfResult(err, log, `search: ${what} of a folder`);
 }
 
 /** Every folder of the account the query reads, with its exact number of matches (and their UIDs newest first unless only counted). */
@@ -65,6 +62,8 @@ export async function serverMatches(
   remembered = false,
   /** The cache's arrival times of a folder's UIDs (arrivalsFrom), which spare a folder's first search the server's SORT. */
   arrivals?: (path: string, uidValidity: string, refresh?: boolean) => Promise<KnownArrivals | null>,
+  /** The daemon's log, for a folder's fault answered in `partial` (folderError). */
+  log?: (line: string) => void,
 ): Promise<Stream[]> {
   const now = new Date();
   const folders = (listed?.get(account.name) ?? (await listAll(client, false))).filter(
@@ -108,7 +107,7 @@ export async function serverMatches(
       partial.push({
         account: account.name,
         folder: displayName(f.path, f.delimiter),
-        error: folderError(client, err, "SEARCH"),
+        error: folderError(client, err, "SEARCH", log),
       });
     }
     if (found) await onFolder(found);
