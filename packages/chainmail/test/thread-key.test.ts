@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openCache } from "../src/cache/index.js";
+import { type CacheDb, openCache } from "../src/cache/index.js";
 import { SCHEMA_VERSION, THREAD_KEYS_VERSION } from "../src/cache/schema.js";
 import { buildMessage } from "../src/testing/corpus.js";
 import { type MailEnv, startMailEnv } from "../src/testing/mailenv.js";
@@ -42,6 +42,28 @@ describe("canonicalThreadKey", () => {
   });
 });
 
+/** A cached row as an older version wrote it: its thread key as given, its meta columns from `meta`. */
+function putRow(db: CacheDb, uid: number, key: string, meta: Record<string, unknown>): void {
+  const id = newMessageSlot(db, 0).id;
+  db.prepare(
+    "INSERT INTO messages (id, folder_id, account, uid, thread_key, internal_date) VALUES (?, 1, 'work', ?, ?, 0)",
+  ).run(id, uid, key);
+  db.prepare(
+    "INSERT INTO message_meta (id, message_id, in_reply_to, refs, gm_thread_id, date, from_json, to_json, subject) VALUES (@id, @message_id, @in_reply_to, @refs, @gm, @date, @from_json, @to_json, @subject)",
+  ).run({
+    id,
+    message_id: null,
+    in_reply_to: null,
+    refs: "[]",
+    gm: null,
+    date: null,
+    from_json: "[]",
+    to_json: "[]",
+    subject: "",
+    ...meta,
+  });
+}
+
 describe("the cache migration", () => {
   it("rewrites thread keys written by the older rules", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-tk-"));
@@ -50,25 +72,7 @@ describe("the cache migration", () => {
     db.prepare(
       "INSERT INTO folders (id, account, path, path_norm) VALUES (1, 'work', 'INBOX', 'inbox')",
     ).run();
-    const put = (uid: number, key: string, meta: Record<string, unknown>) => {
-      const id = newMessageSlot(db, 0).id;
-      db.prepare(
-        "INSERT INTO messages (id, folder_id, account, uid, thread_key, internal_date) VALUES (?, 1, 'work', ?, ?, 0)",
-      ).run(id, uid, key);
-      db.prepare(
-        "INSERT INTO message_meta (id, message_id, in_reply_to, refs, gm_thread_id, date, from_json, subject) VALUES (@id, @message_id, @in_reply_to, @refs, @gm, @date, @from_json, @subject)",
-      ).run({
-        id,
-        message_id: null,
-        in_reply_to: null,
-        refs: "[]",
-        gm: null,
-        date: null,
-        from_json: "[]",
-        subject: "",
-        ...meta,
-      });
-    };
+    const put = (uid: number, key: string, meta: Record<string, unknown>) => putRow(db, uid, key, meta);
     put(1, "gm:77", { gm: "77" });
     put(2, "uid:1:2", { date: 5000, from_json: '[{"name":"","address":"eve@example.com"}]', subject: "s" });
     put(3, "<Root@X>", { refs: '["<Root@X>"]', message_id: "<m3@x>" });
@@ -93,15 +97,8 @@ describe("the cache migration", () => {
     db.prepare(
       "INSERT INTO folders (id, account, path, path_norm) VALUES (1, 'work', 'INBOX', 'inbox')",
     ).run();
-    const put = (uid: number, key: string, meta: Record<string, unknown>) => {
-      const id = newMessageSlot(db, 0).id;
-      db.prepare(
-        "INSERT INTO messages (id, folder_id, account, uid, thread_key, internal_date) VALUES (?, 1, 'work', ?, ?, 0)",
-      ).run(id, uid, key);
-      db.prepare(
-        "INSERT INTO message_meta (id, message_id, in_reply_to, refs, date, from_json, to_json, subject) VALUES (@id, @message_id, @in_reply_to, '[]', 9000, @from_json, @to_json, 's')",
-      ).run({ id, message_id: "<m@x>", in_reply_to: null, from_json: "[]", to_json: "[]", ...meta });
-    };
+    const put = (uid: number, key: string, meta: Record<string, unknown>) =>
+      putRow(db, uid, key, { message_id: "<m@x>", date: 9000, subject: "s", ...meta });
     put(1, "root@x", { in_reply_to: "root@x" });
     const missing = '[{"name":"Ann","address":"Ann@MISSING_DOMAIN"}]';
     put(2, "stale", {

@@ -63,24 +63,48 @@ function plainFastPath(source: Buffer): string | null {
   return source.subarray(end + sep).toString("utf8");
 }
 
+/** A leaf of a message's structure (no multipart), as the walks below read it. */
+export interface LeafPart {
+  node: MessageStructureObject;
+  /** Its lowercase MIME type. */
+  type: string;
+  /** Its IMAP part number ("1" for a message that is one part). */
+  part: string;
+  /** It lies within a multipart/alternative. */
+  alternative: boolean;
+}
+
+/** Every leaf of a message's structure, in order: the one walk the body readers share. */
+export function* leafParts(root: MessageStructureObject | undefined): Generator<LeafPart> {
+  if (!root) return;
+  const stack: { n: MessageStructureObject; part: string; alternative: boolean }[] = [
+    { n: root, part: "1", alternative: false },
+  ];
+  while (stack.length > 0) {
+    const { n, part, alternative } = stack.pop() as (typeof stack)[number];
+    const type = (n.type ?? "").toLowerCase();
+    if (!type.startsWith("multipart/")) {
+      yield { node: n, type, part, alternative };
+      continue;
+    }
+    const within = alternative || type === "multipart/alternative";
+    const children = n.childNodes ?? [];
+    for (let i = children.length - 1; i >= 0; i--) {
+      const c = children[i] as MessageStructureObject;
+      stack.push({ n: c, part: c.part ?? part, alternative: within });
+    }
+  }
+}
+
 /** The part holding the readable body: the first inline text/plain, else the first text/html. */
 export function textPart(root: MessageStructureObject | undefined): { part: string; html: boolean } | null {
-  let plain: string | null = null;
   let html: string | null = null;
-  const walk = (n: MessageStructureObject, part: string) => {
-    const type = (n.type ?? "").toLowerCase();
-    if (type.startsWith("multipart/")) {
-      for (const c of n.childNodes ?? []) walk(c, c.part ?? part);
-      return;
-    }
-    if ((n.disposition ?? "").toLowerCase() === "attachment") return;
-    if (type === "text/plain" && plain === null) plain = part;
+  for (const { node, type, part } of leafParts(root)) {
+    if ((node.disposition ?? "").toLowerCase() === "attachment") continue;
+    if (type === "text/plain") return { part, html: false };
     if (type === "text/html" && html === null) html = part;
-  };
-  if (root) walk(root, "1");
-  if (plain !== null) return { part: plain, html: false };
-  if (html !== null) return { part: html, html: true };
-  return null;
+  }
+  return html === null ? null : { part: html, html: true };
 }
 
 /** Where a message's body text is, kept at sync so the backfill can fetch that part alone. */
@@ -135,19 +159,12 @@ export function textPartRef(root: MessageStructureObject | undefined): TextPartR
   const plain: { n: MessageStructureObject; part: string }[] = [];
   const html: { n: MessageStructureObject; part: string; alternative: boolean }[] = [];
   let simple = true;
-  const walk = (n: MessageStructureObject, part: string, alternative: boolean) => {
-    const type = (n.type ?? "").toLowerCase();
-    if (type.startsWith("multipart/")) {
-      for (const c of n.childNodes ?? [])
-        walk(c, c.part ?? part, alternative || type === "multipart/alternative");
-      return;
-    }
+  for (const { node: n, type, part, alternative } of leafParts(root)) {
     if (type === "message/rfc822" || type === "message/delivery-status") simple = false;
-    if ((n.disposition ?? "").toLowerCase() === "attachment") return;
+    if ((n.disposition ?? "").toLowerCase() === "attachment") continue;
     if (type === "text/plain") plain.push({ n, part });
     else if (type === "text/html") html.push({ n, part, alternative });
-  };
-  walk(root, "1", false);
+  }
   // The shapes whose text is one part: one text/plain (with or without an HTML alternative to it),
   // or one text/html and no text/plain
   const one =

@@ -12,7 +12,7 @@
 // message/* part (an embedded message, a delivery report) adds header lines and text of its own,
 // so a shape holding one is not joined here.
 import type { ImapFlow, MessageStructureObject } from "imapflow";
-import { downloadPartBytes, textFromPartBytes } from "./body.js";
+import { downloadPartBytes, leafParts, textFromPartBytes } from "./body.js";
 
 /** More text parts than this are not read one by one (a FETCH each): the first stands for them. */
 export const MAX_JOINED_PARTS = 20;
@@ -32,15 +32,9 @@ export function joinedTextParts(root: MessageStructureObject | undefined): Joine
   const pieces: JoinedPiece[] = [];
   let joinable = true;
   let plain = 0;
-  const walk = (n: MessageStructureObject, part: string, alternative: boolean) => {
-    const type = (n.type ?? "").toLowerCase();
-    if (type.startsWith("multipart/")) {
-      for (const c of n.childNodes ?? [])
-        walk(c, c.part ?? part, alternative || type === "multipart/alternative");
-      return;
-    }
+  for (const { node: n, type, part, alternative } of leafParts(root)) {
     if (type.startsWith("message/")) joinable = false;
-    if (!inline(n)) return;
+    if (!inline(n)) continue;
     const text = type === "text/plain" || (type === "text/html" && !alternative);
     // (an empty part adds a line or nothing, by where it stands: mailparser's own way)
     if (text && !((n.size ?? 0) > 0)) joinable = false;
@@ -50,8 +44,7 @@ export function joinedTextParts(root: MessageStructureObject | undefined): Joine
       pieces.push({ part });
       plain++;
     } else if (text) pieces.push({ blank: true });
-  };
-  walk(root, "1", false);
+  }
   return joinable && plain >= 2 && plain <= MAX_JOINED_PARTS ? pieces : null;
 }
 
@@ -66,21 +59,15 @@ export function readsPastFirstPart(root: MessageStructureObject | undefined): bo
   let htmlBeside = 0;
   let html = 0;
   let embedded = false;
-  const walk = (n: MessageStructureObject, alternative: boolean) => {
-    const type = (n.type ?? "").toLowerCase();
-    if (type.startsWith("multipart/")) {
-      for (const c of n.childNodes ?? []) walk(c, alternative || type === "multipart/alternative");
-      return;
-    }
+  for (const { node: n, type, alternative } of leafParts(root)) {
     if (type.startsWith("message/")) embedded = true;
-    if (!inline(n)) return;
+    if (!inline(n)) continue;
     if (type === "text/plain") plain++;
     if (type === "text/html") {
       html++;
       if (!alternative) htmlBeside++;
     }
-  };
-  if (root) walk(root, false);
+  }
   return embedded || plain + (plain > 0 ? htmlBeside : 0) > 1 || (plain === 0 && html > 1);
 }
 

@@ -84,9 +84,8 @@ function cacheBusy(what: string, err: CacheBusyError): MailError {
   );
 }
 
-/** A pass that never ran, for `err`. */
-function failedReport(account: string, err: unknown): AccountSyncReport {
-  const body = toWireError(err);
+/** A pass's report before it has done anything. */
+function emptyReport(account: string): AccountSyncReport {
   return {
     account,
     ok: false,
@@ -96,8 +95,13 @@ function failedReport(account: string, err: unknown): AccountSyncReport {
     bodies: 0,
     budget_exhausted: false,
     evicted: 0,
-    error: { reason: body.reason, message: body.message },
   };
+}
+
+/** A pass that never ran, for `err`. */
+function failedReport(account: string, err: unknown): AccountSyncReport {
+  const body = toWireError(err);
+  return { ...emptyReport(account), error: { reason: body.reason, message: body.message } };
 }
 
 /** The default wait before a watch is retried. */
@@ -353,16 +357,7 @@ export class CacheRunner {
 
   private async pass(account: AccountConfig): Promise<AccountSyncReport> {
     const startedAt = this.changes;
-    const report: AccountSyncReport = {
-      account: account.name,
-      ok: false,
-      folders: 0,
-      added: 0,
-      removed: 0,
-      bodies: 0,
-      budget_exhausted: false,
-      evicted: 0,
-    };
+    const report = emptyReport(account.name);
     if (this.stopped) return report;
     let client: ImapFlow | undefined;
     try {
