@@ -61,6 +61,22 @@ const UNJOINABLE = (subject: string, photoBytes: number) =>
     plain("The rest of it, sundew.\r\n"),
   ]);
 
+/** An embedded message after a large photo: its words are the server's search's too. */
+const EMBEDDED = (subject: string, photoBytes: number) =>
+  multipart(subject, [
+    plain("Forwarding the report, bogbean.\r\n"),
+    photo(photoBytes),
+    [
+      "Content-Type: message/rfc822",
+      "",
+      "From: Bob <bob@example.com>",
+      "Subject: the report",
+      "Content-Type: text/plain; charset=utf-8",
+      "",
+      "The count came to nine, butterwort.",
+    ].join("\r\n"),
+  ]);
+
 beforeAll(async () => {
   env = await startMailEnv();
   await env.dv.appendMessages("alice", "INBOX", [
@@ -68,6 +84,7 @@ beforeAll(async () => {
     { raw: APPLE("big photo from the hut", 1_500_000) },
     { raw: UNJOINABLE("an empty part between", 400_000) },
     { raw: UNJOINABLE("a large empty part between", 4_000_000) },
+    { raw: EMBEDDED("a large forward", 4_000_000) },
   ]);
   await env.client.cacheSync({ accounts: ["work"] });
 }, 60_000);
@@ -101,11 +118,21 @@ describe("a large message with several text parts", () => {
     expect(small.source).toBe("cache");
     expect(small.body).toContain("marshwort");
     expect(small.body).toContain("sundew");
-    expect(await find("sundew", "cache")).toContain("an empty part between");
+    // the large one's words after the empty part too: the cache's text search is the server's
+    expect(await find("sundew", "cache")).toEqual(["a large empty part between", "an empty part between"]);
+    expect(await find("sundew", "server")).toEqual(await find("sundew", "cache"));
     const large = await read("a large empty part between");
     expect(large.source).toBe("server");
     // (the same text but for the photo's size: the whole read's, from the server)
     expect(large.body).toBe(small.body);
+  });
+
+  it("finds a word of an embedded message past 4 MiB from the cache, as the server does", async () => {
+    for (const word of ["bogbean", "butterwort"])
+      expect(await find(word, "cache"), word).toEqual(["a large forward"]);
+    expect(await find("butterwort", "server")).toEqual(["a large forward"]);
+    const m = await read("a large forward");
+    expect(m.source).toBe("server");
   });
 
   it("reads from the cache the body the server gives, every part joined", async () => {

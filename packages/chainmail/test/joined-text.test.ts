@@ -10,7 +10,13 @@ import fc from "fast-check";
 import type { MessageStructureObject } from "imapflow";
 import { simpleParser } from "mailparser";
 import { describe, expect, it } from "vitest";
-import { joinedTextParts, joinPieces, readsPastFirstPart } from "../src/cache/joined-text.js";
+import {
+  joinedTextParts,
+  joinPieces,
+  MAX_JOINED_PARTS,
+  readsPastFirstPart,
+} from "../src/cache/joined-text.js";
+import { indexParts } from "../src/cache/large-body.js";
 import { textFromPartBytes, textPart } from "../src/cache/body.js";
 import { MAILPARSER_TEXT } from "../src/imap/body.js";
 
@@ -173,5 +179,40 @@ describe("joining a message's text parts", () => {
     ).toBeNull();
     // One text part is read as one (./body.ts textPart), not joined
     expect(joinedTextParts(mixed(plainPart("1"), photo))).toBeNull();
+  });
+});
+
+describe("the parts a partial body is indexed by", () => {
+  const leaf = (part: string, type: string, extra: Partial<MessageStructureObject> = {}) =>
+    ({ part, type, size: 10, ...extra }) as MessageStructureObject;
+  const mixed = (childNodes: MessageStructureObject[], part?: string) =>
+    ({ type: "multipart/mixed", childNodes, ...(part ? { part } : {}) }) as MessageStructureObject;
+
+  it("takes every inline text part, an embedded message's too, and no attachment", () => {
+    const tree = mixed([
+      leaf("1", "text/plain"),
+      leaf("2", "image/jpeg", { disposition: "inline" }),
+      leaf("3", "text/plain", { disposition: "attachment" }),
+      // imapflow numbers a one-part embedded body as the message/rfc822 part; IMAP calls it 4.1
+      leaf("4", "message/rfc822", { childNodes: [leaf("4", "text/plain")] }),
+      leaf("5", "message/rfc822", {
+        childNodes: [mixed([leaf("5.1", "text/plain"), leaf("5.2", "application/pdf")], "5")],
+      }),
+    ]);
+    expect(indexParts(tree)).toEqual(["1", "4.1", "5.1"].map((part) => ({ part, html: false })));
+  });
+
+  it("takes the HTML parts where no part is plain text, and at most MAX_JOINED_PARTS", () => {
+    expect(
+      indexParts(mixed([leaf("1", "text/html"), leaf("2", "image/png"), leaf("3", "text/html")])),
+    ).toEqual([
+      { part: "1", html: true },
+      { part: "3", html: true },
+    ]);
+    const many = mixed(Array.from({ length: 30 }, (_, i) => leaf(String(i + 1), "text/plain")));
+    expect(indexParts(many).map((p) => p.part)).toEqual(
+      Array.from({ length: MAX_JOINED_PARTS }, (_, i) => String(i + 1)),
+    );
+    expect(indexParts(leaf("1", "text/plain"))).toEqual([{ part: "1", html: false }]);
   });
 });
