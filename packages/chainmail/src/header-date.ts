@@ -6,7 +6,8 @@
  */
 export function headerTime(d: Date | string | number | null | undefined): number | null {
   if (d === null || d === undefined || d === "") return null;
-  const t = d instanceof Date ? d.getTime() : typeof d === "number" ? d : Date.parse(d);
+  // (a Date made of a number clips it as a Date holds times: whole ms, none past ±8.64e15)
+  const t = (d instanceof Date ? d : new Date(typeof d === "number" ? d : Date.parse(d))).getTime();
   return Number.isFinite(t) ? t : null;
 }
 
