@@ -23,7 +23,11 @@ export async function startApp(options: AppOptions): Promise<void> {
     options.home,
     options.socket ? { ...process.env, CHAINMAIL_SOCKET: options.socket } : process.env,
   );
-  const client = new DaemonClient({ socketPath: home.socketPath, client: "mcp" });
+  const client = new DaemonClient({
+    socketPath: home.socketPath,
+    socketNamed: home.socketNamed,
+    client: "mcp",
+  });
   const kit = createChainmailMcpServer({
     client,
     home,

@@ -21,6 +21,11 @@ export interface Home {
   socketPath: string;
   /** Default directory of download_attachment and save_raw_message. */
   attachmentsDir: string;
+  /**
+   * The socket was named by CHAINMAIL_SOCKET (or --socket), not derived: its dir may be another
+   * OS user's (the strong mode's daemon user), which a client accepts only then (`socketRefusal`).
+   */
+  socketNamed?: true;
 }
 
 function xdg(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
@@ -49,7 +54,7 @@ function socketOverride(env: NodeJS.ProcessEnv): string | undefined {
 export function resolveHome(explicit?: string, env: NodeJS.ProcessEnv = process.env): Home {
   const home = homeDirs(explicit, env);
   const socket = socketOverride(env);
-  return socket ? { ...home, runtimeDir: path.dirname(socket), socketPath: socket } : home;
+  return socket ? { ...home, runtimeDir: path.dirname(socket), socketPath: socket, socketNamed: true } : home;
 }
 
 function homeDirs(explicit: string | undefined, env: NodeJS.ProcessEnv): Home {
@@ -122,6 +127,44 @@ export function ensurePrivateDir(dir: string, options: { mode?: number; gid?: nu
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/**
+ * Why a client must not connect to `socketPath`, or undefined. A client sends the daemon every
+ * request (a mail's body, an upload's bytes) and believes every answer, so the socket must be the
+ * daemon user's: in sticky /tmp another local user can make /tmp/chainmail-UID, their own dir with
+ * their own listening socket, before the owner's daemon first runs. The runtime dir (the socket's
+ * parent) must be a real dir, by lstat, that no other user can write to; it and the socket must be
+ * this user's, or, for a socket named by CHAINMAIL_SOCKET or --socket (`named`: a daemon under
+ * another OS user, the strong mode), the socket its dir owner's. A dir or socket that cannot be
+ * looked at (missing, or not searchable by this user) is left to connect() to report.
+ */
+export function socketRefusal(socketPath: string, named: boolean): string | undefined {
+  const uid = process.getuid?.();
+  const dir = path.dirname(socketPath);
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(dir);
+  } catch {
+    return undefined;
+  }
+  if (st.isSymbolicLink()) return `${dir} is a symbolic link`;
+  if (!st.isDirectory()) return `${dir} is not a directory`;
+  if (!named && uid !== undefined && st.uid !== uid)
+    return `${dir} belongs to another user (uid ${st.uid}, not ${uid})`;
+  if ((st.mode & 0o022) !== 0)
+    return `${dir} is writable by other users (mode 0${(st.mode & 0o7777).toString(8)})`;
+  let sock: fs.Stats;
+  try {
+    sock = fs.lstatSync(socketPath);
+  } catch {
+    return undefined;
+  }
+  if (!named && uid !== undefined && sock.uid !== uid)
+    return `${socketPath} belongs to another user (uid ${sock.uid}, not ${uid})`;
+  if (named && sock.uid !== st.uid)
+    return `${socketPath} is not owned by the owner of its dir (uid ${st.uid})`;
+  return undefined;
 }
 
 /** A group's id from its name (through NSS, as `getent group` resolves it) or its number. */

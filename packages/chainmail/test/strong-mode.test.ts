@@ -78,7 +78,7 @@ beforeAll(async () => {
   for (let i = 0; i < 200 && daemonPid === undefined; i++) {
     await new Promise((r) => setTimeout(r, 50));
     if (!fs.existsSync(socket)) continue;
-    const c = new DaemonClient({ socketPath: socket, client: "cli" });
+    const c = new DaemonClient({ socketPath: socket, socketNamed: true, client: "cli" });
     daemonPid = await c.ping().then(
       (p) => p.pid,
       () => undefined,

@@ -172,7 +172,11 @@ async function finishAtTerminal(
 ): Promise<{ signedIn: boolean; tested: boolean; exitCode: number } | undefined> {
   const { DaemonClient } = await import("../client/index.js");
   const { confirmRequest } = await import("./confirm.js");
-  const client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  const client = new DaemonClient({
+    socketPath: home.socketPath,
+    socketNamed: home.socketNamed,
+    client: "cli",
+  });
   try {
     if (
       !(await client.ping().then(

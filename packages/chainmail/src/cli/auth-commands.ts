@@ -135,7 +135,11 @@ interface StatusRow {
 }
 
 async function statusRows(home: Home): Promise<StatusRow[]> {
-  const client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  const client = new DaemonClient({
+    socketPath: home.socketPath,
+    socketNamed: home.socketNamed,
+    client: "cli",
+  });
   try {
     const { accounts } = await client.listAccounts();
     return accounts.map((a) => ({ name: a.name, auth_method: a.auth_method, auth: a.auth, daemon: true }));

@@ -133,7 +133,11 @@ export async function main(argv: string[]): Promise<number> {
     return runAccountsLocal(home, o as Parameters<typeof runAccountsLocal>[1], args, g.json === true);
 
   const req = local!.request(o, args);
-  const client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
+  const client = new DaemonClient({
+    socketPath: home.socketPath,
+    socketNamed: home.socketNamed,
+    client: "cli",
+  });
   try {
     if (req.stream) {
       let stopped = false;

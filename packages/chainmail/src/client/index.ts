@@ -9,6 +9,7 @@ import type { ClientKind, Method, ParamsOf, Response, ResultOf } from "../daemon
 import { PROTOCOL_VERSION } from "../daemon/protocol.js";
 import type { WireError } from "../errors.js";
 import { MailError } from "../errors.js";
+import { socketRefusal } from "../home.js";
 
 type RequiredKeys<T> = { [K in keyof T]-?: undefined extends T[K] ? never : K }[keyof T];
 /** The params argument of `call`: optional when the operation has no required field (or none at all). */
@@ -21,6 +22,11 @@ type ParamsArg<M extends Method> = string extends keyof ParamsOf<M>
 export interface ClientOptions {
   socketPath: string;
   client: ClientKind;
+  /**
+   * The socket was named by CHAINMAIL_SOCKET or --socket (Home.socketNamed): it may belong to
+   * another OS user. Otherwise its dir and itself must be this user's (home.ts, socketRefusal).
+   */
+  socketNamed?: boolean | undefined;
   /** Milliseconds to wait for any one response; default 5 minutes (big batches over slow IMAP). */
   timeoutMs?: number;
 }
@@ -49,6 +55,17 @@ export class DaemonClient {
 
   private connect(): Promise<net.Socket> {
     if (this.sock && !this.sock.destroyed) return Promise.resolve(this.sock);
+    if (!this.connecting) {
+      const refused = socketRefusal(this.opts.socketPath, this.opts.socketNamed === true);
+      if (refused !== undefined)
+        return Promise.reject(
+          new MailError(
+            "DAEMON_UNAVAILABLE",
+            `will not connect to ${this.opts.socketPath}: ${refused}, so another user could be listening there`,
+            "Remove what is at that path and start the daemon again (or point CHAINMAIL_HOME, XDG_RUNTIME_DIR or CHAINMAIL_SOCKET elsewhere). A daemon that runs as another OS user (the strong mode) is reached by naming its socket with CHAINMAIL_SOCKET or --socket.",
+          ),
+        );
+    }
     this.connecting ??= new Promise<net.Socket>((resolve, reject) => {
       const s = net.connect(this.opts.socketPath);
       s.once("connect", () => {

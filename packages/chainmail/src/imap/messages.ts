@@ -600,7 +600,10 @@ export async function downloadPart(
       "get_message lists the attachment parts.",
     );
   }
-  const dl = await client.download(String(ref.uid), part, { uid: true });
+  // decodeText false: the part's own bytes, only its transfer encoding removed. By default the
+  // library turns a text part without Content-Disposition into UTF-8 and unwraps format=flowed,
+  // and a part named on Content-Type alone is an attachment: a Latin-1 CSV was saved re-encoded.
+  const dl = await client.download(String(ref.uid), part, { uid: true, decodeText: false });
   if (!dl.content) throw new MailError("NOT_FOUND", `the message has no part ${part}`);
   let size = 0;
   for await (const c of dl.content) {
