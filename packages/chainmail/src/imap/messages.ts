@@ -316,21 +316,17 @@ export async function fetchMessages(
   const out = new Map<number, Message>();
   let fetched: FetchMessageObject[];
   try {
-    fetched = await client.fetchAll(
-      uids,
-      {
-        uid: true,
-        flags: true,
-        size: true,
-        bodyStructure: true,
-        // (the ids and thread key as the cache reads them: parseFetched)
-        envelope: true,
-        // The first bytes only: a larger message is read by its header and text part below
-        source: { maxLength: partialBytes },
-        ...(labels ? { labels: true, threadId: true } : {}),
-      },
-      { uid: true },
-    );
+    fetched = await fetchNoting(client, uids, {
+      uid: true,
+      flags: true,
+      size: true,
+      bodyStructure: true,
+      // (the ids and thread key as the cache reads them: parseFetched)
+      envelope: true,
+      // The first bytes only: a larger message is read by its header and text part below
+      source: { maxLength: partialBytes },
+      ...(labels ? { labels: true, threadId: true } : {}),
+    });
   } catch (err) {
     throw fetchRefused(client, account, err);
   }
@@ -440,6 +436,25 @@ function partText(bytes: Buffer, html: boolean): string {
  * client added (the one read_events just reported, say) is not in this connection's view of a folder
  * it already had open until the server has told it, so a plain UID FETCH can miss it.
  */
+/**
+ * UID FETCH of `uids`, asking the server for news first when some did not come back: a server tells a
+ * connection of new messages only when it looks (NOOP, IDLE; Dovecot not on a UID FETCH), so a
+ * message that arrived after this connection opened the folder (a new-mail event's ref, another
+ * client's APPEND) was answered as gone.
+ */
+async function fetchNoting(
+  client: ImapFlow,
+  uids: number[],
+  query: Parameters<ImapFlow["fetchAll"]>[1],
+): Promise<FetchMessageObject[]> {
+  const fetched = await client.fetchAll(uids, query, { uid: true });
+  const got = new Set(fetched.map((m) => m.uid));
+  const missing = uids.filter((uid) => !got.has(uid));
+  if (missing.length === 0) return fetched;
+  await client.noop();
+  return [...fetched, ...(await client.fetchAll(missing, query, { uid: true }))];
+}
+
 async function fetchByUid<
   Q extends { uid: true; source?: true | { maxLength: number }; bodyStructure?: true; size?: true },
 >(client: ImapFlow, ref: MessageRef, query: Q) {
