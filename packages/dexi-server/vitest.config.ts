@@ -28,6 +28,7 @@ const ON_BOTH_STORES = [
   "oauth-e2e.test.ts",
   "oauth-restriction-writes.test.ts",
   "ranking.test.ts",
+  "semantic-window.test.ts",
   "tools.test.ts",
   "users-password.test.ts",
 ];
