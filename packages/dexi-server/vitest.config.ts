@@ -28,6 +28,9 @@ const ON_BOTH_STORES = [
   "oauth-e2e.test.ts",
   "oauth-restriction-writes.test.ts",
   "ranking.test.ts",
+  "restriction-leaks.test.ts",
+  "restriction-property.test.ts",
+  "semantic-window.test.ts",
   "tools.test.ts",
   "users-password.test.ts",
 ];

@@ -157,7 +157,25 @@ export class VectorIndex {
       if (want >= n) break;
       want *= 4;
     }
-    return out.sort(byScore).slice(0, k);
+    out.sort(byScore);
+    // A batch is cut by raw score, but the order compares scores at 1e-6 and then ids, so a slot left
+    // out can tie with the k-th hit and come before it by id. Which side of a batch's cut a tie falls
+    // on depends on how many notes the caller cannot see scored above it, so every unseen slot that
+    // ties with the k-th is checked too: the window is then the visible notes' own top k, exactly.
+    if (out.length >= k && seen.size < n) {
+      // Math.round(x) >= floor exactly when x >= floor - 0.5: one comparison per slot.
+      const floor = Math.round(out[k - 1]!.cosine * 1e6) - 0.5;
+      const tied: number[] = [];
+      for (let s = 0; s < n; s++) {
+        if (scores[s]! * 1e6 >= floor && !seen.has(s) && idsNow[s] !== exclude) tied.push(s);
+      }
+      if (tied.length > 0) {
+        const ok = await accept(tied.map((s) => idsNow[s]!));
+        for (const s of tied) if (ok.has(idsNow[s]!)) out.push({ id: idsNow[s]!, cosine: scores[s]! });
+        out.sort(byScore);
+      }
+    }
+    return out.slice(0, k);
   }
 }
 
