@@ -397,6 +397,25 @@ describe("file rules", () => {
     fs.rmSync(base, { recursive: true, force: true });
   });
 
+  it("makes the default dir one part at a time, never through a symlink planted on the way", () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), "cm-default-"));
+    fs.chmodSync(base, 0o700);
+    const cache = path.join(base, "cache");
+    // A fresh home: the default dir and its parent are made 0700
+    const made = checkDir(undefined, path.join(cache, "chainmail", "attachments"));
+    expect(made).toBe(path.join(cache, "chainmail", "attachments"));
+    for (const p of [path.join(cache, "chainmail"), made]) expect(fs.statSync(p).mode & 0o777).toBe(0o700);
+    // Another user's dir reached by a planted symlink where chainmail's dir would be made
+    const victim = path.join(base, "victim");
+    fs.mkdirSync(victim, { mode: 0o700 });
+    const other = path.join(base, "other");
+    fs.mkdirSync(other, { mode: 0o700 });
+    fs.symlinkSync(victim, path.join(other, "chainmail"));
+    expect(() => checkDir("", path.join(other, "chainmail", "attachments"))).toThrow(/through a symlink/);
+    expect(fs.readdirSync(victim)).toEqual([]);
+    fs.rmSync(base, { recursive: true, force: true });
+  });
+
   it("saves on a filesystem without hard links with O_EXCL, never replacing a file", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-nolink-"));
     fs.writeFileSync(path.join(dir, "a.txt"), "keep");

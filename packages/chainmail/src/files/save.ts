@@ -111,16 +111,15 @@ const within = (p: string, root: string) => p === root || p.startsWith(`${root}$
  * normalized path, which is the one checked.
  */
 export function checkDir(
-  dir: string | undefined,
+  asked: string | undefined,
   defaultDir: string,
   forbidden: SaveForbidden = { inside: [], exact: [] },
 ): string {
-  if (dir === undefined || dir === "") {
-    fs.mkdirSync(defaultDir, { recursive: true, mode: 0o700 });
-    dir = defaultDir;
-  } else if (!path.isAbsolute(dir)) {
-    throw bad(dir, "is not an absolute path");
-  }
+  // (the default dir's missing parts are made one at a time by the walk below, each under a parent
+  // it judged first: a recursive mkdir followed a symlink another user planted on the way)
+  const create = asked === undefined || asked === "";
+  const dir = create ? defaultDir : asked;
+  if (!path.isAbsolute(dir)) throw bad(dir, "is not an absolute path");
   const target = path.resolve(dir);
   // The walk below refuses every symlink on the way, so `target` is the real path judged here.
   if (target !== path.resolve(defaultDir)) {
@@ -147,11 +146,13 @@ export function checkDir(
     try {
       st = fs.lstatSync(at);
     } catch {
-      throw bad(
-        dir,
-        last ? "does not exist" : `is under ${JSON.stringify(at)}, which does not exist`,
-        "Pass an existing directory.",
-      );
+      if (create && i > 0) st = makePrivateDir(at);
+      else
+        throw bad(
+          dir,
+          last ? "does not exist" : `is under ${JSON.stringify(at)}, which does not exist`,
+          "Pass an existing directory.",
+        );
     }
     const where = last ? "" : `: its ancestor ${JSON.stringify(at)}`;
     if (st.isSymbolicLink()) throw bad(dir, `is reached through a symlink${where}`, "Pass the real path.");
@@ -169,6 +170,17 @@ export function checkDir(
     }
   }
   return target;
+}
+
+/** Makes `at` (its parent exists and was judged) 0700, and what is there now. */
+function makePrivateDir(at: string): fs.Stats {
+  try {
+    fs.mkdirSync(at, { mode: 0o700 });
+  } catch (err) {
+    // (made meanwhile by another save of ours: judged below as any existing dir)
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
+  return fs.lstatSync(at);
 }
 
 function candidate(name: string, n: number): string {
