@@ -76,6 +76,18 @@ describe("a message that arrived after its folder was opened", () => {
     expect(thread.messages.map((m) => m.subject)).toEqual([`arrived ${n}`]);
   });
 
+  it("is in get_thread's answer, as a reply to a message read before it came", async () => {
+    const root = await append("root of a thread");
+    expect((await env.client.getThread({ ref: root })).messages).toHaveLength(1);
+    const reply = raw("Re: root of a thread").replace(
+      "MIME-Version: 1.0",
+      "In-Reply-To: <root-of-a-thread@example.com>\r\nReferences: <root-of-a-thread@example.com>\r\nMIME-Version: 1.0",
+    );
+    await env.dv.appendMessage("alice", "INBOX", reply);
+    const thread = await env.client.getThread({ ref: root });
+    expect(thread.messages.map((m) => m.subject)).toEqual(["root of a thread", "Re: root of a thread"]);
+  });
+
   it("has its attachment and its raw bytes saved", async () => {
     const a = await env.client.downloadAttachment({ ref: await arrivedAfterOpen(), part: "2", dir });
     expect(fs.readFileSync(a.path, "utf8")).toBe("twelve bytes");
