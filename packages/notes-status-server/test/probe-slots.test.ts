@@ -357,3 +357,25 @@ describe("bad times get a clear error and change nothing", () => {
     expect(await scheduledTimes(app)).toEqual([]);
   });
 });
+
+describe("get_next_available_slots with an `after` in the past", () => {
+  it("gives no slot that has passed: a free slot must be one a note can still be scheduled into", async () => {
+    app = await testApp("2026-03-04T12:00:00.000Z");
+    await app.queue.setPlan({ timeZone: "UTC", slots: { monday: ["09:00"], thursday: ["09:00"] } });
+    const r = (await app.kit.callTool(
+      "get_next_available_slots",
+      { count: 2, after: "2026-03-01T00:00:00Z" },
+      {
+        scopes: [],
+      },
+    )) as { structuredContent: { slots: Array<{ at: string }> } };
+    expect(r.structuredContent.slots.map((s) => s.at)).toEqual([
+      "2026-03-05T09:00:00.000Z",
+      "2026-03-09T09:00:00.000Z",
+    ]);
+    // A future `after` is kept.
+    expect((await app.queue.nextFreeSlots(1, Date.parse("2026-03-06T00:00:00Z")))[0]!.at).toBe(
+      "2026-03-09T09:00:00.000Z",
+    );
+  });
+});

@@ -135,7 +135,9 @@ export class QueueService {
     return this.plan();
   }
 
-  async nextFreeSlots(count: number, afterMs = this.clock().getTime()): Promise<SlotView[]> {
+  /** The next free slots after `afterMs`, or after now when that is later: a slot past is no longer free. */
+  async nextFreeSlots(count: number, after = this.clock().getTime()): Promise<SlotView[]> {
+    const afterMs = Math.max(after, this.clock().getTime());
     const plan = await this.repo.getSlots();
     if (Object.keys(plan).length === 0) return [];
     try {
