@@ -155,6 +155,29 @@ describe("exactly one delivery per note, counted at the receiver", () => {
     30_000,
   );
 
+  it.skipIf(STORE !== "postgres")(
+    "two schedulers on one PostgreSQL database ticking together deliver each note once",
+    async () => {
+      const db = await freshStore();
+      const time = manualClock("2026-03-02T08:00:00Z");
+      const a = await appOn(db, time, "/a");
+      const b = await appOn(db, time, "/b");
+      await dueNotes(a, 30, "2026-03-02T09:00:00Z");
+      behave = async (_h, _q, res) => {
+        await new Promise((r) => setTimeout(r, 2));
+        res.end("ok");
+      };
+      time.set("2026-03-02T09:00:00Z");
+      for (let round = 0; round < 3; round++) {
+        await Promise.all([a.scheduler.tick(), b.scheduler.tick()]);
+        time.advance(MIN);
+      }
+      const counts = countByDelivery();
+      expect(counts.size).toBe(30);
+      expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    },
+  );
+
   it("a batch that outlives the lease (a slow receiver) is not published again by another scheduler", async () => {
     const db = await freshStore(dir.path);
     const time = manualClock("2026-03-02T08:00:00Z");
