@@ -12,6 +12,7 @@ const ON_BOTH_STORES = [
   "durability.test.ts",
   "give-up.test.ts",
   "paging.test.ts",
+  "probe-delivery.test.ts",
   "scale-out.test.ts",
   "scheduler.test.ts",
   "status.test.ts",

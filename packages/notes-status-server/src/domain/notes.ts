@@ -122,9 +122,10 @@ function checkRestack(hours: number | null | undefined): void {
 
 /** Parses an ISO 8601 time with a zone into epoch ms. */
 export function parseTime(value: string, field: string): number {
-  const ms = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/i.test(value)
-    ? Date.parse(value)
-    : Number.NaN;
+  const m = /^(\d{4})-(\d\d)-(\d\d)T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/i.exec(value);
+  // Date.parse rolls a day the month does not have into the next month (2026-02-30 is 2026-03-02):
+  // such a date is refused, not moved.
+  const ms = m && dateExists(Number(m[1]), Number(m[2]), Number(m[3])) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms)) {
     throw new NotesError(
       "INVALID_ARGUMENT",
@@ -132,6 +133,12 @@ export function parseTime(value: string, field: string): number {
     );
   }
   return ms;
+}
+
+function dateExists(year: number, month: number, day: number): boolean {
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day); // not Date.UTC, which reads years 0-99 as 1900-1999
+  return d.getUTCMonth() === month - 1 && d.getUTCDate() === day;
 }
 
 /** Notes: create, read, change, delete, schedule. Every status change goes through the table in status.ts. */
@@ -280,7 +287,10 @@ export class NotesService {
         return ms;
       });
       const wanted = explicit.filter((t) => t === undefined).length;
-      const free = wanted > 0 ? await findFreeSlots(this.repo, now, wanted, ids) : [];
+      // A note given an explicit time in this call takes that instant: no other note of the call gets it
+      // as its "next free slot".
+      const claimed = new Set(explicit.filter((t): t is number => t !== undefined));
+      const free = wanted > 0 ? await findFreeSlots(this.repo, now, wanted, ids, claimed) : [];
       let nextFree = 0;
       const at = iso(now);
       const scheduled: NoteDetail[] = [];

@@ -18,13 +18,15 @@ export const MAX_FREE_SLOTS = 50;
 
 /**
  * The next `count` slots after `afterMs` that no scheduled note occupies (notes in `ignore` do not
- * count, so a note being rescheduled may keep its own slot). Throws NO_FREE_SLOT when there are fewer.
+ * count, so a note being rescheduled may keep its own slot) and that are not in `alsoTaken` (the
+ * explicit times of the same schedule call). Throws NO_FREE_SLOT when there are fewer.
  */
 export async function findFreeSlots(
   repo: NotesRepository,
   afterMs: number,
   count: number,
   ignore = new Set<string>(),
+  alsoTaken: ReadonlySet<number> = new Set<number>(),
 ): Promise<Slot[]> {
   const { timeZone } = await repo.getSettings();
   const plan = await repo.getSlots();
@@ -41,6 +43,7 @@ export async function findFreeSlots(
       for (const n of await repo.scheduledBetween(iso(afterMs), iso(to)))
         if (ignore.has(n.id)) taken.delete(Date.parse(n.scheduledAt!));
     }
+    for (const t of alsoTaken) taken.add(t);
     const free = slotsBetween(plan, timeZone, afterMs, to).filter((s) => !taken.has(s.at));
     if (free.length >= count) return free.slice(0, count);
     if (days >= FREE_SLOT_SEARCH_DAYS) {
@@ -132,7 +135,9 @@ export class QueueService {
     return this.plan();
   }
 
-  async nextFreeSlots(count: number, afterMs = this.clock().getTime()): Promise<SlotView[]> {
+  /** The next free slots after `afterMs`, or after now when that is later: a slot past is no longer free. */
+  async nextFreeSlots(count: number, after = this.clock().getTime()): Promise<SlotView[]> {
+    const afterMs = Math.max(after, this.clock().getTime());
     const plan = await this.repo.getSlots();
     if (Object.keys(plan).length === 0) return [];
     try {

@@ -81,9 +81,13 @@ export class Scheduler {
   async publishDue(now: Date = this.clock()): Promise<PublishReport> {
     const report: PublishReport = { published: [], restacked: [], failed: [], gaveUp: [] };
     const nowIso = iso(now.getTime());
-    const until = iso(now.getTime() + this.leaseMs);
+    // The lease runs from the claim, not from the start of the run: a run of 100 notes to a slow
+    // receiver (up to 47 s a note with the webhook's retries) lasts far longer than the lease, and a
+    // lease dated from its start would have expired before its later notes were even sent, leaving
+    // them to another process while this one sends them too.
+    const until = () => iso(Math.max(now.getTime(), this.clock().getTime()) + this.leaseMs);
     for (const listed of await this.repo.duePosts(nowIso, this.batch)) {
-      if (!(await this.repo.claim(listed.id, "post", nowIso, until))) continue;
+      if (!(await this.repo.claim(listed.id, "post", nowIso, until()))) continue;
       const note = (await this.repo.get(listed.id)) ?? listed; // what goes out is the note as it is now
       let retryAt: string | undefined;
       try {
@@ -114,7 +118,7 @@ export class Scheduler {
       }
     }
     for (const listed of await this.repo.dueRestacks(nowIso, this.batch)) {
-      if (!(await this.repo.claim(listed.id, "restack", nowIso, until))) continue;
+      if (!(await this.repo.claim(listed.id, "restack", nowIso, until()))) continue;
       const note = (await this.repo.get(listed.id)) ?? listed;
       let retryAt: string | undefined;
       try {
@@ -192,7 +196,7 @@ export class Scheduler {
   /**
    * Fills every free plan slot within the horizon with a copy of an evergreen note: the least recently
    * used source first (never used before all others), skipping a source whose copy is scheduled or
-   * published within the minimum gap of that slot. The copy is a new scheduled note with sourceNoteId.
+   * published, or that was itself published, within the minimum gap of that slot. The copy is a new scheduled note with sourceNoteId.
    */
   async recycleEvergreen(now: Date = this.clock()): Promise<NoteDetail[]> {
     const settings = await this.repo.getSettings();
@@ -254,6 +258,8 @@ export class Scheduler {
     if (gap <= 0) return true;
     if (source.lastRecycledAt !== null && Math.abs(slotMs - Date.parse(source.lastRecycledAt)) < gap)
       return false;
+    // A published note made evergreen went out itself: that counts as a use, like a copy's.
+    if (source.publishedAt !== null && Math.abs(slotMs - Date.parse(source.publishedAt)) < gap) return false;
     return !(await this.repo.hasCopyBetween(source.id, iso(slotMs - gap), iso(slotMs + gap)));
   }
 
