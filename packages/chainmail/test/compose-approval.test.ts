@@ -4,6 +4,10 @@
  * `mcp` client on an account whose confirmed policy says "client", and the audit row says the
  * person approved it in the client. Anything else is refused before anything is sent or saved.
  */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonClient } from "../src/client/index.js";
 import { MailError } from "../src/errors.js";
@@ -13,7 +17,15 @@ let env: SendEnv;
 let mcp: DaemonClient;
 
 const CLIENT_POLICY = 'allowed_recipients = ["bob@example.com"]\nhold_approval = "client"\n';
-const approved = { by: "client" as const, answer_id: "q0.test-answer" };
+const approval = { by: "client" as const, answer_id: "q0.test-answer" };
+/** An approval of a send as judged now: it names the judgement's fingerprint. */
+async function approvedFor(params: Record<string, unknown>) {
+  const j = await mcp.call("send.judge", { op: "send", params });
+  if (j.hold_approval !== "client") throw new Error("judged as an owner account");
+  return { ...approval, judged: j.fingerprint };
+}
+/** An approval refused before anything is judged (its fingerprint is never compared). */
+const approved = { ...approval, judged: "d1.never-judged" };
 
 beforeAll(async () => {
   env = await startSendEnv({ work: { sendPolicy: CLIENT_POLICY } });
@@ -82,6 +94,7 @@ describe("hold_approval = client at the daemon", () => {
   it("sends an approved held message exactly once, audited as approved in the client; a retry sends nothing", async () => {
     const before = env.relay.transactions().length;
     const params = { account: "work", to: ["carol@elsewhere.test"], subject: "approved", body: "hello" };
+    const approved = await approvedFor(params);
     const sent = await mcp.call("send", { ...params, approved });
     expect(sent).toMatchObject({ status: "sent", idempotency_key: expect.stringMatching(/^d1\./) });
     const tx = env.relay.transactions().slice(before);
@@ -101,6 +114,7 @@ describe("hold_approval = client at the daemon", () => {
     const before = env.relay.transactions().length;
     const drafts = await env.dv.messageCount("alice", "Drafts");
     const params = { account: "work", to: ["dave@elsewhere.test"], subject: "held then approved" };
+    const approved = await approvedFor(params);
     expect(await mcp.call("send", params)).toMatchObject({ status: "held" });
     expect(await env.dv.messageCount("alice", "Drafts")).toBe(drafts + 1);
     expect(await mcp.call("send", { ...params, approved })).toMatchObject({ status: "sent" });
@@ -139,6 +153,63 @@ describe("hold_approval = client at the daemon", () => {
       (r) => r.decision === "denied",
     );
     expect(denied.map((r) => r.client).sort()).toEqual(["cli", "mcp"]);
+  });
+
+  it("refuses an approval of another message: a file changed after the judgement sends and saves nothing", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-judged-"));
+    try {
+      const file = path.join(dir, "report.txt");
+      fs.writeFileSync(file, "the report shown\n");
+      const params = {
+        account: "work",
+        to: ["gina@elsewhere.test"],
+        subject: "swapped",
+        attachments: [file],
+      };
+      const j = await mcp.call("send.judge", { op: "send", params });
+      if (j.hold_approval !== "client") throw new Error("judged as an owner account");
+      // The judgement names the file the person is shown: its name, size and SHA-256.
+      expect(j.files).toEqual([
+        {
+          name: "report.txt",
+          bytes: 17,
+          sha256: createHash("sha256").update("the report shown\n").digest("hex"),
+        },
+      ]);
+      const before = env.relay.transactions().length;
+      const drafts = await env.dv.messageCount("alice", "Drafts");
+      fs.writeFileSync(file, "the secret swapped\n");
+      const err = await refusal(
+        mcp.call("send", { ...params, approved: { ...approval, judged: j.fingerprint } }),
+      );
+      expect(err.reason).toBe("CONFLICT");
+      expect(err.message).toContain("not the one the person was shown");
+      expect(env.relay.transactions().length).toBe(before);
+      expect(await env.dv.messageCount("alice", "Drafts")).toBe(drafts);
+      expect((await env.client.readAudit({ action: "send" })).rows[0]).toMatchObject({ decision: "denied" });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("shows text below a run of blank lines, says how much is left out, and an HTML part that says something else", async () => {
+    const j = await mcp.call("send.judge", {
+      op: "send",
+      params: {
+        account: "work",
+        to: ["hank@elsewhere.test"],
+        subject: "hidden",
+        body_format: "html",
+        body: `<p>Wire the money.</p>`,
+        html_text: `Lunch?${"\n".repeat(30)}${Array.from({ length: 12 }, (_, i) => `line ${i}`).join("\n")}`,
+      },
+    });
+    if (j.hold_approval !== "client") throw new Error("judged as an owner account");
+    expect(j.excerpt).toBe(`Lunch?\n\n${Array.from({ length: 6 }, (_, i) => `line ${i}`).join("\n")}`);
+    // line 6 to line 11, and the account's signature ("-- " and its line).
+    expect(j.more_lines).toBe(8);
+    expect(j.html_excerpt).toContain("Wire the money.");
+    expect(j.files).toEqual([]);
   });
 
   it("takes hold_approval = client only once the owner confirms it", async () => {

@@ -24,7 +24,12 @@ const DECISION = {
   ],
 } as const;
 
-/** The question: why the policy holds it, who is outside it, the subject and the first lines. */
+/**
+ * The question: why the policy holds it, who is outside it, every recipient, the subject, the first
+ * lines (of the HTML part too when it says something else) and every file it carries, each file
+ * with its size and the start of its SHA-256, so a file changed while the person reads is a new
+ * question (the kit uses an answer only for the very question it answers).
+ */
 export function questionOf(j: ClientJudgement): string {
   const why = [
     j.blocked.length ? "recipients outside the account's allowed recipients" : "",
@@ -37,14 +42,29 @@ export function questionOf(j: ClientJudgement): string {
     ...(j.blocked.length ? [`Outside the policy: ${j.blocked.map(fenced).join(", ")}`] : []),
     `All recipients: ${j.recipients.map(fenced).join(", ")}`,
     `Subject: ${fenced(j.subject)}`,
-    `First lines: ${fenced(j.excerpt)}`,
+    `First lines: ${fenced(j.excerpt)}${notShown(j.more_lines)}`,
+    ...(j.html_excerpt !== undefined
+      ? [
+          `The HTML part, which most mail programs show, says something else; its first lines: ${fenced(j.html_excerpt)}${notShown(j.html_more_lines ?? 0)}`,
+        ]
+      : []),
+    ...(j.files.length
+      ? [
+          `Attachments: ${j.files.map((f) => `${fenced(f.name)} (${f.bytes} bytes, SHA-256 ${f.sha256.slice(0, 16)})`).join(", ")}`,
+        ]
+      : ["Attachments: none"]),
   ].join("\n");
 }
+
+/** What the question says of the lines of a text it leaves out. */
+const notShown = (lines: number) => (lines > 0 ? ` (and ${lines} more line(s) not shown)` : "");
 
 /** The person's OK, as the daemon's `approved` param takes it. */
 export interface ClientApproval {
   by: "client";
   answer_id: string;
+  /** The judgement's fingerprint: the daemon sends only a message built from the input judged. */
+  judged: string;
 }
 
 /** The params without their files: enough for the daemon to say whose account it is, uploading nothing. */
@@ -76,7 +96,7 @@ export async function sendWithApproval<P extends object>(
   if (j.hold_approval === "client" && j.outcome === "hold") {
     const answer = await ask({ message: questionOf(j), fields: { decision: DECISION } });
     if (answer.action === "accept" && answer.content.decision === "send")
-      return send({ by: "client", answer_id: answer.id });
+      return send({ by: "client", answer_id: answer.id, judged: j.fingerprint });
   }
   // Declined, cancelled, kept, a client that cannot ask, or an account left to its owner: a plain
   // send, which the policy holds (saved to Drafts) as it always did.

@@ -3,7 +3,9 @@
  * server accepts, then the Sent copy of the same bytes is appended (not on Google, which files its
  * own). A failed Sent copy is reported in `sent_copy_error`; the send still succeeded.
  */
+import { createHash } from "node:crypto";
 import type { AccountConfig } from "../config.js";
+import { htmlToText } from "../imap/body.js";
 import { errorText, MailError } from "../errors.js";
 import { conflict, outboxOf, unconfirmed } from "../outbox/index.js";
 import { audit, type Call, type ServiceContext } from "../service/context.js";
@@ -46,18 +48,62 @@ export interface Outgoing {
   attachmentBytes: number;
   /** Saves the held message to Drafts and returns its ref ("" when the server did not say). */
   hold: () => Promise<string>;
-  /** The subject and text of the message, for `send.judge` to show the person. */
-  preview: { subject: string; text: string };
+  /** What `send.judge` shows the person of the message (see `Preview`). */
+  preview: Preview;
   /** The person's OK given in the MCP client: a send the policy holds goes out (see `approvalOf`). */
   approved?: Approval | undefined;
+}
+
+/**
+ * What a judgement shows the person of the message: its subject, the text of its text part, the
+ * text its HTML part reads as (when it has one), and the files it carries (attachments, inline
+ * images, a forward's original attachments) with their bytes.
+ */
+export interface Preview {
+  subject: string;
+  text: string;
+  html?: string | undefined;
+  files: ReadonlyArray<{ filename?: string | undefined; content: Buffer }>;
 }
 
 /** How many lines of the text a judgement shows, and at most how many characters of them. */
 const EXCERPT_LINES = 8;
 const EXCERPT_CHARS = 800;
 
-const excerptOf = (text: string) =>
-  text.split(/\r?\n/).slice(0, EXCERPT_LINES).join("\n").slice(0, EXCERPT_CHARS);
+/** A line that shows nothing: white space, format characters and the blank-looking fillers. */
+const BLANK_LINE = /^[\s\p{Cf}\u2800\u3164\uffa0\u115f\u1160]*$/u;
+
+/**
+ * The first lines of a text as a judgement shows them, and how many lines it leaves out. A run of
+ * blank lines is shown as one and a run of spaces as one space, so text cannot be pushed out of
+ * the question by white space the person would scroll past (or never see) in the question.
+ */
+export function excerptOf(text: string): { excerpt: string; more: number } {
+  const lines: string[] = [];
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.replace(/[ \t\u00a0]{2,}/g, " ");
+    const blank = BLANK_LINE.test(line);
+    if (blank && (lines.length === 0 || lines.at(-1) === "")) continue;
+    lines.push(blank ? "" : line);
+  }
+  while (lines.at(-1) === "") lines.pop();
+  const shown = lines.slice(0, EXCERPT_LINES).join("\n");
+  const excerpt = shown.slice(0, EXCERPT_CHARS);
+  const cut = excerpt.length < shown.length ? 1 : 0;
+  const more = lines.slice(EXCERPT_LINES).filter((l) => l !== "").length + cut;
+  return { excerpt, more };
+}
+
+/** A text's words (letters and digits), for telling whether two parts say the same. */
+const wordsOf = (text: string) => (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(" ");
+
+/** What the preview's files are, as a judgement names them (SHA-256 of the bytes, hex). */
+const filesOf = (p: Preview) =>
+  p.files.map((f) => ({
+    name: f.filename ?? "",
+    bytes: f.content.length,
+    sha256: createHash("sha256").update(f.content).digest("hex"),
+  }));
 
 /**
  * What `deliver` would do with `out` now, without sending, saving or recording anything. A key
@@ -70,6 +116,8 @@ export function judgeOutgoing(ctx: ServiceContext, out: Outgoing): ClientJudgeme
   if (row?.fingerprint && row.fingerprint !== out.fingerprint) throw conflict(key);
   if (row?.status === "pending") throw unconfirmed(key);
   const verdict = judgeSend(account.policy, out.envelope.to, out.attachmentBytes, factsOf(out));
+  const text = excerptOf(out.preview.text);
+  const html = out.preview.html === undefined ? undefined : htmlToText(out.preview.html);
   return {
     outcome: row?.status === "sent" ? "duplicate" : verdict ? "hold" : "send",
     hold_approval: "client",
@@ -79,7 +127,15 @@ export function judgeOutgoing(ctx: ServiceContext, out: Outgoing): ClientJudgeme
     too_large: verdict?.tooLarge ?? false,
     recipients: out.envelope.to,
     subject: out.preview.subject,
-    excerpt: excerptOf(out.preview.text),
+    excerpt: text.excerpt,
+    more_lines: text.more,
+    // The HTML part, which most mail programs show instead of the text part, when it says
+    // something else than the text part (an html_text of the sender's choosing, a draft's parts).
+    ...(html !== undefined && wordsOf(html) !== wordsOf(out.preview.text)
+      ? { html_excerpt: excerptOf(html).excerpt, html_more_lines: excerptOf(html).more }
+      : {}),
+    files: filesOf(out.preview),
+    fingerprint: out.fingerprint,
     hint: verdict ? holdHint(verdict, account.name) : "",
   };
 }
@@ -93,7 +149,17 @@ function approvalOf(ctx: ServiceContext, call: Call, out: Outgoing): Approval | 
   const a = out.approved;
   if (!a) return undefined;
   const mode = out.account.policy.hold_approval ?? "owner";
-  if (call.client === "mcp" && mode === "client") return a;
+  if (call.client === "mcp" && mode === "client") {
+    if (a.judged === out.fingerprint) return a;
+    // The person approved the message a judgement showed them; this one was built from other input
+    // (a file changed on disk since): it is not what they approved, so nothing is sent or saved.
+    audit(ctx, call, out.account.name, "denied", `${out.tool}: approval refused (not the message judged)`);
+    throw new MailError(
+      "CONFLICT",
+      "approved is refused: the message is not the one the person was shown (its input changed after send.judge)",
+      "Nothing was sent. Call the tool again: the person is asked about the message as it is now.",
+    );
+  }
   const why =
     mode !== "client"
       ? `account ${out.account.name} has hold_approval "${mode}": only the account owner lets a held send go`

@@ -95,5 +95,12 @@ export async function draftForSending(
     attachmentBytes: [...parsed.attachments, ...parsed.related].reduce((n, a) => n + a.content.length, 0),
     subject: parsed.subject,
     text: parsed.text,
+    /** What a judgement shows the person (compose/deliver.ts). */
+    preview: {
+      subject: parsed.subject,
+      text: parsed.text,
+      html: parsed.html,
+      files: [...parsed.attachments, ...parsed.related],
+    },
   };
 }

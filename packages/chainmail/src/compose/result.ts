@@ -55,7 +55,20 @@ export interface ClientJudgement {
   recipients: string[];
   /** The subject and the first lines of the text, for the question (text from outside: untrusted). */
   subject: string;
+  /** The first lines of the text part, a run of blank lines shown as one. */
   excerpt: string;
+  /** How many more lines (not blank) of the text part the excerpt leaves out. */
+  more_lines: number;
+  /** The first lines of what the HTML part reads as, when it says something else than the text part. */
+  html_excerpt?: string;
+  html_more_lines?: number;
+  /** The files the message carries (attachments, inline images): name, size and SHA-256 (hex). */
+  files: Array<{ name: string; bytes: number; sha256: string }>;
+  /**
+   * What the message was built from (its derived key): an approval names it (`approved.judged`), and
+   * a send built from other input (a file changed since) is refused instead of sent.
+   */
+  fingerprint: string;
   /** The held-send hint the send would answer with (hold). */
   hint: string;
 }

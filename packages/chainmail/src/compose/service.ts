@@ -165,7 +165,12 @@ async function sendBuilt<T>(
     tool,
     ...keys,
     approved,
-    preview: { subject: built.spec.subject, text: built.spec.body.text },
+    preview: {
+      subject: built.spec.subject,
+      text: built.spec.body.text,
+      html: built.spec.body.html,
+      files: [...built.spec.attachments, ...built.spec.inline],
+    },
     facts: { unreadable },
     messageId: built.spec.messageId,
     raw,
@@ -485,7 +490,7 @@ async function sendDraftTo<T>(ctx: ServiceContext, sink: Sink<T>, p: SendDraftPa
     tool: "send_draft",
     ...keys,
     approved: p.approved,
-    preview: { subject: out.subject, text: out.text },
+    preview: out.preview,
     facts: { unreadable: out.unreadable, foreignFrom: out.foreignFrom },
     source: p.ref,
     messageId: out.messageId,
@@ -537,7 +542,7 @@ export async function sendRawMessage(
     raw: out.raw,
     envelope: { from: account.address, to: out.envelope },
     attachmentBytes: out.attachmentBytes,
-    preview: { subject: out.subject, text: out.text },
+    preview: out.preview,
     hold: () =>
       ctx.pool.write(account, async (client) =>
         appendTo(client, account, await roleFolder(client, account, "drafts"), out.held, ["\\Draft"]),

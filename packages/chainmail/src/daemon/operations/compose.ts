@@ -54,6 +54,8 @@ const key = { idempotency_key: IdempotencyKeyField.optional() };
 export const ApprovalField = z.strictObject({
   by: z.literal("client"),
   answer_id: z.string().min(1).max(200),
+  /** The judgement's `fingerprint`: the message approved is the one built from the same input. */
+  judged: z.string().min(1).max(200),
 });
 export type Approval = z.output<typeof ApprovalField>;
 const approval = { approved: ApprovalField.optional() };
