@@ -319,6 +319,27 @@ describe("what the question shows", () => {
     });
   });
 
+  it("a Reply-To elsewhere: the question says where the answers go", async () => {
+    const before = env.relay.received.length;
+    await withDriver(send, async (d) => {
+      const r = await d.call("send_email", {
+        account: "work",
+        to: ["mallory@evil.test"],
+        subject: "minutes",
+        body: "The minutes of today's meeting.",
+        headers: { "Reply-To": "Boss <collector@evil.test>" },
+      });
+      expect(r.structured["status"]).toBe("sent");
+      expect(d.asked[0]?.message).toContain(
+        'Replies go to (Reply-To): {"untrusted":"Boss <collector@evil.test>"}',
+      );
+      await d.call("send_email", { account: "work", to: ["mallory@evil.test"], subject: "plain", body: "x" });
+      expect(d.asked[1]?.message).not.toContain("Reply-To");
+      const [sent] = await receivedSince(before);
+      expect(sent?.rcpts).toEqual(["mallory@evil.test"]);
+    });
+  });
+
   it("an HTML body whose html_text says something else: the question shows what the HTML says", async () => {
     const before = env.relay.received.length;
     await withDriver(send, async (d) => {

@@ -110,6 +110,27 @@ describe("hold_approval = client at the daemon", () => {
     expect(env.relay.transactions().length - before).toBe(1);
   });
 
+  it("names the Reply-To a message sets, of a new message and of a draft", async () => {
+    const params = {
+      account: "work",
+      to: ["dave@elsewhere.test"],
+      subject: "answers elsewhere",
+      headers: { "Reply-To": "Boss <collector@evil.test>" },
+    };
+    expect(await mcp.call("send.judge", { op: "send", params })).toMatchObject({
+      outcome: "hold",
+      reply_to: "Boss <collector@evil.test>",
+    });
+    const draft = await mcp.call("draft.create", params);
+    const ref = (draft as { draft_ref: string }).draft_ref;
+    expect(await mcp.call("send.judge", { op: "draft.send", params: { ref } })).toMatchObject({
+      outcome: "hold",
+      reply_to: "Boss <collector@evil.test>",
+    });
+    const plain = await mcp.call("send.judge", { op: "send", params: { ...params, headers: {} } });
+    expect(plain).not.toHaveProperty("reply_to");
+  });
+
   it("sends a message held earlier once it is approved, and takes its held copy out of Drafts", async () => {
     const before = env.relay.transactions().length;
     const drafts = await env.dv.messageCount("alice", "Drafts");

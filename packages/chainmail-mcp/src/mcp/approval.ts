@@ -25,7 +25,7 @@ const DECISION = {
 } as const;
 
 /**
- * The question: why the policy holds it, who is outside it, every recipient, the subject, the first
+ * The question: why the policy holds it, who is outside it, every recipient, the subject, the Reply-To, the first
  * lines (of the HTML part too when it says something else) and every file it carries, each file
  * with its size and the start of its SHA-256, so a file changed while the person reads is a new
  * question (the kit uses an answer only for the very question it answers).
@@ -42,6 +42,7 @@ export function questionOf(j: ClientJudgement): string {
     ...(j.blocked.length ? [`Outside the policy: ${j.blocked.map(fenced).join(", ")}`] : []),
     `All recipients: ${j.recipients.map(fenced).join(", ")}`,
     `Subject: ${fenced(j.subject)}`,
+    ...(j.reply_to !== undefined ? [`Replies go to (Reply-To): ${fenced(j.reply_to)}`] : []),
     `First lines: ${fenced(j.excerpt)}${notShown(j.more_lines)}`,
     ...(j.html_excerpt !== undefined
       ? [

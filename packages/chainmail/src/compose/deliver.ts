@@ -61,6 +61,8 @@ export interface Outgoing {
  */
 export interface Preview {
   subject: string;
+  /** The Reply-To header's text, when the message has one: where the recipients' answers go. */
+  replyTo?: string | undefined;
   text: string;
   html?: string | undefined;
   files: ReadonlyArray<{ filename?: string | undefined; content: Buffer }>;
@@ -127,6 +129,7 @@ export function judgeOutgoing(ctx: ServiceContext, out: Outgoing): ClientJudgeme
     too_large: verdict?.tooLarge ?? false,
     recipients: out.envelope.to,
     subject: out.preview.subject,
+    ...(out.preview.replyTo ? { reply_to: out.preview.replyTo } : {}),
     excerpt: text.excerpt,
     more_lines: text.more,
     // The HTML part, which most mail programs show instead of the text part, when it says

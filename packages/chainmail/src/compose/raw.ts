@@ -98,6 +98,10 @@ export async function draftForSending(
     /** What a judgement shows the person (compose/deliver.ts). */
     preview: {
       subject: parsed.subject,
+      replyTo:
+        headerValues(parsed.headerLines, "reply-to")
+          .map((v) => v.trim())
+          .join(", ") || undefined,
       text: parsed.text,
       html: parsed.html,
       files: [...parsed.attachments, ...parsed.related],

@@ -55,6 +55,8 @@ export interface ClientJudgement {
   recipients: string[];
   /** The subject and the first lines of the text, for the question (text from outside: untrusted). */
   subject: string;
+  /** The Reply-To header's text, when the message sets one (answers go there, not to the account). */
+  reply_to?: string;
   /** The first lines of the text part, a run of blank lines shown as one. */
   excerpt: string;
   /** How many more lines (not blank) of the text part the excerpt leaves out. */

@@ -167,6 +167,7 @@ async function sendBuilt<T>(
     approved,
     preview: {
       subject: built.spec.subject,
+      replyTo: built.spec.headers.find(([name]) => name.toLowerCase() === "reply-to")?.[1],
       text: built.spec.body.text,
       html: built.spec.body.html,
       files: [...built.spec.attachments, ...built.spec.inline],
