@@ -110,6 +110,28 @@ describe("hold_approval = client at the daemon", () => {
     expect(env.relay.transactions().length - before).toBe(1);
   });
 
+  it("judges a send racing another of its key after that one ends: duplicate, not SEND_UNCONFIRMED", async () => {
+    const params = {
+      account: "work",
+      to: ["dave@elsewhere.test"],
+      subject: "in flight",
+      idempotency_key: "flight-1",
+    };
+    const approved = await approvedFor(params);
+    let release: () => void = () => undefined;
+    env.relay.holdData(new Promise<void>((r) => (release = r)));
+    const dataSent = env.relay.commands.filter((c) => /^DATA/i.test(c)).length;
+    const first = mcp.call("send", { ...params, approved });
+    // The first send is at the SMTP server, waiting for its reply: its outbox row says pending
+    while (env.relay.commands.filter((c) => /^DATA/i.test(c)).length === dataSent)
+      await new Promise((r) => setTimeout(r, 10));
+    const second = mcp.call("send.judge", { op: "send", params });
+    await new Promise((r) => setTimeout(r, 200));
+    release();
+    expect(await first).toMatchObject({ status: "sent" });
+    expect(await second).toMatchObject({ outcome: "duplicate" });
+  });
+
   it("names the Reply-To a message sets, of a new message and of a draft", async () => {
     const params = {
       account: "work",

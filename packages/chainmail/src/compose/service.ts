@@ -7,7 +7,7 @@ import path from "node:path";
 import type { AccountConfig } from "../config.js";
 import { MailError } from "../errors.js";
 import { attachedBytesAtLeast, fetchForQuote, fetchRaw } from "../imap/messages.js";
-import { deriveKey } from "../outbox/index.js";
+import { deriveKey, outboxOf } from "../outbox/index.js";
 import { decodeRef, type MessageRef } from "../refs.js";
 import { accountOf, audit, audited, type Call, type ServiceContext } from "../service/context.js";
 import {
@@ -570,7 +570,12 @@ export async function judgeCompose(ctx: ServiceContext, call: Call, p: JudgePara
   const given = parseParams(judgedParams[p.op], p.params);
   const name = "account" in given ? given.account : decodeRef(given.ref).account;
   if ((accountOf(ctx, name).policy.hold_approval ?? "owner") !== "client") return { hold_approval: "owner" };
-  const judging: Sink<ClientJudgement> = async (out) => judgeOutgoing(ctx, out);
+  // (a send of the same key in flight here is waited for: its row says pending until it ends, which
+  // read as SEND_UNCONFIRMED, a send whose outcome was never recorded, to a second call racing it)
+  const judging: Sink<ClientJudgement> = async (out) => {
+    await outboxOf(ctx.state).settled(out.key);
+    return judgeOutgoing(ctx, out);
+  };
   const judged =
     p.op === "send"
       ? await sendEmailTo(ctx, judging, parseParams(judgedParams.send, p.params))

@@ -87,8 +87,14 @@ export class Outbox {
     });
   }
 
+  /** Resolves once no send of `key` is in flight here (its row then says how it ended). */
+  async settled(key: string): Promise<void> {
+    for (let wait = this.inflight.get(key); wait; wait = this.inflight.get(key)) await wait;
+  }
+
   /** Runs `fn` once every earlier holder of `key` is done; later callers wait for it in turn. */
   async lock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    // (the loop, not `await this.settled(key)`: the check and the claim below must be one turn)
     for (let wait = this.inflight.get(key); wait; wait = this.inflight.get(key)) await wait;
     let release: () => void = () => undefined;
     this.inflight.set(

@@ -28,6 +28,8 @@ export interface SmtpRelay {
    * where a send policy is judged: what the server was asked to deliver to.
    */
   transactions(): Array<{ from: string; rcpts: string[] }>;
+  /** Holds every message's end of DATA (no reply yet, nothing recorded) until `until` settles. */
+  holdData(until: Promise<unknown>): void;
   stop(): Promise<void>;
 }
 
@@ -108,6 +110,7 @@ export async function startSmtpRelay(opts: {
   tls?: { key: string; cert: string };
 }): Promise<SmtpRelay> {
   const received: Relayed[] = [];
+  let held: Promise<unknown> = Promise.resolve();
   const commands: string[] = [];
   const quiet = () => undefined;
   const lmtp = nodemailer.createTransport({
@@ -155,7 +158,8 @@ export async function startSmtpRelay(opts: {
     onData(stream, session, done) {
       const chunks: Buffer[] = [];
       stream.on("data", (c: Buffer) => chunks.push(c));
-      stream.on("end", () => {
+      stream.on("end", async () => {
+        await held.catch(() => undefined);
         const raw = Buffer.concat(chunks);
         const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
         const to = session.envelope.rcptTo.map((r) => r.address);
@@ -182,6 +186,9 @@ export async function startSmtpRelay(opts: {
     received,
     commands,
     transactions: () => transactionsOf(commands),
+    holdData: (until) => {
+      held = until;
+    },
     stop: async () => {
       lmtp.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
