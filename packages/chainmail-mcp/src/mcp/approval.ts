@@ -49,6 +49,11 @@ export function questionOf(j: ClientJudgement): string {
           `The HTML part, which most mail programs show, says something else; its first lines: ${fenced(j.html_excerpt)}${notShown(j.html_more_lines ?? 0)}`,
         ]
       : []),
+    ...(j.html_links !== undefined
+      ? [
+          `Links and images in the HTML (where they point): ${j.html_links.map(fenced).join(", ")}${j.html_links_more ? ` (and ${j.html_links_more} more)` : ""}`,
+        ]
+      : []),
     ...(j.files.length
       ? [
           `Attachments: ${j.files.map((f) => `${fenced(f.name)} (${f.bytes} bytes, SHA-256 ${f.sha256.slice(0, 16)})`).join(", ")}`,

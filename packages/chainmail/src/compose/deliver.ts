@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import type { AccountConfig } from "../config.js";
 import { htmlToText } from "../imap/body.js";
+import { htmlLinks } from "./html-links.js";
 import { errorText, MailError } from "../errors.js";
 import { conflict, outboxOf, unconfirmed } from "../outbox/index.js";
 import { audit, type Call, type ServiceContext } from "../service/context.js";
@@ -99,6 +100,13 @@ export function excerptOf(text: string): { excerpt: string; more: number } {
 /** A text's words (letters and digits), for telling whether two parts say the same. */
 const wordsOf = (text: string) => (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(" ");
 
+/** Where the HTML part links to or loads from, when anywhere (./html-links.ts). */
+function linksOf(html: string | undefined): { html_links?: string[]; html_links_more?: number } {
+  if (html === undefined) return {};
+  const { links, more } = htmlLinks(html);
+  return links.length > 0 ? { html_links: links, html_links_more: more } : {};
+}
+
 /** What the preview's files are, as a judgement names them (SHA-256 of the bytes, hex). */
 const filesOf = (p: Preview) =>
   p.files.map((f) => ({
@@ -137,6 +145,7 @@ export function judgeOutgoing(ctx: ServiceContext, out: Outgoing): ClientJudgeme
     ...(html !== undefined && wordsOf(html) !== wordsOf(out.preview.text)
       ? { html_excerpt: excerptOf(html).excerpt, html_more_lines: excerptOf(html).more }
       : {}),
+    ...linksOf(out.preview.html),
     files: filesOf(out.preview),
     fingerprint: out.fingerprint,
     hint: verdict ? holdHint(verdict, account.name) : "",

@@ -64,6 +64,12 @@ export interface ClientJudgement {
   /** The first lines of what the HTML part reads as, when it says something else than the text part. */
   html_excerpt?: string;
   html_more_lines?: number;
+  /**
+   * The addresses the HTML part links to or loads (images, styles), which no text shows, at most
+   * ten, and how many more; absent when it has none.
+   */
+  html_links?: string[];
+  html_links_more?: number;
   /** The files the message carries (attachments, inline images): name, size and SHA-256 (hex). */
   files: Array<{ name: string; bytes: number; sha256: string }>;
   /**
