@@ -355,6 +355,9 @@ describe("what the question shows", () => {
       const q = d.asked[0]!.message;
       expect(q).toContain('{"untrusted":"https://evil.test/c?ssn=123-45-6789"}');
       expect(q).toContain('{"untrusted":"https://evil.test/p.gif?k=hunter2"}');
+      // What no text shows comes before the text, which a client may cut short
+      expect(q.indexOf("Links and images")).toBeLessThan(q.indexOf("First lines:"));
+      expect(q.indexOf("Attachments:")).toBeLessThan(q.indexOf("First lines:"));
       expect((await receivedSince(before))[0]?.html).toContain("ssn=123-45-6789");
     });
   });

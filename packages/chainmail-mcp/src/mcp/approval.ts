@@ -25,10 +25,11 @@ const DECISION = {
 } as const;
 
 /**
- * The question: why the policy holds it, who is outside it, every recipient, the subject, the Reply-To, the first
- * lines (of the HTML part too when it says something else) and every file it carries, each file
- * with its size and the start of its SHA-256, so a file changed while the person reads is a new
- * question (the kit uses an answer only for the very question it answers).
+ * The question: why the policy holds it, who is outside it, every recipient, the subject, the
+ * Reply-To, where the HTML part's links and images point and every file it carries (each with its
+ * size and the start of its SHA-256, so a file changed while the person reads is a new question: the
+ * kit uses an answer only for the very question it answers), then the first lines of the text (of
+ * the HTML part too when it says something else), last, since a client may cut a long question short.
  */
 export function questionOf(j: ClientJudgement): string {
   const why = [
@@ -43,12 +44,8 @@ export function questionOf(j: ClientJudgement): string {
     `All recipients: ${j.recipients.map(fenced).join(", ")}`,
     `Subject: ${fenced(j.subject)}`,
     ...(j.reply_to !== undefined ? [`Replies go to (Reply-To): ${fenced(j.reply_to)}`] : []),
-    `First lines: ${fenced(j.excerpt)}${notShown(j.more_lines)}`,
-    ...(j.html_excerpt !== undefined
-      ? [
-          `The HTML part, which most mail programs show, says something else; its first lines: ${fenced(j.html_excerpt)}${notShown(j.html_more_lines ?? 0)}`,
-        ]
-      : []),
+    // The files and addresses before the text, the longest part: a client that cuts a long question
+    // short cuts the text, of which it says how much it leaves out
     ...(j.html_links !== undefined
       ? [
           `Links and images in the HTML (where they point): ${j.html_links.map(fenced).join(", ")}${j.html_links_more ? ` (and ${j.html_links_more} more)` : ""}`,
@@ -59,6 +56,12 @@ export function questionOf(j: ClientJudgement): string {
           `Attachments: ${j.files.map((f) => `${fenced(f.name)} (${f.bytes} bytes, SHA-256 ${f.sha256.slice(0, 16)})`).join(", ")}`,
         ]
       : ["Attachments: none"]),
+    `First lines: ${fenced(j.excerpt)}${notShown(j.more_lines)}`,
+    ...(j.html_excerpt !== undefined
+      ? [
+          `The HTML part, which most mail programs show, says something else; its first lines: ${fenced(j.html_excerpt)}${notShown(j.html_more_lines ?? 0)}`,
+        ]
+      : []),
   ].join("\n");
 }
 
