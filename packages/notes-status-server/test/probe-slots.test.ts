@@ -322,7 +322,14 @@ describe("bad times get a clear error and change nothing", () => {
   it("refuses a calendar date that does not exist instead of rolling it into the next month", async () => {
     app = await testApp("2026-01-01T08:00:00.000Z");
     const [a, b] = await readyNotes(app, 2);
-    for (const bad of ["2026-02-30T09:00:00Z", "2026-02-29T09:00:00Z", "2026-04-31T09:00:00+02:00"]) {
+    // (and an hour or minute no clock shows: Date.parse reads 24:00 as the next day's midnight)
+    for (const bad of [
+      "2026-02-30T09:00:00Z",
+      "2026-02-29T09:00:00Z",
+      "2026-04-31T09:00:00+02:00",
+      "2026-03-01T24:00:00Z",
+      "2026-03-01T09:60:00Z",
+    ]) {
       await expect(
         app.notes.schedule([
           { id: a!, scheduledAt: "2026-03-01T09:00:00Z" },

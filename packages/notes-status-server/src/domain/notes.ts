@@ -122,9 +122,12 @@ function checkRestack(hours: number | null | undefined): void {
 
 /** Parses an ISO 8601 time with a zone into epoch ms. */
 export function parseTime(value: string, field: string): number {
-  const m = /^(\d{4})-(\d\d)-(\d\d)T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/i.exec(value);
-  // Date.parse rolls a day the month does not have into the next month (2026-02-30 is 2026-03-02):
-  // such a date is refused, not moved.
+  const m = /^(\d{4})-(\d\d)-(\d\d)T(?:[01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/i.exec(
+    value,
+  );
+  // Date.parse rolls a day the month does not have into the next month (2026-02-30 is 2026-03-02),
+  // and reads T24:00 as the next day's midnight: such a time is refused, not moved (the tools'
+  // schemas refuse them too).
   const ms = m && dateExists(Number(m[1]), Number(m[2]), Number(m[3])) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms)) {
     throw new NotesError(
