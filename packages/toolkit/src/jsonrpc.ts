@@ -75,6 +75,21 @@ export function decodeLine(text: string): Inbound[] {
           answer: errorOf(null, ProtocolErrorCode.InvalidRequest, "Invalid request: empty batch"),
         },
       ];
+    // The 2025 session transport keys each answer's stream by request id: of two requests sharing
+    // one, both ran and one answer was lost. Refused whole, before anything runs.
+    const ids = value.filter((m) => isObject(m) && typeof m["method"] === "string").map(idOf);
+    const requestIds = ids.filter((id) => id !== null);
+    if (new Set(requestIds).size < requestIds.length)
+      return [
+        {
+          ok: false,
+          answer: errorOf(
+            null,
+            ProtocolErrorCode.InvalidRequest,
+            "Invalid request: two requests in one batch share an id",
+          ),
+        },
+      ];
     return value.map(checkMessage);
   }
   return [checkMessage(value)];

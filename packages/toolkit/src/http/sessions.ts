@@ -10,7 +10,7 @@ import type { LegacySessionOptions } from "./options.js";
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
-  /** The token's client that opened it: a session id is no key to another client's session. */
+  /** Who opened it (`ownerOf`): a session id is no key to another client's or user's session. */
   owner: string | undefined;
   lastSeen: number;
   /** Requests still being answered; a busy session is never closed for idleness. */
@@ -25,6 +25,17 @@ function jsonRpcError(status: number, code: number, message: string, headers: Re
     status,
     headers: { "content-type": "application/json", ...headers },
   });
+}
+
+/**
+ * Whose a session is: the token's client and what its verifier says of the token beyond that
+ * (`extra`, where a multi-user verifier names the user). The client alone is not enough: every user
+ * of one client application (a client ID metadata document's URL) shares its client ID, and a
+ * session id in another user's hands answered that user's questions and ended their session.
+ * Scopes are left out, so a token stepped up to more scopes keeps its session.
+ */
+export function ownerOf(auth: AuthInfo | undefined): string | undefined {
+  return auth ? JSON.stringify([auth.clientId, auth.extra ?? null]) : undefined;
 }
 
 /**
@@ -59,7 +70,7 @@ export class LegacySessions {
     const id = request.headers.get("mcp-session-id");
     if (id !== null) {
       const session = this.sessions.get(id);
-      if (!session || session.owner !== auth?.clientId) {
+      if (!session || session.owner !== ownerOf(auth)) {
         return jsonRpcError(404, -32001, "Session not found: start a new session with initialize");
       }
       return this.serve(session, request, auth, parsedBody);
@@ -88,7 +99,7 @@ export class LegacySessions {
         this.sessions.delete(sid);
       },
     });
-    session = { transport, server, owner: auth?.clientId, lastSeen: this.now(), busy: 0 };
+    session = { transport, server, owner: ownerOf(auth), lastSeen: this.now(), busy: 0 };
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
     };
