@@ -196,7 +196,11 @@ export function oauthSetup(
         scopes: caller.scopes,
         expiresAt: caller.expiresAt,
         resource: new URL(caller.resource),
-        extra: { [GRANT_KEY]: { userId: caller.userId, restriction: caller.restriction } },
+        // (subject: whose a 2025-era session is, in the kit: the user, whatever the grant becomes)
+        extra: {
+          subject: `user:${caller.userId}`,
+          [GRANT_KEY]: { userId: caller.userId, restriction: caller.restriction },
+        },
       };
     },
   };

@@ -21,11 +21,15 @@ afterEach(async () => {
 });
 
 /** tA and tB: two users of one client application (one client id); tC another client; tX expired. */
-const TOKENS: Record<string, { clientId: string; user: string; expiresIn: number }> = {
+const TOKENS: Record<string, { clientId: string; user: string; expiresIn: number; extra?: Json }> = {
   tA: { clientId: "https://app.example/client.json", user: "alice", expiresIn: 600 },
   tB: { clientId: "https://app.example/client.json", user: "bob", expiresIn: 600 },
   tC: { clientId: "other-client", user: "carol", expiresIn: 600 },
   tX: { clientId: "https://app.example/client.json", user: "alice", expiresIn: -600 },
+  // A verifier that names its user in extra.subject, beside a grant that changes (narrowed, stepped up)
+  tS1: { clientId: "app", user: "sam", expiresIn: 600, extra: { subject: "user:sam", grant: "folder Work" } },
+  tS2: { clientId: "app", user: "sam", expiresIn: 600, extra: { subject: "user:sam", grant: "everything" } },
+  tS3: { clientId: "app", user: "sue", expiresIn: 600, extra: { subject: "user:sue", grant: "folder Work" } },
 };
 const verifier: TokenVerifier = {
   verifyAccessToken: async (token) => {
@@ -36,7 +40,7 @@ const verifier: TokenVerifier = {
       clientId: t.clientId,
       scopes: ["notes:read"],
       expiresAt: Math.floor(Date.now() / 1000) + t.expiresIn,
-      extra: { user: t.user },
+      extra: t.extra ?? { user: t.user },
     };
   },
 };
@@ -177,6 +181,14 @@ describe("2025-era sessions belong to the user who opened them", () => {
     expect(handler.liveSessions()).toBe(1);
     const mine = messagesOf(await send(handler, "POST", call(9, "A"), bearer("tA", a)));
     expect(mine[0]).toMatchObject({ id: 9, result: { structuredContent: { secret: "SECRET-A" } } });
+  });
+
+  it("a user named in extra.subject keeps the session when the rest of extra changes; another subject gets 404", async () => {
+    const { handler } = handlerOf();
+    const s = await openSession(handler, "tS1");
+    expect((await send(handler, "POST", call(3, "S"), bearer("tS3", s))).status).toBe(404);
+    const again = messagesOf(await send(handler, "POST", call(4, "S"), bearer("tS2", s)));
+    expect(again[0]).toMatchObject({ id: 4, result: { structuredContent: { secret: "SECRET-S" } } });
   });
 
   it("an expired token of A's own user gets 401 and runs nothing", async () => {

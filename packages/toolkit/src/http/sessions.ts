@@ -28,14 +28,18 @@ function jsonRpcError(status: number, code: number, message: string, headers: Re
 }
 
 /**
- * Whose a session is: the token's client and what its verifier says of the token beyond that
- * (`extra`, where a multi-user verifier names the user). The client alone is not enough: every user
+ * Whose a session is: the token's client and its user. The client alone is not enough: every user
  * of one client application (a client ID metadata document's URL) shares its client ID, and a
- * session id in another user's hands answered that user's questions and ended their session.
- * Scopes are left out, so a token stepped up to more scopes keeps its session.
+ * session id in another user's hands answered that user's questions and ended their session. The
+ * user is `extra.subject` when the verifier names one (a string), else all of `extra`: a verifier
+ * whose `extra` changes for one user (a narrowed restriction, a new grant on step-up) names the user
+ * in `subject`, or the session ends with the change. Scopes are left out, so a token stepped up to
+ * more scopes keeps its session.
  */
 export function ownerOf(auth: AuthInfo | undefined): string | undefined {
-  return auth ? JSON.stringify([auth.clientId, auth.extra ?? null]) : undefined;
+  if (!auth) return undefined;
+  const subject = auth.extra?.["subject"];
+  return JSON.stringify([auth.clientId, typeof subject === "string" ? { subject } : (auth.extra ?? null)]);
 }
 
 /**
