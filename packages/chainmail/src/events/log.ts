@@ -194,10 +194,13 @@ export class EventLog {
         events.push({ id, time: new Date(this.now()).toISOString(), kind: "gap", account: null, reason });
     };
     if (after > last) {
-      // A position this log never handed out (state.db was replaced): everything kept is news.
+      // A position this log never handed out (state.db was replaced): everything kept is news. The
+      // read goes on from just before the first kept event (every id up to `pruned` is deleted).
       gap("cursor", 0);
-      from = 0;
-    } else if (after > 0 && after < pruned) {
+      from = pruned;
+    } else if ((after > 0 || p.group !== undefined) && after < pruned) {
+      // cursor 0 means the oldest kept event; a group at 0 started on an empty log, and the events
+      // retention deleted since were never read by it.
       gap("retention", pruned);
       from = pruned;
     }
@@ -248,6 +251,8 @@ export class EventLog {
     const position = () =>
       p.group !== undefined ? (this.store.group(p.group)?.acked ?? 0) : (p.cursor ?? 0);
     for (;;) {
+      // The subtree as it is now: an item made or moved below `item` while this read waits is in it.
+      if (p.item !== undefined) itemIds = this.itemSubtree(p.item) ?? itemIds;
       const result = this.page(p, position(), kinds, itemIds);
       const left = deadline - this.now();
       if (result.events.length > 0 || left <= 0 || this.closed || signal?.aborted) {

@@ -78,7 +78,7 @@ export const eventTools = [
     name: "read_events",
     title: "Read mail events",
     description:
-      "Reads mail and item events after a cursor or a group's acknowledged position, oldest first, waiting up to 60 seconds for the first. A group read acknowledges what it returns; a group that has never read starts at the log's end at its first read, so it gets what happens from then on (cursor 0 reads from the oldest event kept). New events carry the message's search row as untrusted. item and item_mail events come only when kinds names them or item is set. To wait for mail, call read_events with a group and wait_seconds 60, again and again.",
+      "Reads mail and item events after a cursor or a group's acknowledged position, oldest first, waiting up to 60 seconds for the first. A group read acknowledges every event up to next_cursor, those its filters (accounts, in, kinds, item) left out too, so readers with different filters need different groups; a group that has never read starts at the log's end at its first read, so it gets what happens from then on (cursor 0 reads from the oldest event kept). New events carry the message's search row as untrusted. item and item_mail events come only when kinds names them or item is set. To wait for mail, call read_events with a group and wait_seconds 60, again and again.",
     input: {
       accounts: accountList("Accounts to return events for; empty means every account"),
       cursor: EventCursorField.optional().describe(
@@ -88,7 +88,7 @@ export const eventTools = [
       group: GroupField.regex(GROUP_PATTERN, GROUP_RULE)
         .optional()
         .describe(
-          "A consumer group name of lowercase letters, digits, dot, dash and underscore, up to 64 characters, not starting with cache.; reads after the group's acknowledged event (a new group starts at the log's end at its first read) and acknowledges what it returns; not with cursor",
+          "A consumer group name of lowercase letters, digits, dot, dash and underscore, up to 64 characters, not starting with cache.; reads after the group's acknowledged event (a new group starts at the log's end at its first read) and acknowledges up to next_cursor, events its filters left out included; not with cursor",
         ),
       in: InField.optional().describe(
         "A folder name or Gmail label, in any case; inbox also matches the Gmail label \\Inbox and sent matches \\Sent",

@@ -1,0 +1,207 @@
+/**
+ * Attacks on read_events' promises at the event log, over a real state.db: two readers of one group
+ * at once, a retention that passes a group started on an empty log, an item filter whose subtree
+ * grows while a read waits; and a fast-check property: events recorded at random moments while a
+ * group reads in a loop reach it each exactly once, in order.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import fc from "fast-check";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { EventLog, type ReadEventsParams } from "../src/events/log.js";
+import { StateDb } from "../src/store/state.js";
+
+let dir: string;
+let state: StateDb;
+/** Added to the real clock (waits need it to run), so a test can pass retention. */
+let skew = 0;
+const now = () => Date.now() + skew;
+/** The items below each item, as the test's tree has them now. */
+let tree: Map<string, string[]>;
+const subtree = (id: string): string[] | null => {
+  if (!tree.has(id)) return null;
+  const out = [id];
+  for (const c of tree.get(id) ?? []) out.push(...(subtree(c) ?? []));
+  return out;
+};
+const open = () => new EventLog(state, { retentionSeconds: () => 3600, now, itemSubtree: subtree });
+const read = (log: EventLog, p: Partial<ReadEventsParams>, signal?: AbortSignal) =>
+  log.read({ accounts: [], kinds: [], limit: 50, wait_seconds: 0, ...p }, signal);
+const newAt = (log: EventLog, uid: number, folder = "INBOX", account = "work") =>
+  log.record({ kind: "new", account, folder, uidValidity: "7", uid, data: { ref: `r${uid}` } });
+/** Resolves once `n` reads wait on the log (polled, never a fixed sleep). */
+const waiting = async (log: EventLog, n: number) => {
+  for (let i = 0; log.waiting < n; i++) {
+    if (i > 2000) throw new Error(`only ${log.waiting} read(s) waiting`);
+    await new Promise((r) => setImmediate(r));
+  }
+};
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-evga-"));
+  state = new StateDb(path.join(dir, "state.db"));
+  skew = 0;
+  tree = new Map([["it_x", []]]);
+});
+afterEach(() => {
+  state.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe("two readers of one group at once", () => {
+  it("both get the waiting event (at least once), and the group acknowledges only what they returned", async () => {
+    const log = open();
+    (await read(log, { group: "g" })).commit();
+    // The first read waits; the reader's retry (its first call timed out) waits beside it.
+    const first = read(log, { group: "g", wait_seconds: 30, limit: 1 });
+    const retry = read(log, { group: "g", wait_seconds: 30 });
+    await waiting(log, 2);
+    newAt(log, 1);
+    newAt(log, 2);
+    const [a, b] = await Promise.all([first, retry]);
+    expect(a.result.events.map((e) => e.id)).toEqual([1]);
+    expect(b.result.events.map((e) => e.id)).toEqual([1, 2]);
+    // The retry is the one answered; the first call's reply never arrives and it commits nothing.
+    b.commit();
+    expect(log.store.group("g")!.acked).toBe(2);
+    // The later commit of the shorter page does not move the group back.
+    a.commit();
+    expect(log.store.group("g")!.acked).toBe(2);
+    log.close();
+  });
+
+  it("a read whose reader hangs up mid-wait answers at once and, uncommitted, loses nothing", async () => {
+    const log = open();
+    (await read(log, { group: "g" })).commit();
+    const ac = new AbortController();
+    const cut = read(log, { group: "g", wait_seconds: 30 }, ac.signal);
+    await waiting(log, 1);
+    ac.abort();
+    expect((await cut).result.events).toEqual([]);
+    newAt(log, 1);
+    expect((await read(log, { group: "g" })).result.events.map((e) => e.id)).toEqual([1]);
+    log.close();
+  });
+});
+
+describe("retention and a group's position", () => {
+  it("gives a group started on an empty log a retention gap for the events it never read", async () => {
+    const log = open();
+    // The group's first read, on a log with no event yet: its position is 0.
+    (await read(log, { group: "early" })).commit();
+    expect(log.store.group("early")!.acked).toBe(0);
+    newAt(log, 1);
+    newAt(log, 2);
+    skew += 7200 * 1000;
+    newAt(log, 3);
+    const r = await read(log, { group: "early" });
+    expect(r.result.events.map((e) => `${e.kind}:${e.reason ?? ""}@${e.id}`)).toEqual([
+      "gap:retention@2",
+      "new:@3",
+    ]);
+    // cursor 0 still reads from the oldest kept event, with no gap: that is what 0 means.
+    expect((await read(log, { cursor: 0 })).result.events.map((e) => e.id)).toEqual([3]);
+    log.close();
+  });
+});
+
+describe("an item filter", () => {
+  it("follows the item's subtree as it grows while a group read waits", async () => {
+    const log = open();
+    (await read(log, { group: "gi", item: "it_x" })).commit();
+    const w = read(log, { group: "gi", item: "it_x", wait_seconds: 2 });
+    await waiting(log, 1);
+    // A child is made under it_x while the read waits: its creation is an event of it_x's subtree.
+    tree.set("it_c", []);
+    tree.get("it_x")!.push("it_c");
+    const id = log.item("it_c", 1, "created");
+    const r = await w;
+    expect(r.result.events.map((e) => [e.item_id, e.change])).toEqual([["it_c", "created"]]);
+    r.commit();
+    expect(log.store.group("gi")!.acked).toBe(id);
+    log.close();
+  });
+});
+
+describe("a group reading in a loop while events arrive at random moments (property)", () => {
+  it("returns every event once, in order, whatever the limits, waits and hang-ups", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            // How many event-loop turns pass before the next event, and where it lands.
+            delay: fc.integer({ min: 0, max: 3 }),
+            account: fc.constantFrom("work", "home"),
+            folder: fc.constantFrom("INBOX", "Archive"),
+          }),
+          { minLength: 1, maxLength: 25 },
+        ),
+        fc.array(
+          fc.record({
+            limit: fc.integer({ min: 1, max: 4 }),
+            wait: fc.boolean(),
+            // The reply never reaches the reader: nothing committed, so it comes again.
+            lost: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 10 },
+        ),
+        async (arrivals, reads) => {
+          const d = fs.mkdtempSync(path.join(os.tmpdir(), "cm-evp-"));
+          const st = new StateDb(path.join(d, "state.db"));
+          const log = new EventLog(st, { retentionSeconds: () => 3600, now });
+          try {
+            (await log.read({ accounts: [], kinds: [], limit: 1, wait_seconds: 0, group: "p" })).commit();
+            const recorded: number[] = [];
+            let done = false;
+            const producer = (async () => {
+              for (const [i, a] of arrivals.entries()) {
+                for (let t = 0; t < a.delay; t++) await new Promise((r) => setImmediate(r));
+                const id = log.record({
+                  kind: "new",
+                  account: a.account,
+                  folder: a.folder,
+                  uidValidity: "1",
+                  uid: i + 1,
+                  data: {},
+                });
+                if (id !== null) recorded.push(id);
+              }
+              done = true;
+            })();
+            const got: number[] = [];
+            let lastCursor = 0;
+            for (let i = 0; i < 10_000; i++) {
+              const shape = reads[i % reads.length]!;
+              // Whether every event was recorded before this read began (then an empty page ends it).
+              const allIn = done;
+              const { result, commit } = await log.read({
+                accounts: [],
+                kinds: [],
+                limit: shape.limit,
+                wait_seconds: shape.wait && !allIn ? 1 : 0,
+                group: "p",
+              });
+              // The reader's turn ends: the producer gets the event loop (a page that returns at once
+              // resolves in microtasks only).
+              await new Promise((r) => setImmediate(r));
+              if (shape.lost && !allIn) continue;
+              got.push(...result.events.map((e) => e.id));
+              commit();
+              expect(result.next_cursor).toBeGreaterThanOrEqual(lastCursor);
+              lastCursor = result.next_cursor;
+              if (allIn && result.events.length === 0) break;
+            }
+            await producer;
+            expect(got).toEqual(recorded);
+          } finally {
+            log.close();
+            st.close();
+            fs.rmSync(d, { recursive: true, force: true });
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});
