@@ -127,7 +127,13 @@ export function judgeOutgoing(ctx: ServiceContext, out: Outgoing): ClientJudgeme
   if (row?.status === "pending") throw unconfirmed(key);
   const verdict = judgeSend(account.policy, out.envelope.to, out.attachmentBytes, factsOf(out));
   const text = excerptOf(out.preview.text);
-  const html = out.preview.html === undefined ? undefined : htmlToText(out.preview.html);
+  const htmlText = out.preview.html === undefined ? undefined : htmlToText(out.preview.html);
+  // The HTML part, which most mail programs show instead of the text part, when it says something
+  // else than the text part (an html_text of the sender's choosing, a draft's parts)
+  const html =
+    htmlText !== undefined && wordsOf(htmlText) !== wordsOf(out.preview.text)
+      ? excerptOf(htmlText)
+      : undefined;
   return {
     outcome: row?.status === "sent" ? "duplicate" : verdict ? "hold" : "send",
     hold_approval: "client",
@@ -140,11 +146,7 @@ export function judgeOutgoing(ctx: ServiceContext, out: Outgoing): ClientJudgeme
     ...(out.preview.replyTo ? { reply_to: out.preview.replyTo } : {}),
     excerpt: text.excerpt,
     more_lines: text.more,
-    // The HTML part, which most mail programs show instead of the text part, when it says
-    // something else than the text part (an html_text of the sender's choosing, a draft's parts).
-    ...(html !== undefined && wordsOf(html) !== wordsOf(out.preview.text)
-      ? { html_excerpt: excerptOf(html).excerpt, html_more_lines: excerptOf(html).more }
-      : {}),
+    ...(html ? { html_excerpt: html.excerpt, html_more_lines: html.more } : {}),
     ...linksOf(out.preview.html),
     files: filesOf(out.preview),
     fingerprint: out.fingerprint,

@@ -93,8 +93,6 @@ export async function draftForSending(
     foreignFrom: fromOk ? undefined : fromText || "(no From header)",
     sha256: createHash("sha256").update(raw).digest("hex"),
     attachmentBytes: [...parsed.attachments, ...parsed.related].reduce((n, a) => n + a.content.length, 0),
-    subject: parsed.subject,
-    text: parsed.text,
     /** What a judgement shows the person (compose/deliver.ts). */
     preview: {
       subject: parsed.subject,

@@ -432,11 +432,6 @@ function partText(bytes: Buffer, html: boolean): string {
 }
 
 /**
- * One message by UID, asked again after a NOOP when the server answers nothing: a message another
- * client added (the one read_events just reported, say) is not in this connection's view of a folder
- * it already had open until the server has told it, so a plain UID FETCH can miss it.
- */
-/**
  * UID FETCH of `uids`, asking the server for news first when some did not come back: a server tells a
  * connection of new messages only when it looks (NOOP, IDLE; Dovecot not on a UID FETCH), so a
  * message that arrived after this connection opened the folder (a new-mail event's ref, another
@@ -455,13 +450,13 @@ async function fetchNoting(
   return [...fetched, ...(await client.fetchAll(missing, query, { uid: true }))];
 }
 
-async function fetchByUid<
-  Q extends { uid: true; source?: true | { maxLength: number }; bodyStructure?: true; size?: true },
->(client: ImapFlow, ref: MessageRef, query: Q) {
-  const m = await client.fetchOne(String(ref.uid), query, { uid: true });
-  if (m) return m;
-  await client.noop();
-  return client.fetchOne(String(ref.uid), query, { uid: true });
+/** One message by UID (`fetchNoting`), or false when the folder has none. */
+async function fetchByUid(
+  client: ImapFlow,
+  ref: MessageRef,
+  query: Parameters<ImapFlow["fetchAll"]>[1],
+): Promise<FetchMessageObject | false> {
+  return (await fetchNoting(client, [ref.uid], query))[0] ?? false;
 }
 
 /**
