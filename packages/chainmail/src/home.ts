@@ -154,6 +154,8 @@ export function socketRefusal(socketPath: string, named: boolean): string | unde
     return `${dir} belongs to another user (uid ${st.uid}, not ${uid})`;
   if ((st.mode & 0o022) !== 0)
     return `${dir} is writable by other users (mode 0${(st.mode & 0o7777).toString(8)})`;
+  const above = unsafeAncestor(dir, uid);
+  if (above !== undefined) return above;
   let sock: fs.Stats;
   try {
     sock = fs.lstatSync(socketPath);
@@ -164,6 +166,41 @@ export function socketRefusal(socketPath: string, named: boolean): string | unde
     return `${socketPath} belongs to another user (uid ${sock.uid}, not ${uid})`;
   if (named && sock.uid !== st.uid)
     return `${socketPath} is not owned by the owner of its dir (uid ${st.uid})`;
+  return undefined;
+}
+
+/**
+ * Why a dir above the socket's dir lets another user swap that dir for their own, or undefined:
+ * whoever can rename an entry in an ancestor can put their own dir (and listening socket) at the
+ * path after any check of the dir itself. So every ancestor, on the path as given and on its real
+ * path (symlinks resolved), must be root's or this user's, and writable by no one else unless it is
+ * sticky (as /tmp is: there only an entry's owner may rename it, and the entry below is checked
+ * too). As OpenSSH judges the path to authorized_keys. A symlink on the way must be root's or ours;
+ * where it points is checked on the real path.
+ */
+function unsafeAncestor(dir: string, uid: number | undefined): string | undefined {
+  const trusted = (owner: number) => owner === 0 || owner === uid;
+  const chains = [path.dirname(dir)];
+  try {
+    chains.push(fs.realpathSync(path.dirname(dir)));
+  } catch {
+    return undefined; // missing or not searchable: connect() reports it
+  }
+  for (const start of chains) {
+    for (let at = start; ; at = path.dirname(at)) {
+      let st: fs.Stats;
+      try {
+        st = fs.lstatSync(at);
+      } catch {
+        return undefined;
+      }
+      if (uid !== undefined && !trusted(st.uid))
+        return `${at}, above the socket's dir, belongs to another user (uid ${st.uid})`;
+      if (st.isDirectory() && (st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0)
+        return `${at}, above the socket's dir, is writable by other users (mode 0${(st.mode & 0o7777).toString(8)})`;
+      if (at === path.dirname(at)) break;
+    }
+  }
   return undefined;
 }
 

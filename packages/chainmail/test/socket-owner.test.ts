@@ -157,6 +157,45 @@ describe("a client refuses a socket it did not get from the daemon's user", () =
     expect(resolveHome(undefined, env).socketNamed).toBeUndefined();
   });
 
+  it("a dir above the socket's that another user owns, or can write to, lets them swap the socket's dir: refused", async () => {
+    const { tmp, env } = shared();
+    // The other user's dir in sticky tmp; inside it the daemon user's closed dir, as named. The
+    // other user can rename it away at any time and put their own (with their own socket) there.
+    const theirs = path.join(tmp, "theirs");
+    fs.mkdirSync(theirs);
+    const { sock, fake } = await plant(path.join(theirs, "daemon-user"), OTHER, 0o750);
+    fs.chownSync(theirs, OTHER, OTHER);
+    const r = await cli(["--socket", sock, "accounts"], env);
+    expect(fake.heard(), "nothing reached the socket").toBe("");
+    expect(r.code).toBe(REASONS.DAEMON_UNAVAILABLE.exitCode);
+    expect(r.err).toContain(`${theirs}, above the socket's dir, belongs to another user (uid ${OTHER})`);
+
+    // A root-owned ancestor that anyone can write to (not sticky): the same, for a derived socket too
+    const open = path.join(tmp, "open");
+    fs.mkdirSync(open);
+    fs.chmodSync(open, 0o777);
+    const ours = await plant(path.join(open, "chainmail"), 0, 0o700);
+    const derived = await cli(["accounts"], { ...env, XDG_RUNTIME_DIR: open });
+    expect(derived.err).toContain(`${open}, above the socket's dir, is writable by other users (mode 0777)`);
+    expect(derived.code).toBe(REASONS.DAEMON_UNAVAILABLE.exitCode);
+    expect(ours.fake.heard()).toBe("");
+
+    // A symlink on the way, planted by the other user, is refused; one of ours that leads to a safe
+    // place is followed and the place checked: the daemon there is reached
+    const safe = path.join(tmp, "safe");
+    fs.mkdirSync(safe, { mode: 0o700 });
+    const real = await plant(path.join(safe, "chainmail"), 0, 0o700);
+    const link = path.join(tmp, "link");
+    fs.symlinkSync(safe, link);
+    const followed = await cli(["--json", "accounts"], { ...env, XDG_RUNTIME_DIR: link });
+    expect(followed.out).toContain("forged");
+    expect(real.fake.heard()).toContain('"method"');
+    fs.lchownSync(link, OTHER, OTHER);
+    const planted = await cli(["accounts"], { ...env, XDG_RUNTIME_DIR: link });
+    expect(planted.err).toContain(`${link}, above the socket's dir, belongs to another user (uid ${OTHER})`);
+    expect(planted.out).not.toContain("forged");
+  });
+
   it("no daemon at all is still DAEMON_UNAVAILABLE naming the socket", async () => {
     const { tmp, env } = shared();
     const r = await cli(["accounts"], env);
