@@ -235,6 +235,36 @@ describe("hold_approval = client at the daemon", () => {
     }
   });
 
+  it("refuses an approval when the account's From name changed in config.toml after the judgement; judged again, it sends once", async () => {
+    const params = { account: "work", to: ["ivan@elsewhere.test"], subject: "renamed", body: "hi" };
+    const j = await mcp.call("send.judge", { op: "send", params });
+    if (j.hold_approval !== "client") throw new Error("judged as an owner account");
+    const before = env.relay.transactions().length;
+    env.writeConfig({ work: { sendPolicy: CLIENT_POLICY, displayName: "The Board of Directors" } });
+    try {
+      const err = await refusal(
+        mcp.call("send", { ...params, approved: { ...approval, judged: j.fingerprint } }),
+      );
+      expect(err.reason).toBe("CONFLICT");
+      expect(err.message).toContain("the account's config");
+      expect(env.relay.transactions().length).toBe(before);
+      // The same input judged under the config as it is now: the key is the same (a retry of the
+      // same call replays), the fingerprint not, and that approval sends, once.
+      const again = await mcp.call("send.judge", { op: "send", params });
+      if (again.hold_approval !== "client") throw new Error("judged as an owner account");
+      expect(again.idempotency_key).toBe(j.idempotency_key);
+      expect(again.fingerprint).not.toBe(j.fingerprint);
+      const sent = await mcp.call("send", {
+        ...params,
+        approved: { ...approval, judged: again.fingerprint },
+      });
+      expect(sent).toMatchObject({ status: "sent" });
+      expect(env.relay.transactions().length - before).toBe(1);
+    } finally {
+      env.writeConfig({ work: { sendPolicy: CLIENT_POLICY } });
+    }
+  });
+
   it("shows text below a run of blank lines, says how much is left out, and an HTML part that says something else", async () => {
     const j = await mcp.call("send.judge", {
       op: "send",

@@ -72,7 +72,7 @@ const notShown = (lines: number) => (lines > 0 ? ` (and ${lines} more line(s) no
 export interface ClientApproval {
   by: "client";
   answer_id: string;
-  /** The judgement's fingerprint: the daemon sends only a message built from the input judged. */
+  /** The judgement's fingerprint: the daemon sends only a message built from the input and config judged. */
   judged: string;
 }
 

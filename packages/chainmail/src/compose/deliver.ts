@@ -35,6 +35,11 @@ export interface Outgoing {
   key: string;
   /** The key this input derives (its content): a caller's key reused for another input is CONFLICT. */
   fingerprint: string;
+  /**
+   * What a judgement shows as its fingerprint and an approval must name, when more than the input
+   * makes the message (the account's config for a message built here); else the fingerprint.
+   */
+  judged?: string;
   messageId: string;
   raw: Buffer;
   /** What SMTP is handed, as it is handed: the policy judges exactly this. */
@@ -149,7 +154,7 @@ export function judgeOutgoing(ctx: ServiceContext, out: Outgoing): ClientJudgeme
     ...(html ? { html_excerpt: html.excerpt, html_more_lines: html.more } : {}),
     ...linksOf(out.preview.html),
     files: filesOf(out.preview),
-    fingerprint: out.fingerprint,
+    fingerprint: out.judged ?? out.fingerprint,
     hint: verdict ? holdHint(verdict, account.name) : "",
   };
 }
@@ -164,13 +169,14 @@ function approvalOf(ctx: ServiceContext, call: Call, out: Outgoing): Approval | 
   if (!a) return undefined;
   const mode = out.account.policy.hold_approval ?? "owner";
   if (call.client === "mcp" && mode === "client") {
-    if (a.judged === out.fingerprint) return a;
+    if (a.judged === (out.judged ?? out.fingerprint)) return a;
     // The person approved the message a judgement showed them; this one was built from other input
-    // (a file changed on disk since): it is not what they approved, so nothing is sent or saved.
+    // (a file changed on disk since) or config (another signature, From name or address): it is not
+    // what they approved, so nothing is sent or saved.
     audit(ctx, call, out.account.name, "denied", `${out.tool}: approval refused (not the message judged)`);
     throw new MailError(
       "CONFLICT",
-      "approved is refused: the message is not the one the person was shown (its input changed after send.judge)",
+      "approved is refused: the message is not the one the person was shown (its input, or the account's config, changed after send.judge)",
       "Nothing was sent. Call the tool again: the person is asked about the message as it is now.",
     );
   }

@@ -73,8 +73,9 @@ export interface ClientJudgement {
   /** The files the message carries (attachments, inline images): name, size and SHA-256 (hex). */
   files: Array<{ name: string; bytes: number; sha256: string }>;
   /**
-   * What the message was built from (its derived key): an approval names it (`approved.judged`), and
-   * a send built from other input (a file changed since) is refused instead of sent.
+   * What the message was built from (its input, and the account's From and signature): an approval
+   * names it (`approved.judged`), and a send built from other input (a file changed since) or config
+   * is refused instead of sent.
    */
   fingerprint: string;
   /** The held-send hint the send would answer with (hold). */

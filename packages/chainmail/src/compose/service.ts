@@ -139,6 +139,16 @@ const keysOf = (given: string | undefined, derived: string): Keys => ({
 });
 
 /**
+ * What an approval of a message built here names: its input (the fingerprint) and what the account's
+ * config adds to it (From's name and address, the signature, the envelope): the owner may change
+ * config.toml between the question and the send, and the person approved the message they were shown.
+ */
+const judgedPrint = (fingerprint: string, config: unknown[]): string =>
+  `j1.${createHash("sha256")
+    .update(JSON.stringify([fingerprint, ...config]))
+    .digest("hex")}`;
+
+/**
  * What becomes of a send once it is built: delivered (the compose operations) or only judged
  * (`send.judge`, which sends and saves nothing). One build for both, so the judgement is of the
  * very envelope a send would hand to SMTP.
@@ -160,10 +170,12 @@ async function sendBuilt<T>(
   unreadable: string[] = [],
 ): Promise<T> {
   const raw = await buildMime({ ...built.spec, keepBcc: false });
+  const envelope = envelopeOf(account, built.spec);
   return sink({
     account,
     tool,
     ...keys,
+    judged: judgedPrint(keys.fingerprint, [built.spec.from, account.signature ?? null, envelope]),
     approved,
     preview: {
       subject: built.spec.subject,
@@ -175,7 +187,7 @@ async function sendBuilt<T>(
     facts: { unreadable },
     messageId: built.spec.messageId,
     raw,
-    envelope: envelopeOf(account, built.spec),
+    envelope,
     attachmentBytes: totalSize([...built.spec.attachments, ...built.spec.inline]),
     hold: async () => {
       const draft = await buildMime({ ...built.spec, keepBcc: true });
