@@ -52,11 +52,14 @@ interface PendingRecord {
  */
 const RECORD_RETRY_MS = [50, 250];
 
-/** Whether the delivery of `kind` is still owed: the post is still scheduled, the restack not yet out. */
+/**
+ * Whether the delivery of `kind` is still owed: the post is still scheduled; the restack not yet out,
+ * whatever the note's status since it was published (a published note made evergreen keeps it).
+ */
 function pendingDelivery(note: NoteDetail, kind: PublishKind): boolean {
   return kind === "post"
     ? note.status === "scheduled"
-    : note.status === "published" && note.restackedAt === null;
+    : note.restackDueAt !== null && note.restackedAt === null;
 }
 
 export interface TickReport extends PublishReport {

@@ -66,7 +66,7 @@ export interface NotesRepository {
   scheduledTimesBetween(fromIso: string, toIso: string): Promise<string[]>;
   /** Scheduled notes due at or before `nowIso` and not claimed by another run, earliest first. */
   duePosts(nowIso: string, limit: number): Promise<NoteDetail[]>;
-  /** Published notes whose restack is due at or before `nowIso`, earliest first. */
+  /** Notes whose restack is due at or before `nowIso` (published, or made evergreen since), earliest first. */
   dueRestacks(nowIso: string, limit: number): Promise<NoteDetail[]>;
   /**
    * Marks a note as being delivered (`kind`), leased until `untilIso`; false when another run holds it,

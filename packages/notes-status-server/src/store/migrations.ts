@@ -224,4 +224,10 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE notes ADD COLUMN delivering TEXT CHECK (delivering IN ('post', 'restack'));
   CREATE INDEX notes_delivering ON notes(claimed_until) WHERE delivering IS NOT NULL;
   `,
+  // 8: a restack is owed whatever the note's status has become since it was published (made evergreen,
+  // and back): the due-restack index no longer names the status.
+  `
+  DROP INDEX notes_restack_due;
+  CREATE INDEX notes_restack_due ON notes(restack_due_at) WHERE restack_due_at IS NOT NULL AND restacked_at IS NULL;
+  `,
 ];

@@ -214,7 +214,7 @@ export class PgNotesRepository implements NotesRepository {
 
   async dueRestacks(nowIso: string, limit: number): Promise<NoteDetail[]> {
     const rows = await this.rows<NoteRow>(
-      `SELECT * FROM notes WHERE status = 'published' AND restack_due_at IS NOT NULL AND restacked_at IS NULL
+      `SELECT * FROM notes WHERE restack_due_at IS NOT NULL AND restacked_at IS NULL
          AND restack_due_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
          AND (retry_after IS NULL OR retry_after <= $1) AND delivering IS NULL
        ORDER BY restack_due_at, id LIMIT $2`,
@@ -232,7 +232,7 @@ export class PgNotesRepository implements NotesRepository {
     const due =
       kind === "post"
         ? `status = 'scheduled' AND scheduled_at <= $3`
-        : `status = 'published' AND restacked_at IS NULL AND restack_due_at <= $3`;
+        : `restacked_at IS NULL AND restack_due_at <= $3`;
     const result = await this.db().query(
       `UPDATE notes SET claimed_until = $1, delivering = $4 WHERE id = (
          SELECT id FROM notes WHERE id = $2 AND (claimed_until IS NULL OR claimed_until <= $3)

@@ -106,7 +106,7 @@ export class SqliteNotesRepository implements NotesRepository {
          ORDER BY scheduled_at, created_at, id LIMIT @limit`,
       ),
       dueRestacks: db.prepare(
-        `SELECT * FROM notes WHERE status = 'published' AND restack_due_at IS NOT NULL AND restacked_at IS NULL
+        `SELECT * FROM notes WHERE restack_due_at IS NOT NULL AND restacked_at IS NULL
            AND restack_due_at <= @now AND (claimed_until IS NULL OR claimed_until <= @now)
            AND (retry_after IS NULL OR retry_after <= @now) AND delivering IS NULL
          ORDER BY restack_due_at, id LIMIT @limit`,
@@ -122,7 +122,7 @@ export class SqliteNotesRepository implements NotesRepository {
         `UPDATE notes SET claimed_until = @until, delivering = 'restack' WHERE id = @id
            AND (claimed_until IS NULL OR claimed_until <= @now) AND delivering IS NULL
            AND (retry_after IS NULL OR retry_after <= @now)
-           AND status = 'published' AND restacked_at IS NULL AND restack_due_at <= @now`,
+           AND restacked_at IS NULL AND restack_due_at <= @now`,
       ),
       // A back-off keeps every run away until then (a reschedule clears it).
       settle: db.prepare(
