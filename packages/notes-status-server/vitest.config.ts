@@ -13,6 +13,7 @@ const ON_BOTH_STORES = [
   "give-up.test.ts",
   "paging.test.ts",
   "probe-delivery.test.ts",
+  "probe-record.test.ts",
   "scale-out.test.ts",
   "scheduler.test.ts",
   "status.test.ts",

@@ -138,6 +138,60 @@ describe("publishing", () => {
     });
   });
 
+  describe("a published note made evergreen keeps its pending restack", () => {
+    async function publishedWithRestack() {
+      app = await testApp();
+      const id = (await app.notes.create({ content: "went well", status: "ready" })).id;
+      await app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z", autoRestackAfterHours: 6 }]);
+      app.time.set("2026-03-02T09:00:00Z");
+      expect((await app.scheduler.publishDue()).published).toEqual([id]);
+      return id;
+    }
+
+    it("the restack goes out once, at its time, with what was published", async () => {
+      const id = await publishedWithRestack();
+      app.time.set("2026-03-02T10:00:00Z");
+      const evergreen = await app.notes.update(id, { status: "evergreen" });
+      expect(evergreen).toMatchObject({ status: "evergreen", restackDueAt: "2026-03-02T15:00:00.000Z" });
+      app.time.set("2026-03-02T15:00:00Z");
+      expect((await app.scheduler.publishDue()).restacked).toEqual([id]);
+      app.time.advance(DAY);
+      await app.scheduler.publishDue();
+      expect(app.publisher.events.map((e) => [e.kind, e.note.id, e.note.content])).toEqual([
+        ["post", id, "went well"],
+        ["restack", id, "went well"],
+      ]);
+      expect(await app.notes.get(id)).toMatchObject({
+        status: "evergreen",
+        restackedAt: "2026-03-02T15:00:00.000Z",
+      });
+    });
+
+    it("toggled back and forth, the restack still goes out once", async () => {
+      const id = await publishedWithRestack();
+      await app.notes.update(id, { status: "evergreen" });
+      await app.notes.update(id, { status: "ready" });
+      await app.notes.update(id, { status: "evergreen" });
+      app.time.set("2026-03-02T15:00:00Z");
+      expect((await app.scheduler.publishDue()).restacked).toEqual([id]);
+      app.time.advance(DAY);
+      await app.scheduler.publishDue();
+      expect(app.publisher.events.map((e) => e.kind)).toEqual(["post", "restack"]);
+    });
+
+    it("its content stays as published until the restack is out", async () => {
+      const id = await publishedWithRestack();
+      await app.notes.update(id, { status: "evergreen" });
+      await expect(app.notes.update(id, { content: "rewritten" })).rejects.toThrow(
+        expect.objectContaining({ reason: "NOT_EDITABLE", message: expect.stringContaining("restack") }),
+      );
+      expect((await app.notes.get(id)).content).toBe("went well");
+      app.time.set("2026-03-02T15:00:00Z");
+      await app.scheduler.publishDue();
+      expect((await app.notes.update(id, { content: "rewritten" })).content).toBe("rewritten");
+    });
+  });
+
   it("publishes no restack for a note without autoRestackAfterHours", async () => {
     app = await testApp();
     const id = (await app.notes.create({ content: "once", status: "ready" })).id;

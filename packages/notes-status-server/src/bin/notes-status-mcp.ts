@@ -157,7 +157,8 @@ async function main(): Promise<void> {
     const report = await app.scheduler.tick();
     process.stdout.write(`${JSON.stringify(report)}\n`);
     await app.close();
-    process.exitCode = report.failed.length > 0 ? 1 : 0;
+    process.exitCode =
+      report.failed.length + report.unrecorded.length + report.outcomeUnknown.length > 0 ? 1 : 0;
     return;
   }
   if (o.scheduler) app.scheduler.start(o.tickSeconds * 1000);

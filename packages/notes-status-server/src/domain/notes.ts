@@ -235,6 +235,20 @@ export class NotesService {
           );
         }
       }
+      // A restack re-posts what was published: a published note made evergreen (whose content becomes
+      // the source of its copies) keeps that content until its restack is out.
+      if (
+        note.status !== "published" &&
+        note.restackDueAt !== null &&
+        note.restackedAt === null &&
+        patch.content !== undefined &&
+        patch.content !== note.content
+      ) {
+        throw new NotesError(
+          "NOT_EDITABLE",
+          `Note ${id} has a restack due at ${note.restackDueAt}, which re-posts it as published; its content can change once the restack is out`,
+        );
+      }
       const next: NoteDetail = { ...note };
       if (patch.status !== undefined && patch.status !== note.status) {
         assertTransition(id, note.status, patch.status, "update_note");

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { PublishError, type Publisher } from "./publishers/types.js";
+import { PublishError, type PublishKind, type Publisher } from "./publishers/types.js";
 import { slotsBetween } from "./slots.js";
 import { type Clock, iso } from "./time.js";
 import type { NoteDetail, NotesRepository } from "./types.js";
@@ -28,6 +28,38 @@ export interface PublishReport {
   failed: Array<{ id: string; kind: "post" | "restack"; error: string }>;
   /** Of the failed ones, those that reached the limit of failed runs and are no longer tried. */
   gaveUp: string[];
+  /**
+   * Answered by the publisher (sent or failed) but the store refused to record it: this process writes
+   * the record on its next runs, and no run sends the note again meanwhile.
+   */
+  unrecorded: Array<{ id: string; kind: PublishKind; error: string }>;
+  /**
+   * Handed to the publisher by a run that stopped before recording the answer: they may have gone out,
+   * so they are not sent again; a post is back to draft and each carries the reason in lastError.
+   */
+  outcomeUnknown: Array<{ id: string; kind: PublishKind }>;
+}
+
+/** A delivery's answer that is still to be written: `write` records it (and ends the delivery). */
+interface PendingRecord {
+  kind: PublishKind;
+  write: (report: PublishReport) => Promise<void>;
+}
+
+/**
+ * Waits (ms) before writing a refused record again within the run: a busy or briefly unreachable store
+ * often takes it a moment later. After them, later runs try again.
+ */
+const RECORD_RETRY_MS = [50, 250];
+
+/**
+ * Whether the delivery of `kind` is still owed: the post is still scheduled; the restack not yet out,
+ * whatever the note's status since it was published (a published note made evergreen keeps it).
+ */
+function pendingDelivery(note: NoteDetail, kind: PublishKind): boolean {
+  return kind === "post"
+    ? note.status === "scheduled"
+    : note.restackDueAt !== null && note.restackedAt === null;
 }
 
 export interface TickReport extends PublishReport {
@@ -58,6 +90,8 @@ export class Scheduler {
   private readonly giveUpAfter: number;
   private readonly log: (line: string) => void;
   private running: Promise<TickReport> | undefined;
+  /** Answers this process got but could not record yet, by note id (see `record`). */
+  private readonly unrecorded = new Map<string, PendingRecord>();
 
   constructor(
     private readonly repo: NotesRepository,
@@ -77,69 +111,38 @@ export class Scheduler {
    * Hands every due scheduled note to the publisher (it becomes published) and every due restack. A
    * failure leaves the note as it was, with `attempts` and `lastError`, to be tried again by the first
    * run after its back-off (`retryDelayMs`), until `giveUpAfter` runs in a row have failed.
+   *
+   * Each note is handed over once: the claim marks it as being delivered before the publisher sees it,
+   * and only the record of the answer (success or failure) clears that mark. A record the store
+   * refuses is kept in this process and written by a later run, never replaced by a second send; a mark
+   * whose run is gone (its lease over, nobody left to record the answer) is resolved as an unknown
+   * outcome, shown on the note, for its owner to decide (`resolveAbandoned`).
    */
   async publishDue(now: Date = this.clock()): Promise<PublishReport> {
-    const report: PublishReport = { published: [], restacked: [], failed: [], gaveUp: [] };
+    const report: PublishReport = {
+      published: [],
+      restacked: [],
+      failed: [],
+      gaveUp: [],
+      unrecorded: [],
+      outcomeUnknown: [],
+    };
     const nowIso = iso(now.getTime());
+    for (const [id, pending] of [...this.unrecorded]) await this.record(id, pending, report, []);
+    await this.resolveAbandoned(nowIso, report);
     // The lease runs from the claim, not from the start of the run: a run of 100 notes to a slow
     // receiver (up to 47 s a note with the webhook's retries) lasts far longer than the lease, and a
     // lease dated from its start would have expired before its later notes were even sent, leaving
     // them to another process while this one sends them too.
     const until = () => iso(Math.max(now.getTime(), this.clock().getTime()) + this.leaseMs);
-    for (const listed of await this.repo.duePosts(nowIso, this.batch)) {
-      if (!(await this.repo.claim(listed.id, "post", nowIso, until()))) continue;
-      const note = (await this.repo.get(listed.id)) ?? listed; // what goes out is the note as it is now
-      let retryAt: string | undefined;
-      try {
-        const outgoing: NoteDetail = { ...note, publishedAt: nowIso };
-        const outcome = await this.publisher.publish({ kind: "post", at: nowIso, note: outgoing });
-        await this.repo.transaction(async () => {
-          const current = await this.repo.get(note.id);
-          if (!current) return; // deleted while it went out: nothing left to record
-          const hours = current.autoRestackAfterHours;
-          await this.repo.update({
-            ...current,
-            status: "published",
-            publishedAt: nowIso,
-            restackDueAt: hours === null ? null : iso(now.getTime() + hours * HOUR_MS),
-            restackedAt: null,
-            attempts: current.attempts + (outcome?.attempts ?? 1),
-            lastError: null,
-            lastAttemptAt: nowIso,
-          });
-        });
-        report.published.push(note.id);
-      } catch (err) {
-        retryAt = await this.recordFailure(note.id, "post", err, now, report);
-        report.failed.push({ id: note.id, kind: "post", error: (err as Error).message });
-      } finally {
-        if (retryAt) await this.repo.defer(note.id, retryAt);
-        else await this.repo.release(note.id);
-      }
-    }
-    for (const listed of await this.repo.dueRestacks(nowIso, this.batch)) {
-      if (!(await this.repo.claim(listed.id, "restack", nowIso, until()))) continue;
-      const note = (await this.repo.get(listed.id)) ?? listed;
-      let retryAt: string | undefined;
-      try {
-        await this.publisher.publish({ kind: "restack", at: nowIso, note });
-        await this.repo.transaction(async () => {
-          const current = await this.repo.get(note.id);
-          if (current)
-            await this.repo.update({
-              ...current,
-              restackedAt: nowIso,
-              lastError: null,
-              lastAttemptAt: nowIso,
-            });
-        });
-        report.restacked.push(note.id);
-      } catch (err) {
-        retryAt = await this.recordFailure(note.id, "restack", err, now, report);
-        report.failed.push({ id: note.id, kind: "restack", error: (err as Error).message });
-      } finally {
-        if (retryAt) await this.repo.defer(note.id, retryAt);
-        else await this.repo.release(note.id);
+    for (const kind of ["post", "restack"] as const) {
+      const due =
+        kind === "post"
+          ? await this.repo.duePosts(nowIso, this.batch)
+          : await this.repo.dueRestacks(nowIso, this.batch);
+      for (const listed of due) {
+        if (!(await this.repo.claim(listed.id, kind, nowIso, until()))) continue;
+        await this.deliver(kind, listed, now, report);
       }
     }
     for (const f of report.failed) {
@@ -148,49 +151,168 @@ export class Scheduler {
         : "";
       this.log(`publishing ${f.kind} of note ${f.id} failed: ${f.error}${end}`);
     }
+    for (const u of report.unrecorded)
+      this.log(
+        `${u.kind} of note ${u.id} answered, but the store refused the record (kept for the next run): ${u.error}`,
+      );
+    for (const u of report.outcomeUnknown)
+      this.log(
+        `${u.kind} of note ${u.id}: outcome unknown (a run stopped before recording it); not sent again`,
+      );
     return report;
   }
 
+  /** Hands one claimed note over and records the answer. */
+  private async deliver(kind: PublishKind, listed: NoteDetail, now: Date, report: PublishReport) {
+    const nowIso = iso(now.getTime());
+    let note: NoteDetail;
+    try {
+      note = (await this.repo.get(listed.id)) ?? listed; // what goes out is the note as it is now
+    } catch (err) {
+      // Nothing went out: end the delivery, so its mark is not later taken for an unknown outcome.
+      await this.repo.settle(listed.id).catch(() => undefined);
+      throw err;
+    }
+    let write: PendingRecord["write"];
+    try {
+      const outgoing: NoteDetail = kind === "post" ? { ...note, publishedAt: nowIso } : note;
+      const outcome = await this.publisher.publish({ kind, at: nowIso, note: outgoing });
+      write = (r) => this.recordSuccess(note.id, kind, outcome?.attempts ?? 1, now, r);
+    } catch (err) {
+      write = (r) => this.recordFailure(note.id, kind, err, now, r);
+    }
+    await this.record(note.id, { kind, write }, report, RECORD_RETRY_MS);
+  }
+
   /**
-   * Records a failed run; returns when the note may be tried again, or undefined when it is not to be
+   * Writes the answer of a delivery, trying again after each of `waits` (ms); when the store still
+   * refuses, keeps it for the next run (the delivery mark keeps every run from sending the note again
+   * meanwhile) and reports it as unrecorded.
+   */
+  private async record(
+    id: string,
+    pending: PendingRecord,
+    report: PublishReport,
+    waits: readonly number[],
+  ): Promise<void> {
+    let error: unknown;
+    for (const wait of [0, ...waits]) {
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      try {
+        await pending.write(report);
+        this.unrecorded.delete(id);
+        return;
+      } catch (err) {
+        error = err;
+      }
+    }
+    this.unrecorded.set(id, pending);
+    report.unrecorded.push({ id, kind: pending.kind, error: (error as Error).message || String(error) });
+  }
+
+  private async recordSuccess(
+    id: string,
+    kind: PublishKind,
+    attempts: number,
+    now: Date,
+    report: PublishReport,
+  ): Promise<void> {
+    const nowIso = iso(now.getTime());
+    await this.repo.transaction(async () => {
+      const current = await this.repo.get(id);
+      if (!current) return; // deleted while it went out: nothing left to record
+      if (kind === "post") {
+        const hours = current.autoRestackAfterHours;
+        await this.repo.update({
+          ...current,
+          status: "published",
+          publishedAt: nowIso,
+          restackDueAt: hours === null ? null : iso(now.getTime() + hours * HOUR_MS),
+          restackedAt: null,
+          attempts: current.attempts + attempts,
+          lastError: null,
+          lastAttemptAt: nowIso,
+        });
+      } else {
+        await this.repo.update({ ...current, restackedAt: nowIso, lastError: null, lastAttemptAt: nowIso });
+      }
+      await this.repo.settle(id);
+    });
+    (kind === "post" ? report.published : report.restacked).push(id);
+  }
+
+  /**
+   * Records a failed run and ends the delivery: with a back-off before the next try, or not to be
    * tried again: deleted meanwhile, or at the limit of failed runs, when a post goes back to draft (off
    * the queue) and a restack is dropped (restackDueAt null). Either keeps attempts and lastError.
    */
   private async recordFailure(
     id: string,
-    kind: "post" | "restack",
+    kind: PublishKind,
     err: unknown,
     now: Date,
     report: PublishReport,
-  ): Promise<string | undefined> {
+  ): Promise<void> {
     const tries = err instanceof PublishError ? err.attempts : 1;
     const nowIso = iso(now.getTime());
-    return this.repo.transaction(async () => {
+    const error = (err as Error).message || String(err);
+    const gaveUp = await this.repo.transaction(async () => {
       const current = await this.repo.get(id);
-      if (!current) return undefined;
+      if (!current) return false;
       const failed: NoteDetail = {
         ...current,
         attempts: current.attempts + tries,
-        lastError: (err as Error).message || String(err),
+        lastError: error,
         lastAttemptAt: nowIso,
       };
       await this.repo.update(failed);
       const runs = await this.repo.addFailedRun(id);
       // The owner may have moved the note while it was out (unscheduled it): only a delivery that is
       // still pending is given up on.
-      const pending =
-        kind === "post"
-          ? current.status === "scheduled"
-          : current.status === "published" && current.restackedAt === null;
-      if (runs < this.giveUpAfter || !pending) return iso(now.getTime() + retryDelayMs(failed.attempts));
+      if (runs < this.giveUpAfter || !pendingDelivery(current, kind)) {
+        await this.repo.settle(id, iso(now.getTime() + retryDelayMs(failed.attempts)));
+        return false;
+      }
       await this.repo.update(
         kind === "post"
           ? { ...failed, status: "draft", scheduledAt: null }
           : { ...failed, restackDueAt: null },
       );
-      report.gaveUp.push(id);
-      return undefined;
+      await this.repo.settle(id);
+      return true;
     });
+    report.failed.push({ id, kind, error });
+    if (gaveUp) report.gaveUp.push(id);
+  }
+
+  /**
+   * Deliveries whose run is gone (the lease over with the mark still set: a process killed between the
+   * publisher's answer and the record, or one that ended with the record unwritten) may or may not have
+   * gone out. Sending again could post twice, so they are not: a post goes back to draft, off the queue
+   * (the owner's `schedule_notes` sends it again), a restack is dropped, and lastError says why.
+   */
+  private async resolveAbandoned(nowIso: string, report: PublishReport): Promise<void> {
+    for (const id of await this.repo.abandonedDeliveries(nowIso, this.batch)) {
+      if (this.unrecorded.has(id)) continue; // this process knows the answer and writes it when it can
+      const kind = await this.repo.transaction(async () => {
+        const taken = await this.repo.takeAbandoned(id, nowIso);
+        const current = taken && (await this.repo.get(id));
+        if (!taken || !current) return undefined;
+        const pending = pendingDelivery(current, taken);
+        const lastError = `Outcome unknown: this ${taken} was handed to the publisher (delivery id ${id}:${taken}) by a scheduler run that stopped before recording the answer, so it may have gone out. It is not sent again by itself${
+          taken === "post" ? ": check the receiver, and schedule it again with schedule_notes to send it" : ""
+        }.`;
+        await this.repo.update({
+          ...current,
+          ...(pending && taken === "post" ? { status: "draft" as const, scheduledAt: null } : {}),
+          ...(pending && taken === "restack" ? { restackDueAt: null } : {}),
+          attempts: current.attempts + 1,
+          lastError,
+        });
+        return taken;
+      });
+      if (kind) report.outcomeUnknown.push({ id, kind });
+    }
   }
 
   /**

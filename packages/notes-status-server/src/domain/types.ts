@@ -66,16 +66,24 @@ export interface NotesRepository {
   scheduledTimesBetween(fromIso: string, toIso: string): Promise<string[]>;
   /** Scheduled notes due at or before `nowIso` and not claimed by another run, earliest first. */
   duePosts(nowIso: string, limit: number): Promise<NoteDetail[]>;
-  /** Published notes whose restack is due at or before `nowIso`, earliest first. */
+  /** Notes whose restack is due at or before `nowIso` (published, or made evergreen since), earliest first. */
   dueRestacks(nowIso: string, limit: number): Promise<NoteDetail[]>;
   /**
-   * Marks a note as being published until `untilIso`; false when another run holds it or it is no
-   * longer due (another run published it already).
+   * Marks a note as being delivered (`kind`), leased until `untilIso`; false when another run holds it,
+   * a delivery of it is still unrecorded, or it is no longer due (another run published it already).
+   * The mark outlives the lease: only `settle` or `takeAbandoned` clears it, so no run sends a note
+   * whose last delivery's answer was never written.
    */
   claim(id: string, kind: "post" | "restack", nowIso: string, untilIso: string): Promise<boolean>;
-  release(id: string): Promise<void>;
-  /** Keeps every run away from the note until `untilIso` (a failed note's back-off). */
-  defer(id: string, untilIso: string): Promise<void>;
+  /**
+   * Ends a delivery once its answer is recorded: clears the lease and the mark; with `retryAfterIso`,
+   * keeps every run away from the note until then (a failed note's back-off).
+   */
+  settle(id: string, retryAfterIso?: string): Promise<void>;
+  /** Notes marked as being delivered whose lease is over (the run that claimed them is gone). */
+  abandonedDeliveries(nowIso: string, limit: number): Promise<string[]>;
+  /** Clears such a mark if it is still there and its lease still over; returns its kind, or undefined. */
+  takeAbandoned(id: string, nowIso: string): Promise<"post" | "restack" | undefined>;
   /**
    * Counts one more scheduler run whose publish of the note failed and returns the runs in a row so
    * far (the count ends whenever `update` clears lastError); 0 when the note is gone.

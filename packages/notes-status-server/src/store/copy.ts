@@ -11,13 +11,14 @@ import { migrate } from "./db.js";
 import { migratePostgres } from "./postgres.js";
 import { NOTE_COLUMNS } from "./rows.js";
 
-// The notes' own columns, then the store's claim, failure counter and back-off. source_note_id is copied in a
+// The notes' own columns, then the store's claim, failure counter, back-off and delivery mark. source_note_id is copied in a
 // second pass, once every note it may point at exists.
 const COLUMNS = [
   ...NOTE_COLUMNS.filter((c) => c !== "source_note_id"),
   "claimed_until",
   "failed_runs",
   "retry_after",
+  "delivering",
 ] as const;
 const PG_TYPES: Record<string, string> = {
   auto_restack_after_hours: "float8",

@@ -217,4 +217,17 @@ export const MIGRATIONS: readonly string[] = [
     INSERT INTO note_counts VALUES ('', NEW.status, 1) ON CONFLICT DO UPDATE SET n = n + 1;
   END;
   `,
+  // 7: the delivery mark (delivering: 'post' or 'restack'), set by the claim before the publisher sees
+  // the note and cleared only with the record of its answer. The lease alone let a run whose record
+  // failed, or a process killed after the publisher's answer, leave a note that the next run sent again.
+  `
+  ALTER TABLE notes ADD COLUMN delivering TEXT CHECK (delivering IN ('post', 'restack'));
+  CREATE INDEX notes_delivering ON notes(claimed_until) WHERE delivering IS NOT NULL;
+  `,
+  // 8: a restack is owed whatever the note's status has become since it was published (made evergreen,
+  // and back): the due-restack index no longer names the status.
+  `
+  DROP INDEX notes_restack_due;
+  CREATE INDEX notes_restack_due ON notes(restack_due_at) WHERE restack_due_at IS NOT NULL AND restacked_at IS NULL;
+  `,
 ];

@@ -123,4 +123,15 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE notes ADD CONSTRAINT notes_status_check
     CHECK (status IN ('draft', 'ready', 'scheduled', 'published', 'evergreen'));
   `,
+  // 4: the delivery mark, set by the claim and cleared with the record of the answer (see the SQLite
+  // migration 7).
+  `
+  ALTER TABLE notes ADD COLUMN delivering TEXT COLLATE "C" CHECK (delivering IN ('post', 'restack'));
+  CREATE INDEX notes_delivering ON notes(claimed_until) WHERE delivering IS NOT NULL;
+  `,
+  // 5: a restack is owed whatever the note's status has become since (see the SQLite migration 8).
+  `
+  DROP INDEX notes_restack_due;
+  CREATE INDEX notes_restack_due ON notes(restack_due_at) WHERE restack_due_at IS NOT NULL AND restacked_at IS NULL;
+  `,
 ];

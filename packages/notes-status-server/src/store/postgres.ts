@@ -205,6 +205,7 @@ export class PgNotesRepository implements NotesRepository {
     const rows = await this.rows<NoteRow>(
       `SELECT * FROM notes WHERE status = 'scheduled' AND scheduled_at <= $1
          AND (claimed_until IS NULL OR claimed_until <= $1) AND (retry_after IS NULL OR retry_after <= $1)
+         AND delivering IS NULL
        ORDER BY scheduled_at, created_at, id LIMIT $2`,
       [nowIso, limit],
     );
@@ -213,9 +214,9 @@ export class PgNotesRepository implements NotesRepository {
 
   async dueRestacks(nowIso: string, limit: number): Promise<NoteDetail[]> {
     const rows = await this.rows<NoteRow>(
-      `SELECT * FROM notes WHERE status = 'published' AND restack_due_at IS NOT NULL AND restacked_at IS NULL
+      `SELECT * FROM notes WHERE restack_due_at IS NOT NULL AND restacked_at IS NULL
          AND restack_due_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
-         AND (retry_after IS NULL OR retry_after <= $1)
+         AND (retry_after IS NULL OR retry_after <= $1) AND delivering IS NULL
        ORDER BY restack_due_at, id LIMIT $2`,
       [nowIso, limit],
     );
@@ -231,23 +232,41 @@ export class PgNotesRepository implements NotesRepository {
     const due =
       kind === "post"
         ? `status = 'scheduled' AND scheduled_at <= $3`
-        : `status = 'published' AND restacked_at IS NULL AND restack_due_at <= $3`;
+        : `restacked_at IS NULL AND restack_due_at <= $3`;
     const result = await this.db().query(
-      `UPDATE notes SET claimed_until = $1 WHERE id = (
+      `UPDATE notes SET claimed_until = $1, delivering = $4 WHERE id = (
          SELECT id FROM notes WHERE id = $2 AND (claimed_until IS NULL OR claimed_until <= $3)
-           AND (retry_after IS NULL OR retry_after <= $3) AND ${due}
+           AND delivering IS NULL AND (retry_after IS NULL OR retry_after <= $3) AND ${due}
          FOR UPDATE SKIP LOCKED)`,
-      [untilIso, id, nowIso],
+      [untilIso, id, nowIso, kind],
     );
     return result.rowCount === 1;
   }
 
-  async release(id: string): Promise<void> {
-    await this.rows(`UPDATE notes SET claimed_until = NULL WHERE id = $1`, [id]);
+  async settle(id: string, retryAfterIso?: string): Promise<void> {
+    await this.rows(
+      `UPDATE notes SET claimed_until = NULL, delivering = NULL, retry_after = coalesce($1, retry_after) WHERE id = $2`,
+      [retryAfterIso ?? null, id],
+    );
   }
 
-  async defer(id: string, untilIso: string): Promise<void> {
-    await this.rows(`UPDATE notes SET claimed_until = NULL, retry_after = $1 WHERE id = $2`, [untilIso, id]);
+  async abandonedDeliveries(nowIso: string, limit: number): Promise<string[]> {
+    const rows = await this.rows<{ id: string }>(
+      `SELECT id FROM notes WHERE delivering IS NOT NULL AND (claimed_until IS NULL OR claimed_until <= $1)
+       ORDER BY claimed_until, id LIMIT $2`,
+      [nowIso, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async takeAbandoned(id: string, nowIso: string): Promise<"post" | "restack" | undefined> {
+    const [row] = await this.rows<{ delivering: "post" | "restack" }>(
+      `UPDATE notes n SET delivering = NULL, claimed_until = NULL FROM notes o
+       WHERE n.id = $1 AND o.id = n.id AND o.delivering IS NOT NULL
+         AND (o.claimed_until IS NULL OR o.claimed_until <= $2) RETURNING o.delivering`,
+      [id, nowIso],
+    );
+    return row?.delivering;
   }
 
   async addFailedRun(id: string): Promise<number> {

@@ -102,28 +102,44 @@ export class SqliteNotesRepository implements NotesRepository {
       duePosts: db.prepare(
         `SELECT * FROM notes WHERE status = 'scheduled' AND scheduled_at <= @now
            AND (claimed_until IS NULL OR claimed_until <= @now) AND (retry_after IS NULL OR retry_after <= @now)
+           AND delivering IS NULL
          ORDER BY scheduled_at, created_at, id LIMIT @limit`,
       ),
       dueRestacks: db.prepare(
-        `SELECT * FROM notes WHERE status = 'published' AND restack_due_at IS NOT NULL AND restacked_at IS NULL
+        `SELECT * FROM notes WHERE restack_due_at IS NOT NULL AND restacked_at IS NULL
            AND restack_due_at <= @now AND (claimed_until IS NULL OR claimed_until <= @now)
-           AND (retry_after IS NULL OR retry_after <= @now)
+           AND (retry_after IS NULL OR retry_after <= @now) AND delivering IS NULL
          ORDER BY restack_due_at, id LIMIT @limit`,
       ),
       // A claim re-checks that the note is still due, so a run holding a stale list skips notes
       // another run has published meanwhile.
       claimPost: db.prepare(
-        `UPDATE notes SET claimed_until = @until WHERE id = @id AND (claimed_until IS NULL OR claimed_until <= @now)
+        `UPDATE notes SET claimed_until = @until, delivering = 'post' WHERE id = @id
+           AND (claimed_until IS NULL OR claimed_until <= @now) AND delivering IS NULL
            AND (retry_after IS NULL OR retry_after <= @now) AND status = 'scheduled' AND scheduled_at <= @now`,
       ),
       claimRestack: db.prepare(
-        `UPDATE notes SET claimed_until = @until WHERE id = @id AND (claimed_until IS NULL OR claimed_until <= @now)
+        `UPDATE notes SET claimed_until = @until, delivering = 'restack' WHERE id = @id
+           AND (claimed_until IS NULL OR claimed_until <= @now) AND delivering IS NULL
            AND (retry_after IS NULL OR retry_after <= @now)
-           AND status = 'published' AND restacked_at IS NULL AND restack_due_at <= @now`,
+           AND restacked_at IS NULL AND restack_due_at <= @now`,
       ),
-      release: db.prepare(`UPDATE notes SET claimed_until = NULL WHERE id = ?`),
-      // The back-off ends the lease and keeps every run away until then (a reschedule clears it)
-      defer: db.prepare(`UPDATE notes SET claimed_until = NULL, retry_after = ? WHERE id = ?`),
+      // A back-off keeps every run away until then (a reschedule clears it).
+      settle: db.prepare(
+        `UPDATE notes SET claimed_until = NULL, delivering = NULL, retry_after = coalesce(?, retry_after) WHERE id = ?`,
+      ),
+      abandoned: db
+        .prepare(
+          `SELECT id FROM notes WHERE delivering IS NOT NULL AND (claimed_until IS NULL OR claimed_until <= ?)
+           ORDER BY claimed_until, id LIMIT ?`,
+        )
+        .pluck(),
+      abandonedKind: db
+        .prepare(
+          `SELECT delivering FROM notes WHERE id = ? AND delivering IS NOT NULL
+             AND (claimed_until IS NULL OR claimed_until <= ?)`,
+        )
+        .pluck(),
       evergreen: db.prepare(
         `SELECT * FROM notes WHERE status = 'evergreen'
          ORDER BY last_recycled_at IS NOT NULL, last_recycled_at, created_at, id`,
@@ -263,12 +279,21 @@ export class SqliteNotesRepository implements NotesRepository {
     return this.turn(() => stmt.run({ until: untilIso, id, now: nowIso }).changes === 1);
   }
 
-  release(id: string): Promise<void> {
-    return this.turn(() => void this.s.release.run(id));
+  settle(id: string, retryAfterIso?: string): Promise<void> {
+    return this.turn(() => void this.s.settle.run(retryAfterIso ?? null, id));
   }
 
-  defer(id: string, untilIso: string): Promise<void> {
-    return this.turn(() => void this.s.defer.run(untilIso, id));
+  abandonedDeliveries(nowIso: string, limit: number): Promise<string[]> {
+    return this.turn(() => this.s.abandoned.all(nowIso, limit) as string[]);
+  }
+
+  takeAbandoned(id: string, nowIso: string): Promise<"post" | "restack" | undefined> {
+    // (RETURNING gives the new value, NULL: the kind is read first, in the same step)
+    return this.atomic(() => {
+      const kind = this.s.abandonedKind.get(id, nowIso) as "post" | "restack" | undefined;
+      if (kind) this.s.settle.run(null, id);
+      return kind;
+    });
   }
 
   addFailedRun(id: string): Promise<number> {

@@ -2,7 +2,7 @@
 import type { NoteStatus } from "../domain/status.js";
 import type { Note, NoteDetail, QueueSettings } from "../domain/types.js";
 
-/** Every column the domain reads and writes, id first (claimed_until, failed_runs and retry_after are the store's own). */
+/** Every column the domain reads and writes, id first (claimed_until, failed_runs, retry_after and delivering are the store's own). */
 export const NOTE_COLUMNS = [
   "id",
   "content",

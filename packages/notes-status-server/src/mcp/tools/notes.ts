@@ -32,7 +32,7 @@ export const listNotes = tool({
     status: statusEnum
       .optional()
       .describe(
-        "Only notes with this status. evergreen means the source notes set to repeat; it is a status, not a tag. A note whose publishing was given up after repeated errors is a draft again (get_note shows attempts and lastError; schedule_notes retries).",
+        "Only notes with this status. evergreen means the source notes set to repeat; it is a status, not a tag. A note whose publishing was given up after repeated errors, or whose delivery's outcome is unknown, is a draft again (get_note shows attempts and lastError; schedule_notes retries).",
       ),
     tag: z.string().optional().describe("Only notes with this category/tag name"),
   },
@@ -65,7 +65,7 @@ export const listNotes = tool({
 export const getNote = tool({
   name: "get_note",
   title: "Get a note",
-  description: `Reads one note by id, with its publishing facts: when it was published or restacked, the evergreen note it was copied from, and, when publishing failed, attempts and lastError. A failing note stays scheduled and is tried again, less and less often; after ${DEFAULT_GIVE_UP_AFTER} failed runs in a row (by default) it goes back to draft, off the queue, keeping attempts and lastError, and is not tried again until you schedule it again with schedule_notes.`,
+  description: `Reads one note by id, with its publishing facts: when it was published or restacked, the evergreen note it was copied from, and, when publishing failed, attempts and lastError. A failing note stays scheduled and is tried again, less and less often; after ${DEFAULT_GIVE_UP_AFTER} failed runs in a row (by default) it goes back to draft, off the queue, keeping attempts and lastError, and is not tried again until you schedule it again with schedule_notes. A note whose sending run stopped before recording the answer may have gone out: it is back to draft with a lastError saying so, and is not sent again unless you schedule it.`,
   input: { id: noteId() },
   output: { note: NoteDetailSchema },
   annotations: hints.readOnly,
@@ -94,7 +94,7 @@ export const updateNote = tool({
   name: "update_note",
   title: "Update a note",
   description:
-    "Changes a note's content, tags, status or autoRestackAfterHours; fields left out stay as they are, and the given ones replace the old values. Status changes allowed here: draft <-> ready, draft/ready -> evergreen, evergreen -> draft/ready, published -> evergreen. Scheduling goes through schedule_notes and unschedule_note; a published note keeps its content.",
+    "Changes a note's content, tags, status or autoRestackAfterHours; fields left out stay as they are, and the given ones replace the old values. Status changes allowed here: draft <-> ready, draft/ready -> evergreen, evergreen -> draft/ready, published -> evergreen. Scheduling goes through schedule_notes and unschedule_note; a published note keeps its content, and made evergreen keeps its pending restack (and its content until that restack is out).",
   input: {
     id: noteId(),
     content: content().optional(),
