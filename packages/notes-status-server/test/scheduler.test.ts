@@ -167,16 +167,37 @@ describe("publishing", () => {
       });
     });
 
-    it("toggled back and forth, the restack still goes out once", async () => {
+    it("cannot go back to draft or ready (to be posted a second time), and its restack still goes out once", async () => {
       const id = await publishedWithRestack();
       await app.notes.update(id, { status: "evergreen" });
-      await app.notes.update(id, { status: "ready" });
-      await app.notes.update(id, { status: "evergreen" });
+      for (const status of ["ready", "draft"] as const)
+        await expect(app.notes.update(id, { status })).rejects.toThrow(
+          expect.objectContaining({
+            reason: "INVALID_TRANSITION",
+            message: expect.stringContaining(`cannot go from evergreen to ${status}: it was published`),
+          }),
+        );
+      await expect(app.notes.schedule([{ id, scheduledAt: "2026-03-03T09:00:00Z" }])).rejects.toThrow(
+        expect.objectContaining({ reason: "INVALID_TRANSITION" }),
+      );
+      expect(await app.notes.get(id)).toMatchObject({ status: "evergreen", scheduledAt: null });
       app.time.set("2026-03-02T15:00:00Z");
       expect((await app.scheduler.publishDue()).restacked).toEqual([id]);
-      app.time.advance(DAY);
+      app.time.set("2026-03-05T09:00:00Z");
       await app.scheduler.publishDue();
-      expect(app.publisher.events.map((e) => e.kind)).toEqual(["post", "restack"]);
+      expect(app.publisher.events.map((e) => [e.kind, e.note.id])).toEqual([
+        ["post", id],
+        ["restack", id],
+      ]);
+    });
+
+    it("an evergreen note never published still goes back to ready and is posted once", async () => {
+      app = await testApp();
+      const id = (await app.notes.create({ content: "source", status: "evergreen" })).id;
+      expect(await app.notes.update(id, { status: "ready" })).toMatchObject({ status: "ready" });
+      await app.notes.schedule([{ id, scheduledAt: "2026-03-02T09:00:00Z" }]);
+      app.time.set("2026-03-02T09:00:00Z");
+      expect((await app.scheduler.publishDue()).published).toEqual([id]);
     });
 
     it("its content stays as published until the restack is out", async () => {

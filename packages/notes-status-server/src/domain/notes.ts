@@ -251,7 +251,7 @@ export class NotesService {
       }
       const next: NoteDetail = { ...note };
       if (patch.status !== undefined && patch.status !== note.status) {
-        assertTransition(id, note.status, patch.status, "update_note");
+        assertTransition(id, note.status, patch.status, "update_note", note.publishedAt);
         next.status = patch.status;
         // Evergreen notes are sources, never on the queue themselves.
         if (patch.status === "evergreen") next.scheduledAt = null;
@@ -289,7 +289,7 @@ export class NotesService {
       const notes: NoteDetail[] = [];
       for (const item of items) {
         const note = await this.get(item.id);
-        assertTransition(item.id, note.status, "scheduled", "schedule_notes");
+        assertTransition(item.id, note.status, "scheduled", "schedule_notes", note.publishedAt);
         notes.push(note);
       }
       const explicit = items.map((item) => {

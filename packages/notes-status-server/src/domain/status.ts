@@ -38,8 +38,22 @@ export function canTransition(from: NoteStatus, to: NoteStatus, via: TransitionV
 }
 
 /** Throws INVALID_TRANSITION with a message that says what would work instead. */
-export function assertTransition(id: string, from: NoteStatus, to: NoteStatus, via: TransitionVia): void {
+export function assertTransition(
+  id: string,
+  from: NoteStatus,
+  to: NoteStatus,
+  via: TransitionVia,
+  publishedAt: string | null = null,
+): void {
   if (from === to && via === "update_note") return; // setting the status a note already has changes nothing
+  // A published note made evergreen is still the published one: back to draft or ready it could be
+  // scheduled and posted a second time, under the delivery id of its first post (which receivers that
+  // drop duplicates would drop). Its copies are what recycling posts again.
+  if (from === "evergreen" && publishedAt !== null && to !== "evergreen")
+    throw new NotesError(
+      "INVALID_TRANSITION",
+      `Note ${id} cannot go from evergreen to ${to}: it was published (${publishedAt}), and a published note cannot go back to draft, ready or the queue; recycling posts copies of it`,
+    );
   if (canTransition(from, to, via)) return;
   const other = TRANSITIONS.find((t) => t.from === from && t.to === to);
   const why = other

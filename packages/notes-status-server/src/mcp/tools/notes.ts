@@ -94,7 +94,7 @@ export const updateNote = tool({
   name: "update_note",
   title: "Update a note",
   description:
-    "Changes a note's content, tags, status or autoRestackAfterHours; fields left out stay as they are, and the given ones replace the old values. Status changes allowed here: draft <-> ready, draft/ready -> evergreen, evergreen -> draft/ready, published -> evergreen. Scheduling goes through schedule_notes and unschedule_note; a published note keeps its content, and made evergreen keeps its pending restack (and its content until that restack is out).",
+    "Changes a note's content, tags, status or autoRestackAfterHours; fields left out stay as they are, and the given ones replace the old values. Status changes allowed here: draft <-> ready, draft/ready -> evergreen, evergreen -> draft/ready (unless it was published), published -> evergreen. Scheduling goes through schedule_notes and unschedule_note; a published note keeps its content, and made evergreen keeps its pending restack (and its content until that restack is out).",
   input: {
     id: noteId(),
     content: content().optional(),
