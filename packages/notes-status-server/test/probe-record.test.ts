@@ -4,11 +4,16 @@
  * lost connection or a constraint would), or the process is gone before it could. Counted at the
  * publisher: each note is handed over once, and get_note tells the truth about it.
  */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { freshStore, STORE, type TestApp, tempDir, testApp } from "./helpers.js";
 
+const CLI = fileURLToPath(new URL("../dist/bin/notes-status-mcp.js", import.meta.url));
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const DUE = "2026-03-02T09:00:00.000Z";
@@ -156,6 +161,39 @@ describe("the store fails to record a publication the publisher accepted", () =>
     expect(await app.notes.get(id)).toMatchObject({ status: "published", restackDueAt: expect.any(String) });
     expect((await app.notes.get(id)).restackedAt).not.toBeNull();
   });
+});
+
+describe("publish-due (cron's one-shot run) and a store that refuses the record for a moment", () => {
+  it("waits for the store before it exits: the note is recorded published, handed over once, exit 0", async () => {
+    const db = await freshStore(dir.path);
+    const realNow = Date.now();
+    const app = await appOn(db, new Date(realNow - HOUR).toISOString());
+    const { id } = await app.notes.create({ content: "cron's note", status: "ready" });
+    await app.notes.schedule([{ id, scheduledAt: new Date(realNow - 30 * MIN).toISOString() }]);
+    const fault = await failWrites(db, "publication");
+    const outbox = join(dir.path, "outbox.jsonl");
+    let stdout = "";
+    let stderr = "";
+    const child = spawn(process.execPath, [CLI, "publish-due", "--db", db, "--outbox", outbox]);
+    child.stdout.on("data", (b: Buffer) => {
+      stdout += b.toString();
+    });
+    child.stderr.on("data", (b: Buffer) => {
+      stderr += b.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    // The note is handed over, the record refused (its in-run retries take 300 ms); then the store recovers.
+    while (!existsSync(outbox) || readFileSync(outbox, "utf8") === "")
+      await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 2000));
+    await fault.remove();
+    expect(await exited).toBe(0);
+    expect(stderr).toContain("the store refused the record");
+    const report = JSON.parse(stdout) as { published: string[]; unrecorded: unknown[] };
+    expect(report).toMatchObject({ published: [id], unrecorded: [], outcomeUnknown: [] });
+    expect(readFileSync(outbox, "utf8").trim().split("\n")).toHaveLength(1);
+    expect(await app.notes.get(id)).toMatchObject({ status: "published", lastError: null });
+  }, 60_000);
 });
 
 describe("the process is gone between the publisher's answer and the record", () => {

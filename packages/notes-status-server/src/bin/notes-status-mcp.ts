@@ -70,6 +70,9 @@ interface Options {
 }
 
 type Args = ServerArgs<typeof OWN_OPTIONS>;
+/** How long publish-due keeps writing the records the store refused before it exits. */
+const HOLD_RECORDS_MS = 30_000;
+
 const COMMANDS = ["publish-due", "migrate"] as const;
 type Command = "serve" | (typeof COMMANDS)[number];
 const isCommand = (c: string | undefined): c is (typeof COMMANDS)[number] =>
@@ -155,6 +158,8 @@ async function main(): Promise<void> {
   log(`${SERVER_NAME}: store ${describeStore(o.db)}`);
   if (o.command === "publish-due") {
     const report = await app.scheduler.tick();
+    // A refused record this process still holds at exit would become an unknown outcome next run.
+    await app.scheduler.recordHeld(report, HOLD_RECORDS_MS);
     process.stdout.write(`${JSON.stringify(report)}\n`);
     await app.close();
     process.exitCode =

@@ -398,6 +398,22 @@ export class Scheduler {
     return this.running;
   }
 
+  /**
+   * Before a one-shot run (publish-due) ends: writes the answers the store refused, trying again every
+   * second for up to `forMs`. An answer this process still holds when it exits becomes an unknown
+   * outcome at the next run (the note back to draft for its owner to check), so a store that is busy
+   * or unreachable for a few seconds is waited for. `report.unrecorded` is left with what is still
+   * unwritten; what got written joins published, restacked or failed.
+   */
+  async recordHeld(report: PublishReport, forMs: number): Promise<void> {
+    const end = Date.now() + forMs;
+    while (this.unrecorded.size > 0 && Date.now() < end) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, Math.max(0, end - Date.now()))));
+      report.unrecorded.length = 0;
+      for (const [id, pending] of [...this.unrecorded]) await this.record(id, pending, report, []);
+    }
+  }
+
   /** Runs `tick` every `intervalMs` in this process without keeping it alive; returns a stop function. */
   start(intervalMs: number): () => void {
     const run = () =>
