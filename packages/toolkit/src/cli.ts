@@ -58,6 +58,8 @@ export interface CommonFlags {
   sessionIdleMinutes?: number;
   /** --max-sessions: at most this many live 2025-era HTTP sessions. */
   maxSessions?: number;
+  /** --max-sessions-per-user: at most this many live 2025-era HTTP sessions of one user. */
+  maxSessionsPerUser?: number;
   help: boolean;
   version: boolean;
   /** Everything the kit did not recognise, in order, for the server's own flags. */
@@ -73,6 +75,7 @@ export const COMMON_OPTIONS = {
   "output-schemas": { type: "boolean" },
   "session-idle-minutes": { type: "string" },
   "max-sessions": { type: "string" },
+  "max-sessions-per-user": { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const satisfies ParseArgsOptionsConfig;
@@ -120,6 +123,10 @@ export function parseServerArgs<const O extends ParseArgsOptionsConfig>(
     flags.sessionIdleMinutes = positive("--session-idle-minutes", common["session-idle-minutes"]);
   if (typeof common["max-sessions"] === "string")
     flags.maxSessions = Math.floor(positive("--max-sessions", common["max-sessions"]));
+  if (typeof common["max-sessions-per-user"] === "string")
+    flags.maxSessionsPerUser = Math.floor(
+      positive("--max-sessions-per-user", common["max-sessions-per-user"]),
+    );
   return { flags, values: values as OwnValues<O>, positionals };
 }
 
@@ -147,6 +154,8 @@ export function parseCommonFlags(argv: readonly string[]): CommonFlags {
     else if (name === "--output-schemas") flags.outputSchemas = true;
     else if (name === "--session-idle-minutes") flags.sessionIdleMinutes = positive(name, value());
     else if (name === "--max-sessions") flags.maxSessions = Math.floor(positive(name, value()));
+    else if (name === "--max-sessions-per-user")
+      flags.maxSessionsPerUser = Math.floor(positive(name, value()));
     else if (name === "--help" || name === "-h") flags.help = true;
     else if (name === "--version" || name === "-v") flags.version = true;
     else flags.rest.push(arg);
@@ -210,6 +219,9 @@ export const COMMON_FLAGS_HELP = `  --http [HOST:]PORT  serve Streamable HTTP on
                       carries structuredContent; the reference pages document its shape)
   --session-idle-minutes N  close a 2025-era HTTP session unused for N minutes (default 30)
   --max-sessions N    refuse new 2025-era HTTP sessions (503) past N live ones (default 1000)
+  --max-sessions-per-user N  keep at most N live 2025-era HTTP sessions of one user: a new one
+                      closes that user's least recently used idle one (429 if none is idle)
+                      (default 32)
   --help, --version`;
 
 export interface RunOptions {
@@ -269,6 +281,7 @@ export async function runServer(kit: AnyKit, options: RunOptions): Promise<HttpH
     legacySessions: {
       ...(flags.sessionIdleMinutes ? { idleMs: flags.sessionIdleMinutes * 60_000 } : {}),
       ...(flags.maxSessions ? { maxSessions: flags.maxSessions } : {}),
+      ...(flags.maxSessionsPerUser ? { maxSessionsPerUser: flags.maxSessionsPerUser } : {}),
     },
   });
   log(`${kit.name} ${kit.version} listening on ${handle.url}`);

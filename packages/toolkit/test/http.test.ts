@@ -169,7 +169,19 @@ describe("common flags", () => {
 
   it("parses a bin's argv with parseArgs: the common flags plus its own, strictly", () => {
     const { flags, values, positionals } = parseServerArgs(
-      ["--db", "x.db", "--http=8080", "--session-idle-minutes", "5", "--max-sessions", "3", "import", "-h"],
+      [
+        "--db",
+        "x.db",
+        "--http=8080",
+        "--session-idle-minutes",
+        "5",
+        "--max-sessions",
+        "3",
+        "--max-sessions-per-user",
+        "2",
+        "import",
+        "-h",
+      ],
       { db: { type: "string" }, quiet: { type: "boolean" } },
       { allowPositionals: true },
     );
@@ -177,6 +189,7 @@ describe("common flags", () => {
       http: { host: "127.0.0.1", port: 8080 },
       sessionIdleMinutes: 5,
       maxSessions: 3,
+      maxSessionsPerUser: 2,
       help: true,
     });
     expect(values.db).toBe("x.db");
@@ -186,6 +199,9 @@ describe("common flags", () => {
     expect(() => parseServerArgs(["--db"], { db: { type: "string" } })).toThrow(/argument missing/);
     expect(() => parseServerArgs(["--max-sessions", "0"], {})).toThrow(
       /--max-sessions takes a positive number/,
+    );
+    expect(() => parseServerArgs(["--max-sessions-per-user", "none"], {})).toThrow(
+      /--max-sessions-per-user takes a positive number/,
     );
   });
 });

@@ -127,6 +127,7 @@ export async function main(
       flags.token !== undefined ||
       flags.sessionIdleMinutes ||
       flags.maxSessions ||
+      flags.maxSessionsPerUser ||
       flags.tools !== undefined ||
       flags.readOnly ||
       flags.outputSchemas

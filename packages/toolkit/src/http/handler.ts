@@ -58,6 +58,7 @@ export function createKitHttpHandler(kit: AnyKit, options: HttpHandlerOptions): 
   const sessions = new LegacySessions(
     (auth) => kit.protocolInstance(callerOf(auth), { listening: true }),
     options.legacySessions,
+    log,
   );
   const gate = options.verifier
     ? requireBearerAuth({

@@ -1,7 +1,14 @@
 import type { OAuthTokenVerifier } from "@modelcontextprotocol/server";
 import type { Caller } from "../define.js";
 
-/** Verifies a bearer token: the SDK's verifier interface, so an OAuth provider plugs in unchanged. */
+/**
+ * Verifies a bearer token: the SDK's verifier interface, so an OAuth provider plugs in unchanged.
+ * A verifier serving more than one user names the user in `extra.subject` (a string, e.g.
+ * `"user:42"`): a 2025-era session belongs to the token's client and that subject, so it survives a
+ * refreshed or stepped-up token of the same user. Without `subject` the session belongs to all of
+ * `extra`, and a refreshed token whose `extra` differs (a token id, an issue time) gets 404 on it;
+ * the endpoint says so in its log once.
+ */
 export type TokenVerifier = OAuthTokenVerifier;
 
 /** What the HTTP listener knows of a request that the web-standard Request does not carry. */
@@ -25,6 +32,12 @@ export interface LegacySessionOptions {
   idleMs?: number;
   /** At most this many live sessions; a new `initialize` past it gets 503. Default 1,000. */
   maxSessions?: number;
+  /**
+   * At most this many live sessions of one user (the token's client and `extra.subject`, see
+   * `TokenVerifier`). A new `initialize` past it closes that user's least recently used session
+   * with no request being answered, or gets 429 when every one is answering. Default 32.
+   */
+  maxSessionsPerUser?: number;
   /** The clock idleness is measured by (tests inject one). */
   now?: () => number;
 }
