@@ -219,8 +219,8 @@ export const COMMON_FLAGS_HELP = `  --http [HOST:]PORT  serve Streamable HTTP on
                       carries structuredContent; the reference pages document its shape)
   --session-idle-minutes N  close a 2025-era HTTP session unused for N minutes (default 30)
   --max-sessions N    refuse new 2025-era HTTP sessions (503) past N live ones (default 1000)
-  --max-sessions-per-user N  keep at most N live 2025-era HTTP sessions of one user: a new one
-                      closes that user's least recently used idle one (429 if none is idle)
+  --max-sessions-per-user N  keep at most N live 2025-era HTTP sessions of one token user: a new
+                      one closes that user's least recently used idle one (429 if none is idle)
                       (default 32)
   --help, --version`;
 

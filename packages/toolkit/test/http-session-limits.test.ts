@@ -1,7 +1,11 @@
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { createExampleServer } from "../src/example/app.js";
+import { Notebook } from "../src/example/domain/notebook.js";
+import { createKitHttpHandler } from "../src/http/handler.js";
 import { newClient } from "../src/testing/clients.js";
+import { anyScopes } from "./helpers.js";
 import {
   bearer,
   call,
@@ -93,6 +97,39 @@ describe("sessions per user", () => {
     expect((await secretOn(url, "a", a3, "a3")).secret).toBe("SECRET-a3");
     expect((await secretOn(url, "a", a1, "a1")).status).toBe(404);
     expect((await secretOn(url, "a", a2, "a2")).secret).toBe("SECRET-a2");
+  });
+
+  it("without a token verifier there are no users to keep apart: one client's new session closes no other's", async () => {
+    // An endpoint behind a proxy that authenticates (createKitHttpHandler without a verifier)
+    const handler = createKitHttpHandler(createExampleServer({ notebook: new Notebook() }), {
+      caller: anyScopes,
+      allowedHosts: ["kit.test"],
+      legacySessions: { maxSessionsPerUser: 2 },
+      log: () => undefined,
+    });
+    cleanups.push(() => handler.close());
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const postTo = (body: unknown, sid?: string) =>
+      handler.fetch(
+        new Request("http://kit.test/mcp", {
+          method: "POST",
+          headers: sid ? { ...headers, "mcp-session-id": sid } : headers,
+          body: JSON.stringify(body),
+        }),
+      );
+    const sids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const opened = await postTo(initialize());
+      expect(opened.status).toBe(200);
+      await opened.text();
+      sids.push(opened.headers.get("mcp-session-id") as string);
+    }
+    expect(handler.liveSessions()).toBe(4);
+    for (const sid of sids) {
+      const listed = await postTo({ jsonrpc: "2.0", id: 2, method: "tools/list" }, sid);
+      expect(listed.status).toBe(200);
+      expect(await listed.text()).toContain('"tools"');
+    }
   });
 
   it("the endpoint's cap still answers 503 once users together reach it", async () => {

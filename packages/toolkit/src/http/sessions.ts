@@ -166,9 +166,12 @@ export class LegacySessions {
   /**
    * Makes room for one more session of `owner` by closing its least recently used idle sessions
    * past the cap; a 429 when every one of them is answering a request. Other users' sessions are
-   * never touched.
+   * never touched. An endpoint without a verifier has no users: the cap is not applied there.
    */
   private async makeRoomFor(owner: string | undefined): Promise<Response | undefined> {
+    // Without a token verifier there are no users to keep apart (every client is the same nobody):
+    // one client's new session must not close another's, so only the endpoint's cap applies.
+    if (owner === undefined) return undefined;
     const mine = [...this.sessions.entries()].filter(([, s]) => s.owner === owner);
     const over = mine.length - this.maxPerUser + 1;
     if (over <= 0) return undefined;
