@@ -9,7 +9,9 @@
  *  3. list_tags / list_folders count only in-boundary notes; outside folder names and tags never appear;
  *  4. create_note files into the boundary folder (creating it when needed) and appends the tag when missing;
  *  5. update_note may not remove the boundary tag (the error names it);
- *  6. delete_note and the review tools act only on in-boundary notes.
+ *  6. delete_note and the review tools act only on in-boundary notes;
+ *  7. create_note at the plan's note cap, which counts every note of the account, is refused without
+ *     the cap or the plan: beside the notes it sees, either would count the notes outside.
  */
 import type { Store } from "../store/index.js";
 import type { FolderRow } from "../store/accounts.js";
@@ -153,6 +155,16 @@ export class Access {
       if (!hasTag(out, tag)) out = out === "" ? tag : `${out}${/\s$/.test(out) ? "" : " "}${tag}`;
     }
     return { folder, text: out };
+  }
+
+  /** The refusal of a new note at the plan's note cap (rule 7 for a restricted viewer). */
+  capReached(viewer: Viewer, plan: string, noteCap: number): DexiError {
+    return new DexiError(
+      "LIMIT_REACHED",
+      isRestricted(viewer)
+        ? "Note limit reached: this account holds as many notes as its plan allows. Delete notes or upgrade the plan to create more."
+        : `Note limit reached: the ${plan} plan allows ${noteCap} notes. Delete notes or upgrade the plan to create more.`,
+    );
   }
 
   /** Refuses a new body that drops the boundary tag (rule 5). */
