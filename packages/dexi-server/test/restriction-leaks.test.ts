@@ -342,3 +342,32 @@ it("the server offers no resources, prompts or completions a grant could read th
   expect(caps).not.toHaveProperty("prompts");
   expect(caps).not.toHaveProperty("completions");
 });
+
+it("a folder-and-tag grant whose folder holds only notes outside it answers as if no note was ever filed there", async () => {
+  // qxfhome holds a3 and a8, neither mentioning @lee: the folder exists only because of them.
+  const c: Case = {
+    label: "folder of hidden notes",
+    grant: { user: "ann", scopes: ALL_SCOPES, restriction: { folder: "qxfhome", tag: "@lee" } },
+    folders: [],
+  };
+  const probe = async (s: Session) =>
+    Promise.all([
+      answer(s, "list_folders", {}),
+      answer(s, "list_notes", { folder: "qxfhome" }),
+      answer(s, "list_notes", { folder: "QXFHOME", tag: "@lee" }),
+    ]);
+  const real = await worldApp(c);
+  app = real.app;
+  const clock = manualClock("2026-03-10T12:00:00Z");
+  const twin = await testApp({ now: clock.now, timeZone: "UTC" });
+  try {
+    // The twin never held the notes outside the grant, nor the folder they made.
+    const kept = NOTES.filter((n) => inGrant(n, c.grant, TEAMS));
+    await build(twin, kept, TEAMS, () => clock.advance(60_000));
+    const s = await connect(twin, "ann", { restriction: c.grant.restriction! });
+    open.push(s);
+    expect(await probe(real.s)).toEqual(await probe(s));
+  } finally {
+    await twin.close();
+  }
+});
