@@ -57,13 +57,16 @@ export function inGrant(note: NoteSpec, grant: Grant, teams: Record<string, stri
 
 /**
  * Writes the world through the domain as each owner (unrestricted), in order, and joins users to their
- * teams. Each note gets its own creation time from `advance` (the app's clock).
+ * teams. Each note gets its own creation time from `advance` (the app's clock). A note `skip` names is
+ * not written (its clock step is still taken, so the others keep their times; its folder is still
+ * made), and is placed with a uuid no note has: the twin of a world, without the notes outside a grant.
  */
 export async function build(
   app: TestApp,
   notes: readonly NoteSpec[],
   teams: Record<string, string | undefined>,
   advance: () => void,
+  skip: (n: NoteSpec) => boolean = () => false,
 ): Promise<Placed[]> {
   const teamIds = new Map<string, number>();
   for (const [user, team] of Object.entries(teams)) {
@@ -76,6 +79,12 @@ export async function build(
   for (const n of notes) {
     const owner = await ownerViewer(app, n.owner);
     advance();
+    if (skip(n)) {
+      // Its folder stays: folders are the account's, kept when their notes go.
+      if (n.folder !== undefined) await app.store.accounts.ensureFolder(owner.userId, n.folder);
+      out.push({ ...n, uuid: nobody() });
+      continue;
+    }
     const { id } = await app.notes.create(owner, { title: titleOf(n), text: bodyOf(n) });
     if (n.folder !== undefined) await app.notes.file(owner, id, n.folder);
     if (n.shared) await app.notes.share(owner, id, true);
@@ -110,6 +119,31 @@ export async function snapshot(app: TestApp): Promise<Map<string, string>> {
   for (const r of cards) add(r.uuid, r);
   for (const r of folders) add(`folder ${r.id}`, r);
   return out;
+}
+
+/**
+ * Every row of every table, each table's rows sorted: what "changed nothing" is compared on, derived
+ * data (vectors, counters, the full-text index) included.
+ */
+export async function allRows(app: TestApp): Promise<Map<string, string[]>> {
+  const tables = await storeRows<{ name: string }>(
+    app,
+    app.store.kind === "sqlite"
+      ? "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+      : "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+  );
+  const out = new Map<string, string[]>();
+  for (const { name } of tables) {
+    const rows = await storeRows<unknown>(app, `SELECT * FROM "${name}"`);
+    out.set(name, rows.map((r) => JSON.stringify(r)).sort());
+  }
+  return out;
+}
+
+/** Takes the stored vector away from the note `uuid`: a note not yet embedded (or embedded by another model). */
+export async function unembed(app: TestApp, uuid: string): Promise<void> {
+  const row = await app.store.notes.byUuid(uuid);
+  await app.store.tx(() => app.store.vectors.remove(row!.id));
 }
 
 /** Every byte of a call's answer a client receives: content, structured content, the error flag. */

@@ -1,6 +1,7 @@
 import { manualClock } from "@mcpforge/toolkit/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  allRows,
   answer,
   build,
   type Grant,
@@ -11,8 +12,9 @@ import {
   ownerViewer,
   type Placed,
   snapshot,
+  unembed,
 } from "./grant-world.js";
-import { ALL_SCOPES, connect, type Session, type TestApp, testApp } from "./helpers.js";
+import { ALL_SCOPES, connect, type Session, type TestApp, testApp, userId } from "./helpers.js";
 
 /**
  * The attacker's view of a grant: a restricted connection (a folder, a tag, a mention, both, read-only)
@@ -20,7 +22,9 @@ import { ALL_SCOPES, connect, type Session, type TestApp, testApp } from "./help
  * read tool returns (items, snippets, totals, tag and folder lists, due cards, errors) is checked for
  * those markers, and the whole transcript of reads is compared with the one the same connection gets
  * after the hidden notes are deleted: what it may not see must change nothing it receives. Then every
- * write tool is aimed at the hidden notes, and nothing of them may change.
+ * write tool is aimed at the hidden notes, and nothing of them may change. At the plan's note cap,
+ * create_note answers as it does in a twin world without the hidden notes. A read-only grant changes
+ * no row of any table, derived data (vectors) included.
  */
 
 const NOTES: NoteSpec[] = [
@@ -78,6 +82,11 @@ const CASES: Case[] = [
     label: "folder, read-only",
     grant: { user: "ann", scopes: ["notes:read"], restriction: { folder: "qxfhome" } },
     folders: ["qxfhome"],
+  },
+  {
+    label: "read-only, unrestricted",
+    grant: { user: "ann", scopes: ["notes:read"] },
+    folders: ["qxfwork", "qxfhome", "qxfsecret", "qxfshelf"],
   },
   {
     label: "a folder of no note yet",
@@ -162,17 +171,28 @@ afterEach(async () => {
   app = undefined;
 });
 
-async function setUp(c: Case): Promise<{ world: Placed[]; s: Session; owner: Session }> {
+/** The world (or its twin without the notes `skip` names) on a new app, and the grant's connection. */
+async function worldApp(
+  c: Case,
+  skip?: (n: NoteSpec) => boolean,
+): Promise<{ app: TestApp; world: Placed[]; s: Session }> {
   const clock = manualClock("2026-03-10T12:00:00Z");
-  app = await testApp({ now: clock.now, timeZone: "UTC" });
-  const world = await build(app, NOTES, TEAMS, () => clock.advance(60_000));
-  const s = await connect(app, c.grant.user, {
+  const made = await testApp({ now: clock.now, timeZone: "UTC" });
+  const world = await build(made, NOTES, TEAMS, () => clock.advance(60_000), skip);
+  const s = await connect(made, c.grant.user, {
     scopes: c.grant.scopes,
     ...(c.grant.restriction ? { restriction: c.grant.restriction } : {}),
   });
+  open.push(s);
+  return { app: made, world, s };
+}
+
+async function setUp(c: Case): Promise<{ world: Placed[]; s: Session; owner: Session }> {
+  const made = await worldApp(c);
+  app = made.app;
   const owner = await connect(app, "ann");
-  open.push(s, owner);
-  return { world, s, owner };
+  open.push(owner);
+  return { world: made.world, s: made.s, owner };
 }
 
 describe.each(CASES)("$label", (c) => {
@@ -259,7 +279,61 @@ describe.each(CASES)("$label", (c) => {
     for (const [key, row] of before) if (key.startsWith("folder ")) expect(after.get(key)).toBe(row);
     if (!c.grant.scopes.includes("notes:write")) expect(after).toEqual(before);
   });
+
+  if (c.grant.scopes.includes("notes:write")) {
+    it("at the account's note cap, create_note answers as it would with no note outside the grant", async () => {
+      // The cap is the account's: the owner's notes fill it. The twin holds only what the grant sees,
+      // its cap filled by those: the grant cannot tell the two apart.
+      const capped = async (skip?: (n: NoteSpec) => boolean) => {
+        const made = await worldApp(c, skip);
+        const owner = await userId(made.app, c.grant.user);
+        const own = made.world.filter((n) => n.owner === c.grant.user && !skip?.(n)).length;
+        await made.app.store.accounts.updateSettings(owner, { plan: "free", noteCap: own });
+        const tag = c.grant.restriction?.tag ?? "";
+        const got = await answer(made.s, "create_note", { title: "new", text: `fresh ${tag}` });
+        const total = (await made.s.ok("list_notes", { size: 1 }))["total"];
+        return { app: made.app, got, total };
+      };
+      const real = await capped();
+      app = real.app;
+      const twin = await capped((n) => !inGrant(n, c.grant, TEAMS));
+      try {
+        expect(JSON.parse(real.got)).toMatchObject({
+          isError: true,
+          structured: { error: { reason: "LIMIT_REACHED" } },
+        });
+        expect(real.got).toBe(twin.got);
+        // Nothing was created.
+        expect(real.total).toBe(granted(c).length);
+      } finally {
+        await twin.app.close();
+      }
+    });
+  } else {
+    it("changes no row of any table, even where a read could store derived data", async () => {
+      const { world, s } = await setUp(c);
+      // Every other note without a vector: find_similar of one needs its vector, and may not keep it.
+      const bare = world.filter((_, i) => i % 2 === 0);
+      for (const n of bare) await unembed(app!, n.uuid);
+      const before = await allRows(app!);
+      let similarOfBare = 0;
+      for (const [name, args] of reads(world)) {
+        const got = await s.outcome(name, args);
+        if (name === "find_similar" && !got.isError && bare.some((n) => n.uuid === args["note_id"]))
+          similarOfBare += (got.structured["items"] as unknown[]).length;
+      }
+      for (const name of ["create_note", "update_note", "delete_note", "grade_review"])
+        await s.outcome(name, { note_id: world[0]!.uuid, title: "x", text: "y", grade: 3 });
+      expect(similarOfBare, "find_similar of a note without a vector found its neighbours").toBeGreaterThan(
+        0,
+      );
+      expect(await allRows(app!)).toEqual(before);
+    });
+  }
 });
+
+/** The notes a case's grant sees. */
+const granted = (c: Case) => NOTES.filter((n) => inGrant(n, c.grant, TEAMS));
 
 it("the server offers no resources, prompts or completions a grant could read through", async () => {
   const { s } = await setUp(CASES[0]!);
@@ -267,4 +341,33 @@ it("the server offers no resources, prompts or completions a grant could read th
   expect(caps).not.toHaveProperty("resources");
   expect(caps).not.toHaveProperty("prompts");
   expect(caps).not.toHaveProperty("completions");
+});
+
+it("a folder-and-tag grant whose folder holds only notes outside it answers as if no note was ever filed there", async () => {
+  // qxfhome holds a3 and a8, neither mentioning @lee: the folder exists only because of them.
+  const c: Case = {
+    label: "folder of hidden notes",
+    grant: { user: "ann", scopes: ALL_SCOPES, restriction: { folder: "qxfhome", tag: "@lee" } },
+    folders: [],
+  };
+  const probe = async (s: Session) =>
+    Promise.all([
+      answer(s, "list_folders", {}),
+      answer(s, "list_notes", { folder: "qxfhome" }),
+      answer(s, "list_notes", { folder: "QXFHOME", tag: "@lee" }),
+    ]);
+  const real = await worldApp(c);
+  app = real.app;
+  const clock = manualClock("2026-03-10T12:00:00Z");
+  const twin = await testApp({ now: clock.now, timeZone: "UTC" });
+  try {
+    // The twin never held the notes outside the grant, nor the folder they made.
+    const kept = NOTES.filter((n) => inGrant(n, c.grant, TEAMS));
+    await build(twin, kept, TEAMS, () => clock.advance(60_000));
+    const s = await connect(twin, "ann", { restriction: c.grant.restriction! });
+    open.push(s);
+    expect(await probe(real.s)).toEqual(await probe(s));
+  } finally {
+    await twin.close();
+  }
 });

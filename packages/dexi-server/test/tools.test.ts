@@ -85,6 +85,24 @@ describe("create_note", () => {
     expect((await s.ok("list_notes", {}))["total"]).toBe(2);
     expect((await s.ok("search_notes", { query: "three" }))["total"]).toBe(0);
   });
+
+  it("at the cap, a restricted connection is told neither the plan nor the cap", async () => {
+    // The cap counts the whole account, which such a connection does not see (restriction-leaks).
+    await app.store.accounts.updateSettings(await userId(app, "ann"), { plan: "free", noteCap: 2 });
+    await s.ok("create_note", { text: "one" });
+    const work = await connect(app, "ann", { restriction: { folder: "Work" } });
+    try {
+      await work.ok("create_note", { text: "two" });
+      expect(await work.fails("create_note", { text: "three" })).toMatchObject({
+        reason: "LIMIT_REACHED",
+        message:
+          "Note limit reached: this account holds as many notes as its plan allows. Delete notes or upgrade the plan to create more.",
+      });
+      expect((await s.ok("list_notes", {}))["total"]).toBe(2);
+    } finally {
+      await work.close();
+    }
+  });
 });
 
 describe("get_note", () => {

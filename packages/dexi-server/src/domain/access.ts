@@ -6,10 +6,13 @@
  * Restricted to a folder, a tag, or both:
  *  1. only the user's OWN notes inside the boundary are visible (team-shared notes are not);
  *  2. anything outside behaves exactly like something that does not exist (same errors, same counts);
- *  3. list_tags / list_folders count only in-boundary notes; outside folder names and tags never appear;
+ *  3. list_tags / list_folders count only in-boundary notes; outside folder names and tags never appear,
+ *     nor a folder holding no in-boundary note;
  *  4. create_note files into the boundary folder (creating it when needed) and appends the tag when missing;
  *  5. update_note may not remove the boundary tag (the error names it);
- *  6. delete_note and the review tools act only on in-boundary notes.
+ *  6. delete_note and the review tools act only on in-boundary notes;
+ *  7. create_note at the plan's note cap, which counts every note of the account, is refused without
+ *     the cap or the plan: beside the notes it sees, either would count the notes outside.
  */
 import type { Store } from "../store/index.js";
 import type { FolderRow } from "../store/accounts.js";
@@ -101,17 +104,18 @@ export class Access {
     return scope;
   }
 
-  /** Folders the viewer may name (rule 3): exactly the ones list_folders shows. */
+  /**
+   * Folders the viewer may name (rule 3): exactly the ones list_folders shows. Under a restriction,
+   * those holding a visible note: a folder exists once a note was filed there, so an empty one shown
+   * to a folder-and-tag connection would tell that notes outside its boundary are (or were) in it.
+   */
   async visibleFolders(viewer: Viewer): Promise<{
     folders: { id: number; name: string; note_count: number }[];
     unfiled: number;
   }> {
-    const scope = await this.scope(viewer);
-    const counts = await this.store.notes.folderCounts(scope);
+    const counts = await this.store.notes.folderCounts(await this.scope(viewer));
     if (!isRestricted(viewer)) return counts;
-    if (scope.folderId !== undefined) {
-      return { folders: counts.folders.filter((f) => f.id === scope.folderId), unfiled: counts.unfiled };
-    }
+    // Under a folder boundary every other folder counts 0 visible notes.
     return { folders: counts.folders.filter((f) => f.note_count > 0), unfiled: counts.unfiled };
   }
 
@@ -153,6 +157,16 @@ export class Access {
       if (!hasTag(out, tag)) out = out === "" ? tag : `${out}${/\s$/.test(out) ? "" : " "}${tag}`;
     }
     return { folder, text: out };
+  }
+
+  /** The refusal of a new note at the plan's note cap (rule 7 for a restricted viewer). */
+  capReached(viewer: Viewer, plan: string, noteCap: number): DexiError {
+    return new DexiError(
+      "LIMIT_REACHED",
+      isRestricted(viewer)
+        ? "Note limit reached: this account holds as many notes as its plan allows. Delete notes or upgrade the plan to create more."
+        : `Note limit reached: the ${plan} plan allows ${noteCap} notes. Delete notes or upgrade the plan to create more.`,
+    );
   }
 
   /** Refuses a new body that drops the boundary tag (rule 5). */

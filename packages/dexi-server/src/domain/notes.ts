@@ -133,14 +133,13 @@ export class NotesService {
     const row = await this.store.notes.visibleByUuid(await this.access.scope(viewer), uuid);
     if (!row) throw noteNotFound();
     // With pgvector the database holds the vectors; the in-process index is never loaded.
-    let vec = this.store.vectorSearch
+    const stored = this.store.vectorSearch
       ? await this.store.vectors.get(row.id, this.embedder.id)
       : (await this.index.fresh()).vector(row.id);
-    if (!vec) {
-      [vec] = await this.embedOrFail([noteText(row.title, row.body)]);
-      await this.saveVector(row.id, vec!);
-    }
-    return { items: await this.nearest(viewer, vec!, size, row.id) };
+    // A read writes nothing, whoever asks (a read-only grant may not): a note with no vector of the
+    // current model is embedded for this call only; the next backfill (`dexi reindex`) stores one.
+    const vec = stored ?? (await this.embedOrFail([noteText(row.title, row.body)]))[0]!;
+    return { items: await this.nearest(viewer, vec, size, row.id) };
   }
 
   private async nearest(
@@ -196,12 +195,12 @@ export class NotesService {
   async create(viewer: Viewer, input: { title: string; text: string }): Promise<NoteFull> {
     checkNoteText("title", input.title);
     checkNoteText("text", input.text);
-    await this.checkCap(viewer.userId);
+    await this.checkCap(viewer);
     const body = (await this.access.placeNew(viewer, input.text, false)).text;
     const vec = await this.tryEmbed(input.title, body);
     const now = this.now();
     const id = await this.store.tx(async () => {
-      await this.checkCap(viewer.userId);
+      await this.checkCap(viewer);
       const { folder } = await this.access.placeNew(viewer, input.text, true);
       const noteId = await this.store.notes.insert({
         uuid: randomUUID(),
@@ -452,19 +451,11 @@ export class NotesService {
     }
   }
 
-  private async saveVector(noteId: number, vec: Float32Array): Promise<void> {
-    await this.store.tx(() => this.store.vectors.put(noteId, this.embedder.id, vec));
-    await this.index.put(noteId, vec);
-  }
-
-  private async checkCap(userId: number): Promise<void> {
-    const { plan, noteCap } = await this.store.accounts.settings(userId);
-    if (noteCap !== null && (await this.store.notes.countOwn(userId)) >= noteCap) {
-      throw new DexiError(
-        "LIMIT_REACHED",
-        `Note limit reached: the ${plan} plan allows ${noteCap} notes. Delete notes or upgrade the plan to create more.`,
-      );
-    }
+  /** Refuses a note past the plan's cap, which counts every note of the account. */
+  private async checkCap(viewer: Viewer): Promise<void> {
+    const { plan, noteCap } = await this.store.accounts.settings(viewer.userId);
+    if (noteCap !== null && (await this.store.notes.countOwn(viewer.userId)) >= noteCap)
+      throw this.access.capReached(viewer, plan, noteCap);
   }
 
   private async fullById(id: number, viewer: Viewer): Promise<NoteFull> {
