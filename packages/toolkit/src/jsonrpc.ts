@@ -14,6 +14,13 @@ import {
  * can show a person.
  */
 
+/** The first revision without JSON-RPC batches: they exist in 2025-03-26 (and before) alone. */
+export const NO_BATCHES_SINCE = "2025-06-18";
+
+/** Whether a connection at `revision` (undefined: none negotiated yet, or 2026-07-28's none) takes batches. */
+export const takesBatches = (revision: string | undefined): boolean =>
+  revision !== undefined && revision < NO_BATCHES_SINCE;
+
 export type Inbound =
   | { ok: true; message: JSONRPCMessage }
   | { ok: false; answer: JSONRPCErrorResponse | undefined };

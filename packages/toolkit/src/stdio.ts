@@ -2,7 +2,7 @@ import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import { serveStdio as sdkServeStdio } from "@modelcontextprotocol/server/stdio";
 import type { Caller } from "./define.js";
 import { randomBytes } from "node:crypto";
-import { decodeLine, oneLineError } from "./jsonrpc.js";
+import { decodeLine, NO_BATCHES_SINCE, oneLineError, takesBatches } from "./jsonrpc.js";
 import { structuredJsonOf } from "./result.js";
 import type { AnyKit } from "./server.js";
 
@@ -23,6 +23,8 @@ export class KitStdioTransport implements Transport {
   private pendingBytes = 0;
   private dropping = false;
   private closed = false;
+  /** The revision the server answered `initialize` with: batches are taken at 2025-03-26 alone. */
+  private revision: string | undefined;
 
   constructor(
     private readonly input: NodeJS.ReadableStream = process.stdin,
@@ -38,6 +40,9 @@ export class KitStdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error("the stdio transport is closed"));
+    const result = "result" in message ? (message.result as Record<string, unknown>) : undefined;
+    if (typeof result?.["protocolVersion"] === "string" && "serverInfo" in result)
+      this.revision = result["protocolVersion"];
     const line = `${serialize(oneLineError(message))}\n`;
     return new Promise((resolve) => {
       if (this.output.write(line)) resolve();
@@ -96,12 +101,32 @@ export class KitStdioTransport implements Transport {
 
   private handleLine(line: string): void {
     if (line.trim() === "") return;
+    if (line.trimStart().startsWith("[") && !takesBatches(this.revision) && isArrayLine(line)) {
+      // Nothing of it runs: a batch is not a message of this revision (nor of 2025-03-26's initialize).
+      void this.send({
+        jsonrpc: "2.0",
+        id: null as unknown as string,
+        error: {
+          code: -32600,
+          message: `Invalid request: no JSON-RPC batches here (revision ${NO_BATCHES_SINCE} removed them; this connection: ${this.revision ?? "no initialize answered"}): send each message on its own line`,
+        },
+      });
+      return;
+    }
     for (const inbound of decodeLine(line.replace(/\r$/, ""))) {
       if (inbound.ok) this.onmessage?.(inbound.message);
       else if (inbound.answer) void this.send(inbound.answer);
     }
   }
 }
+
+const isArrayLine = (line: string): boolean => {
+  try {
+    return Array.isArray(JSON.parse(line));
+  } catch {
+    return false; // not JSON: decodeLine answers -32700
+  }
+};
 
 /** Stands in for a result's structured content while the rest is serialized; random, so no text holds it. */
 const MARK = `kit-structured-${randomBytes(12).toString("hex")}`;

@@ -23,7 +23,7 @@ const ENVELOPE = {
  * with initialize; a 2026-07-28 client sends no handshake, and `send` puts the envelope into each
  * request whose params are an object to carry it.
  */
-async function pipes(era: Era = "legacy") {
+async function pipes(era: Era | "none" = "legacy") {
   const input = new PassThrough();
   const output = new PassThrough();
   const answers: Record<string, unknown>[] = [];
@@ -44,7 +44,7 @@ async function pipes(era: Era = "legacy") {
   );
   const withEnvelope = (message: Record<string, unknown>) => {
     const params = message["params"];
-    if (era === "legacy" || typeof params !== "object" || params === null || Array.isArray(params))
+    if (era !== "modern" || typeof params !== "object" || params === null || Array.isArray(params))
       return message;
     return { ...message, params: { ...params, _meta: ENVELOPE } };
   };
@@ -59,8 +59,53 @@ async function pipes(era: Era = "legacy") {
     throw new Error(`no answer to id ${String(id)}; got ${JSON.stringify(answers)}`);
   };
   if (era === "legacy") await legacyHandshake(send, () => answerTo(0));
-  return { send, answerTo, input };
+  return { send, answerTo, input, answers };
 }
+
+describe("JSON-RPC batches on stdio", () => {
+  const list = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/list", params: {} });
+
+  it.each(["legacy", "modern"] as const)(
+    "%s era (2025-11-25 or 2026-07-28): a batch is refused whole with -32600, nothing in it runs, and the line after is served",
+    async (era) => {
+      const { send, answerTo, answers } = await pipes(era);
+      send(JSON.stringify([list(7), list(8)]));
+      send(list(9));
+      expect((await answerTo(9)).result).toBeDefined();
+      const refused = answers.filter((a) => a["id"] === null);
+      expect(refused).toHaveLength(1);
+      expect(refused[0]?.["error"]).toMatchObject({
+        code: -32600,
+        message: expect.stringContaining("no JSON-RPC batches here"),
+      });
+      expect(answers.filter((a) => a["id"] === 7 || a["id"] === 8)).toEqual([]);
+    },
+  );
+
+  it("at 2025-03-26, the one revision with batches, each request of a batch is answered", async () => {
+    const { send, answerTo, answers } = await pipes("none");
+    send({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+    });
+    expect((await answerTo(0)).result).toMatchObject({ protocolVersion: "2025-03-26" });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send(JSON.stringify([list(7), list(8)]));
+    expect((await answerTo(7)).result).toBeDefined();
+    expect((await answerTo(8)).result).toBeDefined();
+    expect(answers.filter((a) => a["id"] === null)).toEqual([]);
+  });
+
+  it("a line that is not JSON but starts with [ is still a parse error", async () => {
+    const { send, answerTo } = await pipes("legacy");
+    send("[1, 2");
+    send(list(3));
+    await answerTo(3);
+    expect((await answerTo(null)).error).toMatchObject({ code: -32700 });
+  });
+});
 
 describe("malformed JSON-RPC on stdio", () => {
   it.each(["legacy", "modern"] as const)(

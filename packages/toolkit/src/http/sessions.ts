@@ -7,6 +7,7 @@ import {
   type Server,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
+import { NO_BATCHES_SINCE } from "../jsonrpc.js";
 import { onBodyEnd } from "./body.js";
 import type { LegacySessionOptions } from "./options.js";
 
@@ -35,9 +36,6 @@ interface Session {
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 export const DEFAULT_MAX_SESSIONS = 1_000;
 export const DEFAULT_MAX_SESSIONS_PER_USER = 32;
-
-/** The first revision without JSON-RPC batches: they exist in 2025-03-26 alone. */
-const NO_BATCHES_SINCE = "2025-06-18";
 
 function jsonRpcError(
   status: number,
