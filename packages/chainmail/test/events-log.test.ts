@@ -11,7 +11,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openCache } from "../src/cache/index.js";
 import { ensureFolder, updateFlags } from "../src/cache/store.js";
 import { EventLog, type ReadEventsParams } from "../src/events/log.js";
-import { StateDb } from "../src/store/state.js";
+import { ItemService } from "../src/items/service.js";
+import { ItemsStore } from "../src/store/items.js";
+import { STATE_SCHEMA_VERSION, StateDb } from "../src/store/state.js";
 import { newMessageSlot } from "../src/cache/arrival-id.js";
 
 let dir: string;
@@ -22,7 +24,7 @@ const open = () =>
   new EventLog(state, {
     retentionSeconds: () => retention,
     now: () => now,
-    itemSubtree: (id) => (id === "it_a" ? ["it_a", "it_b"] : null),
+    itemPath: (id) => (id === "it_a" ? ["it_a"] : id === "it_b" ? ["it_b", "it_a"] : null),
   });
 const read = (log: EventLog, p: Partial<ReadEventsParams>) =>
   log.read({ accounts: [], kinds: [], limit: 50, wait_seconds: 0, ...p });
@@ -116,10 +118,10 @@ describe("the event log", () => {
     expect(EventLog.effectiveKinds(["new", "item"], true).sort()).toEqual(["gap", "item", "status"]);
   });
 
-  it("reads item events of an item and the live items below it", async () => {
+  it("reads item events of an item and of the items below it when they happened", async () => {
     const log = open();
     log.item("it_a", 1, "created");
-    log.item("it_b", 2, "created");
+    log.item("it_b", 2, "created", ["it_b", "it_a"]);
     log.item("it_c", 3, "created");
     newAt(log, 1);
     const r = await read(log, { item: "it_a" });
@@ -276,5 +278,60 @@ describe("a connection state reported while the daemon stops", () => {
     const r = await read(again, { cursor: 0, kinds: ["status"] });
     expect(r.result.events.map((e) => [e.kind, e.state])).toEqual([["status", "ok"]]);
     again.close();
+  });
+});
+
+describe("item events recorded before events had a place (state.db migration)", () => {
+  it("get their item's place in the tree at migration time, deleted items included", async () => {
+    const file = path.join(dir, "old.db");
+    const items = new ItemService({ store: new ItemsStore(new StateDb(file).db) });
+    const epic = items.create({ type: "epic", title: "E", area: "work" }).item.id;
+    const story = items.create({ type: "story", title: "S", parent_id: epic }).item.id;
+    const task = items.create({ type: "task", title: "T", parent_id: story }).item.id;
+    items.delete(task, false);
+    items.store.db.close();
+    // The schema one step back, as a daemon of the previous version left it, with its events.
+    const old = new Database(file);
+    old.exec("ALTER TABLE events DROP COLUMN item_path");
+    old.pragma(`user_version = ${STATE_SCHEMA_VERSION - 1}`);
+    const put = old.prepare(
+      "INSERT INTO events (time, kind, account, change, item_id, data) VALUES ('2026-03-01T10:00:00.000Z', ?, ?, ?, ?, '{}')",
+    );
+    put.run("item", "", `${task}:3`, task);
+    put.run("item", "", `${task}:4`, task);
+    put.run("item_mail", "work", story, story);
+    put.run("item", "", "it_gone:5", "it_gone");
+    put.run("status", "work", "ok", null);
+    old.close();
+
+    state.close();
+    state = new StateDb(file);
+    expect(state.schemaVersion()).toBe(STATE_SCHEMA_VERSION);
+    const log = new EventLog(state, {
+      retentionSeconds: () => 3600,
+      now: () => now,
+      itemPath: (id) => new ItemService({ store: new ItemsStore(state.db) }).pathOf(id),
+    });
+    const under = async (item: string) =>
+      (await read(log, { item, kinds: ["item", "item_mail"] })).result.events
+        // status and gap pass every kinds list
+        .filter((e) => e.kind !== "status")
+        .map((e) => [e.kind, e.item_id]);
+    // The deleted task's events are the epic's and the story's, as its parent chain says.
+    expect(await under(epic)).toEqual([
+      ["item", task],
+      ["item", task],
+      ["item_mail", story],
+    ]);
+    expect(await under(task)).toEqual([
+      ["item", task],
+      ["item", task],
+    ]);
+    // An item the store no longer has: its events are its own only (here nobody can ask for them).
+    expect(state.db.prepare("SELECT item_path FROM events WHERE item_id = 'it_gone'").pluck().get()).toBe(
+      "\nit_gone\n",
+    );
+    expect(state.db.prepare("SELECT item_path FROM events WHERE kind = 'status'").pluck().get()).toBe("");
+    log.close();
   });
 });

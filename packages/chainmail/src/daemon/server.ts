@@ -41,8 +41,8 @@ export interface DaemonOptions {
   configPollMs?: number;
   /** The work items linked to a thread, for item_mail events (the items store's linkedItems). */
   linkedItems?: (account: string, threadKey: string) => string[];
-  /** An item and every live item below it, for read_events' `item` (null: no such item). */
-  itemSubtree?: (itemId: string) => string[] | null;
+  /** An item and its ancestors, where an item_mail event happens and read_events' `item` (null: no such item). */
+  itemPath?: (itemId: string) => string[] | null;
 }
 
 async function socketIsLive(path: string): Promise<boolean> {
@@ -90,7 +90,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     log,
     linkedItems:
       options.linkedItems ?? ((account, threadKey) => itemsOf(ctx).linkedItems(account, threadKey)),
-    itemSubtree: options.itemSubtree ?? ((itemId) => itemsOf(ctx).subtreeIds(itemId)),
+    itemPath: options.itemPath ?? ((itemId) => itemsOf(ctx).pathOf(itemId)),
   });
   const uploads = new UploadSpool(path.join(home.stateDir, "uploads"));
   const ctx: ServiceContext = {

@@ -55,8 +55,11 @@ export interface EventLogOptions {
   retentionSeconds: () => number;
   /** The work items linked to a thread; without an items store, none. */
   linkedItems?: (account: string, threadKey: string) => string[];
-  /** An item and every live item below it, or null when there is no such item. */
-  itemSubtree?: (itemId: string) => string[] | null;
+  /**
+   * An item and its ancestors as the tree is now (where an event of it happens), or null when there
+   * is no such item; without an items store, none is known.
+   */
+  itemPath?: (itemId: string) => string[] | null;
   now?: () => number;
   /** Where a failed pruning is said (the daemon's log). */
   log?: (line: string) => void;
@@ -74,7 +77,7 @@ export class EventLog {
   private readonly pruneTimer: NodeJS.Timeout;
   private readonly now: () => number;
   linkedItems: (account: string, threadKey: string) => string[];
-  itemSubtree: (itemId: string) => string[] | null;
+  itemPath: (itemId: string) => string[] | null;
 
   constructor(
     state: StateDb,
@@ -83,7 +86,7 @@ export class EventLog {
     this.store = new EventStore(state.db);
     this.now = options.now ?? Date.now;
     this.linkedItems = options.linkedItems ?? (() => []);
-    this.itemSubtree = options.itemSubtree ?? (() => null);
+    this.itemPath = options.itemPath ?? (() => null);
     this.prune();
     this.pruneTimer = setInterval(() => this.pruneOrSay(), options.pruneEveryMs ?? PRUNE_EVERY_MS);
     this.pruneTimer.unref();
@@ -107,17 +110,27 @@ export class EventLog {
         kind: "item_mail",
         change: itemId,
         itemId,
+        itemPath: this.itemPath(itemId) ?? [itemId],
         data: { ref: row.ref, row, thread_key: row.thread_id },
       });
     }
   }
 
-  /** A work item changed (recorded by the items store, once per revision). */
-  item(itemId: string, revision: number, change: ItemChange): number | null {
+  /**
+   * A work item changed (recorded by the items store, once per revision). `place`: the item and
+   * its ancestors at the change (a move: before and after), which read_events' `item` filters on.
+   */
+  item(
+    itemId: string,
+    revision: number,
+    change: ItemChange,
+    place: readonly string[] = [itemId],
+  ): number | null {
     return this.record({
       kind: "item",
       account: "",
       itemId,
+      itemPath: place,
       change: `${itemId}:${revision}`,
       data: { change, revision },
     });
@@ -183,7 +196,7 @@ export class EventLog {
     return [...out];
   }
 
-  private page(p: ReadEventsParams, after: number, kinds: EventKind[], itemIds: string[] | null) {
+  private page(p: ReadEventsParams, after: number, kinds: EventKind[]) {
     this.pruneOrSay();
     const last = this.store.lastId();
     const pruned = this.store.prunedThrough();
@@ -209,7 +222,14 @@ export class EventLog {
     // first kept event, so nothing after the gap is skipped (or, for a group, acknowledged unseen).
     if (want === 0) return { events, next_cursor: from };
     const inNames = p.in ? inNamesOf(p.in) : [];
-    const rows = this.store.read({ after: from, accounts: p.accounts, kinds, inNames, itemIds, limit: want });
+    const rows = this.store.read({
+      after: from,
+      accounts: p.accounts,
+      kinds,
+      inNames,
+      item: p.item ?? null,
+      limit: want,
+    });
     events.push(...rows.map(toEvent));
     // A short page examined every event up to the last id, so the next read starts after it.
     const next = rows.length === want ? rows[rows.length - 1]!.id : Math.max(from, last);
@@ -231,16 +251,12 @@ export class EventLog {
         "cursor and group cannot be used together",
         "Pass one of them.",
       );
-    let itemIds: string[] | null = null;
-    if (p.item !== undefined) {
-      itemIds = this.itemSubtree(p.item);
-      if (!itemIds)
-        throw new MailError(
-          "NOT_FOUND",
-          `no work item ${JSON.stringify(p.item)}`,
-          "list_items gives the item IDs.",
-        );
-    }
+    if (p.item !== undefined && !this.itemPath(p.item))
+      throw new MailError(
+        "NOT_FOUND",
+        `no work item ${JSON.stringify(p.item)}`,
+        "list_items gives the item IDs.",
+      );
     const kinds = EventLog.effectiveKinds(p.kinds, p.item !== undefined);
     // A group that has never read starts at the log's end: an agent that starts waiting for mail
     // wants the mail that arrives from now on, not the history kept for retention_seconds and the
@@ -251,9 +267,7 @@ export class EventLog {
     const position = () =>
       p.group !== undefined ? (this.store.group(p.group)?.acked ?? 0) : (p.cursor ?? 0);
     for (;;) {
-      // The subtree as it is now: an item made or moved below `item` while this read waits is in it.
-      if (p.item !== undefined) itemIds = this.itemSubtree(p.item) ?? itemIds;
-      const result = this.page(p, position(), kinds, itemIds);
+      const result = this.page(p, position(), kinds);
       const left = deadline - this.now();
       if (result.events.length > 0 || left <= 0 || this.closed || signal?.aborted) {
         const group = p.group;

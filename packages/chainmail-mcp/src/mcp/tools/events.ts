@@ -94,7 +94,7 @@ export const eventTools = [
         "A folder name or Gmail label, in any case; inbox also matches the Gmail label \\Inbox and sent matches \\Sent",
       ),
       item: ItemIdField.optional().describe(
-        "A work item ID: only item and item_mail events of that item and every live item below it, plus status and gap; new, flags and expunged events are left out",
+        "A work item ID: only item and item_mail events of that item and of every item that was below it when the event happened (a move into or out of it included, what a moved item does afterwards belongs to its new place), plus status and gap; new, flags and expunged events are left out",
       ),
       kinds: EventKindsField.optional().describe(
         "Event kinds to return: new, flags, expunged, status, gap, item, item_mail; empty means every kind but item and item_mail, which are opt-in, unless item is set, when it means item, item_mail, status and gap; status and gap events pass a list that names neither",
