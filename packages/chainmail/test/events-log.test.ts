@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openCache } from "../src/cache/index.js";
 import { ensureFolder, updateFlags } from "../src/cache/store.js";
@@ -206,15 +207,18 @@ describe("a page that starts with a gap", () => {
   };
 
   for (const limit of [1, 2, 3]) {
-    it(`skips nothing after a retention gap, limit ${limit}, by cursor and by group`, async () => {
-      const log = retained();
-      expect(await drain(log, { cursor: 1, limit })).toEqual(["gap:retention@2", "new@3", "new@4", "new@5"]);
-      // A group that had acknowledged event 1 before retention passed over event 2.
-      log.store.ack("g", 1);
-      expect(await drain(log, { group: "g", limit })).toEqual(["gap:retention@2", "new@3", "new@4", "new@5"]);
-      expect(log.store.group("g")!.acked).toBe(5);
-      log.close();
-    });
+    // From 1: a reader that had read event 1 before retention passed over event 2; from 0: one
+    // that had read nothing (cursor 0, a group started on an empty log) and lost both.
+    for (const from of [0, 1])
+      it(`skips nothing after a retention gap, limit ${limit}, from ${from}, by cursor and by group`, async () => {
+        const log = retained();
+        const told = ["gap:retention@2", "new@3", "new@4", "new@5"];
+        expect(await drain(log, { cursor: from, limit })).toEqual(told);
+        log.store.ack("g", from);
+        expect(await drain(log, { group: "g", limit })).toEqual(told);
+        expect(log.store.group("g")!.acked).toBe(5);
+        log.close();
+      });
 
     it(`skips nothing after a position past the log's end, limit ${limit}, by cursor and by group`, async () => {
       const log = retained();
@@ -227,11 +231,53 @@ describe("a page that starts with a gap", () => {
     });
   }
 
+  it("tells a cursor and a group at any position the same: a retention gap when it lost events, then what is kept (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.nat(),
+        fc.integer({ min: 1, max: 4 }),
+        async (total, old, position, limit) => {
+          // `old` of `total` events pass retention (at most all); the reader stood at `position`.
+          const aged = Math.min(old, total);
+          const at = position % (total + 1);
+          const log = open();
+          try {
+            for (let uid = 1; uid <= total; uid++) {
+              if (uid === aged + 1) now += 7200 * 1000;
+              newAt(log, uid);
+            }
+            if (aged === total) now += 7200 * 1000;
+            log.prune();
+            const kept = Array.from(
+              { length: total - Math.max(at, aged) },
+              (_, i) => `new@${Math.max(at, aged) + i + 1}`,
+            );
+            const told = at < aged ? [`gap:retention@${aged}`, ...kept] : kept;
+            expect(await drain(log, { cursor: at, limit })).toEqual(told);
+            log.store.ack("p", at);
+            expect(await drain(log, { group: "p", limit })).toEqual(told);
+          } finally {
+            log.close();
+            state.db.exec(
+              "DELETE FROM events; DELETE FROM event_groups; DELETE FROM event_meta; DELETE FROM sqlite_sequence",
+            );
+            now = Date.parse("2026-03-01T10:00:00Z");
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
   it("points next_cursor just before the first kept event when the gap fills the page", async () => {
     const log = retained();
-    const r = await read(log, { cursor: 1, limit: 1 });
-    expect(seen(r)).toEqual(["gap:retention@2"]);
-    expect(r.result.next_cursor).toBe(2);
+    for (const cursor of [0, 1]) {
+      const r = await read(log, { cursor, limit: 1 });
+      expect(seen(r)).toEqual(["gap:retention@2"]);
+      expect(r.result.next_cursor).toBe(2);
+    }
     const past = await read(log, { cursor: 999, limit: 1 });
     expect(seen(past)).toEqual(["gap:cursor@0"]);
     expect(past.result.next_cursor).toBe(2);

@@ -211,9 +211,10 @@ export class EventLog {
       // read goes on from just before the first kept event (every id up to `pruned` is deleted).
       gap("cursor", 0);
       from = pruned;
-    } else if ((after > 0 || p.group !== undefined) && after < pruned) {
-      // cursor 0 means the oldest kept event; a group at 0 started on an empty log, and the events
-      // retention deleted since were never read by it.
+    } else if (after < pruned) {
+      // Events after this position were deleted unread, whoever holds it: a cursor or group that
+      // fell behind, cursor 0 (a reader that has read nothing yet) or a group at 0 (started on an
+      // empty log). Each is told, in the same shape, before the oldest kept event.
       gap("retention", pruned);
       from = pruned;
     }
