@@ -50,24 +50,92 @@ afterEach(() => {
 });
 
 describe("two readers of one group at once", () => {
-  it("both get the waiting event (at least once), and the group acknowledges only what they returned", async () => {
+  it("the page goes to one; the other waits for it to be settled, then reads on from there", async () => {
     const log = open();
     (await read(log, { group: "g" })).commit();
-    // The first read waits; the reader's retry (its first call timed out) waits beside it.
+    const first = read(log, { group: "g", wait_seconds: 30, limit: 1 });
+    const second = read(log, { group: "g", wait_seconds: 30 });
+    await waiting(log, 2);
+    newAt(log, 1);
+    newAt(log, 2);
+    const a = await first;
+    expect(a.result.events.map((e) => e.id)).toEqual([1]);
+    // The second is still waiting: page 1 is out to the first, unacknowledged.
+    await waiting(log, 1);
+    a.commit();
+    expect((await second).result.events.map((e) => e.id)).toEqual([2]);
+    log.close();
+  });
+
+  it("a page whose reply is lost goes to the other reader at once (the reader's retry): at least once", async () => {
+    const log = open();
+    (await read(log, { group: "g" })).commit();
     const first = read(log, { group: "g", wait_seconds: 30, limit: 1 });
     const retry = read(log, { group: "g", wait_seconds: 30 });
     await waiting(log, 2);
     newAt(log, 1);
     newAt(log, 2);
-    const [a, b] = await Promise.all([first, retry]);
+    const a = await first;
     expect(a.result.events.map((e) => e.id)).toEqual([1]);
+    // The first call's reply never arrives (its caller had given up on it).
+    a.release();
+    const b = await retry;
     expect(b.result.events.map((e) => e.id)).toEqual([1, 2]);
-    // The retry is the one answered; the first call's reply never arrives and it commits nothing.
     b.commit();
     expect(log.store.group("g")!.acked).toBe(2);
-    // The later commit of the shorter page does not move the group back.
+    // A late commit of the shorter page does not move the group back.
     a.commit();
     expect(log.store.group("g")!.acked).toBe(2);
+    log.close();
+  });
+
+  it("a page never settled holds the group for the lease only; a read that stops waiting first moves nothing", async () => {
+    const log = new EventLog(state, { retentionSeconds: () => 3600, now, itemPath, leaseMs: 300 });
+    (await read(log, { group: "g" })).commit();
+    newAt(log, 1);
+    const held = await read(log, { group: "g" });
+    expect(held.result.events.map((e) => e.id)).toEqual([1]);
+    // Its holder vanished without a word. A read that will not wait gets nothing, and moves nothing.
+    const now0 = await read(log, { group: "g" });
+    expect(now0.result).toEqual({ events: [], next_cursor: 0 });
+    now0.commit();
+    expect(log.store.group("g")!.acked).toBe(0);
+    // One that waits gets the page once the lease is over.
+    const later = await read(log, { group: "g", wait_seconds: 20 });
+    expect(later.result.events.map((e) => e.id)).toEqual([1]);
+    log.close();
+  });
+
+  it("a read by the page's own reader (its retry after a lost reply) is not kept waiting; another's is", async () => {
+    const log = open();
+    (await read(log, { group: "g" })).commit();
+    newAt(log, 1);
+    const a = await read(log, { group: "g", reader: "mcp-1" });
+    expect(a.result.events.map((e) => e.id)).toEqual([1]);
+    // Another reader: nothing while mcp-1's page is out.
+    expect((await read(log, { group: "g", reader: "mcp-2" })).result.events).toEqual([]);
+    // mcp-1 again (the result of its first call never reached its client): the page again.
+    const retry = await read(log, { group: "g", reader: "mcp-1" });
+    expect(retry.result.events.map((e) => e.id)).toEqual([1]);
+    // The retry holds the group now; the first call's late release does not free it.
+    a.release();
+    expect((await read(log, { group: "g", reader: "mcp-2" })).result.events).toEqual([]);
+    retry.commit();
+    newAt(log, 2);
+    expect((await read(log, { group: "g", reader: "mcp-2" })).result.events.map((e) => e.id)).toEqual([2]);
+    log.close();
+  });
+
+  it("a watch.ack reaching the page's next_cursor settles it, as a deferred reader does", async () => {
+    const log = open();
+    (await read(log, { group: "g" })).commit();
+    newAt(log, 1);
+    newAt(log, 2);
+    const a = await read(log, { group: "g", limit: 1 });
+    const b = read(log, { group: "g", wait_seconds: 30 });
+    await waiting(log, 1);
+    log.ack("g", a.result.next_cursor);
+    expect((await b).result.events.map((e) => e.id)).toEqual([2]);
     log.close();
   });
 
@@ -146,15 +214,16 @@ describe("a group reading in a loop while events arrive at random moments (prope
           fc.record({
             limit: fc.integer({ min: 1, max: 4 }),
             wait: fc.boolean(),
-            // The reply never reaches the reader: nothing committed, so it comes again.
-            lost: fc.boolean(),
+            // The reply never reaches the reader, nothing is committed, and the page comes again:
+            // at once when the daemon knows (its write failed), after the lease when nobody says.
+            lost: fc.constantFrom("no", "released", "silent"),
           }),
           { minLength: 1, maxLength: 10 },
         ),
         async (arrivals, reads) => {
           const d = fs.mkdtempSync(path.join(os.tmpdir(), "cm-evp-"));
           const st = new StateDb(path.join(d, "state.db"));
-          const log = new EventLog(st, { retentionSeconds: () => 3600, now });
+          const log = new EventLog(st, { retentionSeconds: () => 3600, now, leaseMs: 30 });
           try {
             (await log.read({ accounts: [], kinds: [], limit: 1, wait_seconds: 0, group: "p" })).commit();
             const recorded: number[] = [];
@@ -180,22 +249,27 @@ describe("a group reading in a loop while events arrive at random moments (prope
               const shape = reads[i % reads.length]!;
               // Whether every event was recorded before this read began (then an empty page ends it).
               const allIn = done;
-              const { result, commit } = await log.read({
+              const { result, commit, release } = await log.read({
                 accounts: [],
                 kinds: [],
                 limit: shape.limit,
-                wait_seconds: shape.wait && !allIn ? 1 : 0,
+                // Once all is in and some is unacknowledged, a read waits out a silent page's lease.
+                wait_seconds: (allIn ? log.store.group("p")!.acked < log.store.lastId() : shape.wait) ? 1 : 0,
                 group: "p",
               });
               // The reader's turn ends: the producer gets the event loop (a page that returns at once
               // resolves in microtasks only).
               await new Promise((r) => setImmediate(r));
-              if (shape.lost && !allIn) continue;
+              if (shape.lost !== "no" && !allIn) {
+                if (shape.lost === "released") release();
+                continue;
+              }
               got.push(...result.events.map((e) => e.id));
               commit();
               expect(result.next_cursor).toBeGreaterThanOrEqual(lastCursor);
               lastCursor = result.next_cursor;
-              if (allIn && result.events.length === 0) break;
+              if (allIn && result.events.length === 0 && log.store.group("p")!.acked === log.store.lastId())
+                break;
             }
             await producer;
             expect(got).toEqual(recorded);

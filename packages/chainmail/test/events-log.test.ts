@@ -142,6 +142,7 @@ describe("the event log", () => {
     const first = await read(log, { group: "g", limit: 1 });
     expect(first.result.events.map((e) => e.id)).toEqual([1]);
     // Not committed (the reply never reached the reader): the same events come again.
+    first.release();
     const again = await read(log, { group: "g", limit: 1 });
     expect(again.result.events.map((e) => e.id)).toEqual([1]);
     again.commit();

@@ -9,6 +9,7 @@ import { MailError } from "../errors.js";
 import type { SearchRow } from "../service/search/index.js";
 import type { StateDb } from "../store/state.js";
 import { type EventInput, type EventRow, EventStore } from "../store/events.js";
+import { GROUP_LEASE_MS, GroupLeases } from "./leases.js";
 import { ALWAYS_KINDS, EVENT_KINDS, type EventKind, OPT_IN_KINDS } from "./limits.js";
 
 export interface MailEvent {
@@ -39,6 +40,8 @@ export interface ReadEventsParams {
   accounts: string[];
   cursor?: number | undefined;
   group?: string | undefined;
+  /** Who reads a group: its own page out does not keep it waiting (./leases.ts). */
+  reader?: string | undefined;
   in?: string | undefined;
   item?: string | undefined;
   kinds: EventKind[];
@@ -65,6 +68,15 @@ export interface EventLogOptions {
   log?: (line: string) => void;
   /** How often the retention runs (tests). */
   pruneEveryMs?: number;
+  /** How long a group's page may stay out unacknowledged (tests; see ./leases.ts). */
+  leaseMs?: number;
+}
+
+/** One read's answer: `commit` once the reader has the page, `release` when it never will. */
+export interface ReadAnswer {
+  result: ReadEventsResult;
+  commit: () => void;
+  release: () => void;
 }
 
 const PRUNE_EVERY_MS = 60_000;
@@ -76,6 +88,7 @@ export class EventLog {
   private closed = false;
   private readonly pruneTimer: NodeJS.Timeout;
   private readonly now: () => number;
+  private readonly leases: GroupLeases;
   linkedItems: (account: string, threadKey: string) => string[];
   itemPath: (itemId: string) => string[] | null;
 
@@ -87,6 +100,7 @@ export class EventLog {
     this.now = options.now ?? Date.now;
     this.linkedItems = options.linkedItems ?? (() => []);
     this.itemPath = options.itemPath ?? (() => null);
+    this.leases = new GroupLeases(this.now, options.leaseMs ?? GROUP_LEASE_MS, () => this.wake());
     this.prune();
     this.pruneTimer = setInterval(() => this.pruneOrSay(), options.pruneEveryMs ?? PRUNE_EVERY_MS);
     this.pruneTimer.unref();
@@ -240,12 +254,11 @@ export class EventLog {
   /**
    * One read_events call. Waits up to `wait_seconds` for a matching event when none is ready, and
    * returns early when `signal` aborts (the reader hung up) or the log closes (shutdown). `commit`
-   * moves the group's position to `next_cursor`; the caller runs it only once the reply is delivered.
+   * moves the group's position to `next_cursor`; the caller runs it only once the reply is delivered,
+   * and `release` when it never will be. A group's page is out to one read at a time (./leases.ts):
+   * another read of the group waits for it as for an event.
    */
-  async read(
-    p: ReadEventsParams,
-    signal?: AbortSignal,
-  ): Promise<{ result: ReadEventsResult; commit: () => void }> {
+  async read(p: ReadEventsParams, signal?: AbortSignal): Promise<ReadAnswer> {
     if (p.cursor !== undefined && p.group !== undefined)
       throw new MailError(
         "INVALID_ARGUMENT",
@@ -268,15 +281,13 @@ export class EventLog {
     const position = () =>
       p.group !== undefined ? (this.store.group(p.group)?.acked ?? 0) : (p.cursor ?? 0);
     for (;;) {
-      const result = this.page(p, position(), kinds);
+      const held = p.group !== undefined ? this.leases.heldFor(p.group, p.reader) : 0;
+      const at = position();
+      // Another read's page of this group is out: nothing for this one until that is settled.
+      const result = held > 0 ? { events: [], next_cursor: at } : this.page(p, at, kinds);
       const left = deadline - this.now();
-      if (result.events.length > 0 || left <= 0 || this.closed || signal?.aborted) {
-        const group = p.group;
-        return {
-          result,
-          commit: () => (group !== undefined ? this.ack(group, result.next_cursor) : undefined),
-        };
-      }
+      if (result.events.length > 0 || left <= 0 || this.closed || signal?.aborted)
+        return this.answer(p, result, held === 0 && result.next_cursor !== at && !signal?.aborted);
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
@@ -284,21 +295,37 @@ export class EventLog {
           signal?.removeEventListener("abort", done);
           resolve();
         };
-        const timer = setTimeout(done, left);
+        const timer = setTimeout(done, held > 0 ? Math.min(left, held) : left);
         this.waiters.add(done);
         signal?.addEventListener("abort", done, { once: true });
       });
     }
   }
 
+  /** A read's answer; a group page that moves the group holds it until settled (`lease`). */
+  private answer(p: ReadEventsParams, result: ReadEventsResult, lease: boolean): ReadAnswer {
+    const group = p.group;
+    if (group === undefined) return { result, commit: () => undefined, release: () => undefined };
+    const held = lease ? this.leases.take(group, result.next_cursor, p.reader) : null;
+    return {
+      result,
+      commit: () => {
+        this.ack(group, result.next_cursor);
+        if (held) this.leases.end(group, held);
+      },
+      release: () => (held ? this.leases.end(group, held) : undefined),
+    };
+  }
+
   /**
    * Moves a group to `position` (a read's next_cursor), never back, except for a group whose
    * position is past the log's end (its read was a `cursor` gap and started over from the oldest
-   * kept event, behind that position).
+   * kept event, behind that position). A page out that this covers is settled.
    */
   ack(group: string, position: number): void {
     const acked = this.store.group(group)?.acked ?? 0;
     this.store.ack(group, position, acked > this.store.lastId());
+    this.leases.acked(group, this.store.group(group)?.acked ?? position);
   }
 
   /** How many reads are waiting for an event now (the watches poll their folders only then). */
