@@ -36,7 +36,7 @@ beforeAll(async () => {
       linkedCalls.push(`${account} ${key}`);
       return account === "work" && key === "<plan@example.com>" ? ["it_1"] : [];
     },
-    itemSubtree: (id) => (id === "it_1" ? ["it_1"] : null),
+    itemPath: (id) => (id === "it_1" ? ["it_1"] : null),
   });
   env.client = new DaemonClient({ socketPath: env.home.socketPath, client: "cli" });
   await env.client.cacheSync({ accounts: ["work"] });

@@ -7,11 +7,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openCache } from "../src/cache/index.js";
 import { ensureFolder, updateFlags } from "../src/cache/store.js";
 import { EventLog, type ReadEventsParams } from "../src/events/log.js";
-import { StateDb } from "../src/store/state.js";
+import { ItemService } from "../src/items/service.js";
+import { ItemsStore } from "../src/store/items.js";
+import { STATE_SCHEMA_VERSION, StateDb } from "../src/store/state.js";
 import { newMessageSlot } from "../src/cache/arrival-id.js";
 
 let dir: string;
@@ -22,7 +25,7 @@ const open = () =>
   new EventLog(state, {
     retentionSeconds: () => retention,
     now: () => now,
-    itemSubtree: (id) => (id === "it_a" ? ["it_a", "it_b"] : null),
+    itemPath: (id) => (id === "it_a" ? ["it_a"] : id === "it_b" ? ["it_b", "it_a"] : null),
   });
 const read = (log: EventLog, p: Partial<ReadEventsParams>) =>
   log.read({ accounts: [], kinds: [], limit: 50, wait_seconds: 0, ...p });
@@ -116,10 +119,10 @@ describe("the event log", () => {
     expect(EventLog.effectiveKinds(["new", "item"], true).sort()).toEqual(["gap", "item", "status"]);
   });
 
-  it("reads item events of an item and the live items below it", async () => {
+  it("reads item events of an item and of the items below it when they happened", async () => {
     const log = open();
     log.item("it_a", 1, "created");
-    log.item("it_b", 2, "created");
+    log.item("it_b", 2, "created", ["it_b", "it_a"]);
     log.item("it_c", 3, "created");
     newAt(log, 1);
     const r = await read(log, { item: "it_a" });
@@ -139,6 +142,7 @@ describe("the event log", () => {
     const first = await read(log, { group: "g", limit: 1 });
     expect(first.result.events.map((e) => e.id)).toEqual([1]);
     // Not committed (the reply never reached the reader): the same events come again.
+    first.release();
     const again = await read(log, { group: "g", limit: 1 });
     expect(again.result.events.map((e) => e.id)).toEqual([1]);
     again.commit();
@@ -204,15 +208,18 @@ describe("a page that starts with a gap", () => {
   };
 
   for (const limit of [1, 2, 3]) {
-    it(`skips nothing after a retention gap, limit ${limit}, by cursor and by group`, async () => {
-      const log = retained();
-      expect(await drain(log, { cursor: 1, limit })).toEqual(["gap:retention@2", "new@3", "new@4", "new@5"]);
-      // A group that had acknowledged event 1 before retention passed over event 2.
-      log.store.ack("g", 1);
-      expect(await drain(log, { group: "g", limit })).toEqual(["gap:retention@2", "new@3", "new@4", "new@5"]);
-      expect(log.store.group("g")!.acked).toBe(5);
-      log.close();
-    });
+    // From 1: a reader that had read event 1 before retention passed over event 2; from 0: one
+    // that had read nothing (cursor 0, a group started on an empty log) and lost both.
+    for (const from of [0, 1])
+      it(`skips nothing after a retention gap, limit ${limit}, from ${from}, by cursor and by group`, async () => {
+        const log = retained();
+        const told = ["gap:retention@2", "new@3", "new@4", "new@5"];
+        expect(await drain(log, { cursor: from, limit })).toEqual(told);
+        log.store.ack("g", from);
+        expect(await drain(log, { group: "g", limit })).toEqual(told);
+        expect(log.store.group("g")!.acked).toBe(5);
+        log.close();
+      });
 
     it(`skips nothing after a position past the log's end, limit ${limit}, by cursor and by group`, async () => {
       const log = retained();
@@ -225,11 +232,53 @@ describe("a page that starts with a gap", () => {
     });
   }
 
+  it("tells a cursor and a group at any position the same: a retention gap when it lost events, then what is kept (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.nat(),
+        fc.integer({ min: 1, max: 4 }),
+        async (total, old, position, limit) => {
+          // `old` of `total` events pass retention (at most all); the reader stood at `position`.
+          const aged = Math.min(old, total);
+          const at = position % (total + 1);
+          const log = open();
+          try {
+            for (let uid = 1; uid <= total; uid++) {
+              if (uid === aged + 1) now += 7200 * 1000;
+              newAt(log, uid);
+            }
+            if (aged === total) now += 7200 * 1000;
+            log.prune();
+            const kept = Array.from(
+              { length: total - Math.max(at, aged) },
+              (_, i) => `new@${Math.max(at, aged) + i + 1}`,
+            );
+            const told = at < aged ? [`gap:retention@${aged}`, ...kept] : kept;
+            expect(await drain(log, { cursor: at, limit })).toEqual(told);
+            log.store.ack("p", at);
+            expect(await drain(log, { group: "p", limit })).toEqual(told);
+          } finally {
+            log.close();
+            state.db.exec(
+              "DELETE FROM events; DELETE FROM event_groups; DELETE FROM event_meta; DELETE FROM sqlite_sequence",
+            );
+            now = Date.parse("2026-03-01T10:00:00Z");
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
   it("points next_cursor just before the first kept event when the gap fills the page", async () => {
     const log = retained();
-    const r = await read(log, { cursor: 1, limit: 1 });
-    expect(seen(r)).toEqual(["gap:retention@2"]);
-    expect(r.result.next_cursor).toBe(2);
+    for (const cursor of [0, 1]) {
+      const r = await read(log, { cursor, limit: 1 });
+      expect(seen(r)).toEqual(["gap:retention@2"]);
+      expect(r.result.next_cursor).toBe(2);
+    }
     const past = await read(log, { cursor: 999, limit: 1 });
     expect(seen(past)).toEqual(["gap:cursor@0"]);
     expect(past.result.next_cursor).toBe(2);
@@ -276,5 +325,60 @@ describe("a connection state reported while the daemon stops", () => {
     const r = await read(again, { cursor: 0, kinds: ["status"] });
     expect(r.result.events.map((e) => [e.kind, e.state])).toEqual([["status", "ok"]]);
     again.close();
+  });
+});
+
+describe("item events recorded before events had a place (state.db migration)", () => {
+  it("get their item's place in the tree at migration time, deleted items included", async () => {
+    const file = path.join(dir, "old.db");
+    const items = new ItemService({ store: new ItemsStore(new StateDb(file).db) });
+    const epic = items.create({ type: "epic", title: "E", area: "work" }).item.id;
+    const story = items.create({ type: "story", title: "S", parent_id: epic }).item.id;
+    const task = items.create({ type: "task", title: "T", parent_id: story }).item.id;
+    items.delete(task, false);
+    items.store.db.close();
+    // The schema one step back, as a daemon of the previous version left it, with its events.
+    const old = new Database(file);
+    old.exec("ALTER TABLE events DROP COLUMN item_path");
+    old.pragma(`user_version = ${STATE_SCHEMA_VERSION - 1}`);
+    const put = old.prepare(
+      "INSERT INTO events (time, kind, account, change, item_id, data) VALUES ('2026-03-01T10:00:00.000Z', ?, ?, ?, ?, '{}')",
+    );
+    put.run("item", "", `${task}:3`, task);
+    put.run("item", "", `${task}:4`, task);
+    put.run("item_mail", "work", story, story);
+    put.run("item", "", "it_gone:5", "it_gone");
+    put.run("status", "work", "ok", null);
+    old.close();
+
+    state.close();
+    state = new StateDb(file);
+    expect(state.schemaVersion()).toBe(STATE_SCHEMA_VERSION);
+    const log = new EventLog(state, {
+      retentionSeconds: () => 3600,
+      now: () => now,
+      itemPath: (id) => new ItemService({ store: new ItemsStore(state.db) }).pathOf(id),
+    });
+    const under = async (item: string) =>
+      (await read(log, { item, kinds: ["item", "item_mail"] })).result.events
+        // status and gap pass every kinds list
+        .filter((e) => e.kind !== "status")
+        .map((e) => [e.kind, e.item_id]);
+    // The deleted task's events are the epic's and the story's, as its parent chain says.
+    expect(await under(epic)).toEqual([
+      ["item", task],
+      ["item", task],
+      ["item_mail", story],
+    ]);
+    expect(await under(task)).toEqual([
+      ["item", task],
+      ["item", task],
+    ]);
+    // An item the store no longer has: its events are its own only (here nobody can ask for them).
+    expect(state.db.prepare("SELECT item_path FROM events WHERE item_id = 'it_gone'").pluck().get()).toBe(
+      "\nit_gone\n",
+    );
+    expect(state.db.prepare("SELECT item_path FROM events WHERE kind = 'status'").pluck().get()).toBe("");
+    log.close();
   });
 });

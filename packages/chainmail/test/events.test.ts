@@ -370,9 +370,15 @@ describe("retention", () => {
     const byGroup = await env.client.readEvents({ group: "agent" });
     expect(byGroup.events[0]).toMatchObject({ kind: "gap", reason: "retention" });
     expect(byGroup.events[0]!.id).toBeGreaterThan(oldGroup.acked);
-    // Cursor 0 reads from the oldest kept event, with no gap.
+    // Cursor 0 (a reader that has read nothing yet) is told of the deleted events too, as the group
+    // is: the same gap, then the oldest kept event.
     const fromStart = await env.client.readEvents({ cursor: 0 });
-    expect(fromStart.events.map((e) => e.kind)).toEqual(["new"]);
+    expect(fromStart.events.map((e) => [e.kind, e.reason ?? null, e.account])).toEqual([
+      ["gap", "retention", null],
+      ["new", null, "work"],
+    ]);
+    expect(fromStart.events[0]!.id).toBe(byGroup.events[0]!.id);
+    expect(fromStart.events[0]!.id).toBe((await env.client.watchStatus()).pruned_through);
     env.writeConfig({ cache: "background = false" });
   });
 });

@@ -115,7 +115,7 @@ describe("item events", () => {
     ]);
     expect(new Set(deleted.ids)).toEqual(new Set([e, s, t]));
 
-    // The item filter: that item and every live item below it.
+    // The item filter: that item and every item that was below it when its event was recorded.
     const underEpic = await itemEvents(start, { kinds: [], item: e });
     expect(new Set(underEpic.map((ev) => ev.item_id))).toEqual(new Set([e, s, t]));
     const underStory = await itemEvents(start, { kinds: [], item: s });

@@ -4,6 +4,7 @@
  * (src/daemon/operations); the named methods are shorthands. A failure comes back as a MailError with
  * the daemon's reason; an unreachable daemon is DAEMON_UNAVAILABLE.
  */
+import crypto from "node:crypto";
 import net from "node:net";
 import type { ClientKind, Method, ParamsOf, Response, ResultOf } from "../daemon/protocol.js";
 import { PROTOCOL_VERSION } from "../daemon/protocol.js";
@@ -44,7 +45,19 @@ export class DaemonClient {
   private readonly pending = new Map<number, Pending>();
   private buf = "";
 
-  constructor(private readonly opts: ClientOptions) {}
+  /**
+   * This client's name as a reader of consumer groups, shared with its dedicated() copies: a group
+   * page out to it does not keep its own next read waiting (a retry after a lost reply), while it
+   * keeps another client's (src/events/leases.ts).
+   */
+  readonly reader: string;
+
+  constructor(
+    private readonly opts: ClientOptions,
+    reader?: string,
+  ) {
+    this.reader = reader ?? `r_${crypto.randomBytes(9).toString("base64url")}`;
+  }
 
   private unavailable(detail: string): MailError {
     return new MailError(
@@ -120,7 +133,7 @@ export class DaemonClient {
    * its calls (a long-poll whose caller went away acknowledges nothing).
    */
   dedicated(): DaemonClient {
-    return new DaemonClient(this.opts);
+    return new DaemonClient(this.opts, this.reader);
   }
 
   /** One request; resolves with the result or rejects with a MailError. */
@@ -171,7 +184,7 @@ export class DaemonClient {
   /** Runs one cache pass (headers, bodies, eviction) per account now and waits for it. */
   cacheSync = (p: ParamsOf<"cache.sync"> = {}) => this.call("cache.sync", p);
   readAudit = (p: ParamsOf<"audit.read"> = {}) => this.call("audit.read", p);
-  readEvents = (p: ParamsOf<"watch.read"> = {}) => this.call("watch.read", p);
+  readEvents = (p: ParamsOf<"watch.read"> = {}) => this.call("watch.read", { reader: this.reader, ...p });
   ackEvents = (p: ParamsOf<"watch.ack">) => this.call("watch.ack", p);
   watchStatus = () => this.call("watch.status");
   watchGroups = () => this.call("watch.groups");

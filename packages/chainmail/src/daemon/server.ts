@@ -41,8 +41,10 @@ export interface DaemonOptions {
   configPollMs?: number;
   /** The work items linked to a thread, for item_mail events (the items store's linkedItems). */
   linkedItems?: (account: string, threadKey: string) => string[];
-  /** An item and every live item below it, for read_events' `item` (null: no such item). */
-  itemSubtree?: (itemId: string) => string[] | null;
+  /** An item and its ancestors, where an item_mail event happens and read_events' `item` (null: no such item). */
+  itemPath?: (itemId: string) => string[] | null;
+  /** How long a group's unacknowledged page holds the group (tests; src/events/leases.ts). */
+  groupLeaseMs?: number;
 }
 
 async function socketIsLive(path: string): Promise<boolean> {
@@ -90,7 +92,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     log,
     linkedItems:
       options.linkedItems ?? ((account, threadKey) => itemsOf(ctx).linkedItems(account, threadKey)),
-    itemSubtree: options.itemSubtree ?? ((itemId) => itemsOf(ctx).subtreeIds(itemId)),
+    itemPath: options.itemPath ?? ((itemId) => itemsOf(ctx).pathOf(itemId)),
+    ...(options.groupLeaseMs !== undefined ? { leaseMs: options.groupLeaseMs } : {}),
   });
   const uploads = new UploadSpool(path.join(home.stateDir, "uploads"));
   const ctx: ServiceContext = {
@@ -225,22 +228,28 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         if (line) {
           // The cache's background sync holds its next slice back while requests come in
           requestSeen();
-          const after: (() => void)[] = [];
-          const transport = { signal: hangup.signal, afterReply: (fn: () => void) => void after.push(fn) };
-          const p = handle(line, transport).then(async (res) => {
-            if (sock.destroyed || hangup.signal.aborted) return;
-            const written = await new Promise<boolean>((resolve) =>
-              sock.write(`${JSON.stringify(res)}\n`, (err) => resolve(!err)),
-            );
-            requestSeen();
-            if (!written || sock.destroyed) return;
-            for (const fn of after) {
+          const after: Array<{ fn: () => void; lost: (() => void) | undefined }> = [];
+          const transport = {
+            signal: hangup.signal,
+            afterReply: (fn: () => void, lost?: () => void) => void after.push({ fn, lost }),
+          };
+          const settle = (written: boolean) => {
+            for (const a of after) {
               try {
-                fn();
+                if (written) a.fn();
+                else a.lost?.();
               } catch (err) {
                 log(`after the reply to a call: ${(err as Error).message}`);
               }
             }
+          };
+          const p = handle(line, transport).then(async (res) => {
+            if (sock.destroyed || hangup.signal.aborted) return settle(false);
+            const written = await new Promise<boolean>((resolve) =>
+              sock.write(`${JSON.stringify(res)}\n`, (err) => resolve(!err)),
+            );
+            requestSeen();
+            settle(written && !sock.destroyed);
           });
           inflight.add(p);
           void p.finally(() => inflight.delete(p));

@@ -9,6 +9,7 @@ import { MailError } from "../errors.js";
 import type { SearchRow } from "../service/search/index.js";
 import type { StateDb } from "../store/state.js";
 import { type EventInput, type EventRow, EventStore } from "../store/events.js";
+import { GROUP_LEASE_MS, GroupLeases } from "./leases.js";
 import { ALWAYS_KINDS, EVENT_KINDS, type EventKind, OPT_IN_KINDS } from "./limits.js";
 
 export interface MailEvent {
@@ -39,6 +40,8 @@ export interface ReadEventsParams {
   accounts: string[];
   cursor?: number | undefined;
   group?: string | undefined;
+  /** Who reads a group: its own page out does not keep it waiting (./leases.ts). */
+  reader?: string | undefined;
   in?: string | undefined;
   item?: string | undefined;
   kinds: EventKind[];
@@ -55,13 +58,25 @@ export interface EventLogOptions {
   retentionSeconds: () => number;
   /** The work items linked to a thread; without an items store, none. */
   linkedItems?: (account: string, threadKey: string) => string[];
-  /** An item and every live item below it, or null when there is no such item. */
-  itemSubtree?: (itemId: string) => string[] | null;
+  /**
+   * An item and its ancestors as the tree is now (where an event of it happens), or null when there
+   * is no such item; without an items store, none is known.
+   */
+  itemPath?: (itemId: string) => string[] | null;
   now?: () => number;
   /** Where a failed pruning is said (the daemon's log). */
   log?: (line: string) => void;
   /** How often the retention runs (tests). */
   pruneEveryMs?: number;
+  /** How long a group's page may stay out unacknowledged (tests; see ./leases.ts). */
+  leaseMs?: number;
+}
+
+/** One read's answer: `commit` once the reader has the page, `release` when it never will. */
+export interface ReadAnswer {
+  result: ReadEventsResult;
+  commit: () => void;
+  release: () => void;
 }
 
 const PRUNE_EVERY_MS = 60_000;
@@ -73,8 +88,9 @@ export class EventLog {
   private closed = false;
   private readonly pruneTimer: NodeJS.Timeout;
   private readonly now: () => number;
+  private readonly leases: GroupLeases;
   linkedItems: (account: string, threadKey: string) => string[];
-  itemSubtree: (itemId: string) => string[] | null;
+  itemPath: (itemId: string) => string[] | null;
 
   constructor(
     state: StateDb,
@@ -83,7 +99,8 @@ export class EventLog {
     this.store = new EventStore(state.db);
     this.now = options.now ?? Date.now;
     this.linkedItems = options.linkedItems ?? (() => []);
-    this.itemSubtree = options.itemSubtree ?? (() => null);
+    this.itemPath = options.itemPath ?? (() => null);
+    this.leases = new GroupLeases(this.now, options.leaseMs ?? GROUP_LEASE_MS, () => this.wake());
     this.prune();
     this.pruneTimer = setInterval(() => this.pruneOrSay(), options.pruneEveryMs ?? PRUNE_EVERY_MS);
     this.pruneTimer.unref();
@@ -107,17 +124,27 @@ export class EventLog {
         kind: "item_mail",
         change: itemId,
         itemId,
+        itemPath: this.itemPath(itemId) ?? [itemId],
         data: { ref: row.ref, row, thread_key: row.thread_id },
       });
     }
   }
 
-  /** A work item changed (recorded by the items store, once per revision). */
-  item(itemId: string, revision: number, change: ItemChange): number | null {
+  /**
+   * A work item changed (recorded by the items store, once per revision). `place`: the item and
+   * its ancestors at the change (a move: before and after), which read_events' `item` filters on.
+   */
+  item(
+    itemId: string,
+    revision: number,
+    change: ItemChange,
+    place: readonly string[] = [itemId],
+  ): number | null {
     return this.record({
       kind: "item",
       account: "",
       itemId,
+      itemPath: place,
       change: `${itemId}:${revision}`,
       data: { change, revision },
     });
@@ -183,7 +210,7 @@ export class EventLog {
     return [...out];
   }
 
-  private page(p: ReadEventsParams, after: number, kinds: EventKind[], itemIds: string[] | null) {
+  private page(p: ReadEventsParams, after: number, kinds: EventKind[]) {
     this.pruneOrSay();
     const last = this.store.lastId();
     const pruned = this.store.prunedThrough();
@@ -198,9 +225,10 @@ export class EventLog {
       // read goes on from just before the first kept event (every id up to `pruned` is deleted).
       gap("cursor", 0);
       from = pruned;
-    } else if ((after > 0 || p.group !== undefined) && after < pruned) {
-      // cursor 0 means the oldest kept event; a group at 0 started on an empty log, and the events
-      // retention deleted since were never read by it.
+    } else if (after < pruned) {
+      // Events after this position were deleted unread, whoever holds it: a cursor or group that
+      // fell behind, cursor 0 (a reader that has read nothing yet) or a group at 0 (started on an
+      // empty log). Each is told, in the same shape, before the oldest kept event.
       gap("retention", pruned);
       from = pruned;
     }
@@ -209,7 +237,14 @@ export class EventLog {
     // first kept event, so nothing after the gap is skipped (or, for a group, acknowledged unseen).
     if (want === 0) return { events, next_cursor: from };
     const inNames = p.in ? inNamesOf(p.in) : [];
-    const rows = this.store.read({ after: from, accounts: p.accounts, kinds, inNames, itemIds, limit: want });
+    const rows = this.store.read({
+      after: from,
+      accounts: p.accounts,
+      kinds,
+      inNames,
+      item: p.item ?? null,
+      limit: want,
+    });
     events.push(...rows.map(toEvent));
     // A short page examined every event up to the last id, so the next read starts after it.
     const next = rows.length === want ? rows[rows.length - 1]!.id : Math.max(from, last);
@@ -219,28 +254,23 @@ export class EventLog {
   /**
    * One read_events call. Waits up to `wait_seconds` for a matching event when none is ready, and
    * returns early when `signal` aborts (the reader hung up) or the log closes (shutdown). `commit`
-   * moves the group's position to `next_cursor`; the caller runs it only once the reply is delivered.
+   * moves the group's position to `next_cursor`; the caller runs it only once the reply is delivered,
+   * and `release` when it never will be. A group's page is out to one read at a time (./leases.ts):
+   * another read of the group waits for it as for an event.
    */
-  async read(
-    p: ReadEventsParams,
-    signal?: AbortSignal,
-  ): Promise<{ result: ReadEventsResult; commit: () => void }> {
+  async read(p: ReadEventsParams, signal?: AbortSignal): Promise<ReadAnswer> {
     if (p.cursor !== undefined && p.group !== undefined)
       throw new MailError(
         "INVALID_ARGUMENT",
         "cursor and group cannot be used together",
         "Pass one of them.",
       );
-    let itemIds: string[] | null = null;
-    if (p.item !== undefined) {
-      itemIds = this.itemSubtree(p.item);
-      if (!itemIds)
-        throw new MailError(
-          "NOT_FOUND",
-          `no work item ${JSON.stringify(p.item)}`,
-          "list_items gives the item IDs.",
-        );
-    }
+    if (p.item !== undefined && !this.itemPath(p.item))
+      throw new MailError(
+        "NOT_FOUND",
+        `no work item ${JSON.stringify(p.item)}`,
+        "list_items gives the item IDs.",
+      );
     const kinds = EventLog.effectiveKinds(p.kinds, p.item !== undefined);
     // A group that has never read starts at the log's end: an agent that starts waiting for mail
     // wants the mail that arrives from now on, not the history kept for retention_seconds and the
@@ -251,17 +281,13 @@ export class EventLog {
     const position = () =>
       p.group !== undefined ? (this.store.group(p.group)?.acked ?? 0) : (p.cursor ?? 0);
     for (;;) {
-      // The subtree as it is now: an item made or moved below `item` while this read waits is in it.
-      if (p.item !== undefined) itemIds = this.itemSubtree(p.item) ?? itemIds;
-      const result = this.page(p, position(), kinds, itemIds);
+      const held = p.group !== undefined ? this.leases.heldFor(p.group, p.reader) : 0;
+      const at = position();
+      // Another read's page of this group is out: nothing for this one until that is settled.
+      const result = held > 0 ? { events: [], next_cursor: at } : this.page(p, at, kinds);
       const left = deadline - this.now();
-      if (result.events.length > 0 || left <= 0 || this.closed || signal?.aborted) {
-        const group = p.group;
-        return {
-          result,
-          commit: () => (group !== undefined ? this.ack(group, result.next_cursor) : undefined),
-        };
-      }
+      if (result.events.length > 0 || left <= 0 || this.closed || signal?.aborted)
+        return this.answer(p, result, held === 0 && result.next_cursor !== at && !signal?.aborted);
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
@@ -269,21 +295,37 @@ export class EventLog {
           signal?.removeEventListener("abort", done);
           resolve();
         };
-        const timer = setTimeout(done, left);
+        const timer = setTimeout(done, held > 0 ? Math.min(left, held) : left);
         this.waiters.add(done);
         signal?.addEventListener("abort", done, { once: true });
       });
     }
   }
 
+  /** A read's answer; a group page that moves the group holds it until settled (`lease`). */
+  private answer(p: ReadEventsParams, result: ReadEventsResult, lease: boolean): ReadAnswer {
+    const group = p.group;
+    if (group === undefined) return { result, commit: () => undefined, release: () => undefined };
+    const held = lease ? this.leases.take(group, result.next_cursor, p.reader) : null;
+    return {
+      result,
+      commit: () => {
+        this.ack(group, result.next_cursor);
+        if (held) this.leases.end(group, held);
+      },
+      release: () => (held ? this.leases.end(group, held) : undefined),
+    };
+  }
+
   /**
    * Moves a group to `position` (a read's next_cursor), never back, except for a group whose
    * position is past the log's end (its read was a `cursor` gap and started over from the oldest
-   * kept event, behind that position).
+   * kept event, behind that position). A page out that this covers is settled.
    */
   ack(group: string, position: number): void {
     const acked = this.store.group(group)?.acked ?? 0;
     this.store.ack(group, position, acked > this.store.lastId());
+    this.leases.acked(group, this.store.group(group)?.acked ?? position);
   }
 
   /** How many reads are waiting for an event now (the watches poll their folders only then). */

@@ -83,9 +83,10 @@ export interface ItemsDeps {
   latestMessage?: (account: string, threadKey: string) => LatestMessage | null;
   /**
    * Told of each item a change touched, inside that change's transaction (the event log records an
-   * `item` event there, so the change and its event commit together or not at all).
+   * `item` event there, so the change and its event commit together or not at all), with where it
+   * happened: the item and its ancestors, for a move those before it too.
    */
-  onChange?: (itemId: string, revision: number, change: ItemChange) => void;
+  onChange?: (itemId: string, revision: number, change: ItemChange, place: string[]) => void;
 }
 
 const newId = (prefix: string) =>
@@ -103,7 +104,7 @@ export class ItemService {
   readonly store: ItemsStore;
   private readonly clock: () => Date;
   private readonly latest: (account: string, threadKey: string) => LatestMessage | null;
-  private readonly onChange: (itemId: string, revision: number, change: ItemChange) => void;
+  private readonly onChange: (itemId: string, revision: number, change: ItemChange, place: string[]) => void;
 
   constructor(deps: ItemsDeps) {
     this.store = deps.store;
@@ -112,9 +113,26 @@ export class ItemService {
     this.onChange = deps.onChange ?? (() => {});
   }
 
-  /** Reports the items a change touched; call inside the change's transaction, after its writes. */
-  changed(ids: readonly string[], revision: number, change: ItemChange): void {
-    for (const id of ids) this.onChange(id, revision, change);
+  /**
+   * Reports the items a change touched; call inside the change's transaction, after its writes, so
+   * each item's place is the tree as the change left it. `movedFrom`: a move's place before it.
+   */
+  changed(ids: readonly string[], revision: number, change: ItemChange, movedFrom: string[] = []): void {
+    const tree = this.store.view();
+    for (const id of ids) {
+      const place = this.pathOf(id, tree) ?? [id];
+      this.onChange(id, revision, change, [...new Set([...place, ...movedFrom])]);
+    }
+  }
+
+  /** An item and its ancestors, nearest first (deleted ones too), or null when there is no such item. */
+  pathOf(id: string, tree: ItemView = this.store.view()): string[] | null {
+    if (!tree.byId.get(id)) return null;
+    const out: string[] = [];
+    // The parent rule keeps the tree acyclic; the `includes` only guards a broken table.
+    for (let at: string | null = id; at && !out.includes(at); at = tree.byId.get(at)?.parent_id ?? null)
+      out.push(at);
+    return out;
   }
 
   now(): string {
@@ -336,10 +354,13 @@ export class ItemService {
     const changed = (Object.keys(next) as Array<keyof ItemRow>).some((k) => next[k] !== old[k]);
     if (!changed) return { item: this.itemOf(old, tree), revision: this.store.revision() };
     return this.store.transaction(() => {
+      // Where a move starts from, read before the move is written.
+      const from = next.parent_id !== old.parent_id ? this.pathOf(old.id, tree) : null;
       next.revision = this.store.bump();
       next.updated_at = this.now();
       this.store.save(next);
-      this.changed([next.id], next.revision, next.parent_id !== old.parent_id ? "moved" : "updated");
+      if (from) this.changed([next.id], next.revision, "moved", from);
+      else this.changed([next.id], next.revision, "updated");
       return { item: this.itemOf(next), revision: next.revision };
     });
   }
@@ -510,12 +531,6 @@ export class ItemService {
     return this.store
       .linkedItemIds(account, threadKey)
       .filter((id) => this.store.get(id)?.deleted_at === null);
-  }
-
-  /** An item and every live item below it (read_events' `item`), or null when there is no such item. */
-  subtreeIds(id: string): string[] | null {
-    if (!this.store.get(id)) return null;
-    return [id, ...this.liveBelow(id).map((r) => r.id)];
   }
 
   /** The threads linked to an item or any live item below it (an `item:` search term). */

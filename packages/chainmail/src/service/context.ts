@@ -65,10 +65,11 @@ export interface Call {
   /** Aborts when the caller's connection closes before the reply. */
   signal?: AbortSignal | undefined;
   /**
-   * Runs `fn` once the reply has been written to a caller that is still connected (never when it
-   * hung up first). Absent for an in-process call, which has no reply to wait for.
+   * Runs `fn` once the reply has been written to a caller that is still connected, and `lost`
+   * instead when it cannot be (the caller hung up first, the write failed). Absent for an
+   * in-process call, which has no reply to wait for.
    */
-  afterReply?: ((fn: () => void) => void) | undefined;
+  afterReply?: ((fn: () => void, lost?: () => void) => void) | undefined;
 }
 
 export function accountOf(ctx: ServiceContext, name: string): AccountConfig {

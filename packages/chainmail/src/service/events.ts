@@ -32,15 +32,15 @@ export async function readEvents(
 ): Promise<ReadEventsResult> {
   // Unknown account names are NOT_FOUND, as everywhere else.
   const accounts = p.accounts.length ? accountsOf(ctx, p.accounts).map((a) => a.name) : [];
-  const { result, commit } = await eventsOf(ctx).read({ ...p, accounts }, call.signal);
+  const { result, commit, release } = await eventsOf(ctx).read({ ...p, accounts }, call.signal);
   const deferred = p.group !== undefined && p.defer_ack === true;
   const who = p.group !== undefined ? ` for group ${q(p.group)}${deferred ? " (ack deferred)" : ""}` : "";
   audit(ctx, call, null, "allowed", `${result.events.length} event(s)${who}, next ${result.next_cursor}`);
   // Deferred: the caller relays the page to its own reader (the MCP server to its client) and
-  // acknowledges with watch.ack once that reader has it.
-  if (deferred) return result;
-  if (call.afterReply) call.afterReply(commit);
-  else commit();
+  // acknowledges with watch.ack once that reader has it; a reply that never reaches the caller
+  // frees the group for its other readers at once.
+  if (call.afterReply) call.afterReply(deferred ? () => undefined : commit, release);
+  else if (!deferred) commit();
   return result;
 }
 

@@ -24,7 +24,7 @@ export function itemsOf(ctx: ServiceContext): ItemService {
     s = new ItemService({
       store: new ItemsStore(ctx.state.db),
       latestMessage: (account, key) => latestCached(ctx, account, key),
-      onChange: (itemId, revision, change) => ctx.events.item(itemId, revision, change),
+      onChange: (itemId, revision, change, place) => ctx.events.item(itemId, revision, change, place),
     });
     services.set(ctx, s);
   }

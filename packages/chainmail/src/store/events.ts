@@ -32,6 +32,25 @@ export const EVENTS_MIGRATION = `
   );
   CREATE TABLE event_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);`;
 
+/**
+ * Where each item and item_mail event happened, for read_events' \`item\`: the event's item and its
+ * ancestors when it was recorded (a move: before and after), each between two newlines. Events from
+ * before this step get the place their item has in the tree at migration time (its parent chain,
+ * deleted items included), the closest record there is of where they happened.
+ */
+export const EVENTS_ITEM_PATH_MIGRATION = `
+  ALTER TABLE events ADD COLUMN item_path TEXT NOT NULL DEFAULT '';
+  UPDATE events SET item_path = (
+    WITH RECURSIVE up(id, depth) AS (
+      SELECT events.item_id, 0
+      UNION ALL
+      SELECT i.parent_id, up.depth + 1 FROM up JOIN items i ON i.id = up.id
+      -- the parent rule keeps the chain short and acyclic; the bound only guards a broken table
+      WHERE i.parent_id IS NOT NULL AND up.depth < 100
+    )
+    SELECT char(10) || group_concat(id, char(10)) || char(10) FROM (SELECT id FROM up ORDER BY depth)
+  ) WHERE item_id IS NOT NULL;`;
+
 export interface EventInput {
   kind: EventKind;
   account: string;
@@ -42,6 +61,8 @@ export interface EventInput {
   /** What tells two events of the same message and kind apart (flags: the change; status: the time). */
   change?: string;
   itemId?: string | null;
+  /** item and item_mail: the item and its ancestors now (a move: also those it had before). */
+  itemPath?: readonly string[];
   data?: Record<string, unknown>;
   time?: string;
 }
@@ -62,8 +83,8 @@ export interface EventFilter {
   kinds: EventKind[];
   /** Lowercase folder names and labels an event's folder or labels must include one of. */
   inNames: string[];
-  /** With `item`: item and item_mail events of these items only. */
-  itemIds: string[] | null;
+  /** With `item`: item and item_mail events that happened in this item's subtree only. */
+  item: string | null;
   limit: number;
 }
 
@@ -74,8 +95,9 @@ export interface GroupRow {
   updated: string;
 }
 
-const labelsNorm = (labels: readonly string[] | undefined) =>
-  labels?.length ? `\n${labels.map((l) => l.toLowerCase()).join("\n")}\n` : "";
+/** Names each between two newlines, so `instr` finds a whole one (see labels_norm, item_path). */
+const lines = (xs: readonly string[] | undefined) => (xs?.length ? `\n${xs.join("\n")}\n` : "");
+const labelsNorm = (labels: readonly string[] | undefined) => lines(labels?.map((l) => l.toLowerCase()));
 
 export class EventStore {
   constructor(private readonly db: Database.Database) {}
@@ -84,8 +106,8 @@ export class EventStore {
   insert(e: EventInput): number | null {
     const r = this.db
       .prepare(
-        `INSERT OR IGNORE INTO events (time, kind, account, folder, folder_norm, labels_norm, uidvalidity, uid, change, item_id, data)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT OR IGNORE INTO events (time, kind, account, folder, folder_norm, labels_norm, uidvalidity, uid, change, item_id, item_path, data)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         e.time ?? new Date().toISOString(),
@@ -98,6 +120,7 @@ export class EventStore {
         e.uid ?? 0,
         e.change ?? "",
         e.itemId ?? null,
+        lines(e.itemPath ?? (e.itemId ? [e.itemId] : undefined)),
         JSON.stringify(e.data ?? {}),
       );
     return r.changes > 0 ? Number(r.lastInsertRowid) : null;
@@ -163,9 +186,10 @@ export class EventStore {
       where.push(`(folder = '' OR ${f.inNames.map(() => one).join(" OR ")})`);
       for (const n of f.inNames) args.push(n, n);
     }
-    if (f.itemIds) {
-      where.push(`(kind NOT IN ('item', 'item_mail') OR item_id IN (${list(f.itemIds)}))`);
-      args.push(...f.itemIds);
+    if (f.item !== null) {
+      // Where the event happened, not where its item is now: see EVENTS_ITEM_PATH_MIGRATION.
+      where.push("(kind NOT IN ('item', 'item_mail') OR instr(item_path, char(10) || ? || char(10)) > 0)");
+      args.push(f.item);
     }
     return this.db
       .prepare(

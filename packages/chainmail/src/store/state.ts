@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { ITEMS_MIGRATION } from "./items-schema.js";
-import { EVENTS_MIGRATION } from "./events.js";
+import { EVENTS_ITEM_PATH_MIGRATION, EVENTS_MIGRATION } from "./events.js";
 import { OUTBOX_FINGERPRINT_MIGRATION, OUTBOX_MIGRATION } from "./outbox.js";
 import { ENDPOINTS_MIGRATION } from "./endpoints.js";
 import { POLICY_MIGRATION } from "./policy.js";
@@ -45,6 +45,7 @@ const MIGRATIONS: string[] = [
   POLICY_MIGRATION,
   ENDPOINTS_MIGRATION,
   OUTBOX_FINGERPRINT_MIGRATION,
+  EVENTS_ITEM_PATH_MIGRATION,
 ];
 
 /** The schema version a fully migrated state.db has (its user_version). */

@@ -78,11 +78,11 @@ export const eventTools = [
     name: "read_events",
     title: "Read mail events",
     description:
-      "Reads mail and item events after a cursor or a group's acknowledged position, oldest first, waiting up to 60 seconds for the first. A group read acknowledges every event up to next_cursor, those its filters (accounts, in, kinds, item) left out too, so readers with different filters need different groups; a group that has never read starts at the log's end at its first read, so it gets what happens from then on (cursor 0 reads from the oldest event kept). New events carry the message's search row as untrusted. item and item_mail events come only when kinds names them or item is set. To wait for mail, call read_events with a group and wait_seconds 60, again and again.",
+      "Reads mail and item events after a cursor or a group's acknowledged position, oldest first, waiting up to 60 seconds for the first. A group read acknowledges every event up to next_cursor, those its filters (accounts, in, kinds, item) left out too, so readers with different filters need different groups; a group that has never read starts at the log's end at its first read, so it gets what happens from then on (cursor 0 reads from the oldest event kept, after a retention gap when older ones were deleted). New events carry the message's search row as untrusted. item and item_mail events come only when kinds names them or item is set. To wait for mail, call read_events with a group and wait_seconds 60, again and again.",
     input: {
       accounts: accountList("Accounts to return events for; empty means every account"),
       cursor: EventCursorField.optional().describe(
-        "next_cursor from an earlier read; reads the events after it; 0 reads from the oldest event kept; not with group",
+        "next_cursor from an earlier read; reads the events after it; 0 reads from the oldest event kept, after a retention gap when older ones were deleted; not with group",
       ),
       // The pattern advertises the name rule; the daemon's own check words the refusal.
       group: GroupField.regex(GROUP_PATTERN, GROUP_RULE)
@@ -94,7 +94,7 @@ export const eventTools = [
         "A folder name or Gmail label, in any case; inbox also matches the Gmail label \\Inbox and sent matches \\Sent",
       ),
       item: ItemIdField.optional().describe(
-        "A work item ID: only item and item_mail events of that item and every live item below it, plus status and gap; new, flags and expunged events are left out",
+        "A work item ID: only item and item_mail events of that item and of every item that was below it when the event happened (a move into or out of it included, what a moved item does afterwards belongs to its new place), plus status and gap; new, flags and expunged events are left out",
       ),
       kinds: EventKindsField.optional().describe(
         "Event kinds to return: new, flags, expunged, status, gap, item, item_mail; empty means every kind but item and item_mail, which are opt-in, unless item is set, when it means item, item_mail, status and gap; status and gap events pass a list that names neither",

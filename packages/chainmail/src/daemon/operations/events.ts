@@ -39,6 +39,8 @@ export const eventOperations = {
       cursor: EventCursorField.optional(),
       group: GroupField.optional(),
       defer_ack: z.boolean().default(false),
+      // The client's own name for itself (DaemonClient sends one): see src/events/leases.ts.
+      reader: z.string().min(1).max(64).optional(),
       in: InField.optional(),
       item: ItemIdField.optional(),
       kinds: EventKindsField.default([]),
