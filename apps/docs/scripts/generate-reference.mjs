@@ -169,6 +169,7 @@ function linkedToolsJsonPaths(dir) {
   for (const f of readdirSync(dir)) {
     if (!f.endsWith(".mdx")) continue;
     const text = readFileSync(join(dir, f), "utf8");
+    // redos-ok: build time, over the pages reference-gen wrote from our own servers' tools/list
     for (const m of text.matchAll(/\]\((\/[^)\s#?]*mcp-tools\.json)\)/g)) paths.add(m[1]);
   }
   return [...paths];

@@ -6,6 +6,7 @@ export const revalidate = false;
 export async function GET() {
   // Agents read Markdown: point each entry at the page's Markdown copy rather than its HTML.
   const toMarkdown = new Map(source.getPages().map((page) => [page.url, markdownUrl(page)]));
+  // redos-ok: a static route rendered at build time, over the site's own page index
   const index = (await docsLlms.index()).replace(/\]\((\/docs[^)\s]*)\)/g, (whole, url: string) => {
     const md = toMarkdown.get(url);
     return md ? `](${md})` : whole;
