@@ -86,6 +86,19 @@ describe("create_note", () => {
     expect((await s.ok("search_notes", { query: "three" }))["total"]).toBe(0);
   });
 
+  it("a cap set without a plan, or of one note, reads as English", async () => {
+    const ann = await userId(app, "ann");
+    await app.store.accounts.updateSettings(ann, { noteCap: 1 });
+    await s.ok("create_note", { text: "one" });
+    expect((await s.fails("create_note", { text: "two" })).message).toBe(
+      "Note limit reached: this account allows 1 note. Delete notes or upgrade the plan to create more.",
+    );
+    await app.store.accounts.updateSettings(ann, { plan: "free" });
+    expect((await s.fails("create_note", { text: "two" })).message).toBe(
+      "Note limit reached: the free plan allows 1 note. Delete notes or upgrade the plan to create more.",
+    );
+  });
+
   it("at the cap, a restricted connection is told neither the plan nor the cap", async () => {
     // The cap counts the whole account, which such a connection does not see (restriction-leaks).
     await app.store.accounts.updateSettings(await userId(app, "ann"), { plan: "free", noteCap: 2 });

@@ -165,7 +165,7 @@ export class Access {
       "LIMIT_REACHED",
       isRestricted(viewer)
         ? "Note limit reached: this account holds as many notes as its plan allows. Delete notes or upgrade the plan to create more."
-        : `Note limit reached: the ${plan} plan allows ${noteCap} notes. Delete notes or upgrade the plan to create more.`,
+        : `Note limit reached: ${plan === "unlimited" ? "this account" : `the ${plan} plan`} allows ${noteCap} note${noteCap === 1 ? "" : "s"}. Delete notes or upgrade the plan to create more.`,
     );
   }
 
