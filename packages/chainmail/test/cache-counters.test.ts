@@ -108,9 +108,9 @@ describe("folder counters", () => {
     expect(cacheCanAnswerQuery(env.db, A, parseQuery("in:work is:flagged")).complete).toBe(true);
   });
 
-  it("follow body eviction and unreadable bodies", () => {
+  it("follow body eviction and unreadable bodies", async () => {
     const before = byPath(expectCountersExact(), "INBOX");
-    const evicted = evictBodies(env.db, 0);
+    const evicted = await evictBodies(env.db, 0);
     expect(evicted).toBeGreaterThan(0);
     // Evicted bodies stay indexed (body_state 2), so they still count as bodies
     expect(byPath(expectCountersExact(), "INBOX")?.with_body).toBe(before?.with_body);

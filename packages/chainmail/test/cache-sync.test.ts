@@ -340,7 +340,7 @@ describe("deleted folders", () => {
 });
 
 describe("eviction", () => {
-  it("evicts the oldest bodies first to fit the bound, keeping them searchable", () => {
+  it("evicts the oldest bodies first to fit the bound, keeping them searchable", async () => {
     // Stored compressed (src/cache/body-store.ts), this corpus' bodies share one page and evicting
     // them all would free none: the oldest gets text that does not compress, as some mail has
     const oldestId = env.db
@@ -356,7 +356,7 @@ describe("eviction", () => {
         "SELECT x.message_id FROM bodies b JOIN messages m ON m.id = b.message_rowid JOIN message_meta x ON x.id = m.id ORDER BY m.internal_date LIMIT 1",
       )
       .get() as { message_id: string };
-    const n = evictBodies(env.db, size - 4096);
+    const n = await evictBodies(env.db, size - 4096);
     expect(n).toBeGreaterThan(0);
     expect(cacheSizeBytes(env.db)).toBeLessThanOrEqual(size - 4096);
     const state = env.db

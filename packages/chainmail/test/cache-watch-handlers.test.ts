@@ -1,7 +1,7 @@
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cacheStatus, searchCache, watchInbox } from "../src/cache/index.js";
+import { cacheStatus, searchCache, waitOnTimers, watchInbox } from "../src/cache/index.js";
 import { parseQuery } from "../src/query/index.js";
 import { buildMessage } from "../src/testing/corpus.js";
 import { type CacheEnv, startCacheEnv } from "./support/cache-env.js";
@@ -25,6 +25,8 @@ const onRejection = (e: unknown) => rejections.push(e);
 beforeAll(async () => {
   process.on("unhandledRejection", onRejection);
   env = await startCacheEnv();
+  // A write lock held past this fails a sync (the daemon's writes wait 30 s)
+  waitOnTimers(env.db, 300);
   await env.append("INBOX", msg(1));
 });
 afterAll(async () => {

@@ -1,7 +1,8 @@
 /**
  * A watched INBOX is fresh only while its watch's syncs succeed, and cache_status shows the watch's
  * last error. The failure is real: another process holds cache.db's write lock (as a sqlite3 shell
- * left in a transaction would) when new mail arrives, so the watch's sync cannot store it.
+ * left in a transaction would) when new mail arrives, past the time the daemon's writes wait for it
+ * (300 ms here, 30 s by default), so the watch's sync cannot store it.
  */
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,7 +22,10 @@ const msg = (n: number) =>
   });
 
 beforeAll(async () => {
-  env = await startMailEnv({ cache: "background = true\nsync_interval_seconds = 3600\nfresh_seconds = 1" });
+  env = await startMailEnv({
+    cache: "background = true\nsync_interval_seconds = 3600\nfresh_seconds = 1",
+    cacheWriteWaitMs: 300,
+  });
 });
 afterAll(async () => {
   await env?.stop();

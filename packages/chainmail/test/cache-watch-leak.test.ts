@@ -1,7 +1,8 @@
 /**
  * A watch that cannot start closes its IMAP connection before it is retried. The failure is real:
  * another process holds cache.db's write lock (as a sqlite3 shell left in a transaction would)
- * while the daemon's cache starts, so the watch's first sync of INBOX cannot store anything.
+ * while the daemon's cache starts, past the time its writes wait for it (100 ms here), so the
+ * watch's first sync of INBOX cannot store anything.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -25,7 +26,7 @@ beforeAll(async () => {
   dv = await startDovecot({ users: [{ name: "alice", password: "alice-secret-pw" }] });
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cm-watch-leak-"));
   const all = parseConfig(configToml(dv, { cache: "background = true\nsync_interval_seconds = 3600" }));
-  // Only alice's account: each blocked write holds the event loop for the busy timeout (5 s).
+  // Only alice's account: each watch start waits for the write lock (writeWaitMs) before it fails.
   config = { ...all, accounts: all.accounts.filter((a) => a.name === "work") };
   setSecret(path.join(dir, "secrets"), "work", "alice-secret-pw");
 });
@@ -46,7 +47,7 @@ describe("a cache watch whose start fails", () => {
       (line) => {
         if (line.startsWith("cache watch of work failed")) failures.push(line);
       },
-      { watchRetryMs: 50 },
+      { watchRetryMs: 50, writeWaitMs: 100 },
     );
     const other = new Database(path.join(dir, "cache.db"));
     let locked = true;

@@ -15,7 +15,7 @@ import { uidSet } from "../query/imap-run.js";
 import { compactFts } from "./fts.js";
 import { type CacheDb, stmt } from "./schema.js";
 import { turnEvery, writeInSlices } from "./slices.js";
-import { takeTurn } from "./writer.js";
+import { writeWhenFree } from "./busy.js";
 import { getFolder, indexMessage, runFtsWrites } from "./store.js";
 
 export interface BackfillOptions {
@@ -84,11 +84,15 @@ async function storeBodies(
   now: number,
   download?: { account: string; bytes: number },
 ): Promise<void> {
-  // (each write of this thread takes its turn with the header writer's: ./writer.ts)
-  await takeTurn(db);
-  if (download && download.bytes > 0) countDownload(db, download.account, download.bytes, now);
+  // (each write of this thread waits for its turn and the write lock on timers: ./busy.ts)
+  if (download && download.bytes > 0)
+    await writeWhenFree(db, () => countDownload(db, download.account, download.bytes, now));
   const fts: { id: number; text: string }[] = [];
   await writeInSlices(db, bodies, {
+    // (a transaction tried again, after one that failed before its end)
+    begin: () => {
+      fts.length = 0;
+    },
     // A body's writes cost about as much as indexing a thousand characters, then its length
     weight: ({ text }) => 1000 + (text?.length ?? 0),
     // (the merging a backfill calls for was a third of this thread's time: ./fts.ts ftsUpkeep)
@@ -149,8 +153,9 @@ export async function backfillBodies(
   const pending = all.slice(0, cut);
   if (cut < all.length) {
     result.sizeBudgetReached = true;
-    await takeTurn(db);
-    stmt(db, "UPDATE folders SET body_cut = 1 WHERE id = ? AND body_cut = 0").run(folder.id);
+    await writeWhenFree(db, () =>
+      stmt(db, "UPDATE folders SET body_cut = 1 WHERE id = ? AND body_cut = 0").run(folder.id),
+    );
   }
   if (pending.length) {
     const lock = await client.getMailboxLock(path, { readOnly: true });
@@ -239,8 +244,9 @@ export async function backfillBodies(
           refused.has(row.id),
         );
         if (!read) {
-          await takeTurn(db);
-          stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(row.id);
+          await writeWhenFree(db, () =>
+            stmt(db, "UPDATE messages SET body_state = 3 WHERE id = ?").run(row.id),
+          );
           continue;
         }
         result.bytes += read.bytes;
@@ -428,29 +434,37 @@ export function cacheSizeBytes(db: CacheDb): number {
 /**
  * Keeps the cache under `maxBytes` by dropping stored body text, oldest message first. The words
  * stay in the FTS index (body_state 2), so search still finds them; only snippets and cached
- * reading of those bodies go. Returns the number of bodies evicted.
+ * reading of those bodies go. Each transaction (up to 200 bodies) when the write lock is free
+ * (./busy.ts). Returns the number of bodies evicted.
  */
-export function evictBodies(db: CacheDb, maxBytes: number): number {
+export async function evictBodies(db: CacheDb, maxBytes: number): Promise<number> {
   let evicted = 0;
   for (;;) {
-    const over = cacheSizeBytes(db) - maxBytes;
-    if (over <= 0) return evicted;
-    const victims = db
-      .prepare(
-        "SELECT b.message_rowid AS id, b.bytes FROM bodies b JOIN messages m ON m.id = b.message_rowid ORDER BY m.internal_date ASC, m.id ASC LIMIT 200",
-      )
-      .all() as { id: number; bytes: number }[];
-    if (victims.length === 0) return evicted;
-    let freed = 0;
-    db.transaction(() => {
-      for (const v of victims) {
-        stmt(db, "DELETE FROM bodies WHERE message_rowid = ?").run(v.id);
-        stmt(db, "UPDATE messages SET body_state = 2 WHERE id = ?").run(v.id);
-        evicted++;
-        freed += v.bytes;
-        if (freed >= over) break;
-      }
-    })();
+    const step = await writeWhenFree(db, () =>
+      db
+        .transaction(() => {
+          // (read in the transaction: what an attempt that waited finds is what it drops)
+          const over = cacheSizeBytes(db) - maxBytes;
+          if (over <= 0) return 0;
+          const victims = stmt(
+            db,
+            "SELECT b.message_rowid AS id, b.bytes FROM bodies b JOIN messages m ON m.id = b.message_rowid ORDER BY m.internal_date ASC, m.id ASC LIMIT 200",
+          ).all() as { id: number; bytes: number }[];
+          let n = 0;
+          let freed = 0;
+          for (const v of victims) {
+            stmt(db, "DELETE FROM bodies WHERE message_rowid = ?").run(v.id);
+            stmt(db, "UPDATE messages SET body_state = 2 WHERE id = ?").run(v.id);
+            n++;
+            freed += v.bytes;
+            if (freed >= over) break;
+          }
+          return n;
+        })
+        .immediate(),
+    );
+    if (step === 0) return evicted;
+    evicted += step;
   }
 }
 

@@ -27,8 +27,8 @@ export const BACKSTOP_PAGES = 4000;
 export const WAL_LIMIT_BYTES = 4 * 1024 * 1024;
 /**
  * How long a TRUNCATE checkpoint (`truncateWal`) waits in the worker for readers and a writer to
- * finish. It holds the writer's lock meanwhile, and the daemon's thread would wait on that lock
- * for a write, so it is short: a search reads for a few ms; when it is busy the WAL is left as it is.
+ * finish. It holds the writer's lock meanwhile, and the daemon's writes wait for that lock (on
+ * timers, ./busy.ts), so it is short: a search reads for a few ms; when it is busy the WAL is left as it is.
  */
 export const TRUNCATE_WAIT_MS = 50;
 /**
@@ -61,8 +61,8 @@ parentPort.on("message", (m) => {
     db ??= new Database(workerData.file, { fileMustExist: true });
     if (m === "truncate") {
       // The copying first, passive (no lock a writer needs): TRUNCATE holds the writer's lock while
-      // it copies and syncs, and a write of the daemon's thread waits on it synchronously (the busy
-      // handler, up to 5 s: a loaded disk's sync is that slow); it is left the last frames and the cut
+      // it copies and syncs, and a write of the daemon's thread waits for it (on timers, ./busy.ts;
+      // a loaded disk's sync takes seconds); it is left the last frames and the cut
       db.pragma("wal_checkpoint(PASSIVE)");
       db.pragma("busy_timeout = " + workerData.truncateWaitMs);
       try {

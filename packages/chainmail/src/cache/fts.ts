@@ -1,5 +1,6 @@
 import { checkpointSoon } from "./checkpoint.js";
 import { backgroundTurn } from "./priority.js";
+import { writeWhenFree } from "./busy.js";
 import { mergeOffThread, takeTurn, writerRunning } from "./writer.js";
 import { cjkSpaced } from "../query/cjk.js";
 import { type CacheDb, stmt } from "./schema.js";
@@ -87,7 +88,7 @@ export async function ftsUpkeep(db: CacheDb, options: { offThread?: boolean } = 
     await backgroundTurn();
     await takeTurn(db);
     if (options.offThread && writerRunning(db) && (await mergeRestOffThread(db, UPKEEP_PAGES))) return;
-    if (!mergeFtsStep(db)) return;
+    if (!(await writeWhenFree(db, () => mergeFtsStep(db)))) return;
     if (options.offThread && (await mergeRestOffThread(db, UPKEEP_PAGES))) return;
   }
 }
@@ -123,11 +124,13 @@ export async function compactFts(
   // time; a step that changes fewer than two rows means there was nothing left to merge
   const step = stmt(db, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)");
   for (;;) {
-    await takeTurn(db);
-    const before = changes(db);
-    step.run(-STEP_PAGES);
+    const merged = await writeWhenFree(db, () => {
+      const before = changes(db);
+      step.run(-STEP_PAGES);
+      return changes(db) - before;
+    });
     checkpointSoon(db);
-    if (changes(db) - before < 2) break;
+    if (merged < 2) break;
     await backgroundTurn();
   }
   await releaseFreePages(db);
@@ -149,8 +152,7 @@ export async function releaseFreePages(db: CacheDb): Promise<void> {
   // (a step that gives nothing back ends it: nothing here waits on another connection)
   for (let left = free(), was = Number.POSITIVE_INFINITY; left > 0 && left < was; was = left, left = free()) {
     await backgroundTurn();
-    await takeTurn(db);
-    db.pragma(`incremental_vacuum(${VACUUM_PAGES})`);
+    await writeWhenFree(db, () => db.pragma(`incremental_vacuum(${VACUUM_PAGES})`));
     checkpointSoon(db);
   }
 }

@@ -21,7 +21,14 @@ export {
   type EvictChoice,
   type Evicted,
 } from "./backfill.js";
-export { CacheBusyError, OPERATOR_WRITE_WAIT_MS, writeWhenFree } from "./busy.js";
+export {
+  CACHE_WRITE_WAIT_MS,
+  CacheBusyError,
+  endWaits,
+  isBusy,
+  waitOnTimers,
+  writeWhenFree,
+} from "./busy.js";
 export {
   type Address,
   type CacheRow,

@@ -146,7 +146,7 @@ function inWorker(db: CacheDb, statements: string[], onStart?: (sql: string) => 
  * thread for a cache file (`:memory:` on this thread, each after a background turn), then gives
  * the freed pages back to the file system (a cache created with incremental auto-vacuum; an older
  * one keeps them for its next writes). A write of this connection meanwhile waits for the
- * statement the worker is running (busy_timeout). Nothing is rebuilt in a cache of more than
+ * statement the worker is running (on timers, ./busy.ts). Nothing is rebuilt in a cache of more than
  * REPACK_MAX_MESSAGES messages. Returns what it rebuilt; `onStart` hears of each
  * statement as it starts (tests).
  */

@@ -2,7 +2,7 @@ import { checkpointSoon } from "./checkpoint.js";
 import { ftsUpkeep } from "./fts.js";
 import { backgroundTurn } from "./priority.js";
 import type { CacheDb } from "./schema.js";
-import { writeTurn } from "./writer.js";
+import { writeWhenFree } from "./busy.js";
 
 /**
  * Longest a cache write transaction runs before it commits and lets the event loop turn: the
@@ -30,10 +30,12 @@ export const WRITE_SLICE_MS = 4;
 /**
  * Writes `items` in transactions of about `sliceMs` each, in order, yielding to the event loop
  * between them. In each transaction `begin` runs first, then `write` for each item, then `end`
- * (the transaction's FTS writes go there); `done` runs after the last commit, in the same turn.
+ * (the transaction's FTS writes go there); `done` runs right after the last commit.
  * A transaction's size comes from how long the previous one took per item, `end` and the commit
  * included (FTS rows cost more than the rest and are written in `end`). Each transaction is
- * whole: a crash leaves a prefix of the items written. After each transaction (after `done` for
+ * whole: a crash leaves a prefix of the items written. `begin` starts each attempt afresh: one that
+ * meets cache.db's write lock runs again once it is free, and one the lock stays taken for past the
+ * wait (`CacheBusyError`, ./busy.ts) ends the call with the items before it written. After each transaction (after `done` for
  * the last) the FTS index is merged where it needs it (`ftsUpkeep`, in steps of its own), since
  * FTS5's automerge, which merged inside the commits, is off.
  */
@@ -61,29 +63,41 @@ export async function writeInSlices<T>(
   const tempStore = db.pragma("temp_store", { simple: true }) as number;
   let size = 8;
   for (let i = 0; i < items.length; ) {
-    // Its turn with the header writer's thread (./writer.ts), if that is writing: waited for here,
-    // not synchronously in SQLite's busy handler with the event loop held
-    const turn = writeTurn(db);
-    if (turn) await turn;
-    const started = performance.now();
+    let started = 0;
     let taken = 0;
-    // Statement journals in memory for this transaction (see above)
-    // (exec, not a kept statement: SQLite applies this pragma when it compiles it, not when it runs)
-    db.exec("PRAGMA temp_store = MEMORY");
-    try {
-      db.transaction(() => {
-        let stop = i + 1;
-        taken = weight(items[i] as T);
-        while (stop < items.length && taken < size) taken += weight(items[stop++] as T);
-        if (taken > size && stop - i > 1) taken -= weight(items[--stop] as T);
-        hooks.begin?.(i, stop);
-        while (i < stop) hooks.write(items[i++] as T);
-        hooks.end?.();
-        // IMMEDIATE: no other connection's commit can fall between the first read and first write
-      }).immediate();
-    } finally {
-      db.exec(`PRAGMA temp_store = ${tempStore}`);
-    }
+    // Its turn with the header writer's thread (./writer.ts), and the write lock, waited for on
+    // timers (./busy.ts), not in SQLite's busy handler with the event loop held. An attempt that
+    // meets the lock wrote nothing and moved nothing: the items of the one that commits are taken
+    const stop = await writeWhenFree(db, () => {
+      started = performance.now();
+      // Statement journals in memory for this transaction (see above)
+      // (exec, not a kept statement: SQLite applies this pragma when it compiles it, not when it runs)
+      db.exec("PRAGMA temp_store = MEMORY");
+      try {
+        const end = db
+          .transaction(() => {
+            let to = i + 1;
+            taken = weight(items[i] as T);
+            while (to < items.length && taken < size) taken += weight(items[to++] as T);
+            if (taken > size && to - i > 1) taken -= weight(items[--to] as T);
+            hooks.begin?.(i, to);
+            for (let k = i; k < to; k++) hooks.write(items[k] as T);
+            hooks.end?.();
+            return to;
+            // IMMEDIATE: no other connection's commit can fall between the first read and first
+            // write, and a lock taken fails the BEGIN, before anything ran
+          })
+          .immediate();
+        // Right after the last commit, before any other callback or promise continuation: a
+        // caller that stops its FETCHes from here (a progress callback) sees no later response
+        // processed first
+        if (end === items.length) hooks.done?.();
+        return end;
+      } finally {
+        db.exec(`PRAGMA temp_store = ${tempStore}`);
+      }
+    });
+    i = stop;
     checkpointSoon(db);
     const perUnit = (performance.now() - started) / Math.max(taken, 1e-9);
     size = Math.max(1, Math.min(10_000 * (hooks.weight ? 10_000 : 1), sliceMs / Math.max(perUnit, 1e-9)));
@@ -91,10 +105,8 @@ export async function writeInSlices<T>(
     // turn of its own
     if (i < items.length) await ftsUpkeep(db, { offThread: hooks.offThreadMerges });
   }
-  // Right after the last commit, before any other callback: a caller that stops its FETCHes
-  // from here (a progress callback) sees no later response processed first
-  hooks.done?.();
-  if (items.length > 0) await ftsUpkeep(db, { offThread: hooks.offThreadMerges });
+  if (items.length === 0) hooks.done?.();
+  else await ftsUpkeep(db, { offThread: hooks.offThreadMerges });
 }
 
 /** The part of a connection `turnEvery` pauses: imapflow's socket (not in its typings). */

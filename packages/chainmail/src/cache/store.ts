@@ -422,6 +422,8 @@ export function headerBatch(db: CacheDb, folderId: number) {
   const fts: FtsWrite[] = [];
   return {
     begin(rows: readonly { uid: number }[], from = 0, to = rows.length): void {
+      // (a transaction tried again, after one that failed before its end: ./busy.ts)
+      fts.length = 0;
       let lo = Number.POSITIVE_INFINITY;
       let hi = 0;
       for (let k = from; k < to; k++) {
@@ -548,5 +550,5 @@ export function dropFolder(db: CacheDb, folderId: number): void {
   db.transaction(() => {
     clearFolder(db, folderId);
     stmt(db, "DELETE FROM folders WHERE id = ?").run(folderId);
-  })();
+  }).immediate();
 }

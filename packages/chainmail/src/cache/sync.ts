@@ -19,7 +19,8 @@ import {
   removeUids,
   updateFlags,
 } from "./store.js";
-import { headerWriter, takeTurn, WRITER_MIN_MESSAGES } from "./writer.js";
+import { headerWriter, WRITER_MIN_MESSAGES } from "./writer.js";
+import { isBusy, writeWhenFree } from "./busy.js";
 
 export interface SyncOptions {
   /** Messages per FETCH and per transaction (default 1000). */
@@ -254,8 +255,9 @@ export async function syncFolder(
   const now = options.now ?? Date.now;
   const gmail = client.capabilities.has("X-GM-EXT-1");
   const role = options.role !== undefined ? options.role : await lookupRole(client, path);
-  await takeTurn(db);
-  let folder = ensureFolder(db, account, path, role);
+  // Every write of this thread waits for its turn with the header writer (another folder's first
+  // sync may be writing on its thread: ./writer.ts) and for the write lock, on timers (./busy.ts)
+  let folder = await writeWhenFree(db, () => ensureFolder(db, account, path, role));
   const result: SyncResult = {
     account,
     folder: path,
@@ -294,25 +296,33 @@ export async function syncFolder(
     // Mail found now arrived since the last sync only when that sync completed on this UIDVALIDITY.
     const incremental = folder.uidvalidity === uidValidity && folder.uidnext !== null;
 
-    // Each write of this thread takes its turn with the header writer (./writer.ts): another
-    // folder's first sync may be writing on its thread
-    await takeTurn(db);
     if (folder.uidvalidity !== null && folder.uidvalidity !== uidValidity) {
       result.uidvalidityChanged = true;
-      db.transaction(() => {
-        events?.gap(info, "uidvalidity", Number(mailbox.uidNext));
-        clearFolder(db, folder.id);
-        stmt(
-          db,
-          "UPDATE folders SET uidvalidity = ?, uidnext = NULL, highestmodseq = NULL, complete = 0 WHERE id = ?",
-        ).run(uidValidity, folder.id);
-      }).immediate();
+      await writeWhenFree(db, () =>
+        db
+          .transaction(() => {
+            events?.gap(info, "uidvalidity", Number(mailbox.uidNext));
+            clearFolder(db, folder.id);
+            stmt(
+              db,
+              "UPDATE folders SET uidvalidity = ?, uidnext = NULL, highestmodseq = NULL, complete = 0 WHERE id = ?",
+            ).run(uidValidity, folder.id);
+          })
+          .immediate(),
+      );
       vanished.length = 0;
     } else if (folder.uidvalidity === null) {
-      db.transaction(() => {
-        events?.gap(info, "first_sync", Number(mailbox.uidNext));
-        stmt(db, "UPDATE folders SET uidvalidity = ?, complete = 0 WHERE id = ?").run(uidValidity, folder.id);
-      }).immediate();
+      await writeWhenFree(db, () =>
+        db
+          .transaction(() => {
+            events?.gap(info, "first_sync", Number(mailbox.uidNext));
+            stmt(db, "UPDATE folders SET uidvalidity = ?, complete = 0 WHERE id = ?").run(
+              uidValidity,
+              folder.id,
+            );
+          })
+          .immediate(),
+      );
     }
     folder = getFolder(db, account, path) as FolderRow;
 
@@ -330,15 +340,20 @@ export async function syncFolder(
           ? { uid: true, changedSince: BigInt(folder.highestmodseq as string) }
           : { uid: true };
         for await (const m of client.fetch(`1:${knownNext - 1}`, q, opts)) changed.push(m);
-        await takeTurn(db);
-        db.transaction(() => {
-          for (const m of changed) {
-            const change = updateFlags(db, folder.id, m.uid, m.flags, m.labels, m.modseq);
-            if (!change) continue;
-            result.updated++;
-            events?.flags(info, m, change);
-          }
-        }).immediate();
+        result.updated += await writeWhenFree(db, () =>
+          db
+            .transaction(() => {
+              let updated = 0;
+              for (const m of changed) {
+                const change = updateFlags(db, folder.id, m.uid, m.flags, m.labels, m.modseq);
+                if (!change) continue;
+                updated++;
+                events?.flags(info, m, change);
+              }
+              return updated;
+            })
+            .immediate(),
+        );
       }
     }
 
@@ -350,8 +365,8 @@ export async function syncFolder(
             (u) => u >= knownNext,
           );
     newUids.sort((a, b) => b - a);
-    await takeTurn(db);
-    if (newUids.length) stmt(db, "UPDATE folders SET complete = 0 WHERE id = ?").run(folder.id);
+    if (newUids.length)
+      await writeWhenFree(db, () => stmt(db, "UPDATE folders SET complete = 0 WHERE id = ?").run(folder.id));
     result.added += await storeHeaders(
       db,
       client,
@@ -369,12 +384,9 @@ export async function syncFolder(
     const cachedCount = () =>
       (stmt(db, "SELECT cached_count AS n FROM folders WHERE id = ?").get(folder.id) as { n: number }).n;
     result.vanished = vanished.length;
-    if (vanished.length) {
-      await takeTurn(db);
-      db.transaction(() => {
-        result.removed += removeUids(db, folder.id, vanished, onRemoved);
-      }).immediate();
-    }
+    const remove = (uids: number[]) =>
+      writeWhenFree(db, () => db.transaction(() => removeUids(db, folder.id, uids, onRemoved)).immediate());
+    if (vanished.length) result.removed += await remove(vanished);
     if (cachedCount() !== mailbox.exists) {
       const onServer = new Set(
         mailbox.exists === 0 ? [] : (await client.search({ all: true }, { uid: true })) || [],
@@ -383,10 +395,7 @@ export async function syncFolder(
         stmt(db, "SELECT uid FROM messages WHERE folder_id = ?").all(folder.id) as { uid: number }[]
       ).map((r) => r.uid);
       const gone = cached.filter((u) => !onServer.has(u));
-      await takeTurn(db);
-      db.transaction(() => {
-        result.removed += removeUids(db, folder.id, gone, onRemoved);
-      }).immediate();
+      result.removed += await remove(gone);
       // Messages the server has below our UIDNEXT that we lack (an earlier cut-off sync): fetch them
       const have = new Set(cached);
       const missing = [...onServer].filter((u) => !have.has(u) && u < knownNext);
@@ -395,25 +404,35 @@ export async function syncFolder(
 
     // 4. Commit the new state last (after the header writer acknowledged the last batch:
     // storeHeaders returns only then)
-    await takeTurn(db);
-    const complete = cachedCount() === mailbox.exists ? 1 : 0;
-    stmt(
-      db,
-      "UPDATE folders SET uidnext = ?, highestmodseq = ?, server_count = ?, last_sync = ?, complete = ?, last_error = NULL WHERE id = ?",
-    ).run(
-      mailbox.uidNext,
-      serverModseq !== undefined && !mailbox.noModseq ? String(serverModseq) : null,
-      mailbox.exists,
-      now(),
-      complete,
-      folder.id,
+    await writeWhenFree(db, () =>
+      db
+        .transaction(() =>
+          stmt(
+            db,
+            "UPDATE folders SET uidnext = ?, highestmodseq = ?, server_count = ?, last_sync = ?, complete = ?, last_error = NULL WHERE id = ?",
+          ).run(
+            mailbox.uidNext,
+            serverModseq !== undefined && !mailbox.noModseq ? String(serverModseq) : null,
+            mailbox.exists,
+            now(),
+            // (counted in the transaction that writes it: after a wait, the rows are what they are then)
+            cachedCount() === mailbox.exists ? 1 : 0,
+            folder.id,
+          ),
+        )
+        .immediate(),
     );
   } catch (err) {
     try {
-      await takeTurn(db);
-      stmt(db, "UPDATE folders SET last_error = ? WHERE id = ?").run(errorText(err).slice(0, 500), folder.id);
+      const note = () =>
+        stmt(db, "UPDATE folders SET last_error = ? WHERE id = ?").run(
+          errorText(err).slice(0, 500),
+          folder.id,
+        );
+      // (once only when the lock itself failed the sync: it was taken for the whole wait already)
+      await writeWhenFree(db, note, isBusy(err) ? 0 : undefined);
     } catch {
-      // the database itself failed; the original error matters more
+      // the database itself failed, or is still busy; the original error matters more
     }
     throw err;
   } finally {
@@ -444,10 +463,7 @@ export async function syncAccount(
     id: number;
     path: string;
   }[]) {
-    if (!paths.has(cached.path)) {
-      await takeTurn(db);
-      dropFolder(db, cached.id);
-    }
+    if (!paths.has(cached.path)) await writeWhenFree(db, () => dropFolder(db, cached.id));
   }
   for (const f of listed) {
     out.push(

@@ -8,7 +8,7 @@ import { type BackfillOptions, backfillBodies, evictBodies } from "./backfill.js
 import { type CacheDb, stmt } from "./schema.js";
 import { dropFolder, getFolder } from "./store.js";
 import { type SyncEvents, type SyncResult, cachedFolders, syncFolder } from "./sync.js";
-import { takeTurn } from "./writer.js";
+import { isBusy, writeWhenFree } from "./busy.js";
 
 /**
  * Folders with a live IDLE watch in this process, as "account\u0000path", and whether the watch's
@@ -156,6 +156,9 @@ export function pollWhileWanted(
   };
 }
 
+/** How long after a sync that met cache.db's write lock taken (for the whole wait) it is tried again. */
+const BUSY_RETRY_MS = 5_000;
+
 /** Bodies fetched after one sync of the watched folder; a larger arrival waits for the background pass. */
 const NEW_BODIES = 50;
 
@@ -245,6 +248,11 @@ export async function watchInbox(
   /** Roles of the folders the last LIST named, for folders the cache does not hold yet. */
   let roles = new Map<string, FolderRole | null>();
 
+  /** Folders whose last sync here failed: the next one looks for their new mail's bodies too. */
+  const unfinished = new Set<string>();
+  /** Syncs again of folders whose sync met cache.db's write lock taken for the whole wait. */
+  const retries = new Set<NodeJS.Timeout>();
+
   const syncOne = async (folder: string) => {
     try {
       const role = getFolder(db, account, folder)?.role ?? roles.get(folder);
@@ -252,22 +260,32 @@ export async function watchInbox(
       // handlers would take a NOTIFY STATUS arriving meanwhile (imapflow gives a running command's
       // handlers the first look at every untagged response).
       const r = await syncFolder(db, client, account, folder, role === undefined ? sync : { ...sync, role });
-      if (r.added > 0 && options.bodies) {
+      // (a sync that failed may have stored new mail's headers but not yet its bodies)
+      if ((r.added > 0 || unfinished.has(folder)) && options.bodies) {
         const b = await backfillBodies(db, client, account, folder, { ...options.bodies, limit: NEW_BODIES });
         // New mail's bodies push the oldest stored ones out under the bound, as a pass does
         const max = options.bodies.maxSizeBytes;
-        if (b.fetched > 0 && max !== undefined) {
-          await takeTurn(db);
-          evictBodies(db, max);
-        }
+        if (b.fetched > 0 && max !== undefined) await evictBodies(db, max);
       }
+      unfinished.delete(folder);
       recordWatchSync(account, folder);
       onSync(r);
     } catch (e) {
       // Until a later sync succeeds the folder falls back to the last-sync rule, and
       // cache_status shows why.
+      unfinished.add(folder);
       recordWatchError(account, folder, e);
       onError(e);
+      // Another program kept cache.db's write lock past the wait (./busy.ts): nothing was half
+      // written, and no news may come to sync it again, so the watch tries again itself
+      if (isBusy(e) && !stopped) {
+        const t = setTimeout(() => {
+          retries.delete(t);
+          if (!stopped) void work({ folder });
+        }, BUSY_RETRY_MS);
+        t.unref();
+        retries.add(t);
+      }
     }
   };
 
@@ -288,10 +306,7 @@ export async function watchInbox(
       id: number;
       path: string;
     }[]) {
-      if (!roles.has(cached.path)) {
-        await takeTurn(db);
-        dropFolder(db, cached.id);
-      }
+      if (!roles.has(cached.path)) await writeWhenFree(db, () => dropFolder(db, cached.id));
     }
     for (const f of listed) {
       if (f.path !== path && statusDiffers(db, account, f.path, folderStatus(f.status))) pending.add(f.path);
@@ -494,6 +509,8 @@ export async function watchInbox(
   checkTimer?.unref();
 
   const forget = () => {
+    for (const t of retries) clearTimeout(t);
+    retries.clear();
     watched.delete(key(account, path));
     if (modes.get(account) === mode) modes.delete(account);
     if (notify) notifying.delete(account);

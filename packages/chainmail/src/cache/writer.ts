@@ -6,11 +6,11 @@
 // its commit: 148 µs of CPU a message at 35 a transaction, 96-103 at 500-1,000
 // (`npm run bench:header-write`, BENCH_TXN).
 //
-// Taking turns. better-sqlite3 waits for a busy write lock synchronously (busy_timeout), so a write
-// of the daemon's connection during a worker transaction would hold the event loop until that
-// commits. Every writer on the daemon's thread therefore waits for its turn first (`writeTurn`,
-// resolved at once when the worker has nothing to write): the sync's and the backfill's slices,
-// the FTS merges, eviction, the sync's own statements, the REINDEX worker's start. A batch is
+// Taking turns. A write of the daemon's connection during a worker transaction would meet its
+// lock (and be tried again on timers: ./busy.ts). Every writer on the daemon's thread therefore
+// waits for its turn first (`writeTurn`, resolved at once when the worker has nothing to write,
+// and taken by `writeWhenFree`, the one way that thread writes): the sync's and the backfill's
+// slices, the FTS merges, eviction, the sync's own statements; and the REINDEX worker's start. A batch is
 // handed to the worker only while nobody waits for a turn, and one at a time, so a turn comes
 // within one worker transaction (about 100 ms at 1,000 messages). The daemon's transactions are
 // IMMEDIATE as well, so a commit of the worker can never fall between a transaction's first read

@@ -19,6 +19,7 @@ import {
   compactFts,
   CacheBusyError,
   dropAccount,
+  endWaits,
   type EvictChoice,
   evictBodies,
   evictStep,
@@ -31,10 +32,10 @@ import {
   syncAccount,
   newMailFolder,
   truncateWal,
+  waitOnTimers,
   watchInbox,
   writeWhenFree,
 } from "../cache/index.js";
-import { takeTurn } from "../cache/writer.js";
 import type { AccountConfig, CacheConfig, Config } from "../config.js";
 import { credentialsFor } from "../auth/credentials.js";
 import { loginHint } from "../auth/oauth.js";
@@ -64,7 +65,10 @@ export interface CacheHooks {
   watchRetryMs?: number;
   /** How often the connections are checked against the accounts' secrets (LOGIN_CHECK_MS). */
   loginCheckMs?: number;
-  /** How long an operator's write waits for cache.db's write lock (OPERATOR_WRITE_WAIT_MS). */
+  /**
+   * How long a write of the daemon's thread waits for cache.db's write lock (CACHE_WRITE_WAIT_MS):
+   * the operator's commands', and the passes' and watches'.
+   */
   writeWaitMs?: number;
 }
 
@@ -162,6 +166,8 @@ export class CacheRunner {
     private readonly hooks: CacheHooks = {},
   ) {
     this.db = openCache(file, log);
+    // Nothing on this thread waits in SQLite's busy handler: its writes wait on timers (../cache/busy.ts)
+    waitOnTimers(this.db, hooks.writeWaitMs);
     this.loginCheck = setInterval(() => this.checkLogins(), hooks.loginCheckMs ?? LOGIN_CHECK_MS);
     this.loginCheck.unref();
   }
@@ -290,13 +296,11 @@ export class CacheRunner {
     synced: Promise<AccountSyncReport>;
   } {
     const drop = () =>
-      writeWhenFree(this.db, () => dropAccount(this.db, account.name), this.hooks.writeWaitMs).catch(
-        (err: unknown) => {
-          throw err instanceof CacheBusyError
-            ? cacheBusy(`the cache of account ${account.name} was not dropped`, err)
-            : err;
-        },
-      );
+      writeWhenFree(this.db, () => dropAccount(this.db, account.name)).catch((err: unknown) => {
+        throw err instanceof CacheBusyError
+          ? cacheBusy(`the cache of account ${account.name} was not dropped`, err)
+          : err;
+      });
     // Its turn with the header writer's thread, should it write (another account's first sync, a
     // backfill's merging: ../cache/writer.ts); with none, and the lock free, dropped before this returns
     const prev = this.running.get(account.name);
@@ -324,7 +328,7 @@ export class CacheRunner {
   async evict(choice: EvictChoice): Promise<Evicted> {
     const done: Evicted = { bodies: 0, bytes: 0 };
     try {
-      while (await writeWhenFree(this.db, () => evictStep(this.db, choice, done), this.hooks.writeWaitMs));
+      while (await writeWhenFree(this.db, () => evictStep(this.db, choice, done)));
     } catch (err) {
       if (!(err instanceof CacheBusyError)) throw err;
       throw cacheBusy(`cache evict stopped after ${done.bodies} bodies (${done.bytes} bytes)`, err);
@@ -388,11 +392,7 @@ export class CacheRunner {
           });
           report.bodies += b.fetched;
           // New mail fetched over the bound pushes the oldest bodies out before the next call
-          if (b.fetched > 0) {
-            // (its turn with another account's header writer: ../cache/writer.ts)
-            await takeTurn(this.db);
-            report.evicted += evictBodies(this.db, maxBytes);
-          }
+          if (b.fetched > 0) report.evicted += await evictBodies(this.db, maxBytes);
           if (b.budgetExhausted) report.budget_exhausted = true;
           if (b.budgetExhausted || b.sizeBudgetReached || b.remaining === 0 || b.fetched === 0) break;
         }
@@ -407,8 +407,7 @@ export class CacheRunner {
             `cache: rebuilding the indexes of ${account.name} failed (they stay as they were): ${String(err)}`,
           ),
         );
-      await takeTurn(this.db);
-      report.evicted += evictBodies(this.db, maxBytes);
+      report.evicted += await evictBodies(this.db, maxBytes);
       // The sync has settled: the WAL's pages are copied into cache.db and the file cut to nothing
       // (a backfill leaves it at 16-21 MiB, disk the cache holds for nothing: issue 34). In the
       // checkpoint worker, not this thread; the searches go on meanwhile.
@@ -558,13 +557,16 @@ export class CacheRunner {
   /**
    * Stops what runs in the background, first thing when the daemon stops (before it waits for the
    * calls in flight, a `cache.sync` among them): no pass, watch or retry starts any more, and the
-   * passes under way end at their next FETCH batch or body round (their connections closed; what
+   * passes under way end at their next FETCH batch, body round or write that waits for cache.db's
+   * write lock (their connections closed; what
    * was committed stays, as after a crash, and the next pass goes on from there) instead of running
    * a first sync of a large mailbox and its body backfill to the end, which held a SIGTERM up for
    * as long as those take (15 minutes at a million messages).
    */
   interrupt(): void {
     this.stopped = true;
+    // (and a write waiting for cache.db's write lock gives up: ../cache/busy.ts)
+    endWaits(this.db);
     if (this.timer) clearInterval(this.timer);
     clearInterval(this.loginCheck);
     for (const t of this.retryTimers) clearTimeout(t);

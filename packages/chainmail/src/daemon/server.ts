@@ -39,6 +39,8 @@ export interface DaemonOptions {
   log?: (line: string) => void;
   /** How often config.toml's mtime is checked between requests (default 2000 ms). */
   configPollMs?: number;
+  /** How long the cache's writes wait for cache.db's write lock (tests; CACHE_WRITE_WAIT_MS). */
+  cacheWriteWaitMs?: number;
   /** The work items linked to a thread, for item_mail events (the items store's linkedItems). */
   linkedItems?: (account: string, threadKey: string) => string[];
   /** An item and its ancestors, where an item_mail event happens and read_events' `item` (null: no such item). */
@@ -114,6 +116,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       status: (account, ok, reason) => events.status(account, ok, reason),
       // Polling costs the server a NOOP per interval, so only while somebody waits for an event.
       pollMs: () => (events.waiting > 0 ? ctx.config.events.poll_ms : 0),
+      ...(options.cacheWriteWaitMs !== undefined ? { writeWaitMs: options.cacheWriteWaitMs } : {}),
     });
 
   // config.toml is re-read before every call that follows an edit and on a timer, so a user's change

@@ -48,6 +48,11 @@ export interface PolicyOpts {
    * confirms them once, as the owner would.
    */
   unconfirmed?: boolean;
+  /**
+   * The daemon's, not config.toml's: how long its cache writes wait for cache.db's write lock
+   * (CACHE_WRITE_WAIT_MS by default), for tests that want a lock held past it to fail a sync.
+   */
+  cacheWriteWaitMs?: number;
 }
 
 export interface MailEnv {
@@ -116,13 +121,18 @@ export async function startMailEnv(
     fs.utimesSync(home.configFile, t, t);
   };
   writeConfig(policy);
+  const daemonOptions = {
+    home,
+    log: daemonLog(),
+    ...(policy.cacheWriteWaitMs !== undefined ? { cacheWriteWaitMs: policy.cacheWriteWaitMs } : {}),
+  };
   setSecret(home.secretsDir, "work", "alice-secret-pw\n");
   setSecret(home.secretsDir, "home", "bob-secret-pw");
   const env: MailEnv = {
     dv,
     dir,
     home,
-    daemon: await startDaemon({ home, log: daemonLog() }),
+    daemon: await startDaemon(daemonOptions),
     client: undefined as unknown as DaemonClient,
     writeConfig,
     confirmPolicy: async () => {
@@ -131,7 +141,7 @@ export async function startMailEnv(
     restartDaemon: async () => {
       env.client.close();
       await env.daemon.stop();
-      env.daemon = await startDaemon({ home, log: daemonLog() });
+      env.daemon = await startDaemon(daemonOptions);
       env.client = new DaemonClient({ socketPath: home.socketPath, client: "cli" });
     },
     stop: async () => {

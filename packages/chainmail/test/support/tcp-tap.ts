@@ -14,6 +14,11 @@ export interface TcpTap {
   stalled(): boolean;
   /** Ends every connection (held-back bytes are lost) and stops holding back. */
   dropAll(): void;
+  /**
+   * Hears each chunk either side sends, before it is passed on (null: nobody hears): what the
+   * hearer does synchronously is done before the other side sees the chunk.
+   */
+  onData(hear: ((chunk: Buffer, from: "client" | "server") => void) | null): void;
   stop(): Promise<void>;
 }
 
@@ -22,6 +27,7 @@ export async function startTcpTap(upstream: number): Promise<TcpTap> {
   let budget = Number.POSITIVE_INFINITY;
   let holding = false;
   let fromServer = 0;
+  let hear: ((chunk: Buffer, from: "client" | "server") => void) | null = null;
   const server = net.createServer((client) => {
     const up = net.connect(upstream, "127.0.0.1");
     const pair: [net.Socket, net.Socket] = [client, up];
@@ -33,8 +39,12 @@ export async function startTcpTap(upstream: number): Promise<TcpTap> {
     };
     client.on("error", end).on("close", end);
     up.on("error", end).on("close", end);
-    client.on("data", (b: Buffer) => up.write(b));
+    client.on("data", (b: Buffer) => {
+      hear?.(b, "client");
+      up.write(b);
+    });
     up.on("data", (b: Buffer) => {
+      hear?.(b, "server");
       if (holding) return;
       const passed = b.length > budget ? b.subarray(0, budget) : b;
       budget -= passed.length;
@@ -61,6 +71,9 @@ export async function startTcpTap(upstream: number): Promise<TcpTap> {
     },
     stalled: () => holding,
     dropAll,
+    onData: (h) => {
+      hear = h;
+    },
     stop: () =>
       new Promise<void>((r) => {
         dropAll();
