@@ -126,7 +126,7 @@ function passed(from: "client" | "server", pattern: RegExp): () => boolean {
 }
 
 /**
- * Until the lock has been held HOLD_MS: searches and get_message through the daemon's socket answer,
+ * Until the lock has been held HOLD_MS, and for two rounds at least: searches and get_message through the daemon's socket answer,
  * each while the lock is still held, INBOX's watch reports no failure (its write waits, it has not
  * failed), and `unchanged` (the cache without the change) holds. Then the lock is released.
  */
@@ -149,11 +149,12 @@ async function answersWhileHeld(lock: ReturnType<typeof holdWriteLock>, unchange
       expect(unchanged()).toBe(true);
       rounds++;
       await new Promise((r) => setTimeout(r, 250));
-    } while (Date.now() - lock.since < HOLD_MS);
+      // Held past SQLite's old busy wait, and for two rounds at least however slow a loaded machine
+      // makes each (the first may have begun only as the wait was nearly over)
+    } while (Date.now() - lock.since < HOLD_MS || rounds < 2);
   } finally {
     lock.release();
   }
-  expect(rounds).toBeGreaterThan(1);
 }
 
 beforeAll(async () => {
