@@ -109,6 +109,12 @@ export const users = command({
   },
 });
 
+/** What a team change did to the user's shares (a share is with the team it was made in). */
+const sharesEnded = (n: number, team?: string) =>
+  n === 0
+    ? ""
+    : `; ${n} shared note${n === 1 ? " is" : "s are"} no longer shared${team ? ` (share again with ${team})` : ""}`;
+
 export const teams = command({
   options: {},
   async run(ctx: Ctx) {
@@ -120,14 +126,15 @@ export const teams = command({
         await accounts.addTeam(a);
         ctx.out(`added team ${a}\n`);
         return 0;
-      case "join":
+      case "join": {
         if (!a || !b) throw new UsageError("teams join TEAM USER");
-        ctx.out(`${b} joined ${await accounts.joinTeam(a, b)}\n`);
+        const { team, unshared } = await accounts.joinTeam(a, b);
+        ctx.out(`${b} joined ${team}${sharesEnded(unshared, team)}\n`);
         return 0;
+      }
       case "leave":
         if (!a) throw new UsageError("teams leave USER");
-        await accounts.leaveTeam(a);
-        ctx.out(`${a} left their team\n`);
+        ctx.out(`${a} left their team${sharesEnded(await accounts.leaveTeam(a))}\n`);
         return 0;
       case undefined:
       case "list":

@@ -77,7 +77,7 @@ export class AccountsService {
     return this.store.tx(async () => {
       if (await this.store.accounts.userByName(name)) throw invalid(`user ${name} already exists`);
       const user = await this.store.accounts.createUser(name, this.now());
-      if (team !== undefined) await this.store.accounts.setTeam(user.id, (await this.ensureTeam(team)).id);
+      if (team !== undefined) await this.notes.access.moveToTeam(user.id, (await this.ensureTeam(team)).id);
       return user;
     });
   }
@@ -94,19 +94,23 @@ export class AccountsService {
     });
   }
 
-  /** Puts a user (created on first use) into a team (created when new); returns the team's name. */
-  joinTeam(team: string, user: string): Promise<string> {
+  /**
+   * Puts a user (created on first use) into a team (created when new): the team's name, and how many
+   * of the user's notes stopped being shared, since a share ends when its owner's team changes.
+   */
+  joinTeam(team: string, user: string): Promise<{ team: string; unshared: number }> {
     return this.store.tx(async () => {
       const t = await this.ensureTeam(team);
-      await this.store.accounts.setTeam((await this.ensureUser(user)).id, t.id);
-      return t.name;
+      const unshared = await this.notes.access.moveToTeam((await this.ensureUser(user)).id, t.id);
+      return { team: t.name, unshared };
     });
   }
 
-  async leaveTeam(user: string): Promise<void> {
+  /** Takes a user out of their team: how many of their notes stopped being shared. */
+  async leaveTeam(user: string): Promise<number> {
     const u = await this.store.accounts.userByName(user);
     if (!u) throw new DexiError("NOT_FOUND", `User not found: ${user}`);
-    await this.store.accounts.setTeam(u.id, null);
+    return this.notes.access.moveToTeam(u.id, null);
   }
 
   teams() {
