@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { manualClock } from "@mcpforge/toolkit/testing";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type App, openAppAt } from "../src/app.js";
+import { Passwords } from "../src/auth/users.js";
 import { HashEmbedder } from "../src/embed/hash.js";
 import { allRows, answer, nobody, snapshot } from "./grant-world.js";
 import { connect, items, runDexi, type Session, storeRows } from "./helpers.js";
@@ -239,5 +240,59 @@ describe("bob changes nothing of ann's", () => {
     expect(due.map((c) => c.id)).not.toContain(ids.card);
     expect(due.map((c) => c.id)).not.toContain(ids.secret);
     expect((await snapshot(app)).get(ids.card)).toBe(snap.get(ids.card));
+  });
+});
+
+describe("a name that looks like ann's is ann's, or refused", () => {
+  const users = async () => (await dexi("users")).out.split("\n").filter(Boolean).length;
+
+  it("spaces, Unicode forms, case beyond ASCII and look-alike letters never make a second ann", async () => {
+    const ids = await world();
+    expect(await users()).toBe(3);
+    // Each is refused as the name of a new user, with what it collides with.
+    for (const [name, why] of [
+      ["ann ", "user ann already exists"],
+      ["\u0430nn", 'user "\u0430nn" looks like the existing user "ann"'], // Cyrillic а
+      ["АNN", 'user "АNN" looks like the existing user "ann"'], // Cyrillic А, Latin NN
+    ]) {
+      const r = await runDexi(db, ["users", "add", name!]);
+      expect([r.code, r.err], JSON.stringify(name)).toEqual([2, `dexi: ${why}\n`]);
+    }
+    await dexi("users", "add", "Jos\u00e9");
+    const nfd = await runDexi(db, ["users", "add", "Jose\u0301"]);
+    expect([nfd.code, nfd.err]).toEqual([2, "dexi: user Jos\u00e9 already exists\n"]);
+    await dexi("users", "add", "\u00c9lodie");
+    const lower = await runDexi(db, ["users", "add", "\u00e9lodie"]);
+    expect([lower.code, lower.err]).toEqual([
+      2,
+      'dexi: user "\u00e9lodie" looks like the existing user "\u00c9lodie"\n',
+    ]);
+    // A control or invisible formatting character (a right-to-left override, a tab) is no name.
+    for (const name of ["a\u202Enna", "ann\u200B", "a\tb"]) {
+      const r = await runDexi(db, ["users", "add", name]);
+      expect(r.code, JSON.stringify(name)).toBe(2);
+      expect(r.err).toContain("control or invisible character");
+    }
+    expect(await users()).toBe(5);
+
+    // Where a user is created on first use (--user, teams join), such a name is ann herself, or refused.
+    expect((await dexi("--user", " ann ", "share", ids.secret)).out).toContain("shared");
+    expect((await dexi("teams", "join", "crew ", "Jose\u0301")).out).toBe("Jos\u00e9 joined crew\n");
+    const look = await runDexi(db, ["teams", "join", "crew", "\u0430nn"]);
+    expect([look.code, look.err]).toEqual([2, 'dexi: user "\u0430nn" looks like the existing user "ann"\n']);
+    const team = await runDexi(db, ["teams", "join", "\u0441rew", "bob"]); // Cyrillic с
+    expect([team.code, team.err]).toEqual([
+      2,
+      'dexi: team "\u0441rew" looks like the existing team "crew"\n',
+    ]);
+    expect(await users()).toBe(5);
+    expect((await dexi("teams")).out).toBe("crew\tann, bob, Jos\u00e9\nother\teve\n");
+    // The sign-in page takes the name as it is kept too.
+    const pw = "correct horse battery";
+    expect((await runDexi(db, ["users", "password", "Jose\u0301 "], pw)).code).toBe(0);
+    const passwords = new Passwords(app.store.accounts, app.store.auth);
+    const jose = (await app.store.accounts.userByName("Jos\u00e9"))!.id;
+    expect(await passwords.check(" Jose\u0301", pw)).toBe(jose);
+    expect(await passwords.check("\u0430nn", pw)).toBeUndefined();
   });
 });

@@ -5,6 +5,7 @@ import {
   checkTimeZone,
   type SettingsPatch,
 } from "../domain/accounts.js";
+import { normalName } from "../domain/names.js";
 import { machineTimeZone } from "../domain/time.js";
 import { passwordProblem } from "../auth/secrets.js";
 import { Passwords } from "../auth/users.js";
@@ -90,14 +91,17 @@ export const users = command({
       const team = str(ctx, "team");
       // The password is read and checked first, so a refused one adds no user.
       const password = on(ctx, "password-stdin") ? await passwordFrom(ctx) : undefined;
-      await ctx.app.accounts.addUser(name, team || undefined);
-      if (password !== undefined) await passwords(ctx).set(name, password);
-      ctx.out(`added user ${name}${team ? ` to team ${team}` : ""}${password ? " with a password" : ""}\n`);
+      const user = await ctx.app.accounts.addUser(name, team || undefined);
+      if (password !== undefined) await passwords(ctx).set(user.name, password);
+      ctx.out(
+        `added user ${user.name}${team ? ` to team ${team}` : ""}${password ? " with a password" : ""}\n`,
+      );
       return 0;
     }
     if (sub === "password") {
       if (!name) throw new UsageError("users password NAME");
-      if (!(await ctx.app.store.accounts.userByName(name))) throw new UsageError(`no user "${name}"`);
+      if (!(await ctx.app.store.accounts.userByName(normalName(name))))
+        throw new UsageError(`no user "${name}"`);
       await passwords(ctx).set(name, await passwordFrom(ctx));
       ctx.out(`password of ${name} changed\n`);
       return 0;
@@ -128,8 +132,8 @@ export const teams = command({
         return 0;
       case "join": {
         if (!a || !b) throw new UsageError("teams join TEAM USER");
-        const { team, unshared } = await accounts.joinTeam(a, b);
-        ctx.out(`${b} joined ${team}${sharesEnded(unshared, team)}\n`);
+        const { user, team, unshared } = await accounts.joinTeam(a, b);
+        ctx.out(`${user} joined ${team}${sharesEnded(unshared, team)}\n`);
         return 0;
       }
       case "leave":
