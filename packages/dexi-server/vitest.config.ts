@@ -31,6 +31,8 @@ const ON_BOTH_STORES = [
   "restriction-leaks.test.ts",
   "restriction-property.test.ts",
   "semantic-window.test.ts",
+  "team-attacks.test.ts",
+  "team-property.test.ts",
   "tools.test.ts",
   "users-password.test.ts",
 ];

@@ -120,11 +120,7 @@ function wire<S extends Store>(
  * A viewer for a fixed identity; the user is created on first use. The restriction is checked here,
  * once, so a folder or tag that could never hold a note stops the server before it serves anything.
  */
-export function viewerResolver(
-  app: App,
-  identity: Identity,
-  now: () => number = Date.now,
-): (scopes: readonly string[]) => Promise<Viewer> {
+export function viewerResolver(app: App, identity: Identity): (scopes: readonly string[]) => Promise<Viewer> {
   const given: Restriction = {
     ...(identity.folder !== undefined ? { folder: identity.folder } : {}),
     ...(identity.tag !== undefined ? { tag: identity.tag } : {}),
@@ -133,7 +129,7 @@ export function viewerResolver(
   const restricted = restriction.folder !== undefined || restriction.tag !== undefined;
   let userId: number | undefined;
   return async (scopes) => {
-    userId ??= (await app.store.accounts.ensureUser(identity.user, now())).id;
+    userId ??= (await app.accounts.ensureUser(identity.user)).id;
     return { userId, scopes, ...(restricted ? { restriction } : {}) };
   };
 }

@@ -5,6 +5,7 @@ import {
   checkTimeZone,
   type SettingsPatch,
 } from "../domain/accounts.js";
+import { normalName } from "../domain/names.js";
 import { machineTimeZone } from "../domain/time.js";
 import { passwordProblem } from "../auth/secrets.js";
 import { Passwords } from "../auth/users.js";
@@ -90,14 +91,17 @@ export const users = command({
       const team = str(ctx, "team");
       // The password is read and checked first, so a refused one adds no user.
       const password = on(ctx, "password-stdin") ? await passwordFrom(ctx) : undefined;
-      await ctx.app.accounts.addUser(name, team || undefined);
-      if (password !== undefined) await passwords(ctx).set(name, password);
-      ctx.out(`added user ${name}${team ? ` to team ${team}` : ""}${password ? " with a password" : ""}\n`);
+      const user = await ctx.app.accounts.addUser(name, team || undefined);
+      if (password !== undefined) await passwords(ctx).set(user.name, password);
+      ctx.out(
+        `added user ${user.name}${team ? ` to team ${team}` : ""}${password ? " with a password" : ""}\n`,
+      );
       return 0;
     }
     if (sub === "password") {
       if (!name) throw new UsageError("users password NAME");
-      if (!(await ctx.app.store.accounts.userByName(name))) throw new UsageError(`no user "${name}"`);
+      if (!(await ctx.app.store.accounts.userByName(normalName(name))))
+        throw new UsageError(`no user "${name}"`);
       await passwords(ctx).set(name, await passwordFrom(ctx));
       ctx.out(`password of ${name} changed\n`);
       return 0;
@@ -108,6 +112,12 @@ export const users = command({
     return 0;
   },
 });
+
+/** What a team change did to the user's shares (a share is with the team it was made in). */
+const sharesEnded = (n: number, team?: string) =>
+  n === 0
+    ? ""
+    : `; ${n} shared note${n === 1 ? " is" : "s are"} no longer shared${team ? ` (share again with ${team})` : ""}`;
 
 export const teams = command({
   options: {},
@@ -120,14 +130,15 @@ export const teams = command({
         await accounts.addTeam(a);
         ctx.out(`added team ${a}\n`);
         return 0;
-      case "join":
+      case "join": {
         if (!a || !b) throw new UsageError("teams join TEAM USER");
-        ctx.out(`${b} joined ${await accounts.joinTeam(a, b)}\n`);
+        const { user, team, unshared } = await accounts.joinTeam(a, b);
+        ctx.out(`${user} joined ${team}${sharesEnded(unshared, team)}\n`);
         return 0;
+      }
       case "leave":
         if (!a) throw new UsageError("teams leave USER");
-        await accounts.leaveTeam(a);
-        ctx.out(`${a} left their team\n`);
+        ctx.out(`${a} left their team${sharesEnded(await accounts.leaveTeam(a))}\n`);
         return 0;
       case undefined:
       case "list":

@@ -3,6 +3,7 @@
  * inside its boundary. Tools and importers never decide visibility themselves.
  *
  * Unrestricted: a user sees their own notes plus team-mates' notes shared with the team (read-only).
+ * A share is with the team its owner is in: it ends when the owner leaves that team or joins another.
  * Restricted to a folder, a tag, or both:
  *  1. only the user's OWN notes inside the boundary are visible (team-shared notes are not);
  *  2. anything outside behaves exactly like something that does not exist (same errors, same counts);
@@ -128,6 +129,20 @@ export class Access {
       throw folderNotFound(name);
     }
     return found.id;
+  }
+
+  /**
+   * Puts a user in a team (null: in none). A share is with the team its owner shared it in, and a
+   * note keeps no team of its own, so when the user's team changes every share of theirs ends:
+   * otherwise a note shared with one team would be shown to the next team its owner joins. Returns
+   * how many notes stopped being shared (0 when the team is the one they are in).
+   */
+  async moveToTeam(userId: number, teamId: number | null): Promise<number> {
+    return this.store.tx(async () => {
+      if ((await this.store.accounts.userById(userId))?.team_id === teamId) return 0;
+      await this.store.accounts.setTeam(userId, teamId);
+      return this.store.notes.unshareAll(userId);
+    });
   }
 
   /** The note a write may touch: visible (else `Note not found`) and the viewer's own (else read-only). */

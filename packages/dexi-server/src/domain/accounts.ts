@@ -1,6 +1,7 @@
 import { EMBEDDER_CONFIG_KEYS } from "../embed/config.js";
 import type { Store, UserRow, UserSettings } from "../store/index.js";
 import { DexiError } from "./errors.js";
+import { checkName, refuseLookalike } from "./names.js";
 import type { NotesService } from "./notes.js";
 import { checkTag, tagCheckMessage } from "./tags.js";
 import { canonicalTimeZone } from "./time.js";
@@ -67,17 +68,23 @@ export class AccountsService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The named user, created on first use. */
-  ensureUser(name: string): Promise<UserRow> {
+  /** The named user (see names.ts), created on first use unless the name looks like another user's. */
+  async ensureUser(text: string): Promise<UserRow> {
+    const name = checkName("user", text);
+    const found = await this.store.accounts.userByName(name);
+    if (found) return found;
+    await this.refuseLookalikeUser(name);
     return this.store.accounts.ensureUser(name, this.now());
   }
 
-  async addUser(name: string, team?: string): Promise<UserRow> {
-    if (name.trim() === "") throw invalid("a user needs a name");
+  async addUser(text: string, team?: string): Promise<UserRow> {
+    const name = checkName("user", text);
     return this.store.tx(async () => {
-      if (await this.store.accounts.userByName(name)) throw invalid(`user ${name} already exists`);
+      const found = await this.store.accounts.userByName(name);
+      if (found) throw invalid(`user ${found.name} already exists`);
+      await this.refuseLookalikeUser(name);
       const user = await this.store.accounts.createUser(name, this.now());
-      if (team !== undefined) await this.store.accounts.setTeam(user.id, (await this.ensureTeam(team)).id);
+      if (team !== undefined) await this.notes.access.moveToTeam(user.id, (await this.ensureTeam(team)).id);
       return user;
     });
   }
@@ -86,27 +93,34 @@ export class AccountsService {
     return this.store.accounts.listUsers();
   }
 
-  async addTeam(name: string): Promise<void> {
-    if (name.trim() === "") throw invalid("a team needs a name");
+  async addTeam(text: string): Promise<void> {
+    const name = checkName("team", text);
     await this.store.tx(async () => {
-      if (await this.store.accounts.teamByName(name)) throw invalid(`team ${name} already exists`);
+      const found = await this.store.accounts.teamByName(name);
+      if (found) throw invalid(`team ${found.name} already exists`);
+      await this.refuseLookalikeTeam(name);
       await this.store.accounts.createTeam(name, this.now());
     });
   }
 
-  /** Puts a user (created on first use) into a team (created when new); returns the team's name. */
-  joinTeam(team: string, user: string): Promise<string> {
+  /**
+   * Puts a user (created on first use) into a team (created when new): the team's name, and how many
+   * of the user's notes stopped being shared, since a share ends when its owner's team changes.
+   */
+  joinTeam(team: string, user: string): Promise<{ user: string; team: string; unshared: number }> {
     return this.store.tx(async () => {
       const t = await this.ensureTeam(team);
-      await this.store.accounts.setTeam((await this.ensureUser(user)).id, t.id);
-      return t.name;
+      const u = await this.ensureUser(user);
+      const unshared = await this.notes.access.moveToTeam(u.id, t.id);
+      return { user: u.name, team: t.name, unshared };
     });
   }
 
-  async leaveTeam(user: string): Promise<void> {
-    const u = await this.store.accounts.userByName(user);
+  /** Takes a user out of their team: how many of their notes stopped being shared. */
+  async leaveTeam(user: string): Promise<number> {
+    const u = await this.store.accounts.userByName(checkName("user", user));
     if (!u) throw new DexiError("NOT_FOUND", `User not found: ${user}`);
-    await this.store.accounts.setTeam(u.id, null);
+    return this.notes.access.moveToTeam(u.id, null);
   }
 
   teams() {
@@ -162,7 +176,27 @@ export class AccountsService {
     });
   }
 
-  private async ensureTeam(name: string) {
-    return (await this.store.accounts.teamByName(name)) ?? this.store.accounts.createTeam(name, this.now());
+  private async ensureTeam(text: string) {
+    const name = checkName("team", text);
+    const found = await this.store.accounts.teamByName(name);
+    if (found) return found;
+    await this.refuseLookalikeTeam(name);
+    return this.store.accounts.createTeam(name, this.now());
+  }
+
+  private async refuseLookalikeUser(name: string): Promise<void> {
+    refuseLookalike(
+      "user",
+      name,
+      (await this.store.accounts.listUsers()).map((u) => u.name),
+    );
+  }
+
+  private async refuseLookalikeTeam(name: string): Promise<void> {
+    refuseLookalike(
+      "team",
+      name,
+      (await this.store.accounts.listTeams()).map((t) => t.name),
+    );
   }
 }

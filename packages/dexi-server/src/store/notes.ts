@@ -128,6 +128,12 @@ export class NoteStore {
     this.db.prepare("UPDATE notes SET shared = ? WHERE id = ?").run(shared ? 1 : 0, id);
   }
 
+  /** Ends every share of a user's notes; how many were shared. */
+  unshareAll(userId: number): number {
+    return this.db.prepare("UPDATE notes SET shared = 0 WHERE user_id = ? AND shared = 1").run(userId)
+      .changes;
+  }
+
   setFolder(id: number, folderId: number | null): void {
     this.db.prepare("UPDATE notes SET folder_id = ? WHERE id = ?").run(folderId, id);
   }

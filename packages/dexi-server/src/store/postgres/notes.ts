@@ -115,6 +115,10 @@ export class PgNotes implements NotesPort {
     await this.db.run("UPDATE notes SET shared = ? WHERE id = ?", [shared ? 1 : 0, id]);
   }
 
+  unshareAll(userId: number): Promise<number> {
+    return this.db.run("UPDATE notes SET shared = 0 WHERE user_id = ? AND shared = 1", [userId]);
+  }
+
   async setFolder(id: number, folderId: number | null): Promise<void> {
     await this.db.run("UPDATE notes SET folder_id = ? WHERE id = ?", [folderId, id]);
   }

@@ -1,0 +1,92 @@
+import { DexiError } from "./errors.js";
+
+/**
+ * User and team names. A name is kept trimmed and in NFC, so " ann" and a decomposed "José" name the
+ * users "ann" and "José"; the stores compare names case-insensitively in ASCII only (SQLite's NOCASE).
+ * A team-mate reads a shared note's `owner` by its name, so a new name that would look like an existing
+ * one (other case beyond ASCII, another Unicode form, look-alike letters of another script) is refused
+ * rather than made a second account: "аnn" with a Cyrillic а is not a way to pass for ann.
+ */
+
+export type NameKind = "user" | "team";
+
+/** A name as kept and looked up: NFC, trimmed. */
+export function normalName(text: string): string {
+  return text.normalize("NFC").trim();
+}
+
+/** A control character (a tab or newline would break `dexi users`) or an invisible one (U+200B, U+202E). */
+const HIDDEN = /[\p{Cc}\p{Cf}]/u;
+
+/** A name as kept, or INVALID_ARGUMENT: never empty, never holding a control or invisible character. */
+export function checkName(kind: NameKind, text: string): string {
+  const name = normalName(text);
+  if (name === "") throw new DexiError("INVALID_ARGUMENT", `a ${kind} needs a name`);
+  const hidden = HIDDEN.exec(name)?.[0];
+  if (hidden !== undefined) {
+    const code = hidden.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+    throw new DexiError(
+      "INVALID_ARGUMENT",
+      `a ${kind} name cannot hold a control or invisible character (U+${code})`,
+    );
+  }
+  return name;
+}
+
+/**
+ * Cyrillic and Greek letters (lower case) that look like a Latin one in either case: the common
+ * whole-letter confusables of Unicode's confusables.txt for these scripts, not the full table.
+ */
+const LOOKALIKES: Record<string, string> = {
+  а: "a",
+  в: "b",
+  е: "e",
+  ё: "ë",
+  к: "k",
+  м: "m",
+  н: "h",
+  о: "o",
+  р: "p",
+  с: "c",
+  т: "t",
+  у: "y",
+  х: "x",
+  і: "i",
+  ї: "ï",
+  ј: "j",
+  ѕ: "s",
+  һ: "h",
+  ԁ: "d",
+  ԛ: "q",
+  ԝ: "w",
+  ӏ: "l",
+  α: "a",
+  β: "b",
+  ε: "e",
+  ζ: "z",
+  η: "h",
+  ι: "i",
+  κ: "k",
+  μ: "m",
+  ν: "v",
+  ο: "o",
+  ρ: "p",
+  τ: "t",
+  υ: "u",
+  χ: "x",
+};
+
+/** What a name looks like: compatibility form, lower case in every script, look-alike letters as Latin. */
+export function nameSkeleton(name: string): string {
+  return Array.from(normalName(name).normalize("NFKC").toLowerCase(), (c) => LOOKALIKES[c] ?? c)
+    .join("")
+    .normalize("NFC");
+}
+
+/** Refuses a new name that looks like one of `existing` (which the store's lookup did not find). */
+export function refuseLookalike(kind: NameKind, name: string, existing: readonly string[]): void {
+  const skeleton = nameSkeleton(name);
+  const twin = existing.find((e) => nameSkeleton(e) === skeleton);
+  if (twin !== undefined)
+    throw new DexiError("INVALID_ARGUMENT", `${kind} "${name}" looks like the existing ${kind} "${twin}"`);
+}
