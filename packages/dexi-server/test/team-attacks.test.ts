@@ -5,6 +5,7 @@ import { manualClock } from "@mcpforge/toolkit/testing";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type App, openAppAt } from "../src/app.js";
 import { Passwords } from "../src/auth/users.js";
+import { nameSkeleton } from "../src/domain/names.js";
 import { HashEmbedder } from "../src/embed/hash.js";
 import { allRows, answer, nobody, snapshot } from "./grant-world.js";
 import { connect, items, runDexi, type Session, storeRows } from "./helpers.js";
@@ -243,6 +244,21 @@ describe("bob changes nothing of ann's", () => {
   });
 });
 
+describe("a name's skeleton (Unicode's confusables)", () => {
+  it("is one for letters and digits that look alike, in any case, and differs otherwise", () => {
+    const same = [
+      ["ann", "\u0430nn", "ANN", "\u0391NN"],
+      ["marm", "rnarrn", "MARM"],
+      ["lil", "1i1", "IiI"],
+      ["bob", "b0b", "BOB", "b\u03bfb"], // a Greek omicron
+    ];
+    for (const group of same)
+      for (const name of group) expect(nameSkeleton(name), name).toBe(nameSkeleton(group[0]!));
+    expect(nameSkeleton("ann")).not.toBe(nameSkeleton("anne"));
+    expect(nameSkeleton("bob")).not.toBe(nameSkeleton("rob"));
+  });
+});
+
 describe("a name that looks like ann's is ann's, or refused", () => {
   const users = async () => (await dexi("users")).out.split("\n").filter(Boolean).length;
 
@@ -254,6 +270,7 @@ describe("a name that looks like ann's is ann's, or refused", () => {
       ["ann ", "user ann already exists"],
       ["\u0430nn", 'user "\u0430nn" looks like the existing user "ann"'], // Cyrillic а
       ["АNN", 'user "АNN" looks like the existing user "ann"'], // Cyrillic А, Latin NN
+      ["b0b", 'user "b0b" looks like the existing user "bob"'], // a digit zero
     ]) {
       const r = await runDexi(db, ["users", "add", name!]);
       expect([r.code, r.err], JSON.stringify(name)).toEqual([2, `dexi: ${why}\n`]);

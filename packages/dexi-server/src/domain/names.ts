@@ -1,10 +1,11 @@
+import unhomoglyph from "unhomoglyph";
 import { DexiError } from "./errors.js";
 
 /**
  * User and team names. A name is kept trimmed and in NFC, so " ann" and a decomposed "José" name the
  * users "ann" and "José"; the stores compare names case-insensitively in ASCII only (SQLite's NOCASE).
  * A team-mate reads a shared note's `owner` by its name, so a new name that would look like an existing
- * one (other case beyond ASCII, another Unicode form, look-alike letters of another script) is refused
+ * one (other case beyond ASCII, another Unicode form, look-alike letters or digits) is refused
  * rather than made a second account: "аnn" with a Cyrillic а is not a way to pass for ann.
  */
 
@@ -34,53 +35,12 @@ export function checkName(kind: NameKind, text: string): string {
 }
 
 /**
- * Cyrillic and Greek letters (lower case) that look like a Latin one in either case: the common
- * whole-letter confusables of Unicode's confusables.txt for these scripts, not the full table.
+ * What a name looks like: Unicode's confusable skeleton (confusables.txt, through unhomoglyph) of its
+ * compatibility form, taken again after lower-casing, so "аnn" (Cyrillic а), "ANN", "rn" and "m",
+ * "l", "I" and "1", "0" and "o" each share one.
  */
-const LOOKALIKES: Record<string, string> = {
-  а: "a",
-  в: "b",
-  е: "e",
-  ё: "ë",
-  к: "k",
-  м: "m",
-  н: "h",
-  о: "o",
-  р: "p",
-  с: "c",
-  т: "t",
-  у: "y",
-  х: "x",
-  і: "i",
-  ї: "ï",
-  ј: "j",
-  ѕ: "s",
-  һ: "h",
-  ԁ: "d",
-  ԛ: "q",
-  ԝ: "w",
-  ӏ: "l",
-  α: "a",
-  β: "b",
-  ε: "e",
-  ζ: "z",
-  η: "h",
-  ι: "i",
-  κ: "k",
-  μ: "m",
-  ν: "v",
-  ο: "o",
-  ρ: "p",
-  τ: "t",
-  υ: "u",
-  χ: "x",
-};
-
-/** What a name looks like: compatibility form, lower case in every script, look-alike letters as Latin. */
 export function nameSkeleton(name: string): string {
-  return Array.from(normalName(name).normalize("NFKC").toLowerCase(), (c) => LOOKALIKES[c] ?? c)
-    .join("")
-    .normalize("NFC");
+  return unhomoglyph(unhomoglyph(normalName(name).normalize("NFKC")).toLowerCase()).normalize("NFC");
 }
 
 /** Refuses a new name that looks like one of `existing` (which the store's lookup did not find). */
