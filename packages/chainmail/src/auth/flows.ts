@@ -60,9 +60,9 @@ export class SignInFlows {
       cancel: started.cancel,
     };
     flow.settled = started.done.then(
-      (tokens) => {
+      async (tokens) => {
         try {
-          saved(account, "browser", tokens, this.secretsDir);
+          await saved(account, "browser", tokens, this.secretsDir);
           flow.state = "done";
         } catch (err) {
           flow.state = "failed";

@@ -44,19 +44,31 @@ export function defaultFlow(account: AccountConfig): "browser" | "device" {
   return account.oauth?.authorization_endpoint ? "browser" : "device";
 }
 
-export function saved(
+/**
+ * Stores a sign-in's grant, once it is one the daemon can use: it has a refresh token, and the
+ * provider granted every scope asked for (a person may untick one on a consent page; the mail
+ * servers would then refuse every login, which is better said now).
+ */
+export async function saved(
   account: AccountConfig,
   flow: SignInResult["flow"],
   tokens: Tokens,
   secretsDir: string,
-): SignInResult {
+): Promise<SignInResult> {
   if (!tokens.refresh_token)
     throw new MailError(
       "AUTH_REQUIRED",
       `the provider of account ${account.name} gave no refresh token, so the daemon could not stay signed in`,
       "Check the scopes in [accounts.oauth] (Microsoft needs offline_access).",
     );
-  saveGrant(secretsDir, account.name, { refresh_token: tokens.refresh_token, scope: tokens.scope });
+  const missing = missingScopes(account.oauth?.scopes ?? [], tokens.scope);
+  if (missing.length)
+    throw new MailError(
+      "AUTH_REQUIRED",
+      `the provider did not grant account ${account.name} every permission it asked for (missing: ${missing.join(" ")})`,
+      "Sign in again and allow every permission the provider's page asks for.",
+    );
+  await saveGrant(secretsDir, account.name, { refresh_token: tokens.refresh_token, scope: tokens.scope });
   return { account: account.name, flow, scope: tokens.scope };
 }
 
@@ -65,8 +77,9 @@ function refused(err: unknown, account: string): never {
   if (oe)
     throw new MailError(
       "AUTH_REQUIRED",
-      `the provider refused the sign-in of account ${account} (${oe.error})`,
+      `the provider refused the sign-in of account ${account} (${oe.said})`,
       "Run the sign-in again; check client_id and the scopes if it keeps failing.",
+      oe.detail,
     );
   throw err;
 }
@@ -94,6 +107,24 @@ export async function signIn(
   return saved(account, "browser", tokens, secretsDir);
 }
 
+/** OpenID and offline scopes: asked for, but not echoed by every provider (Microsoft leaves them out). */
+const UNECHOED = new Set(["offline_access", "openid", "profile", "email"]);
+
+/**
+ * The scopes asked for that a reply's `scope` does not list (none when it lists none: RFC 6749
+ * section 5.1 lets a provider leave it out when it granted what was asked). Compared without case,
+ * and a URL scope also matches its last path segment, as Microsoft may shorten them.
+ */
+export function missingScopes(asked: readonly string[], granted: string | undefined): string[] {
+  if (granted === undefined) return [];
+  const have = new Set(granted.toLowerCase().split(" "));
+  const short = (s: string) => s.slice(s.lastIndexOf("/") + 1);
+  return asked.filter((s) => {
+    const l = s.toLowerCase();
+    return !UNECHOED.has(l) && !have.has(l) && !(short(l) !== "" && have.has(short(l)));
+  });
+}
+
 const DONE_PAGE = (text: string) =>
   `<!doctype html><html><head><meta charset="utf-8"><title>chainmail</title></head><body><p>${text}</p></body></html>`;
 
@@ -109,7 +140,10 @@ export interface BrowserFlow {
 /**
  * The authorization code flow with PKCE and a loopback redirect (RFC 8252 section 7.3): a one-shot
  * HTTP server on 127.0.0.1 and a port the system picks. A redirect whose `state` is not ours (another
- * page, an attacker's link) is answered 400 and ignored; the sign-in keeps waiting for the right one.
+ * page, an attacker's link), or that names another host (a web page rebinding its DNS name to
+ * 127.0.0.1), is answered 400 and ignored; the sign-in keeps waiting for the right one. The first
+ * right one is the only one redeemed: a code presented twice may make the provider revoke the grant
+ * it gave (RFC 6749 section 4.1.2).
  * The CLI runs it in its own process (`chainmail auth login`); the daemon runs it for a sign-in asked
  * from the chat (src/auth/flows.ts), where `unref` keeps a waiting listener from holding the daemon up.
  */
@@ -138,6 +172,7 @@ export async function startBrowserFlow(
     throw err;
   }
   let cancel: () => void = () => undefined;
+  let taken = false;
   const done = new Promise<Tokens>((resolve, reject) => {
     const timer = setTimeout(
       () =>
@@ -157,10 +192,16 @@ export async function startBrowserFlow(
         hres.writeHead(status, { "content-type": "text/html; charset=utf-8", connection: "close" });
         hres.end(DONE_PAGE(text));
       };
-      if (url.pathname !== "/" || url.searchParams.get("state") !== req.state) {
+      if (
+        taken ||
+        hreq.headers.host !== `127.0.0.1:${port}` ||
+        url.pathname !== "/" ||
+        url.searchParams.get("state") !== req.state
+      ) {
         answer(400, "This is not the sign-in chainmail is waiting for.");
         return;
       }
+      taken = true;
       clearTimeout(timer);
       redeemCode(client, req, url).then(
         (tokens) => {
@@ -227,10 +268,12 @@ export async function signOut(
     } catch (err) {
       const oe = oauthErrorOf(err);
       warning = oe
-        ? `the provider refused the revocation (${oe.error})`
-        : "the provider's revocation endpoint could not be reached";
+        ? `the provider refused the revocation (${oe.said})`
+        : err instanceof MailError
+          ? err.message
+          : "the provider's revocation endpoint could not be reached";
     }
   }
-  const deleted = deleteGrant(secretsDir, account.name);
+  const deleted = await deleteGrant(secretsDir, account.name);
   return { account: account.name, revoked, deleted, ...(warning ? { warning } : {}) };
 }

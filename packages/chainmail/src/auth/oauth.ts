@@ -7,6 +7,16 @@ import * as oauth from "oauth4webapi";
 import type { AccountConfig, OAuthConfig } from "../config.js";
 import { MailError } from "../errors.js";
 import { OAUTH_ENV } from "./providers.js";
+import {
+  checkDevicePrompt,
+  checkScope,
+  checkToken,
+  providerFailure,
+  type Refusal,
+  refusalOf,
+  requestOptions,
+  UnusableReply,
+} from "./replies.js";
 
 export interface Tokens {
   access_token: string;
@@ -17,12 +27,17 @@ export interface Tokens {
 }
 
 export interface OAuthClient {
+  /** The account's name, for messages. */
+  account: string;
   as: oauth.AuthorizationServer;
   client: oauth.Client;
   auth: oauth.ClientAuth;
   config: OAuthConfig;
-  /** oauth4webapi refuses http:// unless told; config/validate.ts allows it only on loopback hosts. */
-  options: { [oauth.allowInsecureRequests]?: boolean };
+  /**
+   * oauth4webapi refuses http:// unless told (config/validate.ts allows it only on loopback hosts);
+   * every request is bounded in size and time (./replies.ts).
+   */
+  options: ReturnType<typeof requestOptions> & { [oauth.allowInsecureRequests]?: boolean };
 }
 
 export const loginHint = (account: string) =>
@@ -56,6 +71,7 @@ export function oauthClient(account: AccountConfig, env: NodeJS.ProcessEnv = pro
   ];
   const insecure = endpoints.some((u) => u?.startsWith("http:"));
   return {
+    account: account.name,
     as: {
       // No discovery and no ID token are used, so the issuer only names the server for oauth4webapi.
       issuer: new URL(config.token_endpoint).origin,
@@ -67,43 +83,59 @@ export function oauthClient(account: AccountConfig, env: NodeJS.ProcessEnv = pro
     client: { client_id: clientId },
     auth: clientSecret ? oauth.ClientSecretPost(clientSecret) : oauth.None(),
     config,
-    options: insecure ? { [oauth.allowInsecureRequests]: true } : {},
+    options: { ...requestOptions(env), ...(insecure ? { [oauth.allowInsecureRequests]: true } : {}) },
   };
 }
 
+/** The tokens of a reply, checked: a bearer token and a refresh token chainmail may pass on and store. */
 function tokensOf(r: oauth.TokenEndpointResponse): Tokens {
+  // oauth4webapi also takes DPoP, which chainmail never asked for and XOAUTH2 cannot carry.
+  if (r.token_type !== "bearer") throw new UnusableReply("its token_type is not Bearer");
   return {
-    access_token: r.access_token,
+    access_token: checkToken(r.access_token, "access_token"),
     expires_in: typeof r.expires_in === "number" ? r.expires_in : undefined,
-    refresh_token: typeof r.refresh_token === "string" ? r.refresh_token : undefined,
-    scope: typeof r.scope === "string" ? r.scope : undefined,
+    refresh_token:
+      typeof r.refresh_token === "string" ? checkToken(r.refresh_token, "refresh_token") : undefined,
+    scope: checkScope(r.scope),
   };
 }
 
-/** The OAuth error code of a refused request (`invalid_grant`, `slow_down`, ...), if it was one. */
-export function oauthErrorOf(err: unknown): { error: string; description?: string } | undefined {
-  if (err instanceof oauth.ResponseBodyError)
-    return { error: err.error, ...(err.error_description ? { description: err.error_description } : {}) };
-  if (err instanceof oauth.AuthorizationResponseError)
-    return { error: err.error, ...(err.error_description ? { description: err.error_description } : {}) };
-  return undefined;
+/** The provider's refusal of a request (`invalid_grant`, `slow_down`, ...), if it was one. */
+export function oauthErrorOf(err: unknown): Refusal | undefined {
+  return refusalOf(err);
 }
 
-/** Exchanges a refresh token. Errors are oauth4webapi's (see oauthErrorOf) or network errors. */
-export async function refreshGrant(c: OAuthClient, refreshToken: string): Promise<Tokens> {
-  const res = await oauth.refreshTokenGrantRequest(c.as, c.client, c.auth, refreshToken, c.options);
-  return tokensOf(await oauth.processRefreshTokenResponse(c.as, c.client, res));
+/**
+ * One exchange with the provider: a refusal passes through (see oauthErrorOf), any other failure is
+ * SERVER_UNAVAILABLE saying which endpoint failed how (./replies.ts).
+ */
+async function exchange<T>(c: OAuthClient, endpoint: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    throw providerFailure(err, c.account, endpoint);
+  }
+}
+
+/** Exchanges a refresh token. */
+export function refreshGrant(c: OAuthClient, refreshToken: string): Promise<Tokens> {
+  return exchange(c, "token endpoint", async () => {
+    const res = await oauth.refreshTokenGrantRequest(c.as, c.client, c.auth, refreshToken, c.options);
+    return tokensOf(await oauth.processRefreshTokenResponse(c.as, c.client, res));
+  });
 }
 
 /** Revokes a token where the provider has an endpoint (RFC 7009); false when it has none. */
 export async function revoke(c: OAuthClient, token: string): Promise<boolean> {
   if (!c.as.revocation_endpoint) return false;
-  const res = await oauth.revocationRequest(c.as, c.client, c.auth, token, {
-    ...c.options,
-    additionalParameters: { token_type_hint: "refresh_token" },
+  return exchange(c, "revocation endpoint", async () => {
+    const res = await oauth.revocationRequest(c.as, c.client, c.auth, token, {
+      ...c.options,
+      additionalParameters: { token_type_hint: "refresh_token" },
+    });
+    await oauth.processRevocationResponse(res);
+    return true;
   });
-  await oauth.processRevocationResponse(res);
-  return true;
 }
 
 export interface BrowserRequest {
@@ -149,16 +181,18 @@ export async function redeemCode(c: OAuthClient, req: BrowserRequest, callback: 
   // does not apply, and providers differ in how they spell their issuer.
   params.delete("iss");
   const checked = oauth.validateAuthResponse(c.as, c.client, params, req.state);
-  const res = await oauth.authorizationCodeGrantRequest(
-    c.as,
-    c.client,
-    c.auth,
-    checked,
-    req.redirectUri,
-    req.verifier,
-    c.options,
-  );
-  return tokensOf(await oauth.processAuthorizationCodeResponse(c.as, c.client, res));
+  return exchange(c, "token endpoint", async () => {
+    const res = await oauth.authorizationCodeGrantRequest(
+      c.as,
+      c.client,
+      c.auth,
+      checked,
+      req.redirectUri,
+      req.verifier,
+      c.options,
+    );
+    return tokensOf(await oauth.processAuthorizationCodeResponse(c.as, c.client, res));
+  });
 }
 
 export interface DevicePrompt {
@@ -168,10 +202,17 @@ export interface DevicePrompt {
   expires_in: number;
 }
 
+/** The polling interval the device flow keeps to, whatever the provider says (RFC 8628 says 5 s). */
+const POLL_MS = { min: 1000, max: 60_000 };
+/** The longest a device code is waited for: an hour (Google's live 30 min, Microsoft's 15). */
+const DEVICE_CODE_MAX_S = 3600;
+
 /**
  * The device flow (RFC 8628): asks for a code, shows it (`show`), then polls the token endpoint at
  * the server's interval, 5 s more after each `slow_down`, until the user approves, denies, or the
- * code expires. `sleep` is injectable so a test's clock is the real one but its waits can be observed.
+ * code expires. The prompt is checked before it is shown (./replies.ts); the interval is kept
+ * between 1 and 60 s and the wait to an hour, so no reply makes it poll without pause or forever.
+ * `sleep` is injectable so a test's clock is the real one but its waits can be observed.
  */
 export async function deviceFlow(
   c: OAuthClient,
@@ -184,32 +225,41 @@ export async function deviceFlow(
       "the account's OAuth2 provider has no device_authorization_endpoint",
       "Sign in with the browser flow (chainmail auth login ACCOUNT --browser).",
     );
-  const res = await oauth.deviceAuthorizationRequest(
-    c.as,
-    c.client,
-    c.auth,
-    { scope: c.config.scopes.join(" ") },
-    c.options,
-  );
-  const d = await oauth.processDeviceAuthorizationResponse(c.as, c.client, res);
+  const d = await exchange(c, "device authorization endpoint", async () => {
+    const res = await oauth.deviceAuthorizationRequest(
+      c.as,
+      c.client,
+      c.auth,
+      { scope: c.config.scopes.join(" ") },
+      c.options,
+    );
+    const d = await oauth.processDeviceAuthorizationResponse(c.as, c.client, res);
+    checkDevicePrompt(d);
+    return d;
+  });
+  const expiresIn = Math.min(d.expires_in, DEVICE_CODE_MAX_S);
   show({
     verification_uri: d.verification_uri,
     verification_uri_complete: d.verification_uri_complete,
     user_code: d.user_code,
-    expires_in: d.expires_in,
+    expires_in: expiresIn,
   });
-  let interval = (d.interval ?? 5) * 1000;
-  const deadline = Date.now() + d.expires_in * 1000;
+  const clamp = (ms: number) => Math.min(Math.max(ms, POLL_MS.min), POLL_MS.max);
+  let interval = clamp((d.interval ?? 5) * 1000);
+  const deadline = Date.now() + expiresIn * 1000;
   for (;;) {
-    await sleep(interval);
+    // Never past the code's end: one last poll then says whether it was approved in time.
+    await sleep(Math.max(0, Math.min(interval, deadline - Date.now())));
     try {
-      const r = await oauth.deviceCodeGrantRequest(c.as, c.client, c.auth, d.device_code, c.options);
-      return tokensOf(await oauth.processDeviceCodeResponse(c.as, c.client, r));
+      return await exchange(c, "token endpoint", async () => {
+        const r = await oauth.deviceCodeGrantRequest(c.as, c.client, c.auth, d.device_code, c.options);
+        return tokensOf(await oauth.processDeviceCodeResponse(c.as, c.client, r));
+      });
     } catch (err) {
       const e = oauthErrorOf(err);
       if (e?.error === "authorization_pending" && Date.now() < deadline) continue;
       if (e?.error === "slow_down" && Date.now() < deadline) {
-        interval += 5000; // RFC 8628 section 3.5
+        interval = clamp(interval + 5000); // RFC 8628 section 3.5
         continue;
       }
       if (e?.error === "access_denied")

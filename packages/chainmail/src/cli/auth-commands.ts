@@ -6,6 +6,7 @@ import { credentialsFor } from "../auth/credentials.js";
 import { defaultFlow, signIn, signOut } from "../auth/login.js";
 import { DaemonClient } from "../client/index.js";
 import { noAccountsLine } from "./first-run.js";
+import { terminalText } from "./human/index.js";
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import { type AccountConfig, loadConfig } from "../config.js";
@@ -95,7 +96,9 @@ export async function runAuth(home: Home, flags: AuthFlags, args: string[], json
     const result = await signIn(account, home.secretsDir, {
       flow,
       // The instructions go to stderr so that --json output stays one JSON line.
-      say: (line) => process.stderr.write(`${line}\n`),
+      // The provider's prompt is checked where it is read (src/auth/replies.ts); filtered here too,
+      // as all of the CLI's output is.
+      say: (line) => process.stderr.write(`${terminalText(line)}\n`),
       openBrowser: flags.open === true || process.env["CHAINMAIL_OPEN_BROWSER"] === "1",
     });
     out(result, `signed in ${result.account} (${result.flow}); the daemon uses it from its next login`);

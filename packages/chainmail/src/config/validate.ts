@@ -157,6 +157,9 @@ export function validateConfig(doc: unknown, source = "config.toml"): Config {
       )
         c.problems.push(`${at}.aliases must be an array of email addresses`);
       const username = c.str(a, "username", at, false) ?? address;
+      // It goes into a login command and into the XOAUTH2 string, whose fields \x01 separates.
+      if (username !== undefined && /[\p{Cc}\u2028\u2029]/u.test(username))
+        c.problems.push(`${at}.username must be one line without control characters`);
       const imapPorts = { tls: 993, starttls: 143 };
       const smtpPorts = { tls: 465, starttls: 587 };
       const imap =

@@ -13,6 +13,10 @@
  *
  * Access tokens live `accessTokenSeconds` (short in tests), so expiry is real: an expired token is
  * inactive at /introspect and Dovecot refuses it.
+ *
+ * `tamper` turns it into a hostile or broken provider for attack tests: the /token and
+ * /device_authorization replies can be replaced (then nothing else happens: a refresh token sent is
+ * not used up), edited after the real processing, or made to hang or flood.
  */
 import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
@@ -51,6 +55,23 @@ interface DeviceRecord {
   denied: boolean;
   lastPoll: number;
 }
+
+/** What a hostile or broken provider answers in place of the real reply. */
+export type TamperedReply =
+  /** This reply instead of the real one; the request is not processed (nothing is used up). */
+  | { status?: number; contentType?: string; body: string }
+  /** The real reply, its JSON edited (extra or missing fields, other values). */
+  | { edit: (real: Record<string, unknown>) => Record<string, unknown> }
+  /** The headers of a 200, then 64 MiB of one JSON string that never closes, or less if the client goes away. */
+  | { flood: true }
+  /** The headers of a 200, then nothing. */
+  | { hang: true };
+
+export type Tamper = (request: {
+  endpoint: "token" | "device_authorization";
+  /** The grant_type of a /token request. */
+  grant_type?: string;
+}) => TamperedReply | undefined;
 
 /** One request to /token, as the server saw it. */
 export interface TokenRequest {
@@ -91,8 +112,16 @@ export interface OAuthTestServer {
   refuseAllTokens(on: boolean): void;
   /** How many refresh tokens were issued and not yet used or revoked. */
   liveRefreshTokens(): number;
+  /** Makes the provider hostile or broken (see TamperedReply); undefined: honest again. */
+  tamper(with_: Tamper | undefined): void;
+  /** Requests to /token and /device_authorization that were answered by `tamper`. */
+  tamperedRequests(): number;
+  /** Whether a flood was sent to its end: its client read 64 MiB instead of hanging up. */
+  floodedToTheEnd(): boolean;
   stop(): Promise<void>;
 }
+
+const FLOOD_BYTES = 64 * 1024 * 1024;
 
 const token = (prefix: string) => `${prefix}-${randomBytes(24).toString("base64url")}`;
 
@@ -216,8 +245,14 @@ export async function startOAuthServer(opts: OAuthTestServerOptions = {}): Promi
     back({ code, state });
   }
 
-  async function tokenEndpoint(req: http.IncomingMessage, res: http.ServerResponse) {
-    const body = await readBody(req);
+  async function tokenEndpoint(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    body: URLSearchParams,
+    json: (res: http.ServerResponse, status: number, body: unknown) => void,
+  ) {
+    const oauthError = (res: http.ServerResponse, error: string, status = 400) =>
+      json(res, status, { error, error_description: error });
     const type = body.get("grant_type") ?? "";
     const record = (outcome: string) => tokenRequests.push({ grant_type: type, at: Date.now(), outcome });
     const fail = (error: string, status = 400) => {
@@ -276,6 +311,59 @@ export async function startOAuthServer(opts: OAuthTestServerOptions = {}): Promi
     return fail("unsupported_grant_type");
   }
 
+  function deviceAuthorization(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    body: URLSearchParams,
+    json: (res: http.ServerResponse, status: number, body: unknown) => void,
+  ) {
+    if (!clientOk(req, body))
+      return json(res, 401, { error: "invalid_client", error_description: "invalid_client" });
+    const device_code = token("dc");
+    const user_code = randomBytes(4).toString("hex").toUpperCase();
+    devices.set(device_code, {
+      user_code,
+      scope: body.get("scope") ?? "",
+      expiresAt: Date.now() + (opts.deviceCodeSeconds ?? 600) * 1000,
+      approvedBy: undefined,
+      denied: false,
+      lastPoll: 0,
+    });
+    return json(res, 200, {
+      device_code,
+      user_code,
+      verification_uri: `${base}/device`,
+      expires_in: opts.deviceCodeSeconds ?? 600,
+      interval,
+    });
+  }
+
+  let tampering: Tamper | undefined;
+  let tampered = 0;
+  let floodedAll = false;
+  const sendTampered = (res: http.ServerResponse, t: Exclude<TamperedReply, { edit: unknown }>) => {
+    if ("body" in t) {
+      res.writeHead(t.status ?? 200, { "content-type": t.contentType ?? "application/json" });
+      res.end(t.body);
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/json" });
+    res.flushHeaders();
+    if ("hang" in t) return;
+    const chunk = Buffer.alloc(64 * 1024, "a");
+    let left = FLOOD_BYTES / chunk.length;
+    res.write('{"access_token":"');
+    const pump = () => {
+      while (!res.destroyed && left > 0) {
+        left--;
+        if (!res.write(chunk)) return;
+      }
+      if (left === 0 && !res.destroyed) res.end(() => (floodedAll = true));
+    };
+    res.on("drain", pump);
+    pump();
+  };
+
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const run = async () => {
@@ -285,27 +373,19 @@ export async function startOAuthServer(opts: OAuthTestServerOptions = {}): Promi
         res.end();
         return;
       }
-      if (url.pathname === "/token") return tokenEndpoint(req, res);
       const body = await readBody(req);
-      if (url.pathname === "/device_authorization") {
-        if (!clientOk(req, body)) return oauthError(res, "invalid_client", 401);
-        const device_code = token("dc");
-        const user_code = randomBytes(4).toString("hex").toUpperCase();
-        devices.set(device_code, {
-          user_code,
-          scope: body.get("scope") ?? "",
-          expiresAt: Date.now() + (opts.deviceCodeSeconds ?? 600) * 1000,
-          approvedBy: undefined,
-          denied: false,
-          lastPoll: 0,
-        });
-        return json(res, 200, {
-          device_code,
-          user_code,
-          verification_uri: `${base}/device`,
-          expires_in: opts.deviceCodeSeconds ?? 600,
-          interval,
-        });
+      if (url.pathname === "/token" || url.pathname === "/device_authorization") {
+        const endpoint = url.pathname === "/token" ? "token" : "device_authorization";
+        const grant_type = body.get("grant_type") ?? undefined;
+        const t = tampering?.({ endpoint, ...(grant_type ? { grant_type } : {}) });
+        if (t) tampered++;
+        if (t && !("edit" in t)) return sendTampered(res, t);
+        const send = t
+          ? (r: http.ServerResponse, status: number, b: unknown) =>
+              json(r, status, t.edit(b as Record<string, unknown>))
+          : json;
+        if (endpoint === "token") return tokenEndpoint(req, res, body, send);
+        return deviceAuthorization(req, res, body, send);
       }
       if (url.pathname === "/revoke") {
         if (!clientOk(req, body)) return oauthError(res, "invalid_client", 401);
@@ -378,6 +458,11 @@ export async function startOAuthServer(opts: OAuthTestServerOptions = {}): Promi
       refuseAll = on;
     },
     liveRefreshTokens: () => [...refresh.values()].filter((g) => !g.revoked).length,
+    tamper: (t) => {
+      tampering = t;
+    },
+    tamperedRequests: () => tampered,
+    floodedToTheEnd: () => floodedAll,
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
