@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { Credentials } from "../src/auth/credentials.js";
-import { signIn } from "../src/auth/login.js";
+import { missingScopes, signIn } from "../src/auth/login.js";
 import { type AccountConfig, parseConfig } from "../src/config.js";
 import { isMailError, type MailError } from "../src/errors.js";
 import { oauthAccountConfig, type OAuthTestServer, startOAuthServer } from "../src/testing/oauth-server.js";
@@ -303,6 +303,27 @@ describe("a hostile provider at the sign-in", () => {
       "the provider did not grant account work every permission it asked for (missing: mail)",
     );
   }, 20_000);
+
+  it("scopes as providers echo them: another host or the last segment of a URL scope is the scope asked", () => {
+    const asked = [
+      "https://outlook.office.com/IMAP.AccessAsUser.All",
+      "https://outlook.office.com/SMTP.Send",
+      "offline_access",
+    ];
+    expect(
+      missingScopes(
+        asked,
+        "https://outlook.office365.com/IMAP.AccessAsUser.All https://outlook.office365.com/SMTP.Send",
+      ),
+    ).toEqual([]);
+    expect(missingScopes(asked, "IMAP.AccessAsUser.All SMTP.Send")).toEqual([]);
+    expect(missingScopes(asked, "https://outlook.office.com/IMAP.AccessAsUser.All")).toEqual([
+      "https://outlook.office.com/SMTP.Send",
+    ]);
+    expect(missingScopes(["https://mail.google.com/"], "https://mail.google.com/")).toEqual([]);
+    expect(missingScopes(["https://mail.google.com/"], "openid email")).toEqual(["https://mail.google.com/"]);
+    expect(missingScopes(asked, undefined)).toEqual([]);
+  });
 
   it("more scopes than asked: the sign-in stands", async () => {
     auth.tamper(({ grant_type }) =>

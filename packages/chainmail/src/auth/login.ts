@@ -113,12 +113,19 @@ const UNECHOED = new Set(["offline_access", "openid", "profile", "email"]);
 /**
  * The scopes asked for that a reply's `scope` does not list (none when it lists none: RFC 6749
  * section 5.1 lets a provider leave it out when it granted what was asked). Compared without case,
- * and a URL scope also matches its last path segment, as Microsoft may shorten them.
+ * and a URL scope also by its last path segment, as Microsoft may shorten them or name another host.
  */
 export function missingScopes(asked: readonly string[], granted: string | undefined): string[] {
   if (granted === undefined) return [];
-  const have = new Set(granted.toLowerCase().split(" "));
   const short = (s: string) => s.slice(s.lastIndexOf("/") + 1);
+  // (a granted URL scope by its last segment too: Microsoft may name another host of the same
+  // resource, outlook.office365.com for outlook.office.com)
+  const have = new Set(
+    granted
+      .toLowerCase()
+      .split(" ")
+      .flatMap((g) => [g, short(g)]),
+  );
   return asked.filter((s) => {
     const l = s.toLowerCase();
     return !UNECHOED.has(l) && !have.has(l) && !(short(l) !== "" && have.has(short(l)));
