@@ -5,7 +5,7 @@ import { manualClock } from "@mcpforge/toolkit/testing";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type App, openAppAt } from "../src/app.js";
 import { Passwords } from "../src/auth/users.js";
-import { nameSkeleton } from "../src/domain/names.js";
+import { nameSkeleton, refuseLookalike } from "../src/domain/names.js";
 import { HashEmbedder } from "../src/embed/hash.js";
 import { allRows, answer, nobody, snapshot } from "./grant-world.js";
 import { connect, items, runDexi, type Session, storeRows } from "./helpers.js";
@@ -255,6 +255,9 @@ describe("a name's skeleton (Unicode's confusables)", () => {
     for (const group of same)
       for (const name of group) expect(nameSkeleton(name), name).toBe(nameSkeleton(group[0]!));
     expect(nameSkeleton("ann")).not.toBe(nameSkeleton("anne"));
+    // The same name as the store compares it (created meanwhile by another call) is no look-alike
+    expect(() => refuseLookalike("user", "ann", ["ANN", "bob"])).not.toThrow();
+    expect(() => refuseLookalike("user", "\u0430nn", ["ann"])).toThrow(/looks like the existing user "ann"/);
     expect(nameSkeleton("bob")).not.toBe(nameSkeleton("rob"));
   });
 });

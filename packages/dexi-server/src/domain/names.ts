@@ -43,10 +43,18 @@ export function nameSkeleton(name: string): string {
   return unhomoglyph(unhomoglyph(normalName(name).normalize("NFKC")).toLowerCase()).normalize("NFC");
 }
 
-/** Refuses a new name that looks like one of `existing` (which the store's lookup did not find). */
+/** The stores' own comparison of names (SQLite's NOCASE, dexi_nocase on PostgreSQL): ASCII case only. */
+const asciiLower = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+/**
+ * Refuses a new name that looks like one of `existing`. A name the store takes for the same one is
+ * not refused: the caller's lookup missed it only because another call created it meanwhile (two
+ * first requests of one `--user` at once), and the store's own insert-or-find answers it.
+ */
 export function refuseLookalike(kind: NameKind, name: string, existing: readonly string[]): void {
   const skeleton = nameSkeleton(name);
-  const twin = existing.find((e) => nameSkeleton(e) === skeleton);
+  const same = asciiLower(name);
+  const twin = existing.find((e) => asciiLower(e) !== same && nameSkeleton(e) === skeleton);
   if (twin !== undefined)
     throw new DexiError("INVALID_ARGUMENT", `${kind} "${name}" looks like the existing ${kind} "${twin}"`);
 }
