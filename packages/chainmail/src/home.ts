@@ -154,7 +154,8 @@ export function socketRefusal(socketPath: string, named: boolean): string | unde
     return `${dir} belongs to another user (uid ${st.uid}, not ${uid})`;
   if ((st.mode & 0o022) !== 0)
     return `${dir} is writable by other users (mode 0${(st.mode & 0o7777).toString(8)})`;
-  const above = unsafeAncestor(dir, uid);
+  // (a named socket's dir owner, the strong mode's daemon user, may own dirs above it too: its home)
+  const above = unsafeAncestor(dir, uid, named ? st.uid : undefined);
   if (above !== undefined) return above;
   let sock: fs.Stats;
   try {
@@ -173,13 +174,14 @@ export function socketRefusal(socketPath: string, named: boolean): string | unde
  * Why a dir above the socket's dir lets another user swap that dir for their own, or undefined:
  * whoever can rename an entry in an ancestor can put their own dir (and listening socket) at the
  * path after any check of the dir itself. So every ancestor, on the path as given and on its real
- * path (symlinks resolved), must be root's or this user's, and writable by no one else unless it is
- * sticky (as /tmp is: there only an entry's owner may rename it, and the entry below is checked
- * too). As OpenSSH judges the path to authorized_keys. A symlink on the way must be root's or ours;
- * where it points is checked on the real path.
+ * path (symlinks resolved), must be root's, this user's or (`daemonUid`, a named socket's) the
+ * daemon user's, and writable by no one else unless it is sticky (as /tmp is: there only an entry's
+ * owner may rename it, and the entry below is checked too). As OpenSSH judges the path to
+ * authorized_keys. A symlink on the way must be such a user's; where it points is checked on the
+ * real path.
  */
-function unsafeAncestor(dir: string, uid: number | undefined): string | undefined {
-  const trusted = (owner: number) => owner === 0 || owner === uid;
+function unsafeAncestor(dir: string, uid: number | undefined, daemonUid?: number): string | undefined {
+  const trusted = (owner: number) => owner === 0 || owner === uid || owner === daemonUid;
   const chains = [path.dirname(dir)];
   try {
     chains.push(fs.realpathSync(path.dirname(dir)));

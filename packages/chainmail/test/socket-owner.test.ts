@@ -22,6 +22,8 @@ import { resolveHome } from "../src/home.js";
 import { CLI } from "./support/tty.js";
 
 const OTHER = 65534;
+/** The strong mode's daemon user, in the tests of a named socket whose dirs a third user owns. */
+const DAEMON_USER = 65533;
 
 const cleanup: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
@@ -159,11 +161,11 @@ describe("a client refuses a socket it did not get from the daemon's user", () =
 
   it("a dir above the socket's that another user owns, or can write to, lets them swap the socket's dir: refused", async () => {
     const { tmp, env } = shared();
-    // The other user's dir in sticky tmp; inside it the daemon user's closed dir, as named. The
-    // other user can rename it away at any time and put their own (with their own socket) there.
+    // A third user's dir in sticky tmp; inside it the daemon user's closed dir, as named. The third
+    // user can rename it away at any time and put their own (with their own socket) there.
     const theirs = path.join(tmp, "theirs");
     fs.mkdirSync(theirs);
-    const { sock, fake } = await plant(path.join(theirs, "daemon-user"), OTHER, 0o750);
+    const { sock, fake } = await plant(path.join(theirs, "daemon-user"), DAEMON_USER, 0o750);
     fs.chownSync(theirs, OTHER, OTHER);
     const r = await cli(["--socket", sock, "accounts"], env);
     expect(fake.heard(), "nothing reached the socket").toBe("");
@@ -194,6 +196,17 @@ describe("a client refuses a socket it did not get from the daemon's user", () =
     const planted = await cli(["accounts"], { ...env, XDG_RUNTIME_DIR: link });
     expect(planted.err).toContain(`${link}, above the socket's dir, belongs to another user (uid ${OTHER})`);
     expect(planted.out).not.toContain("forged");
+  });
+
+  it("a named socket's dir may sit in a dir of the daemon user's own (its home), as the strong mode's may", async () => {
+    const { tmp, env } = shared();
+    const daemonHome = path.join(tmp, "daemon-home");
+    fs.mkdirSync(daemonHome);
+    const { sock, fake } = await plant(path.join(daemonHome, "run"), DAEMON_USER, 0o750);
+    fs.chownSync(daemonHome, DAEMON_USER, DAEMON_USER);
+    const r = await cli(["--socket", sock, "--json", "accounts"], env);
+    expect(fake.heard()).toContain('"method"');
+    expect(r.out).toContain("forged");
   });
 
   it("no daemon at all is still DAEMON_UNAVAILABLE naming the socket", async () => {
