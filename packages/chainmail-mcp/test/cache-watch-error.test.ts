@@ -9,7 +9,11 @@ import { type Json, type McpEnv, startMcpEnv } from "./helpers.js";
 
 let m: McpEnv;
 beforeAll(async () => {
-  m = await startMcpEnv({ cache: "background = true\nsync_interval_seconds = 3600\nfresh_seconds = 1" });
+  // (the daemon waits 300 ms, not 30 s, for the lock before the watch's sync fails)
+  m = await startMcpEnv({
+    cache: "background = true\nsync_interval_seconds = 3600\nfresh_seconds = 1",
+    cacheWriteWaitMs: 300,
+  });
 });
 afterAll(async () => {
   await m?.close();
