@@ -192,6 +192,11 @@ describe("cache.db's write lock held by another program for longer than SQLite's
     }
     inbox++;
     await until("the new mail in the cache", () => headers() === inbox);
+    // The rows commit before the pass records the folder as synced: the cache answers once it has
+    await until("INBOX fresh again", async () => {
+      const f = await inboxState();
+      return f?.fresh && f.headers_cached === inbox;
+    });
     const ids = ftsAgrees("newmail", "report newmail");
     expect(ids.rows).toHaveLength(1);
     expect(ids.fts).toEqual(ids.rows);
@@ -220,6 +225,7 @@ describe("cache.db's write lock held by another program for longer than SQLite's
       tap.onData(null);
     }
     await until("the flag in the cache", () => flagged() === 1);
+    await until("INBOX fresh again", async () => (await inboxState())?.fresh);
     // The folder's counter agrees with the rows
     expect(count("SELECT flagged_count FROM folders WHERE account = 'work' AND path = 'INBOX'")).toBe(1);
     const found = await env.client.search({ query: "is:flagged", accounts: ["work"] });
@@ -247,6 +253,10 @@ describe("cache.db's write lock held by another program for longer than SQLite's
     }
     inbox++;
     await until("the body in the cache", () => bodies() === inbox);
+    await until("INBOX fresh with every body", async () => {
+      const f = await inboxState();
+      return f?.fresh && f.bodies_cached === inbox;
+    });
     const ids = ftsAgrees("xylospore", "report backfilled");
     expect(ids.rows).toHaveLength(1);
     expect(ids.fts).toEqual(ids.rows);
